@@ -1,0 +1,128 @@
+"""``[tool.codemod]`` in the nearest pyproject.toml, and rule selection."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from typing import Iterable, Sequence
+
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python 3.10
+    import tomli as tomllib
+
+from codemods.rule import Rule
+
+# key -> expected type; rule options (e.g. helper-module) are passed to every rule.
+KNOWN_KEYS = {
+    "select": list,
+    "extend-select": list,
+    "ignore": list,
+    "exclude": list,
+    "unsafe-fixes": bool,
+    "helper-module": str,
+}
+
+
+class ConfigError(Exception):
+    """A configuration or usage error: the run stops with exit code 2."""
+
+
+@dataclass
+class Config:
+    select: list[str] | None = None
+    extend_select: list[str] = field(default_factory=list)
+    ignore: list[str] = field(default_factory=list)
+    exclude: list[str] = field(default_factory=list)
+    unsafe_fixes: bool = False
+    rule_options: dict = field(default_factory=dict)
+    source: str | None = None
+
+
+def find_pyproject(start: str) -> str | None:
+    """The nearest pyproject.toml at or above ``start`` that has a [tool.codemod] table."""
+    current = os.path.abspath(start if os.path.isdir(start) else os.path.dirname(start) or ".")
+    while True:
+        candidate = os.path.join(current, "pyproject.toml")
+        if os.path.isfile(candidate) and _has_codemod_table(candidate):
+            return candidate
+        parent = os.path.dirname(current)
+        if parent == current:
+            return None
+        current = parent
+
+
+def _has_codemod_table(path: str) -> bool:
+    try:
+        with open(path, "rb") as handle:
+            return b"[tool.codemod" in handle.read()
+    except OSError:
+        return False
+
+
+def load_config(path: str) -> Config:
+    try:
+        with open(path, "rb") as handle:
+            data = tomllib.load(handle)
+    except OSError as error:
+        raise ConfigError(f"{path}: cannot read: {error.strerror}") from error
+    except tomllib.TOMLDecodeError as error:
+        raise ConfigError(f"{path}: invalid TOML: {error}") from error
+    table = data.get("tool", {}).get("codemod", {})
+    if not isinstance(table, dict):
+        raise ConfigError(f"{path}: [tool.codemod] must be a table")
+    for key, value in table.items():
+        expected = KNOWN_KEYS.get(key)
+        if expected is None:
+            known = ", ".join(sorted(KNOWN_KEYS))
+            raise ConfigError(f"{path}: unknown key {key!r} in [tool.codemod] (known: {known})")
+        if not isinstance(value, expected) or (expected is list and not all(isinstance(v, str) for v in value)):
+            kind = "a list of strings" if expected is list else expected.__name__
+            raise ConfigError(f"{path}: [tool.codemod] {key} must be {kind}")
+    options = {key: table[key] for key in ("helper-module",) if key in table}
+    return Config(
+        select=table.get("select"),
+        extend_select=table.get("extend-select", []),
+        ignore=table.get("ignore", []),
+        exclude=table.get("exclude", []),
+        unsafe_fixes=table.get("unsafe-fixes", False),
+        rule_options=options,
+        source=path,
+    )
+
+
+def parse_codes(value: str | None) -> list[str] | None:
+    if value is None:
+        return None
+    return [code.strip().upper() for code in value.split(",") if code.strip()]
+
+
+def select_rules(
+    registry: Sequence[type[Rule]],
+    select: Iterable[str] | None,
+    extend_select: Iterable[str] = (),
+    ignore: Iterable[str] = (),
+) -> list[type[Rule]]:
+    """Rules chosen by ruff-style selectors: a code, a code prefix, or ALL."""
+    if select is None:
+        chosen = {rule.CODE for rule in registry if rule.DEFAULT_ENABLED}
+    else:
+        chosen = set(_expand(registry, select))
+    chosen |= set(_expand(registry, extend_select))
+    chosen -= set(_expand(registry, ignore))
+    return [rule for rule in registry if rule.CODE in chosen]
+
+
+def _expand(registry: Sequence[type[Rule]], selectors: Iterable[str]) -> list[str]:
+    codes: list[str] = []
+    for selector in selectors:
+        selector = selector.strip().upper()
+        if selector == "ALL":
+            matched = [rule.CODE for rule in registry]
+        else:
+            matched = [rule.CODE for rule in registry if rule.CODE.startswith(selector)]
+        if not matched:
+            known = ", ".join(rule.CODE for rule in registry)
+            raise ConfigError(f"unknown rule selector {selector!r} (known codes: {known}, or ALL)")
+        codes.extend(matched)
+    return codes

@@ -1,0 +1,190 @@
+"""What a rule's ``check`` sees of a file: the ``ast`` tree, name resolution, positions."""
+
+from __future__ import annotations
+
+import ast
+import io
+import re
+import tokenize
+from functools import cached_property
+from typing import Iterator
+
+from codemods.rule import Span
+
+_AMBIGUOUS = object()
+_SUPPRESSION = re.compile(r"#\s*codemod:\s*ignore(?:\[(?P<codes>[^\]]*)\])?", re.IGNORECASE)
+_FUNCTION_NODES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
+
+
+class FileContext:
+    """A parsed file plus the cheap analyses every rule needs.
+
+    Names are resolved through the file's imports, so ``jdl.to_dlpack`` after
+    ``import jax.dlpack as jdl`` resolves to ``jax.dlpack.to_dlpack``: rules match
+    qualified names, never spellings.
+    """
+
+    def __init__(self, path: str, text: str, tree: ast.Module) -> None:
+        self.path = path
+        self.text = text
+        self.tree = tree
+
+    @cached_property
+    def lines(self) -> list[str]:
+        return self.text.splitlines(keepends=True)
+
+    # Positions -----------------------------------------------------------------
+
+    def _char_column(self, lineno: int, byte_offset: int) -> int:
+        line = self.lines[lineno - 1] if 0 < lineno <= len(self.lines) else ""
+        if line.isascii():
+            return byte_offset
+        return len(line.encode("utf-8")[:byte_offset].decode("utf-8", errors="replace"))
+
+    def span(self, node: ast.AST) -> Span:
+        return Span(
+            node.lineno,
+            self._char_column(node.lineno, node.col_offset),
+            node.end_lineno,
+            self._char_column(node.end_lineno, node.end_col_offset),
+        )
+
+    def source_of(self, node: ast.AST) -> str:
+        return ast.get_source_segment(self.text, node) or ""
+
+    # Tree navigation -------------------------------------------------------------
+
+    @cached_property
+    def _parents(self) -> dict[ast.AST, ast.AST]:
+        parents: dict[ast.AST, ast.AST] = {}
+        for node in ast.walk(self.tree):
+            for child in ast.iter_child_nodes(node):
+                parents[child] = node
+        return parents
+
+    def parent(self, node: ast.AST) -> ast.AST | None:
+        return self._parents.get(node)
+
+    def ancestors(self, node: ast.AST) -> Iterator[ast.AST]:
+        current = self._parents.get(node)
+        while current is not None:
+            yield current
+            current = self._parents.get(current)
+
+    def enclosing_function(self, node: ast.AST) -> ast.AST | None:
+        for ancestor in self.ancestors(node):
+            if isinstance(ancestor, _FUNCTION_NODES):
+                return ancestor
+        return None
+
+    def enclosing_statement(self, node: ast.AST) -> ast.stmt | None:
+        if isinstance(node, ast.stmt):
+            return node
+        for ancestor in self.ancestors(node):
+            if isinstance(ancestor, ast.stmt):
+                return ancestor
+        return None
+
+    # Name resolution -------------------------------------------------------------
+
+    @cached_property
+    def _bindings(self) -> dict[str, object]:
+        bindings: dict[str, object] = {}
+
+        def bind(name: str, target: str | None) -> None:
+            previous = bindings.get(name, target)
+            bindings[name] = target if previous == target else _AMBIGUOUS
+
+        for node in ast.walk(self.tree):
+            if isinstance(node, ast.Import):
+                for alias in node.names:
+                    if alias.asname:
+                        bind(alias.asname, alias.name)
+                    else:
+                        head = alias.name.split(".", 1)[0]
+                        bind(head, head)
+            elif isinstance(node, ast.ImportFrom):
+                for alias in node.names:
+                    if alias.name == "*":
+                        continue
+                    local = alias.asname or alias.name
+                    if node.level or not node.module:
+                        bind(local, None)
+                    else:
+                        bind(local, f"{node.module}.{alias.name}")
+        # Module-level definitions shadow imports of the same name (a local `jit`).
+        for node in self.tree.body:
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                bind(node.name, None)
+            elif isinstance(node, ast.Assign) and len(node.targets) == 1:
+                target = node.targets[0]
+                if isinstance(target, ast.Name):
+                    bind(target.id, self._resolve(node.value, bindings))
+        return bindings
+
+    @staticmethod
+    def _resolve(node: ast.AST, bindings: dict[str, object]) -> str | None:
+        parts: list[str] = []
+        while isinstance(node, ast.Attribute):
+            parts.append(node.attr)
+            node = node.value
+        if not isinstance(node, ast.Name):
+            return None
+        base = bindings.get(node.id)
+        if not isinstance(base, str):
+            return None
+        return ".".join([base, *reversed(parts)])
+
+    def qualname(self, node: ast.AST) -> str | None:
+        """The dotted name ``node`` refers to through the file's imports, or None."""
+        return self._resolve(node, self._bindings)
+
+    def local_name_for(self, qualified: str) -> str | None:
+        """How this file already spells ``qualified`` through its imports, if it can."""
+        best: str | None = None
+        for local, target in self._bindings.items():
+            if not isinstance(target, str):
+                continue
+            if qualified == target:
+                return local
+            if qualified.startswith(target + "."):
+                candidate = local + qualified[len(target):]
+                if best is None or len(candidate) < len(best):
+                    best = candidate
+        return best
+
+    def is_bound(self, name: str) -> bool:
+        return name in self._bindings
+
+    # Suppressions ----------------------------------------------------------------
+
+    @cached_property
+    def suppressions(self) -> dict[int, frozenset[str] | None]:
+        """Line -> suppressed codes (None: every code) from ``# codemod: ignore[...]``."""
+        if "codemod" not in self.text:
+            return {}
+        found: dict[int, frozenset[str] | None] = {}
+        try:
+            tokens = list(tokenize.generate_tokens(io.StringIO(self.text).readline))
+        except (tokenize.TokenError, SyntaxError):
+            return {}
+        for token in tokens:
+            if token.type != tokenize.COMMENT:
+                continue
+            match = _SUPPRESSION.search(token.string)
+            if not match:
+                continue
+            codes = match.group("codes")
+            line = token.start[0]
+            if codes is None:
+                found[line] = None
+            elif found.get(line, frozenset()) is not None:
+                parsed = {code.strip().upper() for code in codes.split(",") if code.strip()}
+                found[line] = frozenset(parsed) | (found.get(line) or frozenset())
+        return found
+
+    def is_suppressed(self, code: str, line: int) -> bool:
+        if line not in self.suppressions:
+            return False
+        codes = self.suppressions[line]
+        return codes is None or code in codes

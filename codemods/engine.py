@@ -1,0 +1,211 @@
+"""The engine: source in, findings and fixed source out. It never prints.
+
+The pipeline per file is ordered by cost: a byte-level prefilter per rule (a file no
+rule can match is never parsed), detection on the standard library's ``ast``, and
+libcst only for files that get a fix. Fixes are applied one rule at a time and the
+file is re-checked after each, until nothing fixable is left.
+"""
+
+from __future__ import annotations
+
+import ast
+import difflib
+import io
+import tokenize
+from dataclasses import dataclass, field, replace
+from typing import Sequence
+
+import libcst as cst
+from libcst.metadata import MetadataWrapper, PositionProvider
+
+from codemods.context import FileContext
+from codemods.fixer import Fixer
+from codemods.rule import Finding, FixSafety, Rule, Span
+
+MAX_FIX_PASSES = 8
+
+
+@dataclass(frozen=True)
+class FileError:
+    path: str
+    message: str
+    line: int | None = None
+
+    def to_json(self) -> dict:
+        return {"path": self.path, "line": self.line, "message": self.message}
+
+    def __str__(self) -> str:
+        where = f"{self.path}:{self.line}" if self.line else self.path
+        return f"{where}: {self.message}"
+
+
+@dataclass
+class FileResult:
+    path: str
+    findings: list[Finding] = field(default_factory=list)
+    source: bytes | None = None
+    fixed: bytes | None = None
+    error: FileError | None = None
+
+    @property
+    def changed(self) -> bool:
+        return self.fixed is not None and self.fixed != self.source
+
+    def diff(self, display_path: str | None = None) -> str:
+        if not self.changed:
+            return ""
+        name = display_path or self.path
+        return unified_diff(self.source, self.fixed, name)
+
+
+class FixError(Exception):
+    """A fix could not be completed; the file is left as it was."""
+
+
+def decode(source: bytes) -> str:
+    encoding, _ = tokenize.detect_encoding(io.BytesIO(source).readline)
+    return source.decode(encoding)
+
+
+def unified_diff(before: bytes, after: bytes, name: str) -> str:
+    """A unified diff that ``git apply`` and ``patch -p1`` accept."""
+    old_lines = decode(before).splitlines(keepends=True)
+    new_lines = decode(after).splitlines(keepends=True)
+    out: list[str] = []
+    for line in difflib.unified_diff(old_lines, new_lines, f"a/{name}", f"b/{name}"):
+        if line.startswith(("---", "+++")):
+            line = line.rstrip("\n") + "\n"
+        out.append(line)
+        if not line.endswith("\n"):
+            out.append("\n\\ No newline at end of file\n")
+    return "".join(out)
+
+
+@dataclass(frozen=True)
+class Settings:
+    """The rule set and fix policy for one run."""
+
+    rules: tuple[Rule, ...]
+    unsafe_fixes: bool = False
+
+    def applies(self, finding: Finding) -> bool:
+        if finding.fix is FixSafety.SAFE:
+            return True
+        return finding.fix is FixSafety.UNSAFE and self.unsafe_fixes
+
+
+def check_source(source: bytes, path: str, rules: Sequence[Rule]) -> tuple[FileContext | None, list[Finding]]:
+    """Findings of ``rules`` in ``source``; raises SyntaxError/ValueError for unparsable input."""
+    active = [rule for rule in rules if rule.prefilter(source)]
+    if not active:
+        return None, []
+    text = decode(source)
+    tree = ast.parse(source, filename=path)
+    ctx = FileContext(path, text, tree)
+    findings = [
+        finding
+        for rule in active
+        for finding in rule.check(ctx)
+        if not ctx.is_suppressed(finding.code, finding.line)
+    ]
+    return ctx, findings
+
+
+def process_source(source: bytes, path: str, settings: Settings) -> FileResult:
+    """Check ``source`` and compute its fixed form. Pure: reads and writes nothing."""
+    result = FileResult(path=path, source=source)
+    try:
+        ctx, findings = check_source(source, path, settings.rules)
+    except SyntaxError as error:
+        result.error = FileError(path, f"cannot parse: {error.msg}", error.lineno)
+        return result
+    except (ValueError, UnicodeDecodeError, LookupError) as error:
+        result.error = FileError(path, f"cannot read as Python source: {error}")
+        return result
+    except RecursionError:
+        result.error = FileError(path, "cannot parse: nested too deeply")
+        return result
+    if ctx is None:
+        return result
+    findings.sort(key=lambda f: (f.line, f.column, f.code))
+    if not any(settings.applies(finding) for finding in findings):
+        result.findings = findings
+        return result
+    try:
+        result.fixed, extra = _fix(source, ctx, findings, settings)
+    except FixError as error:
+        result.findings = findings
+        result.error = FileError(path, f"fix not applied: {error}")
+        return result
+    applied = [replace(f, applied=settings.applies(f)) for f in findings] + extra
+    result.findings = sorted(applied, key=lambda f: (f.line, f.column, f.code))
+    return result
+
+
+def _fix(source: bytes, ctx: FileContext, findings: list[Finding], settings: Settings):
+    """Apply fixes rule by rule until no fixable finding is left; return (bytes, extra findings)."""
+    current = source
+    original_keys = {_key(f) for f in findings}
+    extra: list[Finding] = []
+    for pass_number in range(MAX_FIX_PASSES):
+        fixable = [f for f in findings if settings.applies(f)]
+        if not fixable:
+            return current, extra
+        if pass_number:
+            extra.extend(replace(f, applied=True) for f in fixable if _key(f) not in original_keys)
+        rule = next(r for r in settings.rules if any(f.code == r.CODE for f in fixable))
+        targets = [f for f in fixable if f.code == rule.CODE]
+        try:
+            module = cst.parse_module(current)
+            new_module = _apply_rule(module, rule, targets, ctx)
+            new = new_module.bytes
+        except FixError:
+            raise
+        except Exception as error:  # a rule bug must cost one file, never the run
+            raise FixError(f"{rule.CODE} failed: {type(error).__name__}: {error}") from error
+        if new == current:
+            raise FixError(f"{rule.CODE} reported a fix but changed nothing")
+        try:
+            ctx, findings = check_source(new, ctx.path, settings.rules)
+            cst.parse_module(new)
+        except Exception as error:
+            raise FixError(f"{rule.CODE} produced code that does not parse: {error}") from error
+        current = new
+    raise FixError(f"fixes did not converge after {MAX_FIX_PASSES} passes")
+
+
+def _key(finding: Finding) -> tuple:
+    return (finding.code, finding.line, finding.message)
+
+
+class _AnchoredRewrite(cst.CSTTransformer):
+    """Hands the rule each node that a finding anchors, matched by type and exact span."""
+
+    METADATA_DEPENDENCIES = (PositionProvider,)
+
+    def __init__(self, rule: Rule, targets: list[Finding], fixer: Fixer) -> None:
+        super().__init__()
+        self.rule = rule
+        self.fixer = fixer
+        self.pending = {(f.node_type, f.span): f for f in targets}
+
+    def on_leave(self, original_node, updated_node):
+        position = self.get_metadata(PositionProvider, original_node, None)
+        if position is None:
+            return updated_node
+        span = Span(position.start.line, position.start.column, position.end.line, position.end.column)
+        finding = self.pending.pop((type(original_node).__name__, span), None)
+        if finding is None:
+            return updated_node
+        return self.rule.rewrite(original_node, updated_node, finding, self.fixer)
+
+
+def _apply_rule(module: cst.Module, rule: Rule, targets: list[Finding], ctx: FileContext) -> cst.Module:
+    fixer = Fixer(ctx)
+    rewrite = _AnchoredRewrite(rule, targets, fixer)
+    new_module = MetadataWrapper(module, unsafe_skip_copy=True).visit(rewrite)
+    if rewrite.pending:
+        node_type, span = min(rewrite.pending, key=lambda key: (key[1].start_line, key[1].start_column))
+        raise FixError(f"{rule.CODE}: no {node_type} at line {span.start_line}, column {span.start_column + 1}")
+    new_module = rule.finalize(new_module, fixer)
+    return fixer.finish(new_module)

@@ -1,0 +1,124 @@
+"""The contract every rule implements, and the values rules hand to the engine."""
+
+from __future__ import annotations
+
+import ast
+import enum
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, ClassVar, Sequence
+
+if TYPE_CHECKING:
+    import libcst as cst
+
+    from codemods.context import FileContext
+    from codemods.fixer import Fixer
+
+
+class FixSafety(str, enum.Enum):
+    """How much a fix may be trusted; ruff's vocabulary."""
+
+    SAFE = "safe"
+    UNSAFE = "unsafe"
+    NONE = "none"
+
+
+@dataclass(frozen=True)
+class Span:
+    """A source range in libcst's coordinates: 1-based lines, 0-based character columns."""
+
+    start_line: int
+    start_column: int
+    end_line: int
+    end_column: int
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One occurrence of an anti-pattern.
+
+    ``span`` anchors the fix: the engine hands the rule the libcst node of type
+    ``node_type`` that covers exactly this span. ``applied`` is filled in by the engine.
+    """
+
+    code: str
+    name: str
+    path: str
+    line: int
+    column: int
+    message: str
+    fix: FixSafety
+    span: Span
+    node_type: str = "Call"
+    applied: bool = False
+    data: tuple = field(default=(), compare=False)
+
+    def to_json(self) -> dict:
+        return {
+            "code": self.code,
+            "name": self.name,
+            "path": self.path,
+            "line": self.line,
+            "column": self.column,
+            "message": self.message,
+            "fix": self.fix.value,
+            "applied": self.applied,
+        }
+
+
+class Rule:
+    """Base class of every rule.
+
+    A rule answers two questions. ``check`` (cheap, on the standard library's ``ast``)
+    says where the anti-pattern is and whether it can be fixed; ``rewrite`` (on libcst,
+    called only for files that get a fix) replaces the node each fixable finding anchors.
+    """
+
+    CODE: ClassVar[str]
+    NAME: ClassVar[str]
+    DEFAULT_ENABLED: ClassVar[bool] = True
+    # The best fix the rule can offer; individual findings may offer less.
+    FIX_SAFETY: ClassVar[FixSafety] = FixSafety.SAFE
+    # A file that contains none of these byte strings is never parsed for this rule.
+    TRIGGERS: ClassVar[tuple[bytes, ...]] = ()
+
+    def __init__(self, options: dict | None = None) -> None:
+        self.options = dict(options or {})
+
+    def prefilter(self, source: bytes) -> bool:
+        return any(trigger in source for trigger in self.TRIGGERS)
+
+    def check(self, ctx: FileContext) -> Sequence[Finding]:
+        raise NotImplementedError
+
+    def rewrite(self, original: cst.CSTNode, updated: cst.CSTNode, finding: Finding, fixer: Fixer):
+        """Return the replacement for ``updated`` (a node, FlattenSentinel or RemovalSentinel)."""
+        raise NotImplementedError
+
+    def finalize(self, module: cst.Module, fixer: Fixer) -> cst.Module:
+        """Module-level edits after all rewrites (helpers, imports). Default: none."""
+        return module
+
+    # Helpers shared by every rule's check().
+
+    def finding(
+        self,
+        ctx: FileContext,
+        node: ast.AST,
+        message: str,
+        fix: FixSafety,
+        node_type: str = "Call",
+        data: tuple = (),
+    ) -> Finding:
+        span = ctx.span(node)
+        return Finding(
+            code=self.CODE,
+            name=self.NAME,
+            path=ctx.path,
+            line=span.start_line,
+            column=span.start_column + 1,
+            message=message,
+            fix=fix,
+            span=span,
+            node_type=node_type,
+            data=data,
+        )

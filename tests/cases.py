@@ -1,0 +1,95 @@
+"""The snapshot cases under tests/snapshots/, and what their headers declare.
+
+Each ``tests/snapshots/<rule module>/<kind>_<name>.py`` is one case of that rule:
+
+- ``rewrite_*``: the rule fixes it (safe fixes only);
+- ``unsafe_*``: the rule fixes it only with ``--unsafe-fixes``;
+- ``report_*``: the rule reports it and leaves it byte-identical;
+- ``noop_*``: correct code, no finding, byte-identical.
+
+Header comments configure a case:
+``# expect: ErrorType: message fragment`` (the error the *before* code raises when run),
+``# requires: gpu`` / ``# requires: cupy`` (what executing it needs),
+``# option: key=value`` (a rule option, as in ``[tool.codemod]``).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+
+import codemods
+
+SNAPSHOT_DIR = Path(__file__).parent / "snapshots"
+KINDS = ("rewrite", "unsafe", "report", "noop")
+_HEADER = re.compile(r"^#\s*(expect|requires|option):\s*(.+?)\s*$", re.MULTILINE)
+
+
+@dataclass(frozen=True)
+class Case:
+    path: Path
+
+    @property
+    def id(self) -> str:
+        return f"{self.path.parent.name}-{self.path.stem}"
+
+    @property
+    def kind(self) -> str:
+        return self.path.stem.split("_", 1)[0]
+
+    @cached_property
+    def source(self) -> bytes:
+        return self.path.read_bytes()
+
+    @cached_property
+    def rule(self) -> type[codemods.Rule]:
+        module = self.path.parent.name
+        for rule in codemods.RULES:
+            if rule.__module__ == f"codemods.{module}":
+                return rule
+        raise LookupError(f"no rule lives in codemods/{module}.py")
+
+    @cached_property
+    def headers(self) -> dict[str, list[str]]:
+        found: dict[str, list[str]] = {}
+        text = self.source.decode("utf-8", errors="replace")
+        for key, value in _HEADER.findall(text):
+            found.setdefault(key, []).append(value)
+        return found
+
+    @property
+    def options(self) -> dict[str, str]:
+        return dict(item.split("=", 1) for item in self.headers.get("option", []))
+
+    @property
+    def expected_error(self) -> tuple[str, str] | None:
+        expect = self.headers.get("expect")
+        if not expect:
+            return None
+        error_type, _, fragment = expect[0].partition(":")
+        return error_type.strip(), fragment.strip()
+
+    @property
+    def requires(self) -> set[str]:
+        return {item.strip() for value in self.headers.get("requires", []) for item in value.split(",")}
+
+
+def all_cases() -> list[Case]:
+    cases = [Case(path) for path in sorted(SNAPSHOT_DIR.glob("*/*.py"))]
+    for case in cases:
+        if case.kind not in KINDS:
+            raise ValueError(f"{case.path}: name must start with one of {KINDS}")
+    return cases
+
+
+def fix(case: Case, source: bytes | None = None, unsafe: bool | None = None):
+    """Run the case's rule alone over ``source`` (default: the case's own)."""
+    from codemods.engine import Settings, process_source
+
+    settings = Settings(
+        rules=(case.rule(case.options),),
+        unsafe_fixes=(case.kind == "unsafe") if unsafe is None else unsafe,
+    )
+    return process_source(case.source if source is None else source, case.path.name, settings)

@@ -1,0 +1,11 @@
+import sys
+from pathlib import Path
+
+# Case files under snapshots/ are inputs, not tests.
+collect_ignore_glob = ["snapshots/*"]
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "gpu: needs a GPU that JAX can see; skipped without one")

@@ -1,0 +1,108 @@
+"""Execution tests: every rewrite case runs with the real jax/torch/numpy.
+
+The code before the rewrite must raise the error its ``# expect:`` header names (the
+documented one); the code after must run, and its own assertions check the values.
+All cases of a run execute in one subprocess, with four CPU devices.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+from functools import lru_cache
+from pathlib import Path
+
+import pytest
+
+from cases import Case, all_cases, fix
+
+HARNESS = Path(__file__).parent / "exec_harness.py"
+EXECUTED = [c for c in all_cases() if c.kind in ("rewrite", "unsafe")]
+
+
+def has_gpu() -> bool:
+    return bool(os.environ.get("CODEMOD_TEST_GPU")) or _probe_gpu()
+
+
+@lru_cache(maxsize=None)
+def _probe_gpu() -> bool:
+    probe = "import jax; print(any(d.platform == 'gpu' for d in jax.devices()))"
+    try:
+        out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return out.stdout.strip().endswith("True")
+
+
+def skip_reason(case: Case) -> str | None:
+    for requirement in sorted(case.requires):
+        if requirement == "gpu":
+            if not has_gpu():
+                return "needs a GPU (none found by jax)"
+        elif importlib.util.find_spec(requirement) is None:
+            return f"needs {requirement}, which is not installed"
+    return None
+
+
+def execution_env(gpu: bool) -> dict:
+    env = dict(os.environ)
+    env["XLA_FLAGS"] = (env.get("XLA_FLAGS", "") + " --xla_force_host_platform_device_count=4").strip()
+    if not gpu:
+        env["JAX_PLATFORMS"] = "cpu"
+    env.setdefault("PYTHONHASHSEED", "0")
+    return env
+
+
+@lru_cache(maxsize=None)
+def execute_all(gpu: bool) -> dict[str, dict]:
+    """Outcomes keyed by '<case id>:before' / '<case id>:after', from one subprocess."""
+    import tempfile
+
+    spec = []
+    for case in EXECUTED:
+        if ("gpu" in case.requires) != gpu or skip_reason(case):
+            continue
+        after = fix(case).fixed
+        spec.append({"id": f"{case.id}:before", "source": case.source.decode("utf-8")})
+        spec.append({"id": f"{case.id}:after", "source": (after or b"").decode("utf-8")})
+    if not spec:
+        return {}
+    with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as handle:
+        json.dump(spec, handle)
+    try:
+        done = subprocess.run(
+            [sys.executable, str(HARNESS), handle.name],
+            capture_output=True,
+            text=True,
+            env=execution_env(gpu),
+            timeout=1800,
+        )
+    finally:
+        os.unlink(handle.name)
+    assert done.returncode == 0, done.stderr[-4000:]
+    outcomes = json.loads(done.stdout.strip().splitlines()[-1])
+    return {entry["id"]: outcome for entry, outcome in zip(spec, outcomes)}
+
+
+def _params():
+    for case in EXECUTED:
+        marks = [pytest.mark.gpu] if "gpu" in case.requires else []
+        yield pytest.param(case, id=case.id, marks=marks)
+
+
+@pytest.mark.parametrize("case", list(_params()))
+def test_before_fails_and_after_runs(case: Case):
+    reason = skip_reason(case)
+    if reason:
+        pytest.skip(reason)
+    assert case.expected_error, f"{case.id}: add an '# expect: ErrorType: message' header"
+    outcomes = execute_all("gpu" in case.requires)
+    before, after = outcomes[f"{case.id}:before"], outcomes[f"{case.id}:after"]
+    error_type, fragment = case.expected_error
+    assert not before["ok"], f"{case.id}: the code before the rewrite ran without error"
+    assert error_type in before["chain"], before["traceback"]
+    assert fragment in before["message"] or fragment in before["traceback"], before["traceback"]
+    assert after["ok"], f"{case.id}: the rewritten code failed:\n{after.get('traceback')}"
