@@ -15,4 +15,4 @@ def rule_by_code(code: str) -> type[Rule] | None:
     return next((rule for rule in RULES if rule.CODE == code.upper()), None)
 
 
-__all__ = ["RULES", "Finding", "FixSafety", "Rule", "rule_by_code", "__version__"]
+__all__ = ["RULES", "Finding", "FixSafety", "Rule", "__version__", "rule_by_code"]

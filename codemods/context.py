@@ -6,8 +6,8 @@ import ast
 import io
 import re
 import tokenize
+from collections.abc import Iterator
 from functools import cached_property
-from typing import Iterator
 
 from codemods.rule import Span
 

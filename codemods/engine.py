@@ -12,8 +12,8 @@ import ast
 import difflib
 import io
 import tokenize
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from typing import Sequence
 
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider

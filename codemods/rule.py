@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import ast
 import enum
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, ClassVar, Sequence
+from typing import TYPE_CHECKING, ClassVar
 
 if TYPE_CHECKING:
     import libcst as cst

@@ -5,9 +5,9 @@ from __future__ import annotations
 import os
 import stat
 import tempfile
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field, replace
-from typing import Callable, Iterable, Sequence
 
 from codemods.engine import FileError, FileResult, Settings, process_source
 

@@ -12,11 +12,10 @@ import json
 import os
 import subprocess
 import sys
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 import pytest
-
 from cases import Case, all_cases, fix
 
 HARNESS = Path(__file__).parent / "exec_harness.py"
@@ -27,7 +26,7 @@ def has_gpu() -> bool:
     return bool(os.environ.get("CODEMOD_TEST_GPU")) or _probe_gpu()
 
 
-@lru_cache(maxsize=None)
+@cache
 def _probe_gpu() -> bool:
     probe = "import jax; print(any(d.platform == 'gpu' for d in jax.devices()))"
     try:
@@ -56,7 +55,7 @@ def execution_env(gpu: bool) -> dict:
     return env
 
 
-@lru_cache(maxsize=None)
+@cache
 def execute_all(gpu: bool) -> dict[str, dict]:
     """Outcomes keyed by '<case id>:before' / '<case id>:after', from one subprocess."""
     import tempfile

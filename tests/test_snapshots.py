@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from syrupy.extensions.single_file import SingleFileSnapshotExtension, WriteMode
-
 from cases import Case, all_cases, fix
+from syrupy.extensions.single_file import SingleFileSnapshotExtension, WriteMode
 
 CASES = all_cases()
 

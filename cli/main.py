@@ -1,0 +1,232 @@
+"""The ``codemod`` command: gathers paths, renders results, picks the exit code.
+
+Exit codes (stable; scripts and CI bots depend on them):
+  0  nothing left to do
+  1  changes would be made (--dry-run / --check), findings remain that were not
+     fixed, or a file could not be read, parsed or written
+  2  usage or configuration error
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import dataclass
+
+import click
+
+import codemods
+from cli import output
+from codemods import docs
+from codemods.config import Config, ConfigError, find_pyproject, load_config, parse_codes, select_rules
+from codemods.discovery import discover
+from codemods.engine import FileError, Settings, process_source
+from codemods.runner import check_files, write_results
+
+EXIT_OK, EXIT_ATTENTION, EXIT_USAGE = 0, 1, 2
+EXIT_CODES_HELP = """\b
+Exit codes:
+  0  nothing left to do
+  1  changes would be made (--dry-run/--check), findings remain unfixed,
+     or a file could not be read, parsed or written
+  2  usage or configuration error"""
+
+
+@dataclass
+class Options:
+    select: list[str] | None
+    extend_select: list[str]
+    ignore: list[str]
+    exclude: tuple[str, ...]
+    unsafe_fixes: bool | None
+    config: str | None
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]}, epilog=EXIT_CODES_HELP)
+@click.version_option(codemods.__version__, prog_name="codemod")
+def cli() -> None:
+    """Find and rewrite broken JAX interop code (DLPack, raw buffer pointers)."""
+
+
+@cli.command("run", epilog=EXIT_CODES_HELP)
+@click.argument("paths", nargs=-1, type=click.Path())
+@click.option("--dry-run", is_flag=True, help="Write nothing; print a unified diff of every change.")
+@click.option("--check", is_flag=True, help="Write nothing; report findings (for CI).")
+@click.option("--select", help="Rules to run: comma-separated codes, prefixes, or ALL.")
+@click.option("--extend-select", help="Rules to run in addition to the selected ones (e.g. opt-in rules).")
+@click.option("--ignore", help="Rules not to run: comma-separated codes, prefixes, or ALL.")
+@click.option("--unsafe-fixes/--no-unsafe-fixes", default=None, help="Also apply fixes marked unsafe.")
+@click.option("--jobs", "-j", type=click.IntRange(min=1), help="Parallel processes (default: CPU count).")
+@click.option("--exclude", multiple=True, help="Glob of paths to skip (repeatable).")
+@click.option(
+    "--format",
+    "output_format",
+    type=click.Choice(["text", "json"]),
+    default="text",
+    show_default=True,
+    help="Output format; json puts only JSON on stdout.",
+)
+@click.option("--no-progress", is_flag=True, help="Never show a progress bar.")
+@click.option("--config", type=click.Path(dir_okay=False), help="pyproject.toml to read instead of the nearest.")
+@click.option("--stdin-filename", help="Name to report for source read from stdin ('-').")
+def run_command(paths, dry_run, check, select, extend_select, ignore, unsafe_fixes, jobs, exclude,
+                output_format, no_progress, config, stdin_filename) -> int:
+    """Rewrite the Python files under PATH... in place (default: the current directory).
+
+    A PATH of '-' reads source from stdin and writes the result to stdout.
+    """
+    if dry_run and check:
+        raise click.UsageError("--dry-run and --check are exclusive")
+    mode = "dry-run" if dry_run else "check" if check else "fix"
+    options = Options(
+        select=parse_codes(select),
+        extend_select=parse_codes(extend_select) or [],
+        ignore=parse_codes(ignore) or [],
+        exclude=tuple(exclude),
+        unsafe_fixes=unsafe_fixes,
+        config=config,
+    )
+    paths = list(paths) or ["."]
+    if "-" in paths:
+        if len(paths) > 1:
+            raise click.UsageError("'-' (stdin) cannot be combined with other paths")
+        return _run_stdin(options, mode, output_format, stdin_filename or "<stdin>")
+    report = output.Report(mode=mode)
+    for root_paths, config_data in _group_by_config(paths, options):
+        settings, excludes = _settings(config_data, options)
+        found = discover(root_paths, excludes)
+        report.errors.extend(FileError(path, reason) for path, reason in found.errors)
+        report.results.extend(_check_with_progress(found.files, settings, jobs, no_progress or output_format != "text"))
+    report.errors.extend(r.error for r in report.results if r.error is not None)
+    if mode == "fix":
+        report.errors.extend(write_results(report.changed))
+    _render(report, output_format)
+    return _exit_code(report)
+
+
+def _run_stdin(options: Options, mode: str, output_format: str, filename: str) -> int:
+    source = sys.stdin.buffer.read()
+    config_data = _config_for(os.path.dirname(os.path.abspath(filename)) if filename != "<stdin>" else ".", options)
+    settings, _ = _settings(config_data, options)
+    result = process_source(source, filename, settings)
+    report = output.Report(results=[result], mode=mode)
+    if result.error is not None:
+        report.errors.append(result.error)
+    if mode == "fix" and output_format == "text":
+        sys.stdout.buffer.write(result.fixed if result.changed and result.error is None else source)
+        sys.stdout.flush()
+        for finding in report.remaining:
+            click.echo(output.finding_line(finding, mode), err=True)
+        for error in report.errors:
+            click.echo(output.error_line(error), err=True)
+    else:
+        _render(report, output_format)
+    return _exit_code(report)
+
+
+def _config_for(start: str, options: Options) -> Config:
+    path = options.config or find_pyproject(start)
+    return load_config(path) if path else Config()
+
+
+def _group_by_config(paths: list[str], options: Options):
+    """Roots grouped by the pyproject.toml that governs them, in the order given."""
+    groups: dict[str | None, list[str]] = {}
+    configs: dict[str | None, Config] = {}
+    for path in paths:
+        config_path = options.config or find_pyproject(path)
+        if config_path not in configs:
+            configs[config_path] = load_config(config_path) if config_path else Config()
+        groups.setdefault(config_path, []).append(path)
+    return [(roots, configs[key]) for key, roots in groups.items()]
+
+
+def _settings(config: Config, options: Options) -> tuple[Settings, tuple[str, ...]]:
+    select = options.select if options.select is not None else config.select
+    chosen = select_rules(
+        codemods.RULES,
+        select,
+        [*config.extend_select, *options.extend_select],
+        [*config.ignore, *options.ignore],
+    )
+    unsafe = options.unsafe_fixes if options.unsafe_fixes is not None else config.unsafe_fixes
+    rules = tuple(rule(config.rule_options) for rule in chosen)
+    return Settings(rules=rules, unsafe_fixes=unsafe), (*config.exclude, *options.exclude)
+
+
+def _check_with_progress(files, settings, jobs, quiet):
+    show = not quiet and sys.stderr.isatty() and not os.environ.get("CI") and len(files) > 1
+    if not show:
+        return check_files(files, settings, jobs)
+    with click.progressbar(length=len(files), label="Checking", file=sys.stderr, show_eta=True,
+                           show_pos=True) as bar:
+        return check_files(files, settings, jobs, on_result=lambda _result: bar.update(1))
+
+
+def _render(report: output.Report, output_format: str) -> None:
+    if output_format == "json":
+        click.echo(output.render_json(report))
+    else:
+        if report.mode == "dry-run":
+            for _path, diff in output.diffs(report):
+                click.echo(diff, nl=False)
+            for finding in report.unfixed:
+                click.echo(output.finding_line(finding, report.mode), err=True)
+        else:
+            for finding in report.remaining:
+                click.echo(output.finding_line(finding, report.mode))
+        for error in report.errors:
+            click.echo(output.error_line(error), err=True)
+    click.echo(output.render_summary(report), err=True)
+
+
+def _exit_code(report: output.Report) -> int:
+    if report.errors:
+        return EXIT_ATTENTION
+    if report.mode != "fix" and report.changed:
+        return EXIT_ATTENTION
+    return EXIT_ATTENTION if report.unfixed else EXIT_OK
+
+
+@cli.command("list")
+def list_command() -> int:
+    """List the rules: code, name, default, fix safety."""
+    width = max(len(rule.NAME) for rule in codemods.RULES)
+    for rule in codemods.RULES:
+        default = "on" if rule.DEFAULT_ENABLED else "opt-in"
+        click.echo(f"{rule.CODE}  {rule.NAME:<{width}}  {default:<6}  fix: {rule.FIX_SAFETY.value}")
+    return EXIT_OK
+
+
+@cli.command("explain")
+@click.argument("code")
+def explain_command(code: str) -> int:
+    """Show a rule's documentation."""
+    rule = codemods.rule_by_code(code)
+    if rule is None:
+        known = ", ".join(r.CODE for r in codemods.RULES)
+        raise click.UsageError(f"unknown rule {code!r} (known: {known})")
+    click.echo(docs.explain(rule))
+    return EXIT_OK
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the command line; returns the exit code instead of exiting."""
+    try:
+        result = cli.main(args=argv, prog_name="codemod", standalone_mode=False)
+    except click.exceptions.Exit as done:
+        return done.exit_code
+    except click.ClickException as error:
+        error.show()
+        return EXIT_USAGE
+    except click.Abort:
+        click.echo("Aborted.", err=True)
+        return EXIT_USAGE
+    except ConfigError as error:
+        click.echo(f"error: {error}", err=True)
+        return EXIT_USAGE
+    return result if isinstance(result, int) else EXIT_OK
+
+
+def entry() -> None:
+    sys.exit(main())
