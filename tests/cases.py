@@ -10,7 +10,8 @@ Each ``tests/snapshots/<rule module>/<kind>_<name>.py`` is one case of that rule
 Header comments configure a case:
 ``# expect: ErrorType: message fragment`` (the error the *before* code raises when run),
 ``# requires: gpu`` / ``# requires: cupy`` (what executing it needs),
-``# option: key=value`` (a rule option, as in ``[tool.codemod]``).
+``# option: key=value`` (a rule option, as in ``[tool.codemod]``),
+``# execute: yes`` (a no-op case that is also run, and must run without error).
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ import codemods
 
 SNAPSHOT_DIR = Path(__file__).parent / "snapshots"
 KINDS = ("rewrite", "unsafe", "report", "noop")
-_HEADER = re.compile(r"^#\s*(expect|requires|option):\s*(.+?)\s*$", re.MULTILINE)
+_HEADER = re.compile(r"^#\s*(expect|requires|option|execute):\s*(.+?)\s*$", re.MULTILINE)
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,13 @@
 
 The code before the rewrite must raise the error its ``# expect:`` header names (the
 documented one); the code after must run, and its own assertions check the values.
-All cases of a run execute in one subprocess, with four CPU devices.
+All cases of a run execute in one subprocess.
+
+The suite is backend-agnostic: ``CODEMOD_EXEC_PLATFORMS`` (default ``cpu``, with four
+forced host devices) is passed to JAX as ``JAX_PLATFORMS``; set it to ``cuda`` (or to
+an empty string to let JAX choose) to run the same cases on a GPU. Cases that need
+several devices (``# requires: multi-device``) or a GPU (``# requires: gpu``) skip,
+with the reason, where the backend lacks them.
 """
 
 from __future__ import annotations
@@ -19,40 +25,46 @@ import pytest
 from cases import Case, all_cases, fix
 
 HARNESS = Path(__file__).parent / "exec_harness.py"
-EXECUTED = [c for c in all_cases() if c.kind in ("rewrite", "unsafe")]
-
-
-def has_gpu() -> bool:
-    return bool(os.environ.get("CODEMOD_TEST_GPU")) or _probe_gpu()
-
-
-@cache
-def _probe_gpu() -> bool:
-    probe = "import jax; print(any(d.platform == 'gpu' for d in jax.devices()))"
-    try:
-        out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
-    except (OSError, subprocess.TimeoutExpired):
-        return False
-    return out.stdout.strip().endswith("True")
-
-
-def skip_reason(case: Case) -> str | None:
-    for requirement in sorted(case.requires):
-        if requirement == "gpu":
-            if not has_gpu():
-                return "needs a GPU (none found by jax)"
-        elif importlib.util.find_spec(requirement) is None:
-            return f"needs {requirement}, which is not installed"
-    return None
+EXECUTED = [c for c in all_cases() if c.kind in ("rewrite", "unsafe") or c.headers.get("execute") == ["yes"]]
 
 
 def execution_env(gpu: bool) -> dict:
     env = dict(os.environ)
     env["XLA_FLAGS"] = (env.get("XLA_FLAGS", "") + " --xla_force_host_platform_device_count=4").strip()
-    if not gpu:
-        env["JAX_PLATFORMS"] = "cpu"
-    env.setdefault("PYTHONHASHSEED", "0")
+    platforms = "" if gpu else os.environ.get("CODEMOD_EXEC_PLATFORMS", "cpu")
+    if platforms:
+        env["JAX_PLATFORMS"] = platforms
+    else:
+        env.pop("JAX_PLATFORMS", None)
     return env
+
+
+@cache
+def backend(gpu: bool) -> tuple[str, int]:
+    """(default platform, device count) that the execution subprocess will see."""
+    probe = "import jax; print(jax.default_backend(), jax.device_count())"
+    try:
+        done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=300,
+                              env=execution_env(gpu), check=False)
+        platform, count = done.stdout.split()[-2:]
+        return platform, int(count)
+    except (OSError, ValueError, subprocess.TimeoutExpired):
+        return "none", 0
+
+
+def skip_reason(case: Case) -> str | None:
+    gpu = "gpu" in case.requires
+    for requirement in sorted(case.requires):
+        if requirement == "gpu":
+            if backend(True)[0] != "gpu":
+                return "needs a GPU, and JAX finds none"
+        elif requirement == "multi-device":
+            platform, count = backend(gpu)
+            if count < 2:
+                return f"needs several devices; the {platform} backend has {count}"
+        elif importlib.util.find_spec(requirement) is None:
+            return f"needs {requirement}, which is not installed"
+    return None
 
 
 @cache
@@ -64,7 +76,7 @@ def execute_all(gpu: bool) -> dict[str, dict]:
     for case in EXECUTED:
         if ("gpu" in case.requires) != gpu or skip_reason(case):
             continue
-        after = fix(case).fixed
+        after = fix(case).fixed if case.kind != "noop" else case.source
         spec.append({"id": f"{case.id}:before", "source": case.source.decode("utf-8")})
         spec.append({"id": f"{case.id}:after", "source": (after or b"").decode("utf-8")})
     if not spec:
@@ -78,6 +90,7 @@ def execute_all(gpu: bool) -> dict[str, dict]:
             text=True,
             env=execution_env(gpu),
             timeout=1800,
+            check=False,
         )
     finally:
         os.unlink(handle.name)
@@ -97,6 +110,10 @@ def test_before_fails_and_after_runs(case: Case):
     reason = skip_reason(case)
     if reason:
         pytest.skip(reason)
+    if case.kind == "noop":
+        outcome = execute_all("gpu" in case.requires)[f"{case.id}:after"]
+        assert outcome["ok"], f"{case.id}: correct code failed to run:\n{outcome.get('traceback')}"
+        return
     assert case.expected_error, f"{case.id}: add an '# expect: ErrorType: message' header"
     outcomes = execute_all("gpu" in case.requires)
     before, after = outcomes[f"{case.id}:before"], outcomes[f"{case.id}:after"]
