@@ -12,6 +12,7 @@ import ast
 import difflib
 import io
 import tokenize
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
@@ -100,7 +101,10 @@ def check_source(source: bytes, path: str, rules: Sequence[Rule]) -> tuple[FileC
     if not active:
         return None, []
     text = decode(source)
-    tree = ast.parse(source, filename=path)
+    with warnings.catch_warnings():
+        # SyntaxWarnings (invalid escapes, ...) belong to the user's linter, not to our output.
+        warnings.simplefilter("ignore")
+        tree = ast.parse(source, filename=path)
     ctx = FileContext(path, text, tree)
     findings = [
         finding
