@@ -72,6 +72,7 @@ def unified_diff(before: bytes, after: bytes, name: str) -> str:
     """A unified diff that ``git apply`` and ``patch -p1`` accept."""
     old_lines = decode(before).splitlines(keepends=True)
     new_lines = decode(after).splitlines(keepends=True)
+    name = name.lstrip("/")  # absolute paths become root-relative, as `patch -p1` expects
     out: list[str] = []
     for line in difflib.unified_diff(old_lines, new_lines, f"a/{name}", f"b/{name}"):
         if line.startswith(("---", "+++")):
