@@ -1,0 +1,303 @@
+"""JAX003: ``__dlpack__(dl_device=...)`` naming a DLPack device type JAX cannot export to."""
+
+from __future__ import annotations
+
+import ast
+
+import libcst as cst
+
+from codemods.context import FileContext
+from codemods.dlpack_without_host_fallback import (
+    OTHER,
+    TAKEN,
+    ArrayOrigins,
+    helper_state,
+    insert_helper,
+    is_guarded,
+    scope_bindings,
+    try_except_buffer_error,
+    whole_statement,
+)
+from codemods.rule import Finding, FixSafety, Rule
+
+# DLDeviceType members of the DLPack standard (dlpack.h), by name.
+DL_DEVICE_TYPES = {
+    "kDLCPU": 1,
+    "kDLCUDA": 2,
+    "kDLCUDAHost": 3,
+    "kDLOpenCL": 4,
+    "kDLVulkan": 7,
+    "kDLMetal": 8,
+    "kDLVPI": 9,
+    "kDLROCM": 10,
+    "kDLROCMHost": 11,
+    "kDLExtDev": 12,
+    "kDLCUDAManaged": 13,
+    "kDLOneAPI": 14,
+    "kDLWebGPU": 15,
+    "kDLHexagon": 16,
+    "kDLMAIA": 17,
+}
+_NAMES = {value: name for name, value in DL_DEVICE_TYPES.items()}
+
+# The keys of _DL_DEVICE_TO_PLATFORM in jax/_src/dlpack.py of JAX 0.10.2 (kDLCPU, kDLCUDA,
+# kDLCUDAHost, kDLROCM); tests/test_unsupported_dl_device.py compares it with the
+# installed JAX. Any other type makes to_dlpack raise BufferError, except 0: to_dlpack
+# tests `if dl_device_type:`, so a zero type is ignored rather than rejected.
+JAX_EXPORTABLE_DEVICE_TYPES = frozenset({1, 2, 3, 10})
+_IGNORED_DEVICE_TYPE = 0
+
+STATIC = "static"  # drop dl_device: the call can never succeed
+STATEMENT = "statement"  # try the requested device, else the native one, around a statement
+HELPER = "helper"  # the same, inside an expression, through the module's helper
+
+HELPER_NAME = "_dlpack_or_native_device"
+HELPER_SOURCE = f'''
+def {HELPER_NAME}(array, dl_device, **kwargs):
+    """DLPack capsule on ``dl_device``, or on the array's own device where JAX cannot export there."""
+    try:
+        return array.__dlpack__(dl_device=dl_device, **kwargs)
+    except BufferError:
+        return array.__dlpack__(**kwargs)
+'''
+_FALLBACK_COMMENT = "# JAX cannot export to that device type: use the array's own device"
+
+
+class UnsupportedDlDevice(Rule):
+    """## What it does
+    Finds `x.__dlpack__(dl_device=(TYPE, id))` calls whose DLPack device type JAX
+    does not map to a backend (OpenCL, Vulkan, Metal, VPI, ExtDev, WebGPU, Hexagon, ...),
+    whether the type is spelled with `torch.utils.dlpack.DLDeviceType`, another
+    library's `DLDeviceType` enum, a bare int, or a module-level constant. When the
+    type is statically unsupported the `dl_device` argument is dropped, so JAX exports
+    from the array's own device. When the type is only known at run time, the export
+    falls back to the array's own device on `BufferError` (an unsafe fix).
+
+    ## Why is this bad?
+    JAX exports only to the device types in its `_DL_DEVICE_TO_PLATFORM` table (CPU,
+    CUDA, CUDA host and ROCm); any other type raises `BufferError: The device
+    specification passed to to_dlpack contains an unsupported device type`, so such a
+    call can never succeed.
+
+    ## Example
+    ```python
+    from torch.utils.dlpack import DLDeviceType
+
+    capsule = x.__dlpack__(dl_device=(DLDeviceType.kDLOpenCL, 0), stream=None)
+    ```
+
+    ## Use instead
+    ```python
+    from torch.utils.dlpack import DLDeviceType
+
+    capsule = x.__dlpack__(stream=None)
+    ```
+
+    ## Fix safety
+    Dropping a statically unsupported `dl_device` is safe: the original call always
+    raises `BufferError`, and the other keyword arguments are kept. When the device
+    type is a run-time value, the fix is unsafe: it wraps the export in
+    `try`/`except BufferError` and retries without `dl_device`, so the capsule may live
+    on another device than the one requested (the consumer must accept that), and
+    `dl_device` errors other than an unsupported type (a missing backend raises
+    `RuntimeError`, not `BufferError`, and is not caught) are answered by the retry,
+    which re-raises anything not caused by `dl_device`. A whole statement is wrapped in
+    place; an export inside a larger expression goes through one helper per module.
+    Supported device types, `dl_device=None`, `dl_device=x.__dlpack_device__()` and
+    exports already inside `try`/`except BufferError` are left alone, as are files that
+    do not import JAX and receivers known to be arrays of another library.
+    """
+
+    CODE = "JAX003"
+    NAME = "unsupported-dl-device"
+    DEFAULT_ENABLED = True
+    FIX_SAFETY = FixSafety.SAFE
+    TRIGGERS = (b"dl_device",)
+
+    def check(self, ctx: FileContext) -> list[Finding]:
+        if not _imports_jax(ctx.tree):
+            return []
+        findings: list[Finding] = []
+        origins = ArrayOrigins(ctx)
+        constants = _ModuleConstants(ctx)
+        helper = None
+        for node in ast.walk(ctx.tree):
+            if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
+                continue
+            if node.func.attr != "__dlpack__":
+                continue
+            keyword = next((k for k in node.keywords if k.arg == "dl_device"), None)
+            if keyword is None or origins.of(node.func.value) == OTHER:
+                continue
+            device_type = _device_type(keyword.value, node.func.value, constants)
+            if device_type is _SUPPORTED:
+                continue
+            if device_type is not _UNKNOWN:
+                findings.append(self._static_finding(ctx, node, device_type))
+            elif not is_guarded(ctx, node):
+                if helper is None:
+                    helper = helper_state(ctx, HELPER_NAME, HELPER_SOURCE)
+                findings.append(self._runtime_finding(ctx, node, helper))
+        return findings
+
+    def _static_finding(self, ctx: FileContext, call: ast.Call, device_type: int) -> Finding:
+        name = _NAMES.get(device_type, "not a DLPack device type")
+        message = (
+            f"`dl_device` asks for DLPack device type {device_type} ({name}), which JAX does not "
+            "export to: this call always raises BufferError; drop `dl_device` to export from the "
+            "array's own device, or request kDLCPU/kDLCUDA"
+        )
+        if any(keyword.arg is None for keyword in call.keywords) or call.args:
+            return self.finding(ctx, call, f"{message} (fix by hand: the call has other arguments "
+                                "this rule cannot keep apart)", FixSafety.NONE)
+        return self.finding(ctx, call, message, FixSafety.SAFE, data=(STATIC,))
+
+    def _runtime_finding(self, ctx: FileContext, call: ast.Call, helper: str) -> Finding:
+        message = (
+            "`dl_device` is only known at run time, and JAX raises BufferError for device types it "
+            "does not export to (OpenCL, Vulkan, Metal, ...); fall back to the array's own device "
+            "on BufferError"
+        )
+        if call.args:
+            return self.finding(ctx, call, f"{message} (by hand: positional arguments)", FixSafety.NONE)
+        statement = whole_statement(ctx, call)
+        if statement is not None:
+            return self.finding(
+                ctx, statement, message, FixSafety.UNSAFE, node_type="SimpleStatementLine", data=(STATEMENT,)
+            )
+        if helper == TAKEN or any(keyword.arg is None for keyword in call.keywords):
+            return self.finding(
+                ctx, call, f"{message} (by hand: the call cannot be routed through `{HELPER_NAME}`)", FixSafety.NONE
+            )
+        return self.finding(ctx, call, message, FixSafety.UNSAFE, data=(HELPER,))
+
+    def rewrite(self, original, updated, finding: Finding, fixer):
+        shape = finding.data[0]
+        if shape == STATIC:
+            return _without_dl_device(updated)
+        if shape == STATEMENT:
+            statement = updated.body[0]
+            fallback = statement.with_changes(value=_without_dl_device(statement.value))
+            return try_except_buffer_error(updated, fallback, _FALLBACK_COMMENT)
+        fixer.state[HELPER_NAME] = True
+        dl_device = next(arg for arg in updated.args if arg.keyword and arg.keyword.value == "dl_device")
+        others = [arg for arg in updated.args if arg is not dl_device]
+        args = [cst.Arg(value=updated.func.value), cst.Arg(value=dl_device.value), *others]
+        args[-1] = args[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+        args[:-1] = [arg.with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))) for arg in args[:-1]]
+        return cst.Call(func=cst.Name(HELPER_NAME), args=args, lpar=updated.lpar, rpar=updated.rpar)
+
+    def finalize(self, module: cst.Module, fixer) -> cst.Module:
+        if not fixer.state.get(HELPER_NAME):
+            return module
+        return insert_helper(module, HELPER_NAME, HELPER_SOURCE)
+
+
+def _without_dl_device(call: cst.Call) -> cst.Call:
+    kept = [arg for arg in call.args if not (arg.keyword and arg.keyword.value == "dl_device")]
+    if kept:
+        kept[-1] = kept[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+    return call.with_changes(args=kept)
+
+
+def _imports_jax(tree: ast.Module) -> bool:
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            if any(alias.name.split(".")[0] == "jax" for alias in node.names):
+                return True
+        elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+            if node.module.split(".")[0] == "jax":
+                return True
+    return False
+
+
+# What dl_device asks for -------------------------------------------------------------
+
+_SUPPORTED = object()  # JAX exports there (or ignores the type)
+_UNKNOWN = object()  # not statically known
+
+
+class _ModuleConstants:
+    """Module-level names assigned exactly once, and the class attributes of module classes."""
+
+    def __init__(self, ctx: FileContext) -> None:
+        self.ctx = ctx
+        self.bindings = scope_bindings(ctx.tree)
+        self.classes = {node.name: node for node in ctx.tree.body if isinstance(node, ast.ClassDef)}
+
+    def lookup(self, node: ast.AST) -> ast.AST | None:
+        """The value a constant reference stands for, when it is statically one value."""
+        if isinstance(node, ast.Name):
+            return self._single(self.bindings, node.id) if self._module_level(node) else None
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+            owner = self.classes.get(node.value.id)
+            if owner is None or len(self.bindings.get(owner.name, ())) != 1 or not self._module_level(node.value):
+                return None
+            return self._single(scope_bindings(owner), node.attr)
+        return None
+
+    @staticmethod
+    def _single(bindings: dict, name: str) -> ast.AST | None:
+        values = bindings.get(name, ())
+        return values[0] if len(values) == 1 else None
+
+    def _module_level(self, name: ast.Name) -> bool:
+        """Whether ``name`` refers to the module's binding, not a function's own."""
+        function = self.ctx.enclosing_function(name)
+        while function is not None:
+            if name.id in scope_bindings(function):
+                return False
+            function = self.ctx.enclosing_function(function)
+        return True
+
+
+def _device_type(dl_device: ast.AST, receiver: ast.AST, constants: _ModuleConstants, depth: int = 0):
+    """The int device type ``dl_device`` statically asks for, _SUPPORTED or _UNKNOWN."""
+    if depth > 4:
+        return _UNKNOWN
+    if isinstance(dl_device, ast.Constant) and dl_device.value is None:
+        return _SUPPORTED
+    if _is_own_device(dl_device, receiver):
+        return _SUPPORTED
+    if isinstance(dl_device, ast.Tuple):
+        if len(dl_device.elts) != 2 or any(isinstance(e, ast.Starred) for e in dl_device.elts):
+            return _SUPPORTED  # not a device spec this rule understands: not its business
+        value = _type_value(dl_device.elts[0], constants)
+        if value is None:
+            return _UNKNOWN
+        if value in JAX_EXPORTABLE_DEVICE_TYPES or value == _IGNORED_DEVICE_TYPE:
+            return _SUPPORTED
+        return value
+    bound = constants.lookup(dl_device)
+    if bound is None:
+        return _UNKNOWN
+    return _device_type(bound, receiver, constants, depth + 1)
+
+
+def _type_value(node: ast.AST, constants: _ModuleConstants, depth: int = 0) -> int | None:
+    if depth > 4:
+        return None
+    if isinstance(node, ast.Constant):
+        value = node.value
+        return value if isinstance(value, int) and not isinstance(value, bool) else None
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        value = _type_value(node.operand, constants, depth + 1)
+        return -value if value is not None else None
+    qualified = constants.ctx.qualname(node)
+    if qualified:
+        owner, _, member = qualified.rpartition(".")
+        if owner.rpartition(".")[2] == "DLDeviceType":
+            return DL_DEVICE_TYPES.get(member)
+        return None
+    bound = constants.lookup(node)
+    return _type_value(bound, constants, depth + 1) if bound is not None else None
+
+
+def _is_own_device(dl_device: ast.AST, receiver: ast.AST) -> bool:
+    """``x.__dlpack__(dl_device=x.__dlpack_device__())``: the array's own device."""
+    return (
+        isinstance(dl_device, ast.Call)
+        and isinstance(dl_device.func, ast.Attribute)
+        and dl_device.func.attr == "__dlpack_device__"
+        and ast.dump(dl_device.func.value) == ast.dump(receiver)
+    )
