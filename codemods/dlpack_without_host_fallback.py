@@ -317,13 +317,15 @@ class ArrayOrigins:
         return self.ctx.tree
 
     def _scope_bindings(self, scope: ast.AST) -> dict[str, list[ast.AST | None]]:
-        """Name -> the values bound to it in ``scope`` (None where the value is unknowable)."""
+        """Name -> the values bound to it in ``scope``."""
         if scope not in self._bindings:
             self._bindings[scope] = scope_bindings(scope)
         return self._bindings[scope]
 
 
 def scope_bindings(scope: ast.AST) -> dict[str, list[ast.AST | None]]:
+    """Name -> what ``scope`` binds it to: an expression, a parameter (ast.arg), a ClassDef,
+    or None where the value is unknowable (loops, imports, functions, unpacking)."""
     found: dict[str, list[ast.AST | None]] = {}
 
     def bind(target: ast.AST, value: ast.AST | None) -> None:
@@ -359,7 +361,9 @@ def scope_bindings(scope: ast.AST) -> dict[str, list[ast.AST | None]]:
         elif isinstance(node, (ast.Import, ast.ImportFrom)):
             for alias in node.names:
                 found.setdefault((alias.asname or alias.name).split(".")[0], []).append(None)
-        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node is not scope:
+        elif isinstance(node, ast.ClassDef) and node is not scope:
+            found.setdefault(node.name, []).append(node)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node is not scope:
             found.setdefault(node.name, []).append(None)
         elif isinstance(node, ast.Delete):
             for target in node.targets:

@@ -119,7 +119,7 @@ class UnsupportedDlDevice(Rule):
             return []
         findings: list[Finding] = []
         origins = ArrayOrigins(ctx)
-        constants = _ModuleConstants(ctx)
+        constants = _Constants(ctx)
         helper = None
         for node in ast.walk(ctx.tree):
             if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
@@ -194,10 +194,13 @@ class UnsupportedDlDevice(Rule):
 
 
 def _without_dl_device(call: cst.Call) -> cst.Call:
-    kept = [arg for arg in call.args if not (arg.keyword and arg.keyword.value == "dl_device")]
-    if kept:
-        kept[-1] = kept[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
-    return call.with_changes(args=kept)
+    args = list(call.args)
+    index = next(i for i, arg in enumerate(args) if arg.keyword and arg.keyword.value == "dl_device")
+    dropped = args.pop(index)
+    if args and index == len(args):
+        # The new last argument ends the call the way the dropped one did (trailing comma, newline).
+        args[-1] = args[-1].with_changes(comma=dropped.comma, whitespace_after_arg=dropped.whitespace_after_arg)
+    return call.with_changes(args=args)
 
 
 def _imports_jax(tree: ast.Module) -> bool:
@@ -217,41 +220,49 @@ _SUPPORTED = object()  # JAX exports there (or ignores the type)
 _UNKNOWN = object()  # not statically known
 
 
-class _ModuleConstants:
-    """Module-level names assigned exactly once, and the class attributes of module classes."""
+class _Constants:
+    """Names assigned exactly once in their scope, and the attributes of classes so named."""
 
     def __init__(self, ctx: FileContext) -> None:
         self.ctx = ctx
-        self.bindings = scope_bindings(ctx.tree)
-        self.classes = {node.name: node for node in ctx.tree.body if isinstance(node, ast.ClassDef)}
+        self._bindings: dict[ast.AST, dict] = {}
 
     def lookup(self, node: ast.AST) -> ast.AST | None:
         """The value a constant reference stands for, when it is statically one value."""
         if isinstance(node, ast.Name):
-            return self._single(self.bindings, node.id) if self._module_level(node) else None
+            return self._single(self._scope_of(node), node.id)
         if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
-            owner = self.classes.get(node.value.id)
-            if owner is None or len(self.bindings.get(owner.name, ())) != 1 or not self._module_level(node.value):
-                return None
-            return self._single(scope_bindings(owner), node.attr)
+            owner = self.lookup(node.value)
+            return self._single(owner, node.attr) if isinstance(owner, ast.ClassDef) else None
         return None
 
-    @staticmethod
-    def _single(bindings: dict, name: str) -> ast.AST | None:
-        values = bindings.get(name, ())
-        return values[0] if len(values) == 1 else None
+    def is_module_level(self, node: ast.AST) -> bool:
+        """Whether the name at the root of ``node`` is the module's, not a function's own."""
+        while isinstance(node, ast.Attribute):
+            node = node.value
+        return isinstance(node, ast.Name) and self._scope_of(node) is self.ctx.tree
 
-    def _module_level(self, name: ast.Name) -> bool:
-        """Whether ``name`` refers to the module's binding, not a function's own."""
+    def _single(self, scope: ast.AST, name: str) -> ast.AST | None:
+        values = self._bindings_of(scope).get(name, ())
+        if len(values) != 1 or values[0] is None or isinstance(values[0], ast.arg):
+            return None
+        return values[0]
+
+    def _scope_of(self, name: ast.Name) -> ast.AST:
         function = self.ctx.enclosing_function(name)
         while function is not None:
-            if name.id in scope_bindings(function):
-                return False
+            if name.id in self._bindings_of(function):
+                return function
             function = self.ctx.enclosing_function(function)
-        return True
+        return self.ctx.tree
+
+    def _bindings_of(self, scope: ast.AST) -> dict:
+        if scope not in self._bindings:
+            self._bindings[scope] = scope_bindings(scope)
+        return self._bindings[scope]
 
 
-def _device_type(dl_device: ast.AST, receiver: ast.AST, constants: _ModuleConstants, depth: int = 0):
+def _device_type(dl_device: ast.AST, receiver: ast.AST, constants: _Constants, depth: int = 0):
     """The int device type ``dl_device`` statically asks for, _SUPPORTED or _UNKNOWN."""
     if depth > 4:
         return _UNKNOWN
@@ -274,7 +285,7 @@ def _device_type(dl_device: ast.AST, receiver: ast.AST, constants: _ModuleConsta
     return _device_type(bound, receiver, constants, depth + 1)
 
 
-def _type_value(node: ast.AST, constants: _ModuleConstants, depth: int = 0) -> int | None:
+def _type_value(node: ast.AST, constants: _Constants, depth: int = 0) -> int | None:
     if depth > 4:
         return None
     if isinstance(node, ast.Constant):
@@ -283,7 +294,7 @@ def _type_value(node: ast.AST, constants: _ModuleConstants, depth: int = 0) -> i
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
         value = _type_value(node.operand, constants, depth + 1)
         return -value if value is not None else None
-    qualified = constants.ctx.qualname(node)
+    qualified = constants.ctx.qualname(node) if constants.is_module_level(node) else None
     if qualified:
         owner, _, member = qualified.rpartition(".")
         if owner.rpartition(".")[2] == "DLDeviceType":
