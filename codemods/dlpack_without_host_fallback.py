@@ -140,7 +140,7 @@ class DlpackWithoutHostFallback(Rule):
             if not isinstance(node, ast.Call):
                 continue
             consumer = ctx.qualname(node.func)
-            if consumer not in HOST_CONSTRUCTORS or not node.args:
+            if consumer not in HOST_CONSTRUCTORS or not node.args or origins.shadowed(node.func):
                 continue
             array = exported_array(node.args[0])
             if origins.of(array) != JAX or is_guarded(ctx, node):
@@ -177,7 +177,7 @@ class DlpackWithoutHostFallback(Rule):
         if shape == STATEMENT:
             statement = updated.body[0]
             fallback = _host_copy(statement.value, consumer, numpy, fixer)
-            return try_except_buffer_error(updated, statement.with_changes(value=fallback), _FALLBACK_COMMENT)
+            return try_except_buffer_error(updated, with_value(statement, fallback), _FALLBACK_COMMENT)
         fixer.state[HELPER_NAME] = numpy
         constructor = cst.parse_expression(_constructor_code(consumer, numpy, fixer))
         args = [updated.func, constructor, _array_of(updated)]
@@ -269,6 +269,18 @@ class ArrayOrigins:
             origins = {self.of(node.left, depth), self.of(node.right, depth)}
             return JAX if JAX in origins and OTHER not in origins else None
         return None
+
+    def shadowed(self, reference: ast.AST) -> bool:
+        """Whether the name at the root of ``reference`` is a function's own, not the import."""
+        while isinstance(reference, ast.Attribute):
+            reference = reference.value
+        if not isinstance(reference, ast.Name):
+            return True
+        for ancestor in self.ctx.ancestors(reference):
+            if isinstance(ancestor, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+                if reference.id in self._scope_bindings(ancestor):
+                    return True
+        return False
 
     @staticmethod
     def _jax_only(origin: str | None) -> str | None:
@@ -442,6 +454,13 @@ def try_except_buffer_error(line: cst.SimpleStatementLine, fallback: cst.BaseSma
         ],
         leading_lines=line.leading_lines,
     )
+
+
+def with_value(statement: cst.BaseSmallStatement, value: cst.BaseExpression) -> cst.BaseSmallStatement:
+    """``statement`` computing ``value`` instead; an annotated target is annotated once, in the try."""
+    if isinstance(statement, cst.AnnAssign):
+        return cst.Assign(targets=[cst.AssignTarget(target=statement.target)], value=value)
+    return statement.with_changes(value=value)
 
 
 def code_of(node: cst.CSTNode) -> str:

@@ -17,6 +17,7 @@ from codemods.dlpack_without_host_fallback import (
     scope_bindings,
     try_except_buffer_error,
     whole_statement,
+    with_value,
 )
 from codemods.rule import Finding, FixSafety, Rule
 
@@ -177,7 +178,7 @@ class UnsupportedDlDevice(Rule):
             return _without_dl_device(updated)
         if shape == STATEMENT:
             statement = updated.body[0]
-            fallback = statement.with_changes(value=_without_dl_device(statement.value))
+            fallback = with_value(statement, _without_dl_device(statement.value))
             return try_except_buffer_error(updated, fallback, _FALLBACK_COMMENT)
         fixer.state[HELPER_NAME] = True
         dl_device = next(arg for arg in updated.args if arg.keyword and arg.keyword.value == "dl_device")
