@@ -317,9 +317,11 @@ class ArrayOrigins:
         return self.of(value, depth)
 
     def _scope_binding(self, name: ast.Name) -> ast.AST | None:
-        """The function (or module) whose local ``name`` is; None inside comprehensions/classes."""
+        """The function (or module) whose local ``name`` is; None for comprehension and class names."""
         for ancestor in self.ctx.ancestors(name):
-            if isinstance(ancestor, (*_COMPREHENSIONS, ast.ClassDef)):
+            if isinstance(ancestor, _COMPREHENSIONS) and name.id in _comprehension_targets(ancestor):
+                return None
+            if isinstance(ancestor, ast.ClassDef) and name.id in self._scope_bindings(ancestor):
                 return None
             if isinstance(ancestor, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
                 if name.id in self._scope_bindings(ancestor):
@@ -393,6 +395,15 @@ def _walk_scope(scope: ast.AST):
         if isinstance(node, (*_SCOPES, *_COMPREHENSIONS)):
             continue
         stack.extend(reversed(list(ast.iter_child_nodes(node))))
+
+
+def _comprehension_targets(comprehension: ast.AST) -> set[str]:
+    return {
+        node.id
+        for generator in comprehension.generators
+        for node in ast.walk(generator.target)
+        if isinstance(node, ast.Name)
+    }
 
 
 def _declares_global(function: ast.AST, name: str) -> bool:
