@@ -486,8 +486,10 @@ def numpy_name(fixer) -> str:
     for node in fixer.ctx.tree.body:
         if isinstance(node, ast.Import):
             for alias in node.names:
-                if alias.name == "numpy":
-                    return alias.asname or "numpy"
+                if alias.name == "numpy" and alias.asname:
+                    return alias.asname
+                if alias.name.split(".")[0] == "numpy" and not alias.asname:
+                    return "numpy"
     if not fixer.ctx.is_bound("np"):
         fixer.add_import("numpy", asname="np")
         return "np"

@@ -55,7 +55,7 @@ HELPER = "helper"  # the same, inside an expression, through the module's helper
 HELPER_NAME = "_dlpack_or_native_device"
 HELPER_SOURCE = f'''
 def {HELPER_NAME}(array, dl_device, **kwargs):
-    """DLPack capsule on ``dl_device``, or on the array's own device where JAX cannot export there."""
+    """DLPack capsule on ``dl_device``, or on the array's own device if JAX cannot export there."""
     try:
         return array.__dlpack__(dl_device=dl_device, **kwargs)
     except BufferError:
@@ -99,10 +99,9 @@ class UnsupportedDlDevice(Rule):
     raises `BufferError`, and the other keyword arguments are kept. When the device
     type is a run-time value, the fix is unsafe: it wraps the export in
     `try`/`except BufferError` and retries without `dl_device`, so the capsule may live
-    on another device than the one requested (the consumer must accept that), and
-    `dl_device` errors other than an unsupported type (a missing backend raises
-    `RuntimeError`, not `BufferError`, and is not caught) are answered by the retry,
-    which re-raises anything not caused by `dl_device`. A whole statement is wrapped in
+    on another device than the one requested, which the consumer must accept. A
+    `BufferError` that `dl_device` did not cause (a sharded array) is raised again by
+    the retry, so it still surfaces. A whole statement is wrapped in
     place; an export inside a larger expression goes through one helper per module.
     Supported device types, `dl_device=None`, `dl_device=x.__dlpack_device__()` and
     exports already inside `try`/`except BufferError` are left alone, as are files that
