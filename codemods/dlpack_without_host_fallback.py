@@ -32,9 +32,26 @@ _OTHER_NAMESPACES = ("torch.", "numpy.", "cupy.", "tensorflow.")
 # Methods and attributes of a jax.Array that give a jax.Array back.
 _ARRAY_METHODS = frozenset(
     {
-        "astype", "reshape", "transpose", "ravel", "flatten", "squeeze", "swapaxes", "copy",
-        "sum", "mean", "max", "min", "prod", "cumsum", "clip", "round", "conj", "dot",
-        "block_until_ready", "__getitem__",
+        "astype",
+        "reshape",
+        "transpose",
+        "ravel",
+        "flatten",
+        "squeeze",
+        "swapaxes",
+        "copy",
+        "sum",
+        "mean",
+        "max",
+        "min",
+        "prod",
+        "cumsum",
+        "clip",
+        "round",
+        "conj",
+        "dot",
+        "block_until_ready",
+        "__getitem__",
     }
 )
 _ARRAY_ATTRIBUTES = frozenset({"T", "mT", "real", "imag"})
@@ -155,19 +172,30 @@ class DlpackWithoutHostFallback(Rule):
         )
         if len(call.args) != 1 or call.keywords or isinstance(call.args[0], ast.Starred):
             return self.finding(
-                ctx, call, f"{message}; its extra arguments have no host-copy equivalent: add a "
-                "`except BufferError` fallback through `np.array(x)` by hand", FixSafety.NONE,
+                ctx,
+                call,
+                f"{message}; its extra arguments have no host-copy equivalent: add a "
+                "`except BufferError` fallback through `np.array(x)` by hand",
+                FixSafety.NONE,
             )
         advice = f"{message}; on BufferError, copy through host memory"
         statement = whole_statement(ctx, call)
         if statement is not None:
             return self.finding(
-                ctx, statement, advice, FixSafety.SAFE, node_type="SimpleStatementLine", data=(STATEMENT, consumer)
+                ctx,
+                statement,
+                advice,
+                FixSafety.SAFE,
+                node_type="SimpleStatementLine",
+                data=(STATEMENT, consumer),
             )
         if helper == TAKEN:
             return self.finding(
-                ctx, call, f"{message}; `{HELPER_NAME}` is already taken in this module, so add the "
-                "`except BufferError` host fallback by hand", FixSafety.NONE,
+                ctx,
+                call,
+                f"{message}; `{HELPER_NAME}` is already taken in this module, so add the "
+                "`except BufferError` host fallback by hand",
+                FixSafety.NONE,
             )
         return self.finding(ctx, call, advice, FixSafety.SAFE, data=(HELPER, consumer))
 
@@ -277,9 +305,9 @@ class ArrayOrigins:
         if not isinstance(reference, ast.Name):
             return True
         for ancestor in self.ctx.ancestors(reference):
-            if isinstance(ancestor, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
-                if reference.id in self._scope_bindings(ancestor):
-                    return True
+            is_function = isinstance(ancestor, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))
+            if is_function and reference.id in self._scope_bindings(ancestor):
+                return True
         return False
 
     @staticmethod
@@ -313,7 +341,9 @@ class ArrayOrigins:
     def _of_binding(self, value: ast.AST, depth: int) -> str | None:
         if isinstance(value, ast.arg):
             annotation = value.annotation
-            return JAX if annotation is not None and self.ctx.qualname(annotation) in _JAX_ARRAY_TYPES else None
+            return (
+                JAX if annotation is not None and self.ctx.qualname(annotation) in _JAX_ARRAY_TYPES else None
+            )
         return self.of(value, depth)
 
     def _scope_binding(self, name: ast.Name) -> ast.AST | None:
@@ -421,9 +451,11 @@ def is_guarded(ctx: FileContext, node: ast.AST) -> bool:
     for ancestor in ctx.ancestors(node):
         if isinstance(ancestor, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
             return False
-        if isinstance(ancestor, (ast.Try, getattr(ast, "TryStar", ast.Try))) and child in ancestor.body:
-            if any(_catches_buffer_error(ctx, handler.type) for handler in ancestor.handlers):
-                return True
+        in_try_body = (
+            isinstance(ancestor, (ast.Try, getattr(ast, "TryStar", ast.Try))) and child in ancestor.body
+        )
+        if in_try_body and any(_catches_buffer_error(ctx, handler.type) for handler in ancestor.handlers):
+            return True
         child = ancestor
     return False
 
@@ -441,7 +473,10 @@ def _catches_buffer_error(ctx: FileContext, caught: ast.AST | None) -> bool:
 def whole_statement(ctx: FileContext, call: ast.Call) -> ast.stmt | None:
     """The statement ``call`` is the whole value of, when it sits alone on its lines."""
     statement = ctx.parent(call)
-    if not isinstance(statement, (ast.Assign, ast.AnnAssign, ast.Return, ast.Expr)) or statement.value is not call:
+    if (
+        not isinstance(statement, (ast.Assign, ast.AnnAssign, ast.Return, ast.Expr))
+        or statement.value is not call
+    ):
         return None
     first = ctx.lines[statement.lineno - 1]
     last = ctx.lines[statement.end_lineno - 1]
@@ -452,7 +487,9 @@ def whole_statement(ctx: FileContext, call: ast.Call) -> ast.stmt | None:
     return statement
 
 
-def try_except_buffer_error(line: cst.SimpleStatementLine, fallback: cst.BaseSmallStatement, why: str) -> cst.Try:
+def try_except_buffer_error(
+    line: cst.SimpleStatementLine, fallback: cst.BaseSmallStatement, why: str
+) -> cst.Try:
     """``try: <line> except BufferError: <fallback>``, keeping the line's comments in place."""
     handler_header = cst.TrailingWhitespace(whitespace=cst.SimpleWhitespace("  "), comment=cst.Comment(why))
     return cst.Try(
@@ -460,7 +497,9 @@ def try_except_buffer_error(line: cst.SimpleStatementLine, fallback: cst.BaseSma
         handlers=[
             cst.ExceptHandler(
                 type=cst.Name("BufferError"),
-                body=cst.IndentedBlock(body=[cst.SimpleStatementLine(body=[fallback])], header=handler_header),
+                body=cst.IndentedBlock(
+                    body=[cst.SimpleStatementLine(body=[fallback])], header=handler_header
+                ),
             )
         ],
         leading_lines=line.leading_lines,
@@ -518,9 +557,13 @@ def _is_helper(function: ast.FunctionDef, template: str) -> bool:
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "array"
     }
     expected = ast.dump(function)
-    return any(
-        ast.dump(ast.parse(template.replace("NUMPY", spelling)).body[0]) == expected for spelling in spellings
-    ) or ast.dump(ast.parse(template).body[0]) == expected
+    return (
+        any(
+            ast.dump(ast.parse(template.replace("NUMPY", spelling)).body[0]) == expected
+            for spelling in spellings
+        )
+        or ast.dump(ast.parse(template).body[0]) == expected
+    )
 
 
 def insert_helper(module: cst.Module, name: str, source: str) -> cst.Module:

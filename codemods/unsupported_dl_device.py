@@ -148,8 +148,12 @@ class UnsupportedDlDevice(Rule):
             "array's own device, or request kDLCPU/kDLCUDA"
         )
         if any(keyword.arg is None for keyword in call.keywords) or call.args:
-            return self.finding(ctx, call, f"{message} (fix by hand: the call has other arguments "
-                                "this rule cannot keep apart)", FixSafety.NONE)
+            return self.finding(
+                ctx,
+                call,
+                f"{message} (fix by hand: the call has other arguments this rule cannot keep apart)",
+                FixSafety.NONE,
+            )
         return self.finding(ctx, call, message, FixSafety.SAFE, data=(STATIC,))
 
     def _runtime_finding(self, ctx: FileContext, call: ast.Call, helper: str) -> Finding:
@@ -167,7 +171,10 @@ class UnsupportedDlDevice(Rule):
             )
         if helper == TAKEN or any(keyword.arg is None for keyword in call.keywords):
             return self.finding(
-                ctx, call, f"{message} (by hand: the call cannot be routed through `{HELPER_NAME}`)", FixSafety.NONE
+                ctx,
+                call,
+                f"{message} (by hand: the call cannot be routed through `{HELPER_NAME}`)",
+                FixSafety.NONE,
             )
         return self.finding(ctx, call, message, FixSafety.UNSAFE, data=(HELPER,))
 
@@ -184,7 +191,9 @@ class UnsupportedDlDevice(Rule):
         others = [arg for arg in updated.args if arg is not dl_device]
         args = [cst.Arg(value=updated.func.value), cst.Arg(value=dl_device.value), *others]
         args[-1] = args[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
-        args[:-1] = [arg.with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))) for arg in args[:-1]]
+        args[:-1] = [
+            arg.with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))) for arg in args[:-1]
+        ]
         return cst.Call(func=cst.Name(HELPER_NAME), args=args, lpar=updated.lpar, rpar=updated.rpar)
 
     def finalize(self, module: cst.Module, fixer) -> cst.Module:
@@ -199,18 +208,22 @@ def _without_dl_device(call: cst.Call) -> cst.Call:
     dropped = args.pop(index)
     if args and index == len(args):
         # The new last argument ends the call the way the dropped one did (trailing comma, newline).
-        args[-1] = args[-1].with_changes(comma=dropped.comma, whitespace_after_arg=dropped.whitespace_after_arg)
+        args[-1] = args[-1].with_changes(
+            comma=dropped.comma, whitespace_after_arg=dropped.whitespace_after_arg
+        )
     return call.with_changes(args=args)
 
 
 def _imports_jax(tree: ast.Module) -> bool:
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
-            if any(alias.name.split(".")[0] == "jax" for alias in node.names):
-                return True
+            modules = [alias.name for alias in node.names]
         elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
-            if node.module.split(".")[0] == "jax":
-                return True
+            modules = [node.module]
+        else:
+            continue
+        if any(module.split(".")[0] == "jax" for module in modules):
+            return True
     return False
 
 

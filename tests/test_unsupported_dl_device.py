@@ -20,8 +20,14 @@ SITE_PACKAGES = pathlib.Path(__import__("jax").__file__).parent.parent
 
 def _run(code: str) -> str:
     # A fresh interpreter: the tool must not depend on jax/torch being importable.
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300,
-                          env={"JAX_PLATFORMS": "cpu", "PATH": "/usr/bin:/bin"})
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={"JAX_PLATFORMS": "cpu", "PATH": "/usr/bin:/bin"},
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     return done.stdout.strip()
 
@@ -81,7 +87,9 @@ def test_flagged_exactly_when_jax_cannot_export(name, spelling):
 
 
 def test_suppression_comment_keeps_the_call():
-    source = b"import jax.numpy as jnp\nc = jnp.ones(2).__dlpack__(dl_device=(4, 0))  # codemod: ignore[JAX003]\n"
+    source = (
+        b"import jax.numpy as jnp\nc = jnp.ones(2).__dlpack__(dl_device=(4, 0))  # codemod: ignore[JAX003]\n"
+    )
     result = process_source(source, "m.py", Settings(rules=(UnsupportedDlDevice(),)))
     assert result.findings == [] and not result.changed
 
