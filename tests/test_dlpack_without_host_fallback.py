@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import pathlib
 
 import codemods
@@ -9,7 +10,7 @@ from codemods.config import Config
 from codemods.dlpack_without_host_fallback import DlpackWithoutHostFallback
 from codemods.engine import Settings, check_source, process_source
 
-SITE_PACKAGES = pathlib.Path(__import__("jax").__file__).parent.parent
+SITE_PACKAGES = pathlib.Path(importlib.util.find_spec("jax").origin).parent.parent
 
 
 def fix(source: str, unsafe: bool = False):

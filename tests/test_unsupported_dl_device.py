@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import pathlib
 import subprocess
 import sys
@@ -15,11 +16,11 @@ from codemods.unsupported_dl_device import (
     UnsupportedDlDevice,
 )
 
-SITE_PACKAGES = pathlib.Path(__import__("jax").__file__).parent.parent
+SITE_PACKAGES = pathlib.Path(importlib.util.find_spec("jax").origin).parent.parent
 
 
 def _run(code: str) -> str:
-    # A fresh interpreter: the tool must not depend on jax/torch being importable.
+    # Ask the installed libraries in a fresh interpreter, so this process stays free of them.
     done = subprocess.run(
         [sys.executable, "-c", code],
         check=False,
@@ -30,6 +31,11 @@ def _run(code: str) -> str:
     )
     assert done.returncode == 0, done.stderr[-2000:]
     return done.stdout.strip()
+
+
+def test_the_tool_imports_neither_jax_nor_torch():
+    loaded = _run("import sys, codemods; print(sorted({'jax', 'torch'} & set(sys.modules)))")
+    assert loaded == "[]"
 
 
 def test_table_matches_installed_jax():
