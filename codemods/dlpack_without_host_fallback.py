@@ -14,7 +14,7 @@ import libcst as cst
 from codemods.context import FileContext
 from codemods.rule import Finding, FixSafety, Rule
 
-# Consumer -> the same library's constructor from a host (NumPy) array; None: NumPy itself.
+# Consumer -> the same library's constructor, which takes the host (NumPy) copy.
 HOST_CONSTRUCTORS = {
     "torch.from_dlpack": "torch.as_tensor",
     "torch.utils.dlpack.from_dlpack": "torch.as_tensor",
@@ -27,7 +27,8 @@ HOST_CONSTRUCTORS = {
 _JAX_ARRAY_NAMESPACES = ("jax.numpy.", "jax.random.", "jax.lax.", "jax.nn.", "jax.scipy.")
 _JAX_ARRAY_FUNCTIONS = frozenset({"jax.device_put", "jax.block_until_ready", "jax.make_array_from_callback"})
 _JAX_TRANSFORMS = frozenset({"jax.jit", "jax.pmap"})
-_JAX_ARRAY_TYPES = frozenset({"jax.Array", "jax.numpy.ndarray", "jax.typing.ArrayLike"})
+# Annotations that promise a jax.Array (ArrayLike does not: it admits NumPy arrays and scalars).
+_JAX_ARRAY_TYPES = frozenset({"jax.Array", "jax.numpy.ndarray"})
 _OTHER_NAMESPACES = ("torch.", "numpy.", "cupy.", "tensorflow.")
 # Methods and attributes of a jax.Array that give a jax.Array back.
 _ARRAY_METHODS = frozenset(
@@ -556,14 +557,11 @@ def _is_helper(function: ast.FunctionDef, template: str) -> bool:
         for node in ast.walk(function)
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "array"
     }
-    expected = ast.dump(function)
-    return (
-        any(
-            ast.dump(ast.parse(template.replace("NUMPY", spelling)).body[0]) == expected
-            for spelling in spellings
-        )
-        or ast.dump(ast.parse(template).body[0]) == expected
+    candidates = (
+        {template.replace("NUMPY", spelling) for spelling in spellings} if "NUMPY" in template else {template}
     )
+    expected = ast.dump(function)
+    return any(ast.dump(ast.parse(candidate).body[0]) == expected for candidate in candidates)
 
 
 def insert_helper(module: cst.Module, name: str, source: str) -> cst.Module:

@@ -76,3 +76,11 @@ def test_no_findings_in_installed_libraries():
                 continue
             flagged.extend(f"{f.path}:{f.line}" for f in findings)
     assert flagged == []
+
+
+def test_existing_helper_is_reused_not_duplicated():
+    first = fix("import jax.numpy as jnp\nimport torch\n\nx = jnp.ones(3)\na = torch.from_dlpack(x).sum()\n")
+    later = first.fixed.decode() + "b = torch.from_dlpack(x).sum()\n"
+    text = fix(later).fixed.decode()
+    assert text.count("def _from_dlpack_or_host(") == 1
+    assert "b = _from_dlpack_or_host(torch.from_dlpack, torch.as_tensor, x).sum()" in text

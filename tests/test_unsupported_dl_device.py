@@ -111,3 +111,15 @@ def test_no_findings_in_installed_libraries():
                 continue
             flagged.extend(f"{f.path}:{f.line}" for f in findings)
     assert flagged == []
+
+
+def test_existing_helper_is_reused_not_duplicated():
+    settings = Settings(rules=(UnsupportedDlDevice(),), unsafe_fixes=True)
+    source = "import jax\n\ndef f(x, d):\n    return [x.__dlpack__(dl_device=d)]\n"
+    first = process_source(source.encode(), "m.py", settings).fixed.decode()
+    later = first + "\ndef g(x, d):\n    return [x.__dlpack__(dl_device=d, stream=None)]\n"
+    result = process_source(later.encode(), "m.py", settings)
+    assert [f.fix.value for f in result.findings] == ["unsafe"]
+    text = result.fixed.decode()
+    assert text.count("def _dlpack_or_native_device(") == 1
+    assert "return [_dlpack_or_native_device(x, d, stream=None)]" in text
