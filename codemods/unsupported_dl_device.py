@@ -1,0 +1,327 @@
+"""JAX003: ``__dlpack__(dl_device=...)`` naming a DLPack device type JAX cannot export to."""
+
+from __future__ import annotations
+
+import ast
+
+import libcst as cst
+
+from codemods.context import FileContext
+from codemods.dlpack_without_host_fallback import (
+    OTHER,
+    TAKEN,
+    ArrayOrigins,
+    helper_state,
+    insert_helper,
+    is_guarded,
+    scope_bindings,
+    try_except_buffer_error,
+    whole_statement,
+    with_value,
+)
+from codemods.rule import Finding, FixSafety, Rule
+
+# DLDeviceType members of the DLPack standard (dlpack.h), by name.
+DL_DEVICE_TYPES = {
+    "kDLCPU": 1,
+    "kDLCUDA": 2,
+    "kDLCUDAHost": 3,
+    "kDLOpenCL": 4,
+    "kDLVulkan": 7,
+    "kDLMetal": 8,
+    "kDLVPI": 9,
+    "kDLROCM": 10,
+    "kDLROCMHost": 11,
+    "kDLExtDev": 12,
+    "kDLCUDAManaged": 13,
+    "kDLOneAPI": 14,
+    "kDLWebGPU": 15,
+    "kDLHexagon": 16,
+    "kDLMAIA": 17,
+}
+_NAMES = {value: name for name, value in DL_DEVICE_TYPES.items()}
+
+# The keys of _DL_DEVICE_TO_PLATFORM in jax/_src/dlpack.py of JAX 0.10.2 (kDLCPU, kDLCUDA,
+# kDLCUDAHost, kDLROCM); tests/test_unsupported_dl_device.py compares it with the
+# installed JAX. Any other type makes to_dlpack raise BufferError, except 0: to_dlpack
+# tests `if dl_device_type:`, so a zero type is ignored rather than rejected.
+JAX_EXPORTABLE_DEVICE_TYPES = frozenset({1, 2, 3, 10})
+_IGNORED_DEVICE_TYPE = 0
+
+STATIC = "static"  # drop dl_device: the call can never succeed
+STATEMENT = "statement"  # try the requested device, else the native one, around a statement
+HELPER = "helper"  # the same, inside an expression, through the module's helper
+
+HELPER_NAME = "_dlpack_or_native_device"
+HELPER_SOURCE = f'''
+def {HELPER_NAME}(array, dl_device, **kwargs):
+    """DLPack capsule on ``dl_device``, or on the array's own device if JAX cannot export there."""
+    try:
+        return array.__dlpack__(dl_device=dl_device, **kwargs)
+    except BufferError:
+        return array.__dlpack__(**kwargs)
+'''
+_FALLBACK_COMMENT = "# JAX cannot export to that device type: use the array's own device"
+
+
+class UnsupportedDlDevice(Rule):
+    """## What it does
+    Finds `x.__dlpack__(dl_device=(TYPE, id))` calls whose DLPack device type JAX
+    does not map to a backend (OpenCL, Vulkan, Metal, VPI, ExtDev, WebGPU, Hexagon, ...),
+    whether the type is spelled with `torch.utils.dlpack.DLDeviceType`, another
+    library's `DLDeviceType` enum, a bare int, or a module-level constant. When the
+    type is statically unsupported the `dl_device` argument is dropped, so JAX exports
+    from the array's own device. When the type is only known at run time, the export
+    falls back to the array's own device on `BufferError` (an unsafe fix).
+
+    ## Why is this bad?
+    JAX exports only to the device types in its `_DL_DEVICE_TO_PLATFORM` table (CPU,
+    CUDA, CUDA host and ROCm); any other type raises `BufferError: The device
+    specification passed to to_dlpack contains an unsupported device type`, so such a
+    call can never succeed.
+
+    ## Example
+    ```python
+    from torch.utils.dlpack import DLDeviceType
+
+    capsule = x.__dlpack__(dl_device=(DLDeviceType.kDLOpenCL, 0), stream=None)
+    ```
+
+    ## Use instead
+    ```python
+    from torch.utils.dlpack import DLDeviceType
+
+    capsule = x.__dlpack__(stream=None)
+    ```
+
+    ## Fix safety
+    Dropping a statically unsupported `dl_device` is safe: the original call always
+    raises `BufferError`, and the other keyword arguments are kept. When the device
+    type is a run-time value, the fix is unsafe: it wraps the export in
+    `try`/`except BufferError` and retries without `dl_device`, so the capsule may live
+    on another device than the one requested, which the consumer must accept. A
+    `BufferError` that `dl_device` did not cause (a sharded array) is raised again by
+    the retry, so it still surfaces. A whole statement is wrapped in
+    place; an export inside a larger expression goes through one helper per module.
+    Supported device types, `dl_device=None`, `dl_device=x.__dlpack_device__()` and
+    exports already inside `try`/`except BufferError` are left alone, as are files that
+    do not import JAX and receivers known to be arrays of another library.
+    """
+
+    CODE = "JAX003"
+    NAME = "unsupported-dl-device"
+    DEFAULT_ENABLED = True
+    FIX_SAFETY = FixSafety.SAFE
+    TRIGGERS = (b"dl_device",)
+
+    def check(self, ctx: FileContext) -> list[Finding]:
+        if not _imports_jax(ctx.tree):
+            return []
+        findings: list[Finding] = []
+        origins = ArrayOrigins(ctx)
+        constants = _Constants(ctx)
+        helper = None
+        for node in ast.walk(ctx.tree):
+            if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
+                continue
+            if node.func.attr != "__dlpack__":
+                continue
+            keyword = next((k for k in node.keywords if k.arg == "dl_device"), None)
+            if keyword is None or origins.of(node.func.value) == OTHER:
+                continue
+            device_type = _device_type(keyword.value, node.func.value, constants)
+            if device_type is _SUPPORTED:
+                continue
+            if device_type is not _UNKNOWN:
+                findings.append(self._static_finding(ctx, node, device_type))
+            elif not is_guarded(ctx, node):
+                if helper is None:
+                    helper = helper_state(ctx, HELPER_NAME, HELPER_SOURCE)
+                findings.append(self._runtime_finding(ctx, node, helper))
+        return findings
+
+    def _static_finding(self, ctx: FileContext, call: ast.Call, device_type: int) -> Finding:
+        name = _NAMES.get(device_type, "not a DLPack device type")
+        message = (
+            f"`dl_device` asks for DLPack device type {device_type} ({name}), which JAX does not "
+            "export to: this call always raises BufferError; drop `dl_device` to export from the "
+            "array's own device, or request kDLCPU/kDLCUDA"
+        )
+        if any(keyword.arg is None for keyword in call.keywords) or call.args:
+            return self.finding(
+                ctx,
+                call,
+                f"{message} (fix by hand: the call has other arguments this rule cannot keep apart)",
+                FixSafety.NONE,
+            )
+        return self.finding(ctx, call, message, FixSafety.SAFE, data=(STATIC,))
+
+    def _runtime_finding(self, ctx: FileContext, call: ast.Call, helper: str) -> Finding:
+        message = (
+            "`dl_device` is only known at run time, and JAX raises BufferError for device types it "
+            "does not export to (OpenCL, Vulkan, Metal, ...); fall back to the array's own device "
+            "on BufferError"
+        )
+        if call.args:
+            return self.finding(ctx, call, f"{message} (by hand: positional arguments)", FixSafety.NONE)
+        statement = whole_statement(ctx, call)
+        if statement is not None:
+            return self.finding(
+                ctx, statement, message, FixSafety.UNSAFE, node_type="SimpleStatementLine", data=(STATEMENT,)
+            )
+        if helper == TAKEN or any(keyword.arg is None for keyword in call.keywords):
+            return self.finding(
+                ctx,
+                call,
+                f"{message} (by hand: the call cannot be routed through `{HELPER_NAME}`)",
+                FixSafety.NONE,
+            )
+        return self.finding(ctx, call, message, FixSafety.UNSAFE, data=(HELPER,))
+
+    def rewrite(self, original, updated, finding: Finding, fixer):
+        shape = finding.data[0]
+        if shape == STATIC:
+            return _without_dl_device(updated)
+        if shape == STATEMENT:
+            statement = updated.body[0]
+            fallback = with_value(statement, _without_dl_device(statement.value))
+            return try_except_buffer_error(updated, fallback, _FALLBACK_COMMENT)
+        fixer.state[HELPER_NAME] = True
+        dl_device = next(arg for arg in updated.args if arg.keyword and arg.keyword.value == "dl_device")
+        others = [arg for arg in updated.args if arg is not dl_device]
+        args = [cst.Arg(value=updated.func.value), cst.Arg(value=dl_device.value), *others]
+        args[-1] = args[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+        args[:-1] = [
+            arg.with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))) for arg in args[:-1]
+        ]
+        return cst.Call(func=cst.Name(HELPER_NAME), args=args, lpar=updated.lpar, rpar=updated.rpar)
+
+    def finalize(self, module: cst.Module, fixer) -> cst.Module:
+        if not fixer.state.get(HELPER_NAME):
+            return module
+        return insert_helper(module, HELPER_NAME, HELPER_SOURCE)
+
+
+def _without_dl_device(call: cst.Call) -> cst.Call:
+    args = list(call.args)
+    index = next(i for i, arg in enumerate(args) if arg.keyword and arg.keyword.value == "dl_device")
+    dropped = args.pop(index)
+    if args and index == len(args):
+        # The new last argument ends the call the way the dropped one did (trailing comma, newline).
+        args[-1] = args[-1].with_changes(
+            comma=dropped.comma, whitespace_after_arg=dropped.whitespace_after_arg
+        )
+    return call.with_changes(args=args)
+
+
+def _imports_jax(tree: ast.Module) -> bool:
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            modules = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+            modules = [node.module]
+        else:
+            continue
+        if any(module.split(".")[0] == "jax" for module in modules):
+            return True
+    return False
+
+
+# What dl_device asks for -------------------------------------------------------------
+
+_SUPPORTED = object()  # JAX exports there (or ignores the type)
+_UNKNOWN = object()  # not statically known
+
+
+class _Constants:
+    """Names assigned exactly once in their scope, and the attributes of classes so named."""
+
+    def __init__(self, ctx: FileContext) -> None:
+        self.ctx = ctx
+        self._bindings: dict[ast.AST, dict] = {}
+
+    def lookup(self, node: ast.AST) -> ast.AST | None:
+        """The value a constant reference stands for, when it is statically one value."""
+        if isinstance(node, ast.Name):
+            return self._single(self._scope_of(node), node.id)
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+            owner = self.lookup(node.value)
+            return self._single(owner, node.attr) if isinstance(owner, ast.ClassDef) else None
+        return None
+
+    def is_module_level(self, node: ast.AST) -> bool:
+        """Whether the name at the root of ``node`` is the module's, not a function's own."""
+        while isinstance(node, ast.Attribute):
+            node = node.value
+        return isinstance(node, ast.Name) and self._scope_of(node) is self.ctx.tree
+
+    def _single(self, scope: ast.AST, name: str) -> ast.AST | None:
+        values = self._bindings_of(scope).get(name, ())
+        if len(values) != 1 or values[0] is None or isinstance(values[0], ast.arg):
+            return None
+        return values[0]
+
+    def _scope_of(self, name: ast.Name) -> ast.AST:
+        function = self.ctx.enclosing_function(name)
+        while function is not None:
+            if name.id in self._bindings_of(function):
+                return function
+            function = self.ctx.enclosing_function(function)
+        return self.ctx.tree
+
+    def _bindings_of(self, scope: ast.AST) -> dict:
+        if scope not in self._bindings:
+            self._bindings[scope] = scope_bindings(scope)
+        return self._bindings[scope]
+
+
+def _device_type(dl_device: ast.AST, receiver: ast.AST, constants: _Constants, depth: int = 0):
+    """The int device type ``dl_device`` statically asks for, _SUPPORTED or _UNKNOWN."""
+    if depth > 4:
+        return _UNKNOWN
+    if isinstance(dl_device, ast.Constant) and dl_device.value is None:
+        return _SUPPORTED
+    if _is_own_device(dl_device, receiver):
+        return _SUPPORTED
+    if isinstance(dl_device, ast.Tuple):
+        if len(dl_device.elts) != 2 or any(isinstance(e, ast.Starred) for e in dl_device.elts):
+            return _SUPPORTED  # not a device spec this rule understands: not its business
+        value = _type_value(dl_device.elts[0], constants)
+        if value is None:
+            return _UNKNOWN
+        if value in JAX_EXPORTABLE_DEVICE_TYPES or value == _IGNORED_DEVICE_TYPE:
+            return _SUPPORTED
+        return value
+    bound = constants.lookup(dl_device)
+    if bound is None:
+        return _UNKNOWN
+    return _device_type(bound, receiver, constants, depth + 1)
+
+
+def _type_value(node: ast.AST, constants: _Constants, depth: int = 0) -> int | None:
+    if depth > 4:
+        return None
+    if isinstance(node, ast.Constant):
+        value = node.value
+        return value if isinstance(value, int) and not isinstance(value, bool) else None
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        value = _type_value(node.operand, constants, depth + 1)
+        return -value if value is not None else None
+    qualified = constants.ctx.qualname(node) if constants.is_module_level(node) else None
+    if qualified:
+        owner, _, member = qualified.rpartition(".")
+        if owner.rpartition(".")[2] == "DLDeviceType":
+            return DL_DEVICE_TYPES.get(member)
+        return None
+    bound = constants.lookup(node)
+    return _type_value(bound, constants, depth + 1) if bound is not None else None
+
+
+def _is_own_device(dl_device: ast.AST, receiver: ast.AST) -> bool:
+    """``x.__dlpack__(dl_device=x.__dlpack_device__())``: the array's own device."""
+    return (
+        isinstance(dl_device, ast.Call)
+        and isinstance(dl_device.func, ast.Attribute)
+        and dl_device.func.attr == "__dlpack_device__"
+        and ast.dump(dl_device.func.value) == ast.dump(receiver)
+    )

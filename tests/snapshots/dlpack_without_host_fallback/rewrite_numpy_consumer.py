@@ -1,0 +1,43 @@
+# expect: BufferError: __dlpack__ device only supported for CPU, GPU and TPU pinned host
+"""NumPy consumers; numpy is not imported yet, so `import numpy as np` is added."""
+import contextlib
+
+import jax
+import jax.numpy as jnp
+
+
+@contextlib.contextmanager
+def plugin_backend():
+    """jax.Array exports fail the way they do on a backend without DLPack (the seed's error)."""
+    array_type = type(jnp.zeros(()))
+    saved = {name: array_type.__dict__[name] for name in ("__dlpack__", "__dlpack_device__")}
+
+    def refuse(self, *args, **kwargs):
+        raise BufferError("__dlpack__ device only supported for CPU, GPU and TPU pinned host, got platform: METAL")
+
+    for name in saved:
+        setattr(array_type, name, refuse)
+    try:
+        yield
+    finally:
+        for name, method in saved.items():
+            setattr(array_type, name, method)
+from numpy import array_equal, from_dlpack
+
+
+def host_view():
+    y = jnp.linspace(0.0, 1.0, 4, dtype=jnp.float32)
+    return y, from_dlpack(y)
+
+
+def flags():
+    return from_dlpack(jnp.array([True, False, True]))
+
+
+y, fast = host_view()
+assert fast.ctypes.data == y.unsafe_buffer_pointer(), "CPU keeps the zero-copy path"
+with plugin_backend():
+    _, slow = host_view()
+    slow_flags = flags()
+assert array_equal(slow, fast) and slow.dtype == fast.dtype
+assert slow_flags.tolist() == [True, False, True] and slow_flags.dtype == bool

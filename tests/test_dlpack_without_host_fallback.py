@@ -1,0 +1,86 @@
+"""JAX004 details the snapshot cases do not pin down."""
+
+from __future__ import annotations
+
+import importlib.util
+import pathlib
+
+import codemods
+from codemods.config import Config
+from codemods.dlpack_without_host_fallback import DlpackWithoutHostFallback
+from codemods.engine import Settings, check_source, process_source
+
+SITE_PACKAGES = pathlib.Path(importlib.util.find_spec("jax").origin).parent.parent
+
+
+def fix(source: str, unsafe: bool = False):
+    settings = Settings(rules=(DlpackWithoutHostFallback(),), unsafe_fixes=unsafe)
+    return process_source(source.encode(), "m.py", settings)
+
+
+def test_opt_in():
+    assert DlpackWithoutHostFallback in codemods.RULES
+    assert DlpackWithoutHostFallback.DEFAULT_ENABLED is False
+
+
+def test_one_helper_for_many_exports_and_idempotent():
+    source = (
+        "import jax.numpy as jnp\nimport numpy as np\nimport torch\n\n"
+        "x = jnp.ones(3)\n"
+        "a = torch.from_dlpack(x).sum() + np.from_dlpack(x).sum()\n"
+        "b = [torch.from_dlpack(x) for _ in range(2)]\n"
+    )
+    once = fix(source)
+    assert once.error is None
+    text = once.fixed.decode()
+    assert text.count("def _from_dlpack_or_host(") == 1
+    assert text.count("_from_dlpack_or_host(torch.from_dlpack, torch.as_tensor, x)") == 2
+    assert "_from_dlpack_or_host(np.from_dlpack, np.asarray, x)" in text
+    assert "import numpy" not in text.replace("import numpy as np", "", 1)
+    assert not fix(text).changed
+
+
+def test_np_taken_imports_numpy_plainly():
+    source = "import jax.numpy as jnp\nimport torch\n\nnp = None\nt = torch.from_dlpack(jnp.ones(3))\n"
+    text = fix(source).fixed.decode()
+    assert "import numpy\n" in text and "import numpy as np" not in text
+    assert "t = torch.as_tensor(numpy.array(jnp.ones(3)))" in text
+
+
+def test_statement_sharing_a_line_goes_through_the_helper():
+    source = "import jax.numpy as jnp\nimport torch\n\nx = jnp.ones(3); t = torch.from_dlpack(x)\n"
+    text = fix(source).fixed.decode()
+    assert "x = jnp.ones(3); t = _from_dlpack_or_host(torch.from_dlpack, torch.as_tensor, x)" in text
+
+
+def test_compound_header_line_goes_through_the_helper():
+    source = "import jax.numpy as jnp\nimport torch\n\nx = jnp.ones(3)\nif x.size: t = torch.from_dlpack(x)\n"
+    text = fix(source).fixed.decode()
+    assert "if x.size: t = _from_dlpack_or_host(torch.from_dlpack, torch.as_tensor, x)" in text
+
+
+def test_not_selected_by_default_config():
+    codes = {rule.CODE for rule in codemods.RULES if rule.DEFAULT_ENABLED}
+    assert "JAX004" not in codes and "JAX003" in codes
+    assert Config().select is None
+
+
+def test_no_findings_in_installed_libraries():
+    rule = DlpackWithoutHostFallback()
+    flagged = []
+    for package in ("jax", "jaxlib", "torch", "numpy"):
+        for path in (SITE_PACKAGES / package).rglob("*.py"):
+            try:
+                _, findings = check_source(path.read_bytes(), str(path), [rule])
+            except (SyntaxError, ValueError):
+                continue
+            flagged.extend(f"{f.path}:{f.line}" for f in findings)
+    assert flagged == []
+
+
+def test_existing_helper_is_reused_not_duplicated():
+    first = fix("import jax.numpy as jnp\nimport torch\n\nx = jnp.ones(3)\na = torch.from_dlpack(x).sum()\n")
+    later = first.fixed.decode() + "b = torch.from_dlpack(x).sum()\n"
+    text = fix(later).fixed.decode()
+    assert text.count("def _from_dlpack_or_host(") == 1
+    assert "b = _from_dlpack_or_host(torch.from_dlpack, torch.as_tensor, x).sum()" in text
