@@ -210,14 +210,21 @@ def _check_with_progress(files, settings, jobs, quiet, cache=None):
     if quiet or not progress_wanted(sys.stderr, os.environ) or len(files) <= 1:
         return check_files(files, settings, jobs, cache=cache)
     started = time.monotonic()
+    done = 0
 
     def rate(_item) -> str:
         elapsed = time.monotonic() - started
-        return f"{bar.pos / elapsed:,.0f} files/s" if elapsed > 0 and bar.pos else ""
+        return f"{done / elapsed:,.0f} files/s" if done and elapsed > 0 else ""
+
+    def advance(result) -> None:
+        nonlocal done
+        done += 1
+        bar.update(1, result)
 
     with click.progressbar(length=len(files), label="Checking", file=sys.stderr, show_eta=True,
-                           show_pos=True, item_show_func=rate) as bar:
-        return check_files(files, settings, jobs, on_result=lambda result: bar.update(1, result), cache=cache)
+                           show_pos=True, item_show_func=rate,
+                           update_min_steps=max(1, len(files) // 500)) as bar:
+        return check_files(files, settings, jobs, on_result=advance, cache=cache)
 
 
 def progress_wanted(stream, environ) -> bool:

@@ -11,7 +11,7 @@ def pytest_configure(config):
     config.addinivalue_line("markers", "gpu: needs a GPU that JAX can see; skipped without one")
 
 
-import pytest  # noqa: E402
+import pytest
 
 
 @pytest.fixture(autouse=True)
