@@ -242,7 +242,8 @@ def _render(report: output.Report, output_format: str) -> None:
     else:
         if report.mode == "dry-run":
             for _path, diff in output.diffs(report):
-                click.echo(diff, nl=False)
+                # As bytes: a file's non-UTF-8 bytes must reach the patch unchanged.
+                click.echo(diff.encode("utf-8", "surrogateescape"), nl=False)
             for finding in report.unfixed:
                 click.echo(output.finding_line(finding, report.mode), err=True)
         else:
