@@ -251,8 +251,10 @@ def _render(report: output.Report, output_format: str) -> None:
                 click.echo(output.finding_line(finding, report.mode))
         for error in report.errors:
             click.echo(output.error_line(error), err=True)
-    if len(report.roots) > 1:
-        for root in report.roots:
+    # One line per repository in a bulk run; files named one by one (pre-commit) get none.
+    folders = [root for root in report.roots if os.path.isdir(root.path)]
+    if len(folders) > 1:
+        for root in folders:
             click.echo(output.root_summary_line(report, root), err=True)
     click.echo(output.render_summary(report), err=True)
 

@@ -22,7 +22,6 @@ from codemods.engine import FileResult, decode
 from codemods.rule import Finding
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
-INFORMATION_URI = "https://github.com/jax-ml/codemod"
 SRCROOT = "%SRCROOT%"
 # SARIF's lines end at CR, LF or CRLF only (str.splitlines also splits at form feeds and more).
 _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
@@ -42,7 +41,6 @@ def render_sarif(report: Report) -> str:
                 "name": "codemod",
                 "version": codemods.__version__,
                 "semanticVersion": codemods.__version__,
-                "informationUri": INFORMATION_URI,
                 "rules": [_rule(rule) for rule in rules],
             }
         },

@@ -47,7 +47,7 @@ def repos(tmp_path: Path):
 
 
 def test_many_roots_per_root_summary_and_report(repos):
-    workdir, a, b = repos
+    workdir, _a, _b = repos
     code, out, err = invoke(["run", "--dry-run", "--report", "report.json", "repo-a", "repo-b"], cwd=workdir)
     assert code == EXIT_ATTENTION
     assert "repo-a: 2 files scanned, 1 would change, 0 failed; findings: JAX005 1" in err
@@ -149,7 +149,7 @@ def cached_tree(tmp_path, monkeypatch):
 
 
 def run_json(tree, *flags):
-    code, out, err = invoke(["run", "-j", "1", "--format", "json", *flags, tree])
+    code, out, _ = invoke(["run", "-j", "1", "--format", "json", *flags, tree])
     return code, json.loads(out)
 
 
@@ -262,10 +262,10 @@ def test_concurrent_runs_share_a_cache_safely(tmp_path):
         (tree / f"m{i:02}.py").write_bytes(BROKEN if i % 2 else REPORT_ONLY)
     command = [sys.executable, "-m", "cli", "run", "--dry-run", "--format", "json", "-j", "2", str(tree)]
     env = dict(os.environ, PYTHONPATH=str(REPO), CODEMOD_CACHE_DIR=str(tmp_path / "cache"))
-    baseline = subprocess.run([*command, "--no-cache"], capture_output=True, cwd=REPO, env=env).stdout
+    baseline = subprocess.run([*command, "--no-cache"], check=False, capture_output=True, cwd=REPO, env=env).stdout
     runs = [subprocess.Popen(command, stdout=subprocess.PIPE, cwd=REPO, env=env) for _ in range(3)]
     outputs = [run.communicate()[0] for run in runs]
-    again = subprocess.run(command, capture_output=True, cwd=REPO, env=env).stdout
+    again = subprocess.run(command, check=False, capture_output=True, cwd=REPO, env=env).stdout
     assert json.loads(baseline)["summary"]["findings"] == 60
     assert all(output == baseline for output in [*outputs, again])
     assert not [p for p in (tmp_path / "cache").rglob("*") if p.name.endswith(".tmp")]
@@ -317,6 +317,7 @@ def test_shard_partition_does_not_depend_on_checkout_or_hash_seed(many, tmp_path
     outputs = {
         subprocess.run(
             [sys.executable, "-c", probe, *keys],
+            check=False,
             capture_output=True,
             text=True,
             cwd=REPO,
