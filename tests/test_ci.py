@@ -11,6 +11,7 @@ import sys
 import urllib.parse
 from pathlib import Path
 
+import click
 import jsonschema
 import pytest
 from hypothesis import given, settings
@@ -502,3 +503,70 @@ def test_pre_commit_hook_fails_on_a_finding_it_cannot_fix(project, hook_repo):
     assert code == 1, out
     assert "ref.py:3:14: JAX005" in out
     assert (project / "ref.py").read_bytes() == REPORT_ONLY
+
+
+# The documented CI configuration stays in step with the command line ----------------------------
+
+WORKFLOWS = sorted((REPO / "examples" / "ci").glob("*.yml"))
+COMMAND = re.compile(r"codemod run[^\n|<>;&#`\"']*")
+
+
+def documented_commands() -> list[tuple[str, str]]:
+    sources = [REPO / "README.md", *WORKFLOWS]
+    found = []
+    for source in sources:
+        for command in COMMAND.findall(source.read_text()):
+            found.append((source.name, re.sub(r"\$\{\{[^}]*\}\}", "1", command).strip()))
+    return found
+
+
+def test_every_documented_codemod_command_parses():
+    import shlex
+
+    from cli.main import run_command
+
+    commands = documented_commands()
+    assert len(commands) > 15
+    flags = set()
+    for source, command in commands:
+        args = shlex.split(command)[2:]
+        flags.update(arg.split("=")[0] for arg in args if arg.startswith("--"))
+        try:
+            run_command.make_context("run", list(args))
+        except click.UsageError as error:
+            pytest.fail(f"{source}: {command!r}: {error}")
+    assert {"--format", "--shard", "--report", "--check", "--dry-run"} <= flags
+
+
+def test_autofix_workflow_annotates_fixes_and_pushes_or_posts_a_patch():
+    import yaml
+
+    workflow = yaml.safe_load((REPO / "examples" / "ci" / "codemod-autofix.yml").read_text())
+    assert "pull_request" in workflow[True]  # YAML 1.1 reads the key `on` as true
+    (job,) = workflow["jobs"].values()
+    scripts = "\n".join(step.get("run", "") for step in job["steps"])
+    assert "codemod run --check --format github" in scripts
+    assert "--format sarif" in scripts and "--report" in scripts
+    assert "git push" in scripts and "GITHUB_STEP_SUMMARY" in scripts
+    pushes = [step for step in job["steps"] if "git push" in step.get("run", "")]
+    posts = [step for step in job["steps"] if "GITHUB_STEP_SUMMARY" in step.get("run", "")]
+    assert "== github.repository" in pushes[0]["if"] and "!= github.repository" in posts[0]["if"]
+
+
+def test_sharded_workflow_matrix_matches_its_shard_count():
+    import yaml
+
+    workflow = yaml.safe_load((REPO / "examples" / "ci" / "codemod-sharded.yml").read_text())
+    shards = workflow["jobs"]["shard"]["strategy"]["matrix"]["shard"]
+    (command,) = [s["run"] for s in workflow["jobs"]["shard"]["steps"] if "--shard" in s.get("run", "")]
+    assert f"--shard ${{{{ matrix.shard }}}}/{len(shards)}" in command
+    assert shards == list(range(1, len(shards) + 1))
+
+
+def test_pre_commit_hook_definition():
+    import yaml
+
+    (hook,) = yaml.safe_load((REPO / ".pre-commit-hooks.yaml").read_text())
+    assert (hook["id"], hook["entry"], hook["language"], hook["types"]) == ("codemod", "codemod run", "python", ["python"])
+    pyproject = (REPO / "pyproject.toml").read_text()
+    assert 'codemod = "cli.main:entry"' in pyproject  # the console script the entry names
