@@ -396,3 +396,13 @@ def test_progress_wanted_only_for_a_person_at_a_terminal():
     assert not progress_wanted(_Stream(False), {"TERM": "xterm"})
     assert not progress_wanted(_Stream(True), {"TERM": "xterm", "CI": "true"})
     assert not progress_wanted(_Stream(True), {"TERM": "dumb"})
+
+
+def test_unusable_cache_directory_never_fails_a_run(cached_tree, monkeypatch, tmp_path):
+    tree, _ = cached_tree
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a directory\n")
+    expected = run_json(tree, "--dry-run", "--no-cache")
+    monkeypatch.setenv("CODEMOD_CACHE_DIR", str(blocker / "cache"))
+    assert run_json(tree, "--dry-run") == expected
+    assert blocker.read_text() == "not a directory\n"

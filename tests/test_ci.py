@@ -133,6 +133,14 @@ def test_github_fix_mode_marks_fixed_findings_as_notices(tmp_path):
     assert (tmp_path / "broken.py").read_bytes() == FIXED
 
 
+def test_github_dry_run_prints_annotations_not_the_patch(tmp_path):
+    (tmp_path / "broken.py").write_bytes(BROKEN)
+    code, out, _ = invoke(["run", "--dry-run", "--format", "github", "."], cwd=tmp_path)
+    assert code == EXIT_ATTENTION
+    assert [a["file"] for a in parse_annotations(out)] == ["broken.py"]
+    assert (tmp_path / "broken.py").read_bytes() == BROKEN
+
+
 def test_github_clean_tree_prints_nothing_and_exits_zero(tmp_path):
     (tmp_path / "clean.py").write_bytes(CLEAN)
     assert invoke(["run", "--check", "--format", "github", tmp_path])[:2] == (EXIT_OK, "")
