@@ -12,6 +12,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from test_cli import BROKEN, CLEAN, FIXED, REPO, REPORT_ONLY, invoke
 
 import codemods
@@ -326,6 +328,17 @@ def test_shard_partition_does_not_depend_on_checkout_or_hash_seed(many, tmp_path
         for seed in ("1", "2")
     }
     assert len(outputs) == 1 and "mod" in outputs.pop()
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    keys=st.sets(st.text(alphabet="ab/._é", min_size=1, max_size=12), max_size=40),
+    count=st.integers(min_value=1, max_value=9),
+)
+def test_shards_partition_any_file_list(keys, count):
+    shards = [set(Shard(index, count).select(keys, ".")) for index in range(1, count + 1)]
+    assert set().union(*shards) == keys
+    assert sum(map(len, shards)) == len(keys)
 
 
 def test_shard_of_a_file_root_uses_its_name():
