@@ -11,17 +11,21 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 from dataclasses import dataclass
 
 import click
 
 import codemods
 from cli import output
+from cli.sarif import render_sarif
 from codemods import docs
+from codemods.cache import Cache, default_directory
 from codemods.config import Config, ConfigError, find_pyproject, load_config, parse_codes, select_rules
 from codemods.discovery import discover
 from codemods.engine import FileError, Settings, process_source
 from codemods.runner import check_files, write_results
+from codemods.shard import Shard
 
 EXIT_OK, EXIT_ATTENTION, EXIT_USAGE = 0, 1, 2
 EXIT_CODES_HELP = """\b
@@ -61,16 +65,26 @@ def cli() -> None:
 @click.option(
     "--format",
     "output_format",
-    type=click.Choice(["text", "json"]),
+    type=click.Choice(["text", "json", "github", "sarif"]),
     default="text",
     show_default=True,
-    help="Output format; json puts only JSON on stdout.",
+    help="Output format: json and sarif put one document on stdout; github prints workflow-command "
+    "annotations.",
 )
+@click.option("--report", "report_file", type=click.Path(dir_okay=False, writable=True),
+              help="Also write a JSON report of every change and finding, per root, to this file.")
+@click.option("--shard", "shard_spec", metavar="I/N",
+              help="Process only shard I of N (1-based), a stable partition of the files for CI matrices.")
+@click.option("--no-cache", is_flag=True, help="Neither read nor write the result cache.")
+@click.option("--cache-dir", type=click.Path(file_okay=False),
+              help="Cache directory (default: $CODEMOD_CACHE_DIR, else .codemod_cache beside the pyproject.toml "
+              "in use, else in the working directory).")
 @click.option("--no-progress", is_flag=True, help="Never show a progress bar.")
 @click.option("--config", type=click.Path(dir_okay=False), help="pyproject.toml to read instead of the nearest.")
 @click.option("--stdin-filename", help="Name to report for source read from stdin ('-').")
 def run_command(paths, dry_run, check, select, extend_select, ignore, unsafe_fixes, jobs, exclude,
-                output_format, no_progress, config, stdin_filename) -> int:
+                output_format, report_file, shard_spec, no_cache, cache_dir, no_progress, config,
+                stdin_filename) -> int:
     """Rewrite the Python files under PATH... in place (default: the current directory).
 
     A PATH of '-' reads source from stdin and writes the result to stdout.
@@ -86,22 +100,60 @@ def run_command(paths, dry_run, check, select, extend_select, ignore, unsafe_fix
         unsafe_fixes=unsafe_fixes,
         config=config,
     )
+    try:
+        shard = Shard.parse(shard_spec) if shard_spec is not None else None
+    except ValueError as error:
+        raise click.BadParameter(str(error), param_hint="--shard") from error
     paths = list(paths) or ["."]
     if "-" in paths:
         if len(paths) > 1:
             raise click.UsageError("'-' (stdin) cannot be combined with other paths")
+        if shard or report_file:
+            raise click.UsageError("--shard and --report need paths, not '-' (stdin)")
         return _run_stdin(options, mode, output_format, stdin_filename or "<stdin>")
     report = output.Report(mode=mode)
-    for root_paths, config_data in _group_by_config(paths, options):
+    quiet = no_progress or output_format != "text"
+    seen: set[str] = set()
+    for root_paths, config_path, config_data in _group_by_config(paths, options):
         settings, excludes = _settings(config_data, options)
-        found = discover(root_paths, excludes)
-        report.errors.extend(FileError(path, reason) for path, reason in found.errors)
-        report.results.extend(_check_with_progress(found.files, settings, jobs, no_progress or output_format != "text"))
+        cache = None if no_cache else Cache.open(cache_dir or default_directory(config_path), settings)
+        roots = [_discover_root(root_path, excludes, shard, seen) for root_path in root_paths]
+        files = [path for _root, root_files in roots for path in root_files]
+        results = iter(_check_with_progress(files, settings, jobs, quiet, cache))
+        for root, root_files in roots:
+            root.results = [next(results) for _path in root_files]
+            report.roots.append(root)
+            report.results.extend(root.results)
+            report.errors.extend(root.discovery_errors)
     report.errors.extend(r.error for r in report.results if r.error is not None)
     if mode == "fix":
         report.errors.extend(write_results(report.changed))
     _render(report, output_format)
+    if report_file:
+        _write_report(report_file, output.render_report(report, str(shard) if shard else None))
     return _exit_code(report)
+
+
+def _discover_root(path: str, excludes, shard: Shard | None, seen: set[str]) -> tuple[output.Root, list[str]]:
+    """One root and its files to check: its shard only, and a file under two roots in the first only."""
+    found = discover([path], excludes)
+    files = []
+    for file in found.files:
+        real = os.path.realpath(file)
+        if real not in seen:
+            seen.add(real)
+            files.append(file)
+    if shard is not None:
+        files = shard.select(files, path)
+    return output.Root(path=path, discovery_errors=[FileError(p, reason) for p, reason in found.errors]), files
+
+
+def _write_report(path: str, text: str) -> None:
+    try:
+        with open(path, "w", encoding="utf-8") as handle:
+            handle.write(text + "\n")
+    except OSError as error:
+        raise click.FileError(path, hint=error.strerror or str(error)) from error
 
 
 def _run_stdin(options: Options, mode: str, output_format: str, filename: str) -> int:
@@ -130,7 +182,7 @@ def _config_for(start: str, options: Options) -> Config:
 
 
 def _group_by_config(paths: list[str], options: Options):
-    """Roots grouped by the pyproject.toml that governs them, in the order given."""
+    """(roots, config path, config) grouped by the pyproject.toml that governs them, in the order given."""
     groups: dict[str | None, list[str]] = {}
     configs: dict[str | None, Config] = {}
     for path in paths:
@@ -138,7 +190,7 @@ def _group_by_config(paths: list[str], options: Options):
         if config_path not in configs:
             configs[config_path] = load_config(config_path) if config_path else Config()
         groups.setdefault(config_path, []).append(path)
-    return [(roots, configs[key]) for key, roots in groups.items()]
+    return [(roots, key, configs[key]) for key, roots in groups.items()]
 
 
 def _settings(config: Config, options: Options) -> tuple[Settings, tuple[str, ...]]:
@@ -154,22 +206,44 @@ def _settings(config: Config, options: Options) -> tuple[Settings, tuple[str, ..
     return Settings(rules=rules, unsafe_fixes=unsafe), (*config.exclude, *options.exclude)
 
 
-def _check_with_progress(files, settings, jobs, quiet):
-    show = not quiet and sys.stderr.isatty() and not os.environ.get("CI") and len(files) > 1
-    if not show:
-        return check_files(files, settings, jobs)
+def _check_with_progress(files, settings, jobs, quiet, cache=None):
+    if quiet or not progress_wanted(sys.stderr, os.environ) or len(files) <= 1:
+        return check_files(files, settings, jobs, cache=cache)
+    started = time.monotonic()
+    done = 0
+
+    def rate(_item) -> str:
+        elapsed = time.monotonic() - started
+        return f"{done / elapsed:,.0f} files/s" if done and elapsed > 0 else ""
+
+    def advance(result) -> None:
+        nonlocal done
+        done += 1
+        bar.update(1, result)
+
     with click.progressbar(length=len(files), label="Checking", file=sys.stderr, show_eta=True,
-                           show_pos=True) as bar:
-        return check_files(files, settings, jobs, on_result=lambda _result: bar.update(1))
+                           show_pos=True, item_show_func=rate,
+                           update_min_steps=max(1, len(files) // 500)) as bar:
+        return check_files(files, settings, jobs, on_result=advance, cache=cache)
+
+
+def progress_wanted(stream, environ) -> bool:
+    """A bar only for a person at a terminal: never in CI logs, pipes or dumb terminals."""
+    return stream.isatty() and not environ.get("CI") and environ.get("TERM") != "dumb"
 
 
 def _render(report: output.Report, output_format: str) -> None:
     if output_format == "json":
         click.echo(output.render_json(report))
+    elif output_format == "sarif":
+        click.echo(render_sarif(report))
+    elif output_format == "github":
+        click.echo(output.render_github(report), nl=False)
     else:
         if report.mode == "dry-run":
             for _path, diff in output.diffs(report):
-                click.echo(diff, nl=False)
+                # As bytes: a file's non-UTF-8 bytes must reach the patch unchanged.
+                click.echo(diff.encode("utf-8", "surrogateescape"), nl=False)
             for finding in report.unfixed:
                 click.echo(output.finding_line(finding, report.mode), err=True)
         else:
@@ -177,6 +251,11 @@ def _render(report: output.Report, output_format: str) -> None:
                 click.echo(output.finding_line(finding, report.mode))
         for error in report.errors:
             click.echo(output.error_line(error), err=True)
+    # One line per repository in a bulk run; files named one by one (pre-commit) get none.
+    folders = [root for root in report.roots if os.path.isdir(root.path)]
+    if len(folders) > 1:
+        for root in folders:
+            click.echo(output.root_summary_line(report, root), err=True)
     click.echo(output.render_summary(report), err=True)
 
 

@@ -13,12 +13,35 @@ from codemods.rule import Finding, FixSafety
 
 
 @dataclass
+class Root:
+    """One PATH given on the command line and what the run found under it."""
+
+    path: str
+    results: list[FileResult] = field(default_factory=list)
+    # Errors found before any file was read (the path does not exist, a folder cannot be listed).
+    discovery_errors: list[FileError] = field(default_factory=list)
+
+    @property
+    def errors(self) -> list[FileError]:
+        return [*self.discovery_errors, *(r.error for r in self.results if r.error is not None)]
+
+    @property
+    def base(self) -> str:
+        """The folder that paths in this root's part of a report are relative to."""
+        return self.path if os.path.isdir(self.path) else os.path.dirname(self.path) or "."
+
+
+@dataclass
 class Report:
     """Everything a run produced, in the order the files were given."""
 
     results: list[FileResult] = field(default_factory=list)
     errors: list[FileError] = field(default_factory=list)
     mode: str = "fix"  # fix | dry-run | check
+    roots: list[Root] = field(default_factory=list)
+
+    def for_root(self, root: Root) -> Report:
+        return Report(results=root.results, errors=root.errors, mode=self.mode)
 
     @property
     def findings(self) -> list[Finding]:
@@ -58,16 +81,19 @@ def display_path(path: str) -> str:
     return path if relative.startswith("..") else relative
 
 
-def finding_line(finding: Finding, mode: str) -> str:
-    marker = ""
+def fix_marker(finding: Finding, mode: str) -> str:
     if finding.applied:
-        marker = " [fixed]" if mode == "fix" else " [*]"
-    elif finding.fix is FixSafety.SAFE:
-        marker = " [*]"
-    elif finding.fix is FixSafety.UNSAFE:
-        marker = " [unsafe fix available: --unsafe-fixes]"
+        return " [fixed]" if mode == "fix" else " [*]"
+    if finding.fix is FixSafety.SAFE:
+        return " [*]"
+    if finding.fix is FixSafety.UNSAFE:
+        return " [unsafe fix available: --unsafe-fixes]"
+    return ""
+
+
+def finding_line(finding: Finding, mode: str) -> str:
     where = f"{display_path(finding.path)}:{finding.line}:{finding.column}"
-    return f"{where}: {finding.code} {finding.message}{marker}"
+    return f"{where}: {finding.code} {finding.message}{fix_marker(finding, mode)}"
 
 
 def error_line(error: FileError) -> str:
@@ -105,3 +131,78 @@ def render_summary(report: Report) -> str:
         for code, counts in summary["by_rule"].items()
     )
     return f"{line}; findings: {rules}" if rules else f"{line}; no findings"
+
+
+def root_summary_line(report: Report, root: Root) -> str:
+    return f"{display_path(root.path)}: {render_summary(report.for_root(root))}"
+
+
+# GitHub Actions workflow commands: https://docs.github.com/actions/reference/workflow-commands-for-github-actions
+def _escape_data(text: str) -> str:
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def _escape_property(text: str) -> str:
+    return _escape_data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+def _workflow_command(level: str, properties: dict, message: str) -> str:
+    fields = ",".join(f"{key}={_escape_property(str(value))}" for key, value in properties.items())
+    return f"::{level} {fields}::{_escape_data(message)}"
+
+
+def render_github(report: Report) -> str:
+    """One annotation per finding (findings this run fixed are notices) and per error."""
+    lines = []
+    for finding in report.findings:
+        fixed = finding.applied and report.mode == "fix"
+        properties = {
+            "file": display_path(finding.path),
+            "line": finding.line,
+            "col": finding.column,
+            "endLine": finding.span.end_line,
+            # The span's 0-based exclusive end is the 1-based inclusive end column GitHub expects.
+            "endColumn": max(finding.span.end_column, 1),
+            "title": finding.code,
+        }
+        message = f"{finding.code} {finding.message}{fix_marker(finding, report.mode)}"
+        lines.append(_workflow_command("notice" if fixed else "error", properties, message))
+    for error in report.errors:
+        properties = {"file": display_path(error.path), **({"line": error.line} if error.line else {}), "title": "codemod"}
+        lines.append(_workflow_command("error", properties, error.message))
+    return "".join(line + "\n" for line in lines)
+
+
+def render_report(report: Report, shard: str | None = None) -> str:
+    """The ``--report`` file: the JSON output plus every change, and the same again per root.
+
+    A root's paths and diffs are relative to the root, so ``git -C ROOT apply`` takes its patch:
+    one pull request per repository in a bulk migration.
+    """
+    document = json.loads(render_json(report))
+    document.pop("diffs", None)
+    document["shard"] = shard
+    document["changes"] = [{"path": path, "diff": diff} for path, diff in diffs(report)]
+    document["roots"] = [_root_json(report, root) for root in report.roots]
+    return json.dumps(document, indent=2)
+
+
+def _root_json(report: Report, root: Root) -> dict:
+    def relative(path: str) -> str:
+        return path if path.startswith("<") else os.path.relpath(path, root.base).replace(os.sep, "/")
+
+    sub = report.for_root(root)
+    return {
+        "root": display_path(root.path),
+        "summary": sub.summary(),
+        "changes": [
+            {
+                "path": relative(r.path),
+                "diff": r.diff(relative(r.path)),
+                "codes": sorted({f.code for f in r.findings if f.applied}),
+            }
+            for r in sub.changed
+        ],
+        "findings": [dict(f.to_json(), path=relative(f.path)) for f in sub.findings],
+        "errors": [dict(e.to_json(), path=relative(e.path)) for e in sub.errors],
+    }

@@ -11,6 +11,7 @@ from __future__ import annotations
 import ast
 import difflib
 import io
+import re
 import tokenize
 import warnings
 from collections.abc import Sequence
@@ -69,18 +70,27 @@ def decode(source: bytes) -> str:
 
 
 def unified_diff(before: bytes, after: bytes, name: str) -> str:
-    """A unified diff that ``git apply`` and ``patch -p1`` accept."""
-    old_lines = decode(before).splitlines(keepends=True)
-    new_lines = decode(after).splitlines(keepends=True)
+    """A unified diff that ``git apply`` and ``patch -p1`` accept, exact to the byte.
+
+    Lines end at LF only, as in git (a CR or form feed is part of its line), and bytes that
+    are not UTF-8 (a latin-1 file) come back as surrogate escapes: encoding the diff with
+    ``errors="surrogateescape"`` gives the patch's exact bytes.
+    """
     name = name.lstrip("/")  # absolute paths become root-relative, as `patch -p1` expects
-    out: list[str] = []
-    for line in difflib.unified_diff(old_lines, new_lines, f"a/{name}", f"b/{name}"):
-        if line.startswith(("---", "+++")):
-            line = line.rstrip("\n") + "\n"
+    out: list[bytes] = []
+    names = (f"a/{name}".encode("utf-8", "surrogateescape"), f"b/{name}".encode("utf-8", "surrogateescape"))
+    for line in difflib.diff_bytes(difflib.unified_diff, _lf_lines(before), _lf_lines(after), *names):
         out.append(line)
-        if not line.endswith("\n"):
-            out.append("\n\\ No newline at end of file\n")
-    return "".join(out)
+        if not line.endswith(b"\n"):
+            out.append(b"\n\\ No newline at end of file\n")
+    return b"".join(out).decode("utf-8", "surrogateescape")
+
+
+def _lf_lines(data: bytes) -> list[bytes]:
+    return _LF_LINE.findall(data)
+
+
+_LF_LINE = re.compile(rb"[^\n]*\n|[^\n]+\Z")
 
 
 @dataclass(frozen=True)

@@ -8,8 +8,12 @@ import tempfile
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
 
 from codemods.engine import FileError, FileResult, Settings, process_source
+
+if TYPE_CHECKING:
+    from codemods.cache import Cache
 
 # Below this many files a process pool costs more than it saves.
 PARALLEL_THRESHOLD = 48
@@ -30,13 +34,13 @@ class RunResult:
         return [result for result in self.results if result.changed]
 
 
-def check_file(path: str, settings: Settings) -> FileResult:
+def check_file(path: str, settings: Settings, cache: Cache | None = None) -> FileResult:
     try:
         with open(path, "rb") as handle:
             source = handle.read()
     except OSError as error:
         return FileResult(path=path, error=FileError(path, f"cannot read: {error.strerror or error}"))
-    result = process_source(source, path, settings)
+    result = cache.process(source, path, settings) if cache else process_source(source, path, settings)
     if not result.changed:
         result.source = None  # nothing to write or diff: do not ship it between processes
     return result
@@ -47,15 +51,17 @@ class WriteError(Exception):
 
 
 _worker_settings: Settings | None = None
+_worker_cache: Cache | None = None
 
 
-def _init_worker(settings: Settings) -> None:
-    global _worker_settings
+def _init_worker(settings: Settings, cache: Cache | None = None) -> None:
+    global _worker_settings, _worker_cache
     _worker_settings = settings
+    _worker_cache = cache
 
 
 def _check_chunk(paths: Sequence[str]) -> list[FileResult]:
-    return [check_file(path, _worker_settings) for path in paths]
+    return [check_file(path, _worker_settings, _worker_cache) for path in paths]
 
 
 def check_files(
@@ -63,19 +69,20 @@ def check_files(
     settings: Settings,
     jobs: int | None = None,
     on_result: Callable[[FileResult], None] | None = None,
+    cache: Cache | None = None,
 ) -> list[FileResult]:
     """Check ``paths`` (in parallel when worth it); results in the order of ``paths``."""
     jobs = jobs or os.cpu_count() or 1
     results: list[FileResult] = []
     if jobs == 1 or len(paths) < PARALLEL_THRESHOLD:
         for path in paths:
-            result = check_file(path, settings)
+            result = check_file(path, settings, cache)
             results.append(result)
             if on_result:
                 on_result(result)
         return results
     chunks = [paths[i : i + CHUNK_SIZE] for i in range(0, len(paths), CHUNK_SIZE)]
-    with ProcessPoolExecutor(max_workers=jobs, initializer=_init_worker, initargs=(settings,)) as pool:
+    with ProcessPoolExecutor(max_workers=jobs, initializer=_init_worker, initargs=(settings, cache)) as pool:
         for chunk_results in pool.map(_check_chunk, chunks):
             for result in chunk_results:
                 results.append(result)
