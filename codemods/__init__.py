@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from codemods.removed_dlpack_api import RemovedDlpackApi
 from codemods.rule import Finding, FixSafety, Rule
+from codemods.traced_concrete_access import TracedConcreteAccess
 
 __version__ = "0.1.0"
 
 # The registry, in the order fixes are applied. Codes are unique and never reused.
-RULES: tuple[type[Rule], ...] = (RemovedDlpackApi,)
+RULES: tuple[type[Rule], ...] = (TracedConcreteAccess, RemovedDlpackApi)
 
 
 def rule_by_code(code: str) -> type[Rule] | None:
