@@ -80,7 +80,7 @@ JIT_OPTIONS = ("static_argnums", "static_argnames", "donate_argnums", "donate_ar
 # functions among the call's arguments, the option naming traced argument positions).
 REPORT_TRANSFORMS = {
     "jax.vmap": ((0,), "in_axes"),
-    "jax.pmap": ((0,), "in_axes"),
+    "jax.pmap": ((0,), None),  # traced like jit, whatever in_axes says
     "jax.grad": ((0,), "argnums"),
     "jax.value_and_grad": ((0,), "argnums"),
     "jax.jacfwd": ((0,), "argnums"),
@@ -565,7 +565,10 @@ def _is_traced(ctx: FileContext, expr: ast.AST, tainted: set[str]) -> bool:
     if isinstance(expr, ast.Name):
         return expr.id in tainted
     if isinstance(expr, ast.Attribute):
-        return expr.attr not in STATIC_ATTRS and _is_traced(ctx, expr.value, tainted)
+        # A concrete-only property is reported where it is read; its value is concrete.
+        if expr.attr in STATIC_ATTRS or expr.attr in PROPERTIES:
+            return False
+        return _is_traced(ctx, expr.value, tainted)
     if isinstance(expr, (ast.Subscript, ast.Starred)):
         return _is_traced(ctx, expr.value, tainted)
     if isinstance(expr, ast.BinOp):
@@ -582,6 +585,8 @@ def _is_traced(ctx: FileContext, expr: ast.AST, tainted: set[str]) -> bool:
 
 
 def _call_is_traced(ctx: FileContext, call: ast.Call, tainted: set[str]) -> bool:
+    if _as_access(ctx, call) is not None:
+        return False  # reported where it is called; its value is concrete
     qualified = ctx.qualname(call.func)
     if qualified is None:
         # A method of a tracer (`x.reshape(-1)`) returns a tracer.
@@ -700,38 +705,31 @@ def _dependency_problem(function, body, hoisted) -> str | None:
             return "it rebinds a parameter"
         hoisted_names |= assigned
     rest = [s for s in body if s not in hoisted]
-    if any(_assigned_anywhere(s) & hoisted_names for s in rest):
+    if any(_assigned(s) & hoisted_names for s in rest):
         return "its names are reassigned inside the trace"
     return None
 
 
 def _assigned(statement: ast.stmt) -> set[str]:
-    if isinstance(statement, ast.Assign):
-        targets = statement.targets
-    elif isinstance(statement, (ast.AnnAssign, ast.AugAssign)):
-        targets = [statement.target]
-    else:
-        return _assigned_anywhere(statement)
-    return {n.id for target in targets for n in ast.walk(target) if isinstance(n, ast.Name)}
-
-
-def _assigned_anywhere(statement: ast.stmt) -> set[str]:
-    return {n.id for n in ast.walk(statement) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+    """Names a statement binds in the function (comprehension variables are their own scope)."""
+    stored = {n.id for n in ast.walk(statement) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+    return stored - _locally_bound(statement)
 
 
 def _reads(statement: ast.stmt) -> set[str]:
-    """Free names a statement reads (names bound by its own comprehensions excluded)."""
-    bound = {
-        n.id
-        for node in ast.walk(statement)
-        if isinstance(node, ast.comprehension)
-        for n in ast.walk(node.target)
-        if isinstance(n, ast.Name)
-    }
-    bound |= {a.arg for node in ast.walk(statement) if isinstance(node, ast.Lambda) for a in _all_params(node)}
-    return {
-        n.id for n in ast.walk(statement) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)
-    } - bound
+    """Free names a statement reads."""
+    loaded = {n.id for n in ast.walk(statement) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+    return loaded - _locally_bound(statement)
+
+
+def _locally_bound(statement: ast.stmt) -> set[str]:
+    bound = set()
+    for node in ast.walk(statement):
+        if isinstance(node, ast.comprehension):
+            bound |= {n.id for n in ast.walk(node.target) if isinstance(n, ast.Name)}
+        elif isinstance(node, ast.Lambda):
+            bound |= {a.arg for a in _all_params(node)}
+    return bound
 
 
 def _unsplittable(ctx: FileContext, function, body, hoisted) -> str | None:
@@ -866,7 +864,7 @@ class _Splitter(cst.CSTTransformer):
         returned = cst.parse_statement(f"return {plan.call}\n")
         wrapper = updated.with_changes(
             decorators=[],
-            leading_lines=[cst.EmptyLine()] * (1 if self.depth else 2),
+            leading_lines=[cst.EmptyLine(indent=False)] * (1 if self.depth else 2),
             lines_after_decorators=[],
             body=updated.body.with_changes(body=[*moved, returned], header=cst.TrailingWhitespace()),
         )
