@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import ast
+import bisect
+import re
 from dataclasses import dataclass
 
 import libcst as cst
@@ -102,38 +104,29 @@ REPORT_TRANSFORMS = {
 }
 # Attributes of a jitted function that a plain wrapper does not have.
 JITTED_ATTRS = frozenset({"lower", "trace", "eval_shape", "clear_cache", "_cache_size", "__wrapped__"})
-_ACCESS_TRIGGERS = (
-    b"unsafe_buffer_pointer",
-    b"on_device_size_in_bytes",
-    b"is_fully_replicated",
-    b"addressable_",
-    b".traceback",
-    b".devices()",
-    b".delete()",
-    b".is_deleted()",
-    b"__dlpack",
-    b"from_dlpack",
-    b"asarray(",
-    b"array(",
+# Lines that may hold an access, and lines that may call a transform: only the parts of
+# the tree that cover them are walked. Supersets are fine; these are found with str.find.
+_ACCESS_MARKS = (
+    "unsafe_buffer_pointer",
+    "on_device_size_in_bytes",
+    "is_fully_replicated",
+    "addressable_",
+    ".traceback",
+    ".devices(",
+    ".delete(",
+    ".is_deleted(",
+    "__dlpack",
+    "from_dlpack",
+    "array(",
 )
-_TRANSFORM_TRIGGERS = (
-    b"jit",
-    b"vmap",
-    b"grad",
-    b"jac",
-    b"hessian",
-    b"checkpoint",
-    b"remat",
-    b"shard_map",
-    b"custom_",
-    b"jvp",
-    b"linearize",
-    b"scan",
-    b"map(",
-    b"_loop",
-    b"cond(",
-    b"switch(",
+# The last component of every transform's name, and of functools.partial.
+_TRANSFORM_NAMES = frozenset(
+    {"jit", "partial", *(name.rsplit(".", 1)[1] for name in REPORT_TRANSFORMS)}
 )
+_CALL_MARKS = tuple(f"{name}(" for name in _TRANSFORM_NAMES)
+_TRANSFORM_MARKS = (b"jit", b"map", b"grad", b"jac", b"hessian", b"checkpoint", b"remat", b"jvp", b"vjp", b"linearize", b"lax")
+# Names an import binds under another spelling (`from jax import jit as compile`).
+_IMPORT_ALIAS = re.compile(r"\bas\s+(\w+)")
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 _HOISTABLE = (ast.Expr, ast.Assign, ast.AnnAssign)
 _UNSPLITTABLE = (ast.Yield, ast.YieldFrom, ast.Await, ast.NamedExpr, ast.Global, ast.Nonlocal)
@@ -226,25 +219,35 @@ class TracedConcreteAccess(Rule):
     NAME = "traced-concrete-access"
     DEFAULT_ENABLED = True
     FIX_SAFETY = FixSafety.SAFE
-    TRIGGERS = _ACCESS_TRIGGERS
+    TRIGGERS = tuple(mark.encode() for mark in _ACCESS_MARKS)
 
     def prefilter(self, source: bytes) -> bool:
-        return super().prefilter(source) and any(trigger in source for trigger in _TRANSFORM_TRIGGERS)
+        # Every transform is jax's: a file that names none of them traces nothing.
+        return (
+            b"jax" in source
+            and super().prefilter(source)
+            and any(mark in source for mark in _TRANSFORM_MARKS)
+        )
 
     def check(self, ctx: FileContext) -> list[Finding]:
+        access_lines = _matching_lines(ctx.text, _ACCESS_MARKS)
+        if not access_lines:
+            return []
+        region = _Region(ctx.tree, sorted(access_lines | _matching_lines(ctx.text, _CALL_MARKS)))
         findings: list[Finding] = []
-        for traced in _traced_functions(ctx):
+        for traced in _traced_functions(ctx, region):
             accesses = _accesses(ctx, traced)
             if accesses:
-                findings.extend(self._check_function(ctx, traced, accesses))
+                findings.extend(self._check_function(ctx, region, traced, accesses))
         return findings
 
-    def _check_function(self, ctx: FileContext, traced: Traced, accesses: list[Access]) -> list[Finding]:
+    def _check_function(self, ctx: FileContext, region, traced: Traced, accesses: list[Access]) -> list[Finding]:
         plan, fix, reason = None, FixSafety.NONE, None
         if traced.transform == JIT and traced.unsplittable is None:
-            plan, fix, reason = _plan_split(ctx, traced, accesses)
-            if any(ctx.is_suppressed(self.CODE, ctx.span(a.node).start_line) for a in accesses):
-                plan, fix = None, FixSafety.NONE
+            plan, fix, reason = _plan_split(ctx, region, traced, accesses)
+            if plan and any(ctx.is_suppressed(self.CODE, ctx.span(a.node).start_line) for a in accesses):
+                # Splitting would move the suppressed access too.
+                plan, fix, reason = None, FixSafety.NONE, "another access in it is suppressed"
         return [
             self.finding(
                 ctx,
@@ -269,8 +272,9 @@ class TracedConcreteAccess(Rule):
             return module
         splitter = _Splitter(plans)
         new_module = MetadataWrapper(module, unsafe_skip_copy=True).visit(splitter)
-        if splitter.plans:
-            raise ValueError(f"no function at {sorted(splitter.plans)}")
+        if not splitter.done:
+            raise ValueError(f"no function at {sorted(plans)}")
+        # A plan deferred because a function inside it was split is found again next pass.
         return new_module
 
 
@@ -286,8 +290,10 @@ def _public(qualified: str | None) -> str | None:
     return qualified
 
 
-def _transform_of(ctx: FileContext, expr: ast.AST) -> tuple[str, list[ast.keyword]] | None:
+def _transform_of(ctx: FileContext, expr: ast.AST, aliases: frozenset[str]) -> tuple[str, list[ast.keyword]] | None:
     """(transform, options) for `jax.jit`, `jax.jit(**options)` and `partial(jax.jit, **options)`."""
+    if not _may_name_transform(expr.func if isinstance(expr, ast.Call) else expr, aliases):
+        return None
     if isinstance(expr, ast.Call):
         head = _public(ctx.qualname(expr.func))
         if head == PARTIAL and expr.args:
@@ -304,12 +310,64 @@ def _transform_of(ctx: FileContext, expr: ast.AST) -> tuple[str, list[ast.keywor
     return None
 
 
-def _traced_functions(ctx: FileContext) -> list[Traced]:
+def _matching_lines(text: str, marks: tuple[str, ...]) -> set[int]:
+    positions = []
+    for mark in marks:
+        position = text.find(mark)
+        while position != -1:
+            positions.append(position)
+            position = text.find(mark, position + 1)
+    lines, line, previous = set(), 1, 0
+    for position in sorted(positions):
+        line += text.count("\n", previous, position)
+        previous = position
+        lines.add(line)
+    return lines
+
+
+class _Region:
+    """The nodes whose line range covers a candidate line, with their parents."""
+
+    def __init__(self, tree: ast.Module, lines: list[int]) -> None:
+        self.parents: dict[ast.AST, ast.AST] = {}
+        self.nodes: list[ast.AST] = []
+        stack: list[ast.AST] = [tree]
+        while stack:
+            node = stack.pop()
+            self.nodes.append(node)
+            for child in ast.iter_child_nodes(node):
+                start = getattr(child, "lineno", None)
+                if start is None or _covers(lines, start, child.end_lineno):
+                    self.parents[child] = node
+                    stack.append(child)
+
+    def scope_of(self, node: ast.AST) -> ast.AST | None:
+        """The function (or None: the module) whose body holds ``node``."""
+        current = self.parents.get(node)
+        while current is not None and not isinstance(current, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            current = self.parents.get(current)
+        return current
+
+
+def _covers(lines: list[int], start: int, end: int) -> bool:
+    index = bisect.bisect_left(lines, start)
+    return index < len(lines) and lines[index] <= end
+
+
+def _may_name_transform(expr: ast.AST, aliases: frozenset[str]) -> bool:
+    """A spelling check that spares resolving names that cannot be a transform."""
+    if isinstance(expr, ast.Attribute):
+        return expr.attr in _TRANSFORM_NAMES
+    return isinstance(expr, ast.Name) and (expr.id in _TRANSFORM_NAMES or expr.id in aliases)
+
+
+def _traced_functions(ctx: FileContext, region: _Region) -> list[Traced]:
     found: dict[ast.AST, Traced] = {}
-    for node in ast.walk(ctx.tree):
+    aliases = frozenset(_IMPORT_ALIAS.findall(ctx.text))
+    for node in region.nodes:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             for decorator in node.decorator_list:
-                transform = _transform_of(ctx, decorator)
+                transform = _transform_of(ctx, decorator, aliases)
                 if transform is not None:
                     name, options = transform
                     why = None
@@ -317,8 +375,8 @@ def _traced_functions(ctx: FileContext) -> list[Traced]:
                         why = "the function has other decorators"
                     elif isinstance(node, ast.AsyncFunctionDef):
                         why = "the function is async"
-                    _add(found, node, name, options, ctx, unsplittable=why)
-        elif isinstance(node, ast.Call) and node.args:
+                    _add(found, node, name, options, unsplittable=why)
+        elif isinstance(node, ast.Call) and node.args and _may_name_transform(node.func, aliases):
             name = _public(ctx.qualname(node.func))
             if name == JIT:
                 positions: tuple[int, ...] = (0,)
@@ -328,34 +386,40 @@ def _traced_functions(ctx: FileContext) -> list[Traced]:
                 continue
             for position in positions:
                 if position < len(node.args):
-                    for function in _functions_passed(ctx, node, node.args[position]):
-                        _add(found, function, name, node.keywords, ctx, unsplittable=_BY_CALL)
+                    for function in _functions_passed(region, node, node.args[position]):
+                        _add(found, function, name, node.keywords, unsplittable=_BY_CALL)
     return [traced for traced in found.values() if traced.traced]
 
 
-def _functions_passed(ctx: FileContext, call: ast.Call, argument: ast.AST) -> list[ast.AST]:
+def _functions_passed(region: _Region, call: ast.Call, argument: ast.AST) -> list[ast.AST]:
     if isinstance(argument, ast.Lambda):
         return [argument]
     if isinstance(argument, (ast.List, ast.Tuple)):  # lax.switch branches
-        return [f for element in argument.elts for f in _functions_passed(ctx, call, element)]
+        return [f for element in argument.elts for f in _functions_passed(region, call, element)]
     if not isinstance(argument, ast.Name):
         return []
-    scope = ctx.enclosing_function(call) or ctx.tree
+    # Only functions holding an access matter, and those are in the region.
+    scope = region.scope_of(call)
     return [
         node
-        for node in _scope_nodes(scope)
-        if isinstance(node, ast.FunctionDef) and node.name == argument.id and not node.decorator_list
+        for node in region.nodes
+        if isinstance(node, ast.FunctionDef)
+        and node.name == argument.id
+        and not node.decorator_list
+        and region.scope_of(node) is scope
     ]
 
 
 _BY_CALL = "the function is jitted by a call and may also run eagerly"
 
 
-def _add(found: dict, function, transform: str, options: list[ast.keyword], ctx: FileContext, unsplittable):
+def _add(found: dict, function, transform: str, options: list[ast.keyword], unsplittable):
     params = _positional_params(function)
     everything = {arg.arg for arg in _all_params(function)}
     if transform == JIT:
         static = _argument_names(options, "static_argnums", "static_argnames", params)
+        if static is not None and function.args.vararg and _indexes_past(options, "static_argnums", params):
+            static.add(function.args.vararg.arg)  # some of *args are static: treat them all so
         donated = _argument_names(options, "donate_argnums", "donate_argnames", params)
         if static is None or donated is None or any(k.arg is None for k in options):
             return  # options we cannot read: which arguments are static is unknown
@@ -426,6 +490,11 @@ def _argument_names(options, nums_key: str, names_key: str, params: list[str]) -
     return names
 
 
+def _indexes_past(options, key: str, params: list[str]) -> bool:
+    keyword = next((k for k in options if k.arg == key), None)
+    return keyword is not None and any(i >= len(params) for i in _int_literals(keyword.value) or ())
+
+
 def _int_literals(value: ast.AST) -> list[int] | None:
     items = value.elts if isinstance(value, (ast.Tuple, ast.List)) else [value]
     out = []
@@ -480,9 +549,11 @@ def _accesses(ctx: FileContext, traced: Traced) -> list[Access]:
     params = {name for name in traced.traced if name not in stored}
     aliases = _comprehension_aliases(function, params)
     tainted = _tainted_names(ctx, function, traced.traced)
+    nodes = list(_scope_nodes(function))
+    called = {id(node.func) for node in nodes if isinstance(node, ast.Call)}
     found = []
-    for node in _scope_nodes(function):
-        access = _as_access(ctx, node)
+    for node in nodes:
+        access = _as_access(ctx, node, called)
         if access is None:
             continue
         receiver, label = access
@@ -494,7 +565,8 @@ def _accesses(ctx: FileContext, traced: Traced) -> list[Access]:
     return sorted(found, key=lambda a: (a.node.lineno, a.node.col_offset))
 
 
-def _as_access(ctx: FileContext, node: ast.AST) -> tuple[ast.AST, str] | None:
+def _as_access(ctx: FileContext, node: ast.AST, called: set[int] = frozenset()) -> tuple[ast.AST, str] | None:
+    """(receiver, label) when ``node`` is a concrete-only access; ``called``: ids of called expressions."""
     if isinstance(node, ast.Call):
         func = node.func
         if (
@@ -505,12 +577,15 @@ def _as_access(ctx: FileContext, node: ast.AST) -> tuple[ast.AST, str] | None:
         ):
             return func.value, f".{func.attr}()"
         if node.args and not isinstance(node.args[0], ast.Starred) and ctx.qualname(func) in CONSUMERS:
-            return node.args[0], f"{ctx.source_of(func)}()"
+            return node.args[0], f"{ast.unparse(func)}()"
         return None
-    if isinstance(node, ast.Attribute) and node.attr in PROPERTIES and isinstance(node.ctx, ast.Load):
-        parent = ctx.parent(node)
-        if not (isinstance(parent, ast.Call) and parent.func is node):
-            return node.value, f".{node.attr}"
+    if (
+        isinstance(node, ast.Attribute)
+        and node.attr in PROPERTIES
+        and isinstance(node.ctx, ast.Load)
+        and id(node) not in called
+    ):
+        return node.value, f".{node.attr}"
     return None
 
 
@@ -616,7 +691,7 @@ class SplitPlan:
     docstring_line: int | None
 
 
-def _plan_split(ctx: FileContext, traced: Traced, accesses: list[Access]):
+def _plan_split(ctx: FileContext, region: _Region, traced: Traced, accesses: list[Access]):
     """(plan, fix safety, reason): a plan when the accesses can leave the trace."""
     function = traced.node
     if any(access.param is None for access in accesses):
@@ -625,8 +700,8 @@ def _plan_split(ctx: FileContext, traced: Traced, accesses: list[Access]):
         return None, FixSafety.NONE, "deleting the argument before the call would break the call"
     body = list(function.body)
     docstring = body.pop(0) if _is_docstring(body[0]) else None
-    top = {id(a): _top_statement(ctx, a.node, function) for a in accesses}
-    hoisted, reason = _hoisted_statements(ctx, function, body, {id(s): s for s in top.values()})
+    seeds = {id(s): s for s in body if any(s.lineno <= a.node.lineno <= s.end_lineno for a in accesses)}
+    hoisted, reason = _hoisted_statements(function, body, seeds)
     if reason:
         return None, FixSafety.NONE, reason
     if len(hoisted) == len(body):
@@ -635,7 +710,7 @@ def _plan_split(ctx: FileContext, traced: Traced, accesses: list[Access]):
     if reason:
         return None, FixSafety.NONE, reason
     traced_name = _fresh_name(ctx, function.name)
-    call = _forwarding_call(ctx, function, traced_name)
+    call = _forwarding_call(function, traced_name, isinstance(region.parents.get(function), ast.ClassDef))
     if call is None:
         return None, FixSafety.NONE, "a method without a positional `self` cannot be split automatically"
     fix = FixSafety.SAFE
@@ -660,14 +735,7 @@ def _is_docstring(statement: ast.stmt) -> bool:
     )
 
 
-def _top_statement(ctx: FileContext, node: ast.AST, function) -> ast.stmt:
-    for ancestor in ctx.ancestors(node):
-        if ctx.parent(ancestor) is function and isinstance(ancestor, ast.stmt):
-            return ancestor
-    raise LookupError("access outside the function body")
-
-
-def _hoisted_statements(ctx: FileContext, function, body: list[ast.stmt], seeds: dict[int, ast.stmt]):
+def _hoisted_statements(function, body: list[ast.stmt], seeds: dict[int, ast.stmt]):
     """The body statements to move out: the accessing ones and those reading their names."""
     chosen = {id(s) for s in body if id(s) in seeds}
     while True:
@@ -739,29 +807,28 @@ def _unsplittable(ctx: FileContext, function, body, hoisted) -> str | None:
         following = function.body[index + 1] if index + 1 < len(function.body) else None
         if lines.count(statement.lineno) > 1 or (following and following.lineno == statement.end_lineno):
             return "it shares a line with another statement"
-    for node in ast.walk(ctx.tree):
-        if isinstance(node, ast.Attribute) and node.attr in JITTED_ATTRS:
-            target = node.value
-            name = target.id if isinstance(target, ast.Name) else getattr(target, "attr", None)
-            if name == function.name:
-                return f"the file uses `{ctx.source_of(node)}`, which a plain wrapper does not have"
+    if any(isinstance(node, (ast.Global, ast.Nonlocal)) for node in _scope_nodes(function)):
+        return "it declares `global` or `nonlocal` names"
+    jitted_attribute = re.search(rf"\b{re.escape(function.name)}\s*\.\s*({'|'.join(JITTED_ATTRS)})\b", ctx.text)
+    if jitted_attribute:
+        return f"the file uses `{function.name}.{jitted_attribute.group(1)}`, which a plain wrapper does not have"
     return None
 
 
 def _fresh_name(ctx: FileContext, name: str) -> str:
-    taken = {getattr(n, "id", None) or getattr(n, "name", None) or getattr(n, "attr", None) for n in ast.walk(ctx.tree)}
+    """A private name that appears nowhere in the file."""
     base = f"_{name.strip('_') or 'fn'}_traced"
     candidate, counter = base, 2
-    while candidate in taken:
+    while re.search(rf"\b{candidate}\b", ctx.text):
         candidate, counter = f"{base}{counter}", counter + 1
     return candidate
 
 
-def _forwarding_call(ctx: FileContext, function, traced_name: str) -> str | None:
+def _forwarding_call(function, traced_name: str, is_method: bool) -> str | None:
     args = function.args
     positional = [a.arg for a in (*args.posonlyargs, *args.args)]
     callee = traced_name
-    if isinstance(ctx.parent(function), ast.ClassDef):
+    if is_method:
         if not positional:
             return None
         callee = f"{positional.pop(0)}.{traced_name}"
@@ -829,6 +896,7 @@ class _Splitter(cst.CSTTransformer):
         super().__init__()
         self.plans = dict(plans)
         self.depth = 0
+        self.done = 0
 
     def visit_ClassDef(self, node) -> None:
         self.depth += 1
@@ -848,7 +916,8 @@ class _Splitter(cst.CSTTransformer):
             return updated
         lines = [self.get_metadata(PositionProvider, s).start.line for s in original.body.body]
         if len(lines) != len(updated.body.body):
-            raise ValueError("the function body changed shape while it was being split")
+            return updated  # a function nested in it was just split; the engine's next pass does this one
+        self.done += 1
         kept, moved, docstring = [], [], []
         for line, statement in zip(lines, updated.body.body):
             if line == plan.docstring_line:
@@ -866,7 +935,7 @@ class _Splitter(cst.CSTTransformer):
             decorators=[],
             leading_lines=[cst.EmptyLine(indent=False)] * (1 if self.depth else 2),
             lines_after_decorators=[],
-            body=updated.body.with_changes(body=[*moved, returned], header=cst.TrailingWhitespace()),
+            body=updated.body.with_changes(body=[*moved, returned], header=cst.TrailingWhitespace(), footer=[]),
         )
         return cst.FlattenSentinel([traced, wrapper])
 
