@@ -77,7 +77,6 @@ _PRIVATE_PREFIXES = (
 )
 JIT = "jax.jit"
 PARTIAL = "functools.partial"
-JIT_OPTIONS = ("static_argnums", "static_argnames", "donate_argnums", "donate_argnames")
 # Transforms under which hoisting would change meaning -> (positions of the traced
 # functions among the call's arguments, the option naming traced argument positions).
 REPORT_TRANSFORMS = {
