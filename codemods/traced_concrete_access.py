@@ -66,14 +66,12 @@ SHAPE_FUNCTIONS = frozenset(
 # jax's own modules re-export these under the public names.
 _PRIVATE_PREFIXES = (
     ("jax._src.api.", "jax."),
-    ("jax._src.pjit.", "jax."),
     ("jax._src.ad_checkpoint.", "jax."),
     ("jax._src.shard_map.", "jax."),
     ("jax.experimental.shard_map.", "jax."),
     ("jax._src.lax.control_flow.loops.", "jax.lax."),
     ("jax._src.lax.control_flow.conditionals.", "jax.lax."),
     ("jax._src.lax.control_flow.", "jax.lax."),
-    ("jax._src.custom_derivatives.", "jax."),
 )
 JIT = "jax.jit"
 PARTIAL = "functools.partial"
@@ -397,16 +395,23 @@ def _functions_passed(region: _Region, call: ast.Call, argument: ast.AST) -> lis
         return [f for element in argument.elts for f in _functions_passed(region, call, element)]
     if not isinstance(argument, ast.Name):
         return []
-    # Only functions holding an access matter, and those are in the region.
-    scope = region.scope_of(call)
-    return [
+    # Only functions holding an access matter, and those are in the region. The name
+    # resolves like a closure: the call's own scope first, then the enclosing ones.
+    definitions = [
         node
         for node in region.nodes
         if isinstance(node, ast.FunctionDef)
         and node.name == argument.id
         and not node.decorator_list
-        and region.scope_of(node) is scope
+        and not isinstance(region.parents.get(node), ast.ClassDef)
     ]
+    scope = region.scope_of(call)
+    while definitions:
+        here = [node for node in definitions if region.scope_of(node) is scope]
+        if here or scope is None or argument.id in _stored_names(scope):
+            return here
+        scope = region.scope_of(scope)
+    return []
 
 
 _BY_CALL = "the function is jitted by a call and may also run eagerly"

@@ -85,3 +85,12 @@ def sharded(x, mesh, spec):
 
 def parallel(x):
     return jax.pmap(lambda shard: shard.devices())(x)
+
+
+def module_level_body(carry, x):
+    log(x.unsafe_buffer_pointer())
+    return carry, x
+
+
+def run(xs):
+    return lax.scan(module_level_body, 0.0, xs)
