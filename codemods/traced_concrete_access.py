@@ -122,8 +122,9 @@ _TRANSFORM_NAMES = frozenset(
 )
 _CALL_MARKS = tuple(f"{name}(" for name in _TRANSFORM_NAMES)
 _TRANSFORM_MARKS = (b"jit", b"map", b"grad", b"jac", b"hessian", b"checkpoint", b"remat", b"jvp", b"vjp", b"linearize", b"lax")
-# Names an import binds under another spelling (`from jax import jit as compile`).
-_IMPORT_ALIAS = re.compile(r"\bas\s+(\w+)")
+# Names bound to something under another spelling (`from jax import jit as compile`,
+# `fast = jax.jit`): the only bare names worth resolving besides the transforms' own.
+_ALIAS = re.compile(r"\bas\s+(\w+)|^(\w+)\s*=", re.MULTILINE)
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 _HOISTABLE = (ast.Expr, ast.Assign, ast.AnnAssign)
 _UNSPLITTABLE = (ast.Yield, ast.YieldFrom, ast.Await, ast.NamedExpr, ast.Global, ast.Nonlocal)
@@ -360,7 +361,7 @@ def _may_name_transform(expr: ast.AST, aliases: frozenset[str]) -> bool:
 
 def _traced_functions(ctx: FileContext, region: _Region) -> list[Traced]:
     found: dict[ast.AST, Traced] = {}
-    aliases = frozenset(_IMPORT_ALIAS.findall(ctx.text))
+    aliases = frozenset(name for pair in _ALIAS.findall(ctx.text) for name in pair if name)
     for node in region.nodes:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             for decorator in node.decorator_list:
@@ -446,7 +447,7 @@ def _add(found: dict, function, transform: str, options: list[ast.keyword], unsp
 def _transformed_params(transform: str, options, params: list[str], everything: set[str]) -> frozenset | None:
     traced = _traced_positions(transform, options, params, everything)
     static = _argument_names(options, "static_argnums", "static_argnames", params)
-    broadcast = _argument_names(options, "static_broadcasted_argnums", "", params)
+    broadcast = _argument_names(options, "static_broadcasted_argnums", None, params)
     if traced is None or static is None or broadcast is None:
         return None
     return traced - static - broadcast
@@ -478,7 +479,8 @@ def _traced_positions(transform: str, options, params: list[str], everything: se
     return None
 
 
-def _argument_names(options, nums_key: str, names_key: str, params: list[str]) -> set[str] | None:
+def _argument_names(options, nums_key: str, names_key: str | None, params: list[str]) -> set[str] | None:
+    """The parameters named by an `*_argnums` / `*_argnames` pair; None when not literals."""
     names: set[str] = set()
     for keyword in options:
         if keyword.arg == nums_key:
@@ -486,7 +488,7 @@ def _argument_names(options, nums_key: str, names_key: str, params: list[str]) -
             if positions is None:
                 return None
             names.update(params[i] for i in positions if -len(params) <= i < len(params))
-        elif keyword.arg == names_key:
+        elif names_key is not None and keyword.arg == names_key:
             strings = _str_literals(keyword.value)
             if strings is None:
                 return None
@@ -500,18 +502,24 @@ def _indexes_past(options, key: str, params: list[str]) -> bool:
 
 
 def _int_literals(value: ast.AST) -> list[int] | None:
+    """The ints of `1`, `-1`, `(0, 2)` or `None`; None when they are not literals."""
+    if isinstance(value, ast.Constant) and value.value is None:
+        return []
     items = value.elts if isinstance(value, (ast.Tuple, ast.List)) else [value]
     out = []
     for item in items:
-        if isinstance(item, ast.UnaryOp) and isinstance(item.op, ast.USub) and isinstance(item.operand, ast.Constant):
-            item = ast.Constant(-item.operand.value)
+        sign = 1
+        if isinstance(item, ast.UnaryOp) and isinstance(item.op, ast.USub):
+            sign, item = -1, item.operand
         if not (isinstance(item, ast.Constant) and type(item.value) is int):
             return None
-        out.append(item.value)
+        out.append(sign * item.value)
     return out
 
 
 def _str_literals(value: ast.AST) -> list[str] | None:
+    if isinstance(value, ast.Constant) and value.value is None:
+        return []
     items = value.elts if isinstance(value, (ast.Tuple, ast.List)) else [value]
     if not all(isinstance(i, ast.Constant) and isinstance(i.value, str) for i in items):
         return None
