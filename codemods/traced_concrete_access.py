@@ -787,7 +787,18 @@ def _dependency_problem(function, body, hoisted) -> str | None:
     rest = [s for s in body if s not in hoisted]
     if any(_assigned(s) & hoisted_names for s in rest):
         return "its names are reassigned inside the trace"
+    # `self.ptr = ...` read back by the trace would be baked into the compiled function.
+    stored = {ast.unparse(target) for statement in hoisted for target in _item_targets(statement)}
+    for statement in rest:
+        for node in ast.walk(statement):
+            if isinstance(node, (ast.Attribute, ast.Subscript)) and ast.unparse(node) in stored:
+                return "the trace reads back what it stores"
     return None
+
+
+def _item_targets(statement: ast.stmt) -> list[ast.expr]:
+    targets = statement.targets if isinstance(statement, ast.Assign) else [getattr(statement, "target", None)]
+    return [target for target in targets if isinstance(target, (ast.Attribute, ast.Subscript))]
 
 
 def _assigned(statement: ast.stmt) -> set[str]:

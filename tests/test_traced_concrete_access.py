@@ -184,6 +184,7 @@ def test_fresh_name_avoids_existing_names():
         ("y = x * 2\n    record(x.unsafe_buffer_pointer(), y)\n    return y", "computed inside the trace"),
         ("try:\n        record(x.unsafe_buffer_pointer())\n    finally:\n        pass\n    return x", "compound"),
         ("record(x.unsafe_buffer_pointer())", "nothing would be left"),
+        ("SINK['p'] = x.unsafe_buffer_pointer()\n    return x + SINK['p']", "reads back what it stores"),
     ],
 )
 def test_unsafe_to_hoist_shapes_are_reported_with_advice(body, reason):
@@ -193,6 +194,13 @@ def test_unsafe_to_hoist_shapes_are_reported_with_advice(body, reason):
     assert reason in finding.message
     assert "outside the jitted function" in finding.message
     assert fixed(source, unsafe=True) == source
+
+
+def test_rebound_parameter_is_an_intermediate():
+    source = "import jax\n\n\n@jax.jit\ndef f(x):\n    x = x + 1\n    record(x.unsafe_buffer_pointer())\n    return x\n"
+    [finding] = findings(source)
+    assert finding.fix is FixSafety.NONE
+    assert "computed inside `jax.jit`" in finding.message and "after" in finding.message
 
 
 def test_installed_jax_has_no_findings():

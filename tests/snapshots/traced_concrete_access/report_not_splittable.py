@@ -57,3 +57,11 @@ def reused_name(x):
 
 
 compiled = lowered.lower(jnp.ones(3)).compile()
+
+
+class Recorder:
+    @functools.partial(jax.jit, static_argnums=0)
+    def step(self, x):
+        # The trace would bake the first call's pointer into the compiled function.
+        self.last = x.unsafe_buffer_pointer()
+        return x + self.last
