@@ -222,3 +222,38 @@ def test_installed_jax_has_no_findings():
     assert scanned > 100, "the prefilter let too few jax files through for this test to mean anything"
     assert false_positives == []
     assert elapsed < 120, f"took {elapsed:.1f}s"
+
+
+FORWARDING = [
+    ("@jax.jit", "x, y=None, *, k=None", "x + (0 if y is None else y) + (0 if k is None else k)",
+     ["f(a)", "f(a, b)", "f(a, k=b)", "f(x=a, y=b)", "f(a, None, k=b)"]),
+    ("@jax.jit", "x, /, *args, **kwargs", "x + sum(args) + sum(kwargs.values())",
+     ["f(a)", "f(a, b, b)", "f(a, b, z=a)", "f(a, **{'w': b})"]),
+    ("@partial(jax.jit, static_argnames='n')", "x, n=2", "x**n",
+     ["f(a)", "f(a, 3)", "f(a, n=3)", "f(x=a, n=1)"]),
+    ("@partial(jax.jit, static_argnums=(1, 2))", "x, axis, keep=False", "jnp.sum(x, axis=axis, keepdims=keep)",
+     ["f(m, 0)", "f(m, 1, True)", "f(m, axis=0, keep=True)"]),
+]
+
+
+@pytest.mark.parametrize(("decorator", "signature", "result", "calls"), FORWARDING, ids=lambda v: str(v)[:20])
+def test_split_function_matches_the_eager_original(decorator, signature, result, calls):
+    """The original run eagerly (jax.disable_jit) is the oracle for values and side effects."""
+    import jax
+
+    source = (
+        "from functools import partial\nimport jax\nimport jax.numpy as jnp\n\nSEEN = []\n\n\n"
+        f"{decorator}\ndef f({signature}):\n    SEEN.append(x.unsafe_buffer_pointer())\n    return {result}\n"
+    )
+    after = fixed(source)
+    assert "_f_traced" in after
+    data = {"a": jax.numpy.arange(3.0), "b": jax.numpy.ones(3), "m": jax.numpy.ones((2, 3))}
+    for call in calls:
+        original, split = {}, {}
+        exec(source, original)
+        exec(after, split)
+        with jax.disable_jit():
+            expected = eval(call, original, dict(data))
+        got = eval(call, split, dict(data))
+        assert jax.numpy.array_equal(got, expected), call
+        assert split["SEEN"] == original["SEEN"] and split["SEEN"][0] > 0, call
