@@ -117,11 +117,21 @@ _ACCESS_MARKS = (
     "array(",
 )
 # The last component of every transform's name, and of functools.partial.
-_TRANSFORM_NAMES = frozenset(
-    {"jit", "partial", *(name.rsplit(".", 1)[1] for name in REPORT_TRANSFORMS)}
-)
+_TRANSFORM_NAMES = frozenset({"jit", "partial", *(name.rsplit(".", 1)[1] for name in REPORT_TRANSFORMS)})
 _CALL_MARKS = tuple(f"{name}(" for name in _TRANSFORM_NAMES)
-_TRANSFORM_MARKS = (b"jit", b"map", b"grad", b"jac", b"hessian", b"checkpoint", b"remat", b"jvp", b"vjp", b"linearize", b"lax")
+_TRANSFORM_MARKS = (
+    b"jit",
+    b"map",
+    b"grad",
+    b"jac",
+    b"hessian",
+    b"checkpoint",
+    b"remat",
+    b"jvp",
+    b"vjp",
+    b"linearize",
+    b"lax",
+)
 # Names bound to something under another spelling (`from jax import jit as compile`,
 # `fast = jax.jit`): the only bare names worth resolving besides the transforms' own.
 _ALIAS = re.compile(r"\bas\s+(\w+)|^(\w+)\s*=", re.MULTILINE)
@@ -239,7 +249,9 @@ class TracedConcreteAccess(Rule):
                 findings.extend(self._check_function(ctx, region, traced, accesses))
         return findings
 
-    def _check_function(self, ctx: FileContext, region, traced: Traced, accesses: list[Access]) -> list[Finding]:
+    def _check_function(
+        self, ctx: FileContext, region, traced: Traced, accesses: list[Access]
+    ) -> list[Finding]:
         plan, fix, reason = None, FixSafety.NONE, None
         if traced.transform == JIT and traced.unsplittable is None:
             plan, fix, reason = _plan_split(ctx, region, traced, accesses)
@@ -284,11 +296,13 @@ def _public(qualified: str | None) -> str | None:
         return None
     for private, public in _PRIVATE_PREFIXES:
         if qualified.startswith(private):
-            return public + qualified[len(private):]
+            return public + qualified[len(private) :]
     return qualified
 
 
-def _transform_of(ctx: FileContext, expr: ast.AST, aliases: frozenset[str]) -> tuple[str, list[ast.keyword]] | None:
+def _transform_of(
+    ctx: FileContext, expr: ast.AST, aliases: frozenset[str]
+) -> tuple[str, list[ast.keyword]] | None:
     """(transform, options) for `jax.jit`, `jax.jit(**options)` and `partial(jax.jit, **options)`."""
     if not _may_name_transform(expr.func if isinstance(expr, ast.Call) else expr, aliases):
         return None
@@ -342,7 +356,9 @@ class _Region:
     def scope_of(self, node: ast.AST) -> ast.AST | None:
         """The function (or None: the module) whose body holds ``node``."""
         current = self.parents.get(node)
-        while current is not None and not isinstance(current, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+        while current is not None and not isinstance(
+            current, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
+        ):
             current = self.parents.get(current)
         return current
 
@@ -551,7 +567,9 @@ def _scope_nodes(scope: ast.AST):
 
 def _stored_names(function) -> set[str]:
     return {
-        node.id for node in _scope_nodes(function) if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store)
+        node.id
+        for node in _scope_nodes(function)
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store)
     }
 
 
@@ -832,7 +850,9 @@ def _unsplittable(ctx: FileContext, function, body, hoisted) -> str | None:
             return "it shares a line with another statement"
     if any(isinstance(node, (ast.Global, ast.Nonlocal)) for node in _scope_nodes(function)):
         return "it declares `global` or `nonlocal` names"
-    jitted_attribute = re.search(rf"\b{re.escape(function.name)}\s*\.\s*({'|'.join(JITTED_ATTRS)})\b", ctx.text)
+    jitted_attribute = re.search(
+        rf"\b{re.escape(function.name)}\s*\.\s*({'|'.join(JITTED_ATTRS)})\b", ctx.text
+    )
     if jitted_attribute:
         return f"the file uses `{function.name}.{jitted_attribute.group(1)}`, which a plain wrapper does not have"
     return None
@@ -867,7 +887,7 @@ def _forwarding_call(function, traced_name: str, is_method: bool) -> str | None:
 def _has_traced_defaults(function, traced: frozenset[str]) -> bool:
     args = function.args
     positional = [*args.posonlyargs, *args.args]
-    defaulted = list(zip(positional[len(positional) - len(args.defaults):], args.defaults))
+    defaulted = list(zip(positional[len(positional) - len(args.defaults) :], args.defaults))
     defaulted += [(a, d) for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None]
     return any(
         arg.arg in traced and not (isinstance(default, ast.Constant) and default.value is None)
@@ -952,13 +972,17 @@ class _Splitter(cst.CSTTransformer):
         kept[0] = _without_leading_blanks(kept[0])
         moved = [*docstring, *moved]
         moved[0] = _without_leading_blanks(moved[0])
-        traced = updated.with_changes(name=cst.Name(plan.traced_name), body=updated.body.with_changes(body=kept))
+        traced = updated.with_changes(
+            name=cst.Name(plan.traced_name), body=updated.body.with_changes(body=kept)
+        )
         returned = cst.parse_statement(f"return {plan.call}\n")
         wrapper = updated.with_changes(
             decorators=[],
             leading_lines=[cst.EmptyLine(indent=False)] * (1 if self.depth else 2),
             lines_after_decorators=[],
-            body=updated.body.with_changes(body=[*moved, returned], header=cst.TrailingWhitespace(), footer=[]),
+            body=updated.body.with_changes(
+                body=[*moved, returned], header=cst.TrailingWhitespace(), footer=[]
+            ),
         )
         return cst.FlattenSentinel([traced, wrapper])
 

@@ -32,7 +32,9 @@ def findings(source: str):
 
 
 def fixed(source: str, unsafe: bool = False) -> str:
-    result = process_source(textwrap.dedent(source).encode(), "case.py", Settings((RULE,), unsafe_fixes=unsafe))
+    result = process_source(
+        textwrap.dedent(source).encode(), "case.py", Settings((RULE,), unsafe_fixes=unsafe)
+    )
     assert result.error is None, result.error
     return result.fixed.decode() if result.fixed is not None else textwrap.dedent(source)
 
@@ -46,7 +48,10 @@ def fixed(source: str, unsafe: bool = False) -> str:
         ("from jax import jit as compiled", "@compiled"),
         ("import jax", "@jax.jit(static_argnames='n')"),
         ("import functools\nimport jax", "@functools.partial(jax.jit, static_argnums=1)"),
-        ("import functools as ft\nfrom jax import jit", "@ft.partial(jit, static_argnames=('n',), donate_argnums=())"),
+        (
+            "import functools as ft\nfrom jax import jit",
+            "@ft.partial(jit, static_argnames=('n',), donate_argnums=())",
+        ),
         ("from functools import partial\nimport jax", "@partial(jax.jit, static_argnums=(-1,))"),
     ],
 )
@@ -120,8 +125,8 @@ def test_wrapper_keeps_signature_and_docstring():
         return x
     '''
     before, after = {}, {}
-    exec(textwrap.dedent(source), before)
-    exec(fixed(source), after)
+    exec(textwrap.dedent(source), before)  # noqa: S102 -- running the code under test is the point
+    exec(fixed(source), after)  # noqa: S102 -- running the code under test is the point
     assert inspect.signature(after["reduce"]) == inspect.signature(before["reduce"])
     assert after["reduce"].__doc__ == before["reduce"].__doc__ == "Reduce x."
     assert inspect.signature(after["_reduce_traced"]) == inspect.signature(before["reduce"])
@@ -182,7 +187,10 @@ def test_fresh_name_avoids_existing_names():
         ("global COUNT\n    COUNT = x.unsafe_buffer_pointer()\n    return x", "global"),
         ("ptr = x.unsafe_buffer_pointer()\n    return x + ptr", "result"),
         ("y = x * 2\n    record(x.unsafe_buffer_pointer(), y)\n    return y", "computed inside the trace"),
-        ("try:\n        record(x.unsafe_buffer_pointer())\n    finally:\n        pass\n    return x", "compound"),
+        (
+            "try:\n        record(x.unsafe_buffer_pointer())\n    finally:\n        pass\n    return x",
+            "compound",
+        ),
         ("record(x.unsafe_buffer_pointer())", "nothing would be left"),
         ("SINK['p'] = x.unsafe_buffer_pointer()\n    return x + SINK['p']", "reads back what it stores"),
     ],
@@ -225,14 +233,30 @@ def test_installed_jax_has_no_findings():
 
 
 FORWARDING = [
-    ("@jax.jit", "x, y=None, *, k=None", "x + (0 if y is None else y) + (0 if k is None else k)",
-     ["f(a)", "f(a, b)", "f(a, k=b)", "f(x=a, y=b)", "f(a, None, k=b)"]),
-    ("@jax.jit", "x, /, *args, **kwargs", "x + sum(args) + sum(kwargs.values())",
-     ["f(a)", "f(a, b, b)", "f(a, b, z=a)", "f(a, **{'w': b})"]),
-    ("@partial(jax.jit, static_argnames='n')", "x, n=2", "x**n",
-     ["f(a)", "f(a, 3)", "f(a, n=3)", "f(x=a, n=1)"]),
-    ("@partial(jax.jit, static_argnums=(1, 2))", "x, axis, keep=False", "jnp.sum(x, axis=axis, keepdims=keep)",
-     ["f(m, 0)", "f(m, 1, True)", "f(m, axis=0, keep=True)"]),
+    (
+        "@jax.jit",
+        "x, y=None, *, k=None",
+        "x + (0 if y is None else y) + (0 if k is None else k)",
+        ["f(a)", "f(a, b)", "f(a, k=b)", "f(x=a, y=b)", "f(a, None, k=b)"],
+    ),
+    (
+        "@jax.jit",
+        "x, /, *args, **kwargs",
+        "x + sum(args) + sum(kwargs.values())",
+        ["f(a)", "f(a, b, b)", "f(a, b, z=a)", "f(a, **{'w': b})"],
+    ),
+    (
+        "@partial(jax.jit, static_argnames='n')",
+        "x, n=2",
+        "x**n",
+        ["f(a)", "f(a, 3)", "f(a, n=3)", "f(x=a, n=1)"],
+    ),
+    (
+        "@partial(jax.jit, static_argnums=(1, 2))",
+        "x, axis, keep=False",
+        "jnp.sum(x, axis=axis, keepdims=keep)",
+        ["f(m, 0)", "f(m, 1, True)", "f(m, axis=0, keep=True)"],
+    ),
 ]
 
 
@@ -250,8 +274,8 @@ def test_split_function_matches_the_eager_original(decorator, signature, result,
     data = {"a": jax.numpy.arange(3.0), "b": jax.numpy.ones(3), "m": jax.numpy.ones((2, 3))}
     for call in calls:
         original, split = {}, {}
-        exec(source, original)
-        exec(after, split)
+        exec(source, original)  # noqa: S102 -- running the code under test is the point
+        exec(after, split)  # noqa: S102 -- running the code under test is the point
         with jax.disable_jit():
             expected = eval(call, original, dict(data))
         got = eval(call, split, dict(data))
