@@ -40,6 +40,9 @@ CONSUMERS = frozenset(
 STATIC_ATTRS = frozenset(
     {"shape", "dtype", "ndim", "size", "aval", "weak_type", "itemsize", "nbytes", "named_shape", "__class__"}
 )
+# Calls that keep a static value static (`n = math.prod(x.shape)`).
+STATIC_BUILTINS = frozenset({"len", "int", "float", "bool", "tuple", "min", "max", "abs"})
+STATIC_FUNCTIONS = frozenset({"math.prod", "numpy.prod"})
 # Inside a trace, these jax functions return tracers...
 ARRAY_MODULES = ("jax.numpy.", "jax.lax.", "jax.random.", "jax.nn.", "jax.scipy.")
 CREATION_FUNCTIONS = frozenset(
@@ -206,8 +209,9 @@ class TracedConcreteAccess(Rule):
     ## Fix safety
     Safe when the accesses are side-effect statements of a function decorated by `jax.jit`
     alone (any spelling, including `functools.partial(jax.jit, ...)` and `jax.jit(...)`
-    with options), that read only its parameters and module or closure names, and whose
-    assigned names feed nothing but other hoisted statements. The fix keeps the traced body
+    with options), that read only its parameters, module or closure names and locals
+    computed from shapes, dtypes and static arguments (`n = x.shape[0]`, repeated in the
+    wrapper), and whose assigned names feed nothing but other hoisted statements. The fix keeps the traced body
     under a private name with the same decorator and puts a plain wrapper with the original
     name and signature in front of it: the hoisted statements run on the concrete arguments
     on every call (the original would have run them once per trace, and failed), then the
@@ -718,6 +722,7 @@ class SplitPlan:
     traced_name: str
     call: str
     hoisted_lines: tuple[int, ...]
+    copied_lines: tuple[int, ...]  # static statements the wrapper repeats
     docstring_line: int | None
 
 
@@ -732,8 +737,14 @@ def _plan_split(ctx: FileContext, region: _Region, traced: Traced, accesses: lis
     docstring = body.pop(0) if _is_docstring(body[0]) else None
     seeds = {id(s): s for s in body if any(s.lineno <= a.node.lineno <= s.end_lineno for a in accesses)}
     hoisted, reason = _hoisted_statements(function, body, seeds)
+    if not reason:
+        static = {a.arg for a in _all_params(function)} - traced.traced
+        reason, copies = _dependency_problem(ctx, function, body, hoisted, static)
     if reason:
         return None, FixSafety.NONE, reason
+    needed = _needed_in_trace(body, hoisted, copies)
+    hoisted = [s for s in body if s in hoisted or (s in copies and s not in needed)]
+    copies = needed
     if len(hoisted) == len(body):
         return None, FixSafety.NONE, "nothing would be left to trace"
     reason = _unsplittable(ctx, function, body, hoisted)
@@ -752,6 +763,7 @@ def _plan_split(ctx: FileContext, region: _Region, traced: Traced, accesses: lis
         traced_name=traced_name,
         call=call,
         hoisted_lines=tuple(statement.lineno for statement in hoisted),
+        copied_lines=tuple(statement.lineno for statement in copies),
         docstring_line=docstring.lineno if docstring else None,
     )
     return plan, fix, None
@@ -783,25 +795,97 @@ def _hoisted_statements(function, body: list[ast.stmt], seeds: dict[int, ast.stm
         if id(statement) not in seeds:
             return [], "its value flows into the traced computation"
         return [], "it is inside a compound statement"
-    return hoisted, _dependency_problem(function, body, hoisted)
+    return hoisted, None
 
 
-def _dependency_problem(function, body, hoisted) -> str | None:
+def _dependency_problem(ctx: FileContext, function, body, hoisted, static: set[str]):
+    """(reason, copies): why the hoisted statements cannot run before the trace, or the
+    static statements (`n = x.shape[0]`) they need copied into the wrapper."""
     params = {a.arg for a in _all_params(function)}
     local = _stored_names(function) | {
         node.name for node in _scope_nodes(function) if isinstance(node, (ast.FunctionDef, ast.ClassDef))
     }
     hoisted_names: set[str] = set()
+    copies: list[ast.stmt] = []
     for statement in hoisted:
         if any(isinstance(node, _UNSPLITTABLE) for node in ast.walk(statement)):
-            return "it assigns or yields inside an expression"
-        for name in _reads(statement) - params - hoisted_names:
+            return "it assigns or yields inside an expression", []
+        for name in sorted(_reads(statement) - params - hoisted_names):
             if name in local:
-                return f"it reads `{name}`, a value computed inside the trace"
+                unknown = local | (params - static)
+                copy = _static_definition(
+                    ctx, body, hoisted, statement, name, static | hoisted_names, unknown
+                )
+                if copy is None:
+                    return f"it reads `{name}`, a value computed inside the trace", []
+                copies.append(copy)
+                hoisted_names.add(name)
         assigned = _assigned(statement)
         if assigned & params:
-            return "it rebinds a parameter"
+            return "it rebinds a parameter", []
         hoisted_names |= assigned
+    return _read_back_problem(
+        body, hoisted, hoisted_names - {n for c in copies for n in _assigned(c)}
+    ), copies
+
+
+def _static_definition(ctx, body, hoisted, reader, name, known: set[str], unknown: set[str]):
+    """The one statement before ``reader`` that binds ``name`` from shapes, dtypes and constants."""
+    definitions = [s for s in body if name in _assigned(s)]
+    if len(definitions) != 1 or definitions[0] in hoisted:
+        return None
+    [definition] = definitions
+    if not (
+        isinstance(definition, ast.Assign)
+        and definition.end_lineno < reader.lineno
+        and all(isinstance(target, ast.Name) for target in definition.targets)
+        and _is_static(ctx, definition.value, known, unknown)
+    ):
+        return None
+    return definition
+
+
+def _is_static(ctx: FileContext, expr: ast.AST, known: set[str], unknown: set[str]) -> bool:
+    """Whether ``expr`` is computed from static attributes, static arguments, outer names and
+    constants; ``unknown``: the names it must not read (tracers and other locals)."""
+    if isinstance(expr, ast.Constant):
+        return True
+    if isinstance(expr, ast.Name):
+        return expr.id in known or expr.id not in unknown
+    if isinstance(expr, ast.Attribute) and expr.attr in STATIC_ATTRS:
+        return _param_root(expr.value) is not None or _is_static(ctx, expr.value, known, unknown)
+    if isinstance(expr, ast.Call):
+        name = expr.func.id if isinstance(expr.func, ast.Name) else None
+        if not (name in STATIC_BUILTINS or ctx.qualname(expr.func) in STATIC_FUNCTIONS) or expr.keywords:
+            return False
+        return all(_is_static(ctx, a, known, unknown) or name == "len" and _param_root(a) for a in expr.args)
+    if isinstance(expr, (ast.Subscript, ast.Slice, ast.BinOp, ast.UnaryOp, ast.Compare, ast.Tuple, ast.List)):
+        children = [
+            c
+            for c in ast.iter_child_nodes(expr)
+            if not isinstance(c, (ast.operator, ast.unaryop, ast.cmpop, ast.expr_context))
+        ]
+        return all(_is_static(ctx, child, known, unknown) for child in children)
+    return False
+
+
+def _needed_in_trace(body, hoisted, copies) -> list[ast.stmt]:
+    """The copied statements the traced body still reads; the others can simply move."""
+    readers = [s for s in body if s not in hoisted and s not in copies]
+    pending, needed = list(copies), []
+    changed = True
+    while changed:
+        changed = False
+        for copy in list(pending):
+            if any(_assigned(copy) & _reads(reader) for reader in readers):
+                pending.remove(copy)
+                needed.append(copy)
+                readers.append(copy)
+                changed = True
+    return needed
+
+
+def _read_back_problem(body, hoisted, hoisted_names: set[str]) -> str | None:
     rest = [s for s in body if s not in hoisted]
     if any(_assigned(s) & hoisted_names for s in rest):
         return "its names are reassigned inside the trace"
@@ -967,6 +1051,9 @@ class _Splitter(cst.CSTTransformer):
                 docstring.append(statement)
             elif line in plan.hoisted_lines:
                 moved.append(statement)
+            elif line in plan.copied_lines:
+                moved.append(statement)
+                kept.append(statement)
             else:
                 kept.append(statement)
         kept[0] = _without_leading_blanks(kept[0])
