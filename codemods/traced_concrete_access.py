@@ -138,6 +138,7 @@ _TRANSFORM_MARKS = (
 # Names bound to something under another spelling (`from jax import jit as compile`,
 # `fast = jax.jit`): the only bare names worth resolving besides the transforms' own.
 _ALIAS = re.compile(r"\bas\s+(\w+)|^(\w+)\s*=", re.MULTILINE)
+_BY_CALL = "the function is jitted by a call and may also run eagerly"
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 _HOISTABLE = (ast.Expr, ast.Assign, ast.AnnAssign)
 _UNSPLITTABLE = (ast.Yield, ast.YieldFrom, ast.Await, ast.NamedExpr, ast.Global, ast.Nonlocal)
@@ -352,6 +353,8 @@ class _Region:
             node = stack.pop()
             self.nodes.append(node)
             for child in ast.iter_child_nodes(node):
+                if not child._fields:
+                    continue  # contexts and operators: shared, and never interesting
                 start = getattr(child, "lineno", None)
                 if start is None or _covers(lines, start, child.end_lineno):
                     self.parents[child] = node
@@ -433,9 +436,6 @@ def _functions_passed(region: _Region, call: ast.Call, argument: ast.AST) -> lis
             return here
         scope = region.scope_of(scope)
     return []
-
-
-_BY_CALL = "the function is jitted by a call and may also run eagerly"
 
 
 def _add(found: dict, function, transform: str, options: list[ast.keyword], unsplittable):

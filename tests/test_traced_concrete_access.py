@@ -281,3 +281,22 @@ def test_split_function_matches_the_eager_original(decorator, signature, result,
         got = eval(call, split, dict(data))
         assert jax.numpy.array_equal(got, expected), call
         assert split["SEEN"] == original["SEEN"] and split["SEEN"][0] > 0, call
+
+
+def test_static_locals_are_repeated_in_the_wrapper_and_traced_ones_are_not():
+    static = """
+    from functools import partial
+    import jax
+
+    @partial(jax.jit, static_argnums=1)
+    def f(x, n):
+        k = n * 2
+        record(x.unsafe_buffer_pointer(), k)
+        return x * k
+    """
+    after = fixed(static)
+    assert after.count("k = n * 2") == 2
+    assert "record(x.unsafe_buffer_pointer(), k)\n    return _f_traced(x, n)" in after
+    traced = static.replace("static_argnums=1", "static_argnums=()")
+    [finding] = findings(traced)
+    assert finding.fix is FixSafety.NONE and "reads `k`" in finding.message
