@@ -1,10 +1,10 @@
 # expect: ConcretizationTypeError: unsafe_buffer_pointer
-import jax
+from jax import jit
 import jax.numpy as jnp
 
 
 def make_step(rate, sink):
-    @jax.jit
+    @jit
     def step(params, grads):
         sink.append(params.unsafe_buffer_pointer())
         return params - rate * grads
