@@ -5,12 +5,18 @@ from __future__ import annotations
 from codemods.dlpack_without_host_fallback import DlpackWithoutHostFallback
 from codemods.removed_dlpack_api import RemovedDlpackApi
 from codemods.rule import Finding, FixSafety, Rule
+from codemods.traced_concrete_access import TracedConcreteAccess
 from codemods.unsupported_dl_device import UnsupportedDlDevice
 
 __version__ = "0.1.0"
 
 # The registry, in the order fixes are applied. Codes are unique and never reused.
-RULES: tuple[type[Rule], ...] = (UnsupportedDlDevice, DlpackWithoutHostFallback, RemovedDlpackApi)
+RULES: tuple[type[Rule], ...] = (
+    TracedConcreteAccess,
+    UnsupportedDlDevice,
+    DlpackWithoutHostFallback,
+    RemovedDlpackApi,
+)
 
 
 def rule_by_code(code: str) -> type[Rule] | None:
