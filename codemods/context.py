@@ -95,7 +95,7 @@ class FileContext:
             previous = bindings.get(name, target)
             bindings[name] = target if previous == target else _AMBIGUOUS
 
-        for node in ast.walk(self.tree):
+        for node in _statements(self.tree.body):
             if isinstance(node, ast.Import):
                 for alias in node.names:
                     if alias.asname:
@@ -188,3 +188,19 @@ class FileContext:
             return False
         codes = self.suppressions[line]
         return codes is None or code in codes
+
+
+def _statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:
+    """Every statement, nested ones included, without visiting expressions.
+
+    Imports are always statements, so resolving names never needs the (much larger)
+    expression part of the tree.
+    """
+    stack = list(reversed(body))
+    while stack:
+        statement = stack.pop()
+        yield statement
+        for name in ("body", "orelse", "finalbody", "handlers", "cases"):
+            children = getattr(statement, name, None)
+            if isinstance(children, list):
+                stack.extend(reversed(children))
