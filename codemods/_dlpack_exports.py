@@ -336,9 +336,21 @@ class Analysis:
         best = max(origins, key=lambda o: o.level, default=NO_ORIGIN)
         if best.level == MULTI:
             return best
-        if qualified.rsplit(".", 1)[1] in CREATION or all(isinstance(a, ast.Constant) for a in arguments):
+        if qualified.rsplit(".", 1)[1] in CREATION or all(self._placement_free(a) for a in arguments):
             return Origin(SINGLE, f"`{qualified}`")
         return Origin(JAX, f"`{qualified}`")
+
+    def _placement_free(self, argument: ast.AST) -> bool:
+        """Host data, literals and dtypes: arguments that cannot carry a sharding."""
+        if isinstance(argument, ast.Constant):
+            return True
+        if isinstance(argument, (ast.List, ast.Tuple)):
+            return all(self._placement_free(element) for element in argument.elts)
+        if isinstance(argument, ast.Call):
+            return (self.ctx.qualname(argument.func) or "").startswith("numpy.")
+        return isinstance(argument, ast.Attribute) and (self.ctx.qualname(argument) or "").startswith(
+            ("numpy.", "jax.numpy.")
+        )
 
     def is_multi_sharding(self, expr: ast.AST, depth: int) -> bool:
         if isinstance(expr, ast.Call):
@@ -558,8 +570,6 @@ class Analysis:
         scope = self.scope_of(name)
         child: ast.AST = name
         for ancestor in self.ctx.ancestors(name):
-            if ancestor is scope:
-                break
             if isinstance(ancestor, (ast.If, ast.IfExp, ast.While)) and child is not ancestor.test:
                 in_body = child in ancestor.body if isinstance(ancestor.body, list) else child is ancestor.body
                 if self._isinstance_jax(ancestor.test, name.id, negated=not in_body):
@@ -574,6 +584,8 @@ class Analysis:
                         and self._isinstance_jax(statement.test, name.id, negated=True)
                     ):
                         return True
+            if ancestor is scope:
+                return False
             child = ancestor
         return False
 
