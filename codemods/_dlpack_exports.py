@@ -336,7 +336,9 @@ class Analysis:
         best = max(origins, key=lambda o: o.level, default=NO_ORIGIN)
         if best.level == MULTI:
             return best
-        if qualified.rsplit(".", 1)[1] in CREATION or all(self._placement_free(a) for a in arguments):
+        if qualified.rsplit(".", 1)[1] in CREATION or all(
+            origin.level == SINGLE or self._placement_free(argument) for argument, origin in zip(arguments, origins)
+        ):
             return Origin(SINGLE, f"`{qualified}`")
         return Origin(JAX, f"`{qualified}`")
 
