@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import ast
 import weakref
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Iterator
 
 import libcst as cst
 
@@ -77,37 +77,92 @@ ARRAY_MODULES = ("jax.numpy.", "jax.lax.", "jax.nn.", "jax.scipy.", "jax.random.
 # ...except these, which return something else (dtypes, shapes, host data, functions).
 NOT_ARRAYS = frozenset(
     {
-        "jax.numpy.dtype", "jax.numpy.finfo", "jax.numpy.iinfo", "jax.numpy.shape", "jax.numpy.ndim",
-        "jax.numpy.size", "jax.numpy.issubdtype", "jax.numpy.result_type", "jax.numpy.promote_types",
-        "jax.numpy.can_cast", "jax.numpy.isdtype", "jax.numpy.vectorize", "jax.numpy.from_dlpack",
+        "jax.numpy.dtype",
+        "jax.numpy.finfo",
+        "jax.numpy.iinfo",
+        "jax.numpy.shape",
+        "jax.numpy.ndim",
+        "jax.numpy.size",
+        "jax.numpy.issubdtype",
+        "jax.numpy.result_type",
+        "jax.numpy.promote_types",
+        "jax.numpy.can_cast",
+        "jax.numpy.isdtype",
+        "jax.numpy.vectorize",
+        "jax.numpy.from_dlpack",
     }
 )
 # Single-device placement of an array without arguments that carry a sharding.
 CREATION = frozenset(
-    {"arange", "zeros", "ones", "empty", "full", "eye", "identity", "linspace", "logspace", "geomspace", "tri"}
+    {
+        "arange",
+        "zeros",
+        "ones",
+        "empty",
+        "full",
+        "eye",
+        "identity",
+        "linspace",
+        "logspace",
+        "geomspace",
+        "tri",
+    }
 )
 SINGLE_METHODS = frozenset({"addressable_data"})
 ARRAY_METHODS = frozenset(
     {
-        "reshape", "astype", "transpose", "ravel", "flatten", "squeeze", "copy", "block_until_ready",
-        "sum", "mean", "max", "min", "prod", "clip", "round", "conj", "swapaxes", "view",
+        "reshape",
+        "astype",
+        "transpose",
+        "ravel",
+        "flatten",
+        "squeeze",
+        "copy",
+        "block_until_ready",
+        "sum",
+        "mean",
+        "max",
+        "min",
+        "prod",
+        "clip",
+        "round",
+        "conj",
+        "swapaxes",
+        "view",
     }
 )
 ARRAY_ATTRIBUTES = frozenset({"T", "mT", "real", "imag"})
 # Mentioning these on the exported value, or in a condition around the export, is a guard.
 GUARD_ATTRIBUTES = frozenset(
     {
-        "sharding", "device_set", "is_fully_addressable", "is_fully_replicated", "addressable_data",
-        "addressable_shards", "platform", "devices", "device_count", "local_device_count",
-        "default_backend", "process_count",
+        "sharding",
+        "device_set",
+        "is_fully_addressable",
+        "is_fully_replicated",
+        "addressable_data",
+        "addressable_shards",
+        "platform",
+        "devices",
+        "device_count",
+        "local_device_count",
+        "default_backend",
+        "process_count",
     }
 )
 GUARD_EXCEPTIONS = {
     "dlpack": frozenset({"BufferError"}),
-    "pointer": frozenset({"RuntimeError", "ValueError", "JaxRuntimeError", "XlaRuntimeError", "AttributeError"}),
+    "pointer": frozenset(
+        {"RuntimeError", "ValueError", "JaxRuntimeError", "XlaRuntimeError", "AttributeError"}
+    ),
 }
 BROAD_EXCEPTIONS = frozenset({"Exception", "BaseException"})
-WRAPPABLE = {"Name": "Name", "Attribute": "Attribute", "Call": "Call", "Subscript": "Subscript", "BinOp": "BinaryOperation"}
+WRAPPABLE = {
+    "Name": "Name",
+    "Attribute": "Attribute",
+    "Call": "Call",
+    "Subscript": "Subscript",
+    "BinOp": "BinaryOperation",
+}
 MAX_DEPTH = 12
 
 # How a finding is fixed; carried in Finding.data.
@@ -153,32 +208,44 @@ def find_exports(ctx: FileContext) -> Iterator[Export]:
         if isinstance(node, ast.Call):
             func = node.func
             if isinstance(func, ast.Attribute) and func.attr in DLPACK_METHODS | POINTER_METHODS:
-                yield Export(func.value, node, f"`.{func.attr}()`", func.attr in POINTER_METHODS, _forbids_copy(node))
+                yield Export(
+                    func.value, node, f"`.{func.attr}()`", func.attr in POINTER_METHODS, _forbids_copy(node)
+                )
             elif node.args and not isinstance(node.args[0], ast.Starred):
                 qualified = ctx.qualname(func)
                 if qualified in CONSUMERS:
                     yield Export(node.args[0], node, f"`{qualified}`", False, _forbids_copy(node))
-        elif isinstance(node, ast.Attribute) and node.attr in POINTER_ATTRIBUTES and isinstance(node.ctx, ast.Load):
+        elif (
+            isinstance(node, ast.Attribute)
+            and node.attr in POINTER_ATTRIBUTES
+            and isinstance(node.ctx, ast.Load)
+        ):
             yield Export(node.value, node, f"`.{node.attr}`", True, False)
 
 
 def _forbids_copy(call: ast.Call) -> bool:
     return any(
-        k.arg == "copy" and isinstance(k.value, ast.Constant) and k.value.value is False for k in call.keywords
+        k.arg == "copy" and isinstance(k.value, ast.Constant) and k.value.value is False
+        for k in call.keywords
     )
 
 
 # Scopes and the definitions in them ----------------------------------------------------
 
-_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.Module)
+_COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+_FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
+# Scopes, for name resolution; a comprehension runs inline in the scope that holds it.
+_SCOPES = (*_FUNCTIONS, *_COMPREHENSIONS, ast.Module)
 _BLOCKS = (ast.If, ast.For, ast.AsyncFor, ast.While, ast.Try, ast.Match)
 _TRY_STAR = getattr(ast, "TryStar", ast.Try)
+_ALWAYS_BEFORE = (0, 0)
 
 
 @dataclass(frozen=True)
 class Definition:
     node: ast.AST  # the binding statement or expression
     value: ast.expr | None  # what it binds; None: something this analysis cannot follow
+    bound_at: tuple[int, int]  # uses from here on see it
 
 
 def _scope_nodes(scope: ast.AST) -> Iterator[ast.AST]:
@@ -187,7 +254,7 @@ def _scope_nodes(scope: ast.AST) -> Iterator[ast.AST]:
     while stack:
         node = stack.pop()
         yield node
-        if isinstance(node, (*_SCOPES, ast.ClassDef, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
+        if isinstance(node, (*_SCOPES, ast.ClassDef)):
             continue
         stack.extend(ast.iter_child_nodes(node))
 
@@ -200,42 +267,52 @@ def _bound_names(target: ast.AST) -> Iterator[ast.Name]:
             yield from _bound_names(element.value if isinstance(element, ast.Starred) else element)
 
 
+def _end(node: ast.AST) -> tuple[int, int]:
+    return (node.end_lineno, node.end_col_offset)
+
+
 def _definitions(scope: ast.AST) -> dict[str, list[Definition]]:
     found: dict[str, list[Definition]] = {}
 
-    def add(name: str, node: ast.AST, value: ast.expr | None) -> None:
-        found.setdefault(name, []).append(Definition(node, value))
+    def add(name: str, node: ast.AST, value: ast.expr | None, bound_at: tuple[int, int]) -> None:
+        found.setdefault(name, []).append(Definition(node, value, bound_at))
 
     for node in _scope_nodes(scope):
         if isinstance(node, ast.Assign):
             for target in node.targets:
                 for name in _bound_names(target):
-                    add(name.id, node, node.value)
-        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
-            add(node.target.id, node, node.value)
-        elif isinstance(node, ast.NamedExpr):
-            add(node.target.id, node, node.value)
+                    add(name.id, node, node.value, _end(node))
+        elif isinstance(node, (ast.AnnAssign, ast.NamedExpr)) and isinstance(node.target, ast.Name):
+            if node.value is not None:
+                add(node.target.id, node, node.value, _end(node))
         elif isinstance(node, (ast.For, ast.AsyncFor)):
             for name in _bound_names(node.target):
-                add(name.id, node, None)
+                add(name.id, node, None, _end(node.target))
+        elif isinstance(node, ast.comprehension):
+            for name in _bound_names(node.target):
+                add(name.id, node, None, _ALWAYS_BEFORE)
         elif isinstance(node, (ast.With, ast.AsyncWith)):
             for item in node.items:
                 for name in _bound_names(item.optional_vars) if item.optional_vars else ():
-                    add(name.id, node, None)
+                    add(name.id, node, None, _end(item.optional_vars))
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            add(node.name, node, None)
+            add(node.name, node, None, _end(node))
         elif isinstance(node, (ast.Import, ast.ImportFrom)):
             for alias in node.names:
-                add((alias.asname or alias.name).split(".", 1)[0], node, None)
+                add((alias.asname or alias.name).split(".", 1)[0], node, None, _end(node))
         elif isinstance(node, ast.ExceptHandler) and node.name:
-            add(node.name, node, None)
+            add(node.name, node, None, (node.lineno, node.col_offset))
     for definitions in found.values():
-        definitions.sort(key=lambda d: (d.node.lineno, d.node.col_offset))
+        definitions.sort(key=lambda d: d.bound_at)
     return found
 
 
-def _before(definition: ast.AST, use: ast.AST) -> bool:
-    return (definition.end_lineno, definition.end_col_offset) <= (use.lineno, use.col_offset)
+def _parameters(scope: ast.AST) -> list[ast.arg]:
+    if not isinstance(scope, _FUNCTIONS):
+        return []
+    arguments = scope.args
+    extra = [a for a in (arguments.vararg, arguments.kwarg) if a is not None]
+    return [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs, *extra]
 
 
 class Analysis:
@@ -265,7 +342,10 @@ class Analysis:
         for ancestor in self.ctx.ancestors(node):
             if ancestor is scope:
                 return True
-            if isinstance(ancestor, (*_BLOCKS, _TRY_STAR, ast.IfExp, ast.BoolOp)) and ancestor not in use_ancestors:
+            if (
+                isinstance(ancestor, (*_BLOCKS, _TRY_STAR, ast.IfExp, ast.BoolOp))
+                and ancestor not in use_ancestors
+            ):
                 return False
         return True
 
@@ -291,7 +371,9 @@ class Analysis:
             return self.origin(expr.value, depth)
         if isinstance(expr, ast.BinOp):
             left, right = self.origin(expr.left, depth), self.origin(expr.right, depth)
-            return max(left, right, key=lambda o: o.level) if JAX <= max(left.level, right.level) else NO_ORIGIN
+            return (
+                max(left, right, key=lambda o: o.level) if max(left.level, right.level) >= JAX else NO_ORIGIN
+            )
         if isinstance(expr, ast.UnaryOp):
             return self.origin(expr.operand, depth)
         if isinstance(expr, ast.NamedExpr):
@@ -337,7 +419,8 @@ class Analysis:
         if best.level == MULTI:
             return best
         if qualified.rsplit(".", 1)[1] in CREATION or all(
-            origin.level == SINGLE or self._placement_free(argument) for argument, origin in zip(arguments, origins)
+            origin.level == SINGLE or self._placement_free(argument)
+            for argument, origin in zip(arguments, origins)
         ):
             return Origin(SINGLE, f"`{qualified}`")
         return Origin(JAX, f"`{qualified}`")
@@ -365,9 +448,11 @@ class Analysis:
             if self._annotation_in(expr, SHARDING_TYPES):
                 return True
             values = self._reaching_values(expr)
-            return bool(values) and all(
-                v is not None and self.is_multi_sharding(v, depth + 1) for v in values
-            ) if depth < MAX_DEPTH else False
+            return (
+                bool(values) and all(v is not None and self.is_multi_sharding(v, depth + 1) for v in values)
+                if depth < MAX_DEPTH
+                else False
+            )
         return False
 
     def _is_device(self, expr: ast.AST, depth: int) -> bool:
@@ -412,7 +497,9 @@ class Analysis:
     def _function_origin(self, function: ast.FunctionDef, depth: int) -> Origin:
         for decorator in reversed(function.decorator_list):
             if isinstance(decorator, ast.Call):
-                origin = self._transform_origin(decorator.func, decorator.args, decorator.keywords, depth, decorated=True)
+                origin = self._transform_origin(
+                    decorator.func, decorator.args, decorator.keywords, depth, decorated=True
+                )
             else:
                 origin = self._transform_origin(decorator, [], [], depth, decorated=True)
             if origin.level >= JAX:
@@ -449,73 +536,80 @@ class Analysis:
 
     # Names -------------------------------------------------------------------------------
 
-    def _reaching(self, name: ast.Name) -> tuple[list[Definition], bool]:
-        """Definitions that may reach ``name``, latest first; and whether one always does."""
-        scope = self.scope_of(name)
-        definitions = self.definitions(scope).get(name.id, [])
+    def _reaching(self, ident: str, use: ast.AST, scope: ast.AST) -> tuple[list[Definition], bool]:
+        """Definitions in ``scope`` that may reach ``use``, latest first; and whether one always does."""
         reaching: list[Definition] = []
-        for definition in reversed(definitions):
-            if definition.node is name or not _before(definition.node, name):
+        start = (use.lineno, use.col_offset)
+        for definition in reversed(self.definitions(scope).get(ident, [])):
+            if definition.bound_at > start or (definition.value is not None and _contains(definition.node, use)):
                 continue
             reaching.append(definition)
-            if self._unconditional(definition.node, name, scope):
+            if self._unconditional(definition.node, use, scope):
                 return reaching, True
         return reaching, False
 
     def _reaching_values(self, name: ast.Name) -> list[ast.expr | None]:
-        reaching, complete = self._reaching(name)
+        """What ``name`` may hold, when every possibility is an assignment this file shows."""
+        scope = self.scope_of(name)
+        reaching, complete = self._reaching(name.id, name, scope)
         if reaching and complete:
             return [d.value for d in reaching]
-        if not reaching and self.scope_of(name) is not self.ctx.tree and not self._is_parameter(name):
-            module_level = self.definitions(self.ctx.tree).get(name.id, [])
-            return [d.value for d in module_level]
+        if not reaching and scope is not self.ctx.tree and not self._parameter(name.id, scope):
+            return [d.value for d in self.definitions(self.ctx.tree).get(name.id, [])]
         return []
 
     def _name_origin(self, name: ast.Name, depth: int) -> Origin:
-        reaching, complete = self._reaching(name)
-        if reaching:
-            origins = [self.origin(d.value, depth) if d.value is not None else NO_ORIGIN for d in reaching]
-            if not complete:
-                origins.append(self._entry_origin(name, depth))
-            found = min(origins, key=lambda o: o.level)
-        else:
-            found = self._entry_origin(name, depth)
+        found = self._origin_in(name.id, name, self.scope_of(name), depth)
         if found.level == UNKNOWN and self._narrowed_to_jax(name):
             return Origin(JAX, "an `isinstance` check")
         return found
 
-    def _entry_origin(self, name: ast.Name, depth: int) -> Origin:
-        """The origin of ``name`` before its scope assigns it: a parameter or an outer name."""
-        scope = self.scope_of(name)
-        if self._is_parameter(name):
-            if self._annotation_in(name, JAX_ARRAY_TYPES):
+    def _origin_in(self, ident: str, use: ast.AST, scope: ast.AST, depth: int) -> Origin:
+        reaching, complete = self._reaching(ident, use, scope)
+        origins = [self.origin(d.value, depth) if d.value is not None else NO_ORIGIN for d in reaching]
+        if not complete:
+            origins.append(self._entry_origin(ident, use, scope, depth))
+        return min(origins, key=lambda o: o.level)
+
+    def _entry_origin(self, ident: str, use: ast.AST, scope: ast.AST, depth: int) -> Origin:
+        """The origin of ``ident`` before ``scope`` assigns it: a parameter or an outer name."""
+        parameter = self._parameter(ident, scope)
+        if parameter is not None:
+            if parameter.annotation is not None and self._is_type(parameter.annotation, JAX_ARRAY_TYPES):
                 return Origin(JAX, "a parameter annotated as a JAX array")
-            if self._registered_for_jax(name):
+            if self._registered_for_jax(parameter, scope):
                 return Origin(JAX, "a function registered for `jax.Array`")
             return NO_ORIGIN
-        if scope is self.ctx.tree:
+        if scope is self.ctx.tree or depth > MAX_DEPTH:
             return NO_ORIGIN
-        module_level = self.definitions(self.ctx.tree).get(name.id)
-        if not module_level or any(d.value is None for d in module_level):
+        outer = self.scope_of(scope)
+        if isinstance(scope, _COMPREHENSIONS):
+            # Runs inline: the outer scope's definitions up to the comprehension reach it.
+            return self._origin_in(ident, scope, outer, depth + 1)
+        # A function runs later: any definition of the enclosing scope may reach it.
+        while True:
+            definitions = self.definitions(outer).get(ident)
+            if definitions or self._parameter(ident, outer) is not None:
+                break
+            if outer is self.ctx.tree:
+                return NO_ORIGIN
+            outer = self.scope_of(outer)
+        if not definitions or self._parameter(ident, outer) is not None:
             return NO_ORIGIN
-        return min((self.origin(d.value, depth) for d in module_level), key=lambda o: o.level)
+        if any(d.value is None for d in definitions):
+            return NO_ORIGIN
+        return min((self.origin(d.value, depth + 1) for d in definitions), key=lambda o: o.level)
 
-    def _parameter(self, name: ast.Name) -> ast.arg | None:
-        scope = self.scope_of(name)
-        if not isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
-            return None
-        arguments = scope.args
-        for argument in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs):
-            if argument.arg == name.id:
-                return argument
-        return None
-
-    def _is_parameter(self, name: ast.Name) -> bool:
-        return self._parameter(name) is not None
+    def _parameter(self, ident: str, scope: ast.AST) -> ast.arg | None:
+        return next((a for a in _parameters(scope) if a.arg == ident), None)
 
     def _annotation_in(self, name: ast.Name, types: frozenset[str]) -> bool:
-        parameter = self._parameter(name)
-        return parameter is not None and parameter.annotation is not None and self._is_type(parameter.annotation, types)
+        parameter = self._parameter(name.id, self.scope_of(name))
+        return (
+            parameter is not None
+            and parameter.annotation is not None
+            and self._is_type(parameter.annotation, types)
+        )
 
     def _is_type(self, annotation: ast.expr, types: frozenset[str]) -> bool:
         """``annotation`` is one of ``types``, or Optional of one."""
@@ -533,13 +627,12 @@ class Analysis:
             return self._is_type(annotation.slice, types)
         return self.ctx.qualname(annotation) in types
 
-    def _registered_for_jax(self, name: ast.Name) -> bool:
+    def _registered_for_jax(self, parameter: ast.arg, function: ast.AST) -> bool:
         """The first parameter of ``@dispatcher.register(jax.Array)``."""
-        function = self.scope_of(name)
         if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
             return False
         positional = [*function.args.posonlyargs, *function.args.args]
-        if not positional or positional[0].arg != name.id:
+        if not positional or positional[0] is not parameter:
             return False
         return any(
             isinstance(d, ast.Call)
@@ -573,7 +666,9 @@ class Analysis:
         child: ast.AST = name
         for ancestor in self.ctx.ancestors(name):
             if isinstance(ancestor, (ast.If, ast.IfExp, ast.While)) and child is not ancestor.test:
-                in_body = child in ancestor.body if isinstance(ancestor.body, list) else child is ancestor.body
+                in_body = (
+                    child in ancestor.body if isinstance(ancestor.body, list) else child is ancestor.body
+                )
                 if self._isinstance_jax(ancestor.test, name.id, negated=not in_body):
                     return True
             for block in _blocks_holding(ancestor, child):
@@ -595,16 +690,23 @@ class Analysis:
 
     def is_guarded(self, export: Export) -> bool:
         scope = self.scope_of(export.site)
+        while isinstance(scope, _COMPREHENSIONS):
+            scope = self.scope_of(scope)
         exceptions = GUARD_EXCEPTIONS["pointer" if export.pointer else "dlpack"] | BROAD_EXCEPTIONS
         child: ast.AST = export.site
         for ancestor in self.ctx.ancestors(export.site):
             if ancestor is scope:
                 break
-            if isinstance(ancestor, (ast.If, ast.IfExp, ast.While, ast.Assert)) and _mentions_guard(ancestor.test):
+            if isinstance(ancestor, (ast.If, ast.IfExp, ast.While, ast.Assert)) and _mentions_guard(
+                ancestor.test
+            ):
                 return True
-            if isinstance(ancestor, (ast.Try, _TRY_STAR)) and child in ancestor.body:
-                if any(self._catches(handler, exceptions) for handler in ancestor.handlers):
-                    return True
+            if (
+                isinstance(ancestor, (ast.Try, _TRY_STAR))
+                and child in ancestor.body
+                and any(self._catches(handler, exceptions) for handler in ancestor.handlers)
+            ):
+                return True
             child = ancestor
         if isinstance(export.value, ast.Name):
             return self._value_inspected(export.value.id, scope)
@@ -631,6 +733,10 @@ class Analysis:
             ):
                 return True
         return False
+
+
+def _contains(outer: ast.AST, inner: ast.AST) -> bool:
+    return (outer.lineno, outer.col_offset) <= (inner.lineno, inner.col_offset) and _end(inner) <= _end(outer)
 
 
 def _blocks_holding(parent: ast.AST, child: ast.AST) -> Iterator[list]:
@@ -669,8 +775,18 @@ def analysis_for(ctx: FileContext) -> Analysis:
 # The rules ---------------------------------------------------------------------------------
 
 _COMPOUND = (
-    ast.If, ast.For, ast.AsyncFor, ast.While, ast.Try, _TRY_STAR, ast.With, ast.AsyncWith,
-    ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Match,
+    ast.If,
+    ast.For,
+    ast.AsyncFor,
+    ast.While,
+    ast.Try,
+    _TRY_STAR,
+    ast.With,
+    ast.AsyncWith,
+    ast.FunctionDef,
+    ast.AsyncFunctionDef,
+    ast.ClassDef,
+    ast.Match,
 )
 
 
@@ -707,7 +823,9 @@ class GatherBeforeExport(Rule):
             return self._pointer_finding(ctx, analysis, export, message)
         node_type = WRAPPABLE.get(type(export.value).__name__)
         if node_type is None:
-            return self.finding(ctx, export.site, f"{message}; no automatic fix for this expression", FixSafety.NONE)
+            return self.finding(
+                ctx, export.site, f"{message}; no automatic fix for this expression", FixSafety.NONE
+            )
         fix = f"gather it first: `{HELPER}({source})`"
         return self.finding(ctx, export.value, f"{message}; {fix}", self.WRAP_SAFETY, node_type, (WRAP,))
 
@@ -717,7 +835,12 @@ class GatherBeforeExport(Rule):
         if isinstance(value, ast.Name) and _rebindable(ctx, analysis, statement, value):
             fix = f"gather it into the variable first, `{value.id} = {HELPER}({value.id})`, so the copy outlives the pointer"
             return self.finding(
-                ctx, statement, f"{message}; {fix}", FixSafety.UNSAFE, "SimpleStatementLine", (REBIND, value.id)
+                ctx,
+                statement,
+                f"{message}; {fix}",
+                FixSafety.UNSAFE,
+                "SimpleStatementLine",
+                (REBIND, value.id),
             )
         reason = f"gather it into a variable that outlives the pointer (`x = {HELPER}(x)`) by hand"
         return self.finding(ctx, export.site, f"{message}; {reason}", FixSafety.NONE)
@@ -726,9 +849,13 @@ class GatherBeforeExport(Rule):
         self._provide_helper(fixer)
         if finding.data[0] == WRAP:
             inner = updated.with_changes(lpar=[], rpar=[])
-            return cst.Call(func=cst.Name(HELPER), args=[cst.Arg(inner)], lpar=updated.lpar, rpar=updated.rpar)
+            return cst.Call(
+                func=cst.Name(HELPER), args=[cst.Arg(inner)], lpar=updated.lpar, rpar=updated.rpar
+            )
         name = finding.data[1]
-        gather = cst.parse_statement(f"{name} = {HELPER}({name})\n").with_changes(leading_lines=updated.leading_lines)
+        gather = cst.parse_statement(f"{name} = {HELPER}({name})\n").with_changes(
+            leading_lines=updated.leading_lines
+        )
         return cst.FlattenSentinel([gather, updated.with_changes(leading_lines=[])])
 
     def _provide_helper(self, fixer: Fixer) -> None:
@@ -742,7 +869,8 @@ class GatherBeforeExport(Rule):
 
     def finalize(self, module: cst.Module, fixer: Fixer) -> cst.Module:
         if not fixer.state.get(HELPER) or any(
-            isinstance(statement, cst.FunctionDef) and statement.name.value == HELPER for statement in module.body
+            isinstance(statement, cst.FunctionDef) and statement.name.value == HELPER
+            for statement in module.body
         ):
             return module
         return _insert_helper(module)
@@ -751,13 +879,19 @@ class GatherBeforeExport(Rule):
 def _module_helper(tree: ast.Module) -> ast.AST | None:
     """The module-level definition or import of the helper, if the file has one."""
     for statement in tree.body:
-        if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and statement.name == HELPER:
+        if (
+            isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+            and statement.name == HELPER
+        ):
             return statement
         if isinstance(statement, ast.ImportFrom) and any(
             (alias.asname or alias.name) == HELPER for alias in statement.names
         ):
             return statement
-        if isinstance(statement, (ast.Assign, ast.AnnAssign)) and HELPER in ast.dump(statement):
+        targets = getattr(statement, "targets", None) or [getattr(statement, "target", None)]
+        if isinstance(statement, (ast.Assign, ast.AnnAssign)) and any(
+            name.id == HELPER for target in targets for name in _bound_names(target)
+        ):
             return statement
     return None
 
@@ -771,7 +905,9 @@ def _helper_conflict(ctx: FileContext, analysis: Analysis, export: Export) -> st
         if isinstance(existing, ast.ImportFrom):
             if any(alias.name != HELPER for alias in existing.names if alias.asname == HELPER):
                 return f"`{HELPER}` is imported under that name from something else"
-        elif not (isinstance(existing, ast.FunctionDef) and (existing.args.posonlyargs or existing.args.args)):
+        elif not (
+            isinstance(existing, ast.FunctionDef) and (existing.args.posonlyargs or existing.args.args)
+        ):
             return f"the module defines a different `{HELPER}`"
         elif analysis.scope_of(export.site) is ctx.tree and existing.lineno > export.site.lineno:
             return f"the module defines `{HELPER}` only after this line"
@@ -780,7 +916,13 @@ def _helper_conflict(ctx: FileContext, analysis: Analysis, export: Export) -> st
         return f"`{HELPER}` is a local name here"
     if isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
         arguments = scope.args
-        every = (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs, arguments.vararg, arguments.kwarg)
+        every = (
+            *arguments.posonlyargs,
+            *arguments.args,
+            *arguments.kwonlyargs,
+            arguments.vararg,
+            arguments.kwarg,
+        )
         if any(argument is not None and argument.arg == HELPER for argument in every):
             return f"`{HELPER}` is a parameter here"
     return None
@@ -794,7 +936,7 @@ def _rebindable(ctx: FileContext, analysis: Analysis, statement: ast.stmt | None
     if analysis.scope_of(statement) is not scope:
         return False
     if scope is not ctx.tree and not (
-        analysis._is_parameter(value) or value.id in analysis.definitions(scope)
+        analysis._parameter(value.id, scope) or value.id in analysis.definitions(scope)
     ):
         return False  # rebinding would make a global name local to the function
     first, last = ctx.lines[statement.lineno - 1], ctx.lines[statement.end_lineno - 1]
@@ -817,7 +959,9 @@ def _insert_helper(module: cst.Module) -> cst.Module:
         blank = 0
         while blank < len(leading) and leading[blank].comment is None:
             blank += 1
-        following[0] = following[0].with_changes(leading_lines=[cst.EmptyLine()] * max(0, 2 - blank) + leading)
+        following[0] = following[0].with_changes(
+            leading_lines=[cst.EmptyLine()] * max(0, 2 - blank) + leading
+        )
     return module.with_changes(body=[*body[:index], helper, *following])
 
 
@@ -830,9 +974,12 @@ def _is_preamble(statement: cst.CSTNode, index: int) -> bool:
             for small in statement.body
         )
     if isinstance(statement, (cst.Try, cst.If)):
-        return all(_is_preamble(inner, 1) or isinstance(inner, cst.SimpleStatementLine) and all(
-            isinstance(s, cst.Pass) for s in inner.body
-        ) for inner in _compound_statements(statement))
+        return all(
+            _is_preamble(inner, 1)
+            or isinstance(inner, cst.SimpleStatementLine)
+            and all(isinstance(s, cst.Pass) for s in inner.body)
+            for inner in _compound_statements(statement)
+        )
     return False
 
 

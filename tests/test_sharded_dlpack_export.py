@@ -3,20 +3,18 @@
 
 from __future__ import annotations
 
-import ast
 import subprocess
 import sys
 import textwrap
 from pathlib import Path
 
 import pytest
+from test_execution import execution_env
 
 import codemods
 from codemods._dlpack_exports import HELPER_SOURCE
 from codemods.engine import Settings, check_source, process_source
 from codemods.sharded_dlpack_export import ShardedDlpackExport
-from test_execution import execution_env
-
 
 
 def run(source: str, rules=None, unsafe: bool = False, **options):
@@ -58,7 +56,11 @@ print("helper ok")
 def test_helper_is_identity_off_jax_and_gathers_onto_its_own_lowest_device():
     script = HELPER_BEHAVIOUR.format(helper=HELPER_SOURCE)
     done = subprocess.run(
-        [sys.executable, "-c", script], capture_output=True, text=True, env=execution_env(gpu=False), timeout=300
+        [sys.executable, "-c", script],
+        capture_output=True,
+        text=True,
+        env=execution_env(gpu=False),
+        timeout=300,
     )
     assert done.returncode == 0, done.stderr[-3000:]
     assert "helper ok" in done.stdout

@@ -6,11 +6,11 @@ from __future__ import annotations
 import textwrap
 
 import pytest
+from test_sharded_dlpack_export import installed_sources
 
 from codemods.engine import Settings, check_source, process_source
 from codemods.sharded_dlpack_export import ShardedDlpackExport
 from codemods.unguarded_dlpack_export import UnguardedDlpackExport
-from test_sharded_dlpack_export import installed_sources
 
 BOUNDARIES = """
 import jax

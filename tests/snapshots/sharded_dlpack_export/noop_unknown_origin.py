@@ -36,3 +36,20 @@ class Holder:
 
     def export(self):
         return torch.from_dlpack(self.x)
+
+
+def rebound_by_loops(values, batches, items):
+    x = jax.device_put(values, NamedSharding(mesh, P("x")))
+    for x in batches:
+        torch.from_dlpack(x)
+    with open(items) as x:
+        np.from_dlpack(x)
+
+
+x = jax.device_put(jnp.arange(8.0), NamedSharding(mesh, P("x")))
+tensors = [torch.from_dlpack(x) for x in range(3)]
+arrays = {x: np.from_dlpack(x) for x in tensors}
+
+
+def shadowing_parameter(x):
+    return torch.from_dlpack(x), (lambda x: np.from_dlpack(x))(x)

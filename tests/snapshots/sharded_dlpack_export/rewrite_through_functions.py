@@ -28,3 +28,14 @@ left, right = export_both(jnp.arange(8.0))
 assert torch.equal(left, torch.arange(8.0))
 assert torch.equal(right, torch.arange(0.0, 16.0, 4.0))
 assert torch.equal(export_first(jnp.zeros(8)), torch.ones(8))
+
+# Closures and comprehensions see the module's sharded values.
+spread = jax.device_put(jnp.arange(8.0), jax.sharding.NamedSharding(mesh, P("x")))
+
+
+def closure():
+    return torch.from_dlpack(spread)
+
+
+assert torch.equal(closure(), torch.arange(8.0))
+assert all(torch.equal(t, torch.arange(8.0)) for t in [torch.from_dlpack(spread) for _ in range(2)])
