@@ -404,8 +404,10 @@ class Analysis:
     def _device_put_origin(self, call: ast.Call, depth: int) -> Origin:
         target = call.args[1] if len(call.args) > 1 else _keyword(call, "device")
         if target is None:
-            data = self.origin(call.args[0], depth) if call.args else NO_ORIGIN
-            return data if data.level >= JAX else Origin(JAX, "`jax.device_put`")
+            if not call.args or self._placement_free(call.args[0]):
+                return Origin(SINGLE, "`jax.device_put` of host data")
+            data = self.origin(call.args[0], depth)
+            return data if data.level >= SINGLE else Origin(JAX, "`jax.device_put`")
         if self.is_multi_sharding(target, depth):
             return Origin(MULTI, "`jax.device_put` with a multi-device sharding")
         if self._is_device(target, depth):
@@ -541,7 +543,9 @@ class Analysis:
         reaching: list[Definition] = []
         start = (use.lineno, use.col_offset)
         for definition in reversed(self.definitions(scope).get(ident, [])):
-            if definition.bound_at > start or (definition.value is not None and _contains(definition.node, use)):
+            if definition.bound_at > start or (
+                definition.value is not None and _contains(definition.node, use)
+            ):
                 continue
             reaching.append(definition)
             if self._unconditional(definition.node, use, scope):

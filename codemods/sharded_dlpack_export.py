@@ -18,12 +18,21 @@ class ShardedDlpackExport(GatherBeforeExport):
     variable), `jax.jit(..., out_shardings=...)`, `pjit`, `jax.pmap`, `shard_map`,
     `jax.make_array_from_callback` and its siblings, or `jax.lax.with_sharding_constraint`.
 
+    The fix passes `ensure_single_device(x)` instead, a helper defined once per module
+    after the imports; with `helper-module =
+    "myproj.interop"` in `[tool.codemod]` it is imported from that module instead. It
+    gathers onto the lowest-id device of the array's own sharding (no copy across
+    backends) and returns anything that is not a multi-device JAX array unchanged. Code
+    that already guards the export (a gather, a check of `x.sharding`,
+    `is_fully_addressable`, `is_fully_replicated`, `addressable_data`, the platform, or a
+    `try`/`except BufferError` around it) is left alone.
+
     ## Why is this bad?
     A DLPack capsule and a buffer pointer describe one device's memory. Exporting an
     array whose sharding spans several devices raises `BufferError` ("to_dlpack can only
     pack a dlpack tensor from an array on a singular device", "__dlpack__ only supported
-    for unsharded arrays."); `unsafe_buffer_pointer()` and `__cuda_array_interface__`
-    fail the same way.
+    for unsharded arrays."); `unsafe_buffer_pointer()` raises `JaxRuntimeError` and
+    `__cuda_array_interface__` raises `AttributeError` for the same reason.
 
     ## Example
     ```python
@@ -56,14 +65,6 @@ class ShardedDlpackExport(GatherBeforeExport):
     x = jax.device_put(jax.numpy.arange(8.0), NamedSharding(mesh, P("x")))
     t = torch.from_dlpack(ensure_single_device(x))
     ```
-
-    The helper is defined once per module, after the imports; with `helper-module =
-    "myproj.interop"` in `[tool.codemod]` it is imported from that module instead. It
-    gathers onto the lowest-id device of the array's own sharding (no copy across
-    backends) and returns anything that is not a multi-device JAX array unchanged. Code
-    that already guards the export (a gather, a check of `x.sharding`,
-    `is_fully_addressable`, `is_fully_replicated`, `addressable_data`, the platform, or a
-    `try`/`except BufferError` around it) is left alone.
 
     ## Fix safety
     Safe for DLPack exports: the export raised for every multi-device value, and the

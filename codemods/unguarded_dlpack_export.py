@@ -16,6 +16,11 @@ class UnguardedDlpackExport(GatherBeforeExport):
     of unknown origin and arrays the file creates on one device are never reported.
     Opt-in: it rewrites every such library boundary.
 
+    The helper is shared with JAX002: defined once per module after the imports, or
+    imported from `helper-module` when `[tool.codemod]` names one. Exports already guarded
+    (a gather, a check of the sharding or platform, `try`/`except BufferError`) are left
+    alone.
+
     ## Why is this bad?
     Whether the export works depends on the caller: an array sharded over several devices
     makes `torch.from_dlpack(x)`, `np.from_dlpack(x)` or `x.__dlpack__()` raise
@@ -50,11 +55,6 @@ class UnguardedDlpackExport(GatherBeforeExport):
     def jax_to_torch(value: jax.Array) -> torch.Tensor:
         return torch.from_dlpack(ensure_single_device(value))
     ```
-
-    The helper is shared with JAX002: defined once per module after the imports, or
-    imported from `helper-module` when `[tool.codemod]` names one. Exports already guarded
-    (a gather, a check of the sharding or platform, `try`/`except BufferError`) are left
-    alone.
 
     ## Fix safety
     Unsafe. Single-device arrays pass through the helper unchanged, but a multi-device
