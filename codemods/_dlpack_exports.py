@@ -202,6 +202,13 @@ class Export:
     pointer: bool
     forbids_copy: bool
 
+    @property
+    def error(self) -> str:
+        """What the export raises for a multi-device array on current JAX."""
+        if not self.pointer:
+            return "BufferError"
+        return "AttributeError" if self.via == "`.__cuda_array_interface__`" else "JaxRuntimeError"
+
 
 def find_exports(ctx: FileContext) -> Iterator[Export]:
     for node in ast.walk(ctx.tree):
@@ -801,7 +808,7 @@ class GatherBeforeExport(Rule):
     WRAP_SAFETY: FixSafety
     TRIGGERS = (b"dlpack", b"unsafe_buffer_pointer", b"__cuda_array_interface__")
 
-    def describe(self, source: str, origin: Origin, via: str) -> str:
+    def describe(self, source: str, origin: Origin, export: Export) -> str:
         raise NotImplementedError
 
     def check(self, ctx: FileContext) -> list[Finding]:
@@ -816,38 +823,41 @@ class GatherBeforeExport(Rule):
 
     def _finding(self, ctx: FileContext, analysis: Analysis, export: Export, origin: Origin) -> Finding:
         source = ctx.source_of(export.value)
-        message = self.describe(source, origin, export.via)
+        message = self.describe(source, origin, export)
+        by_hand = f"gather it first with `jax.device_put({source}, jax.devices()[0])`"
         conflict = _helper_conflict(ctx, analysis, export)
         if conflict:
-            return self.finding(ctx, export.site, f"{message}; no automatic fix: {conflict}", FixSafety.NONE)
+            return self._report(ctx, export, f"{message}; {by_hand} (no automatic fix: {conflict})")
         if export.forbids_copy:
-            reason = "`copy=False` forbids the copy that gathering makes"
-            return self.finding(ctx, export.site, f"{message}; no automatic fix: {reason}", FixSafety.NONE)
+            reason = "a gather is a copy, which `copy=False` forbids"
+            return self._report(ctx, export, f"{message}; {by_hand} and drop `copy=False` ({reason})")
         if export.pointer:
             return self._pointer_finding(ctx, analysis, export, message)
         node_type = WRAPPABLE.get(type(export.value).__name__)
         if node_type is None:
-            return self.finding(
-                ctx, export.site, f"{message}; no automatic fix for this expression", FixSafety.NONE
-            )
+            return self._report(ctx, export, f"{message}; {by_hand} (no automatic fix for this expression)")
         fix = f"gather it first: `{HELPER}({source})`"
         return self.finding(ctx, export.value, f"{message}; {fix}", self.WRAP_SAFETY, node_type, (WRAP,))
+
+    def _report(self, ctx: FileContext, export: Export, message: str) -> Finding:
+        return self.finding(ctx, export.site, message, FixSafety.NONE)
 
     def _pointer_finding(self, ctx: FileContext, analysis: Analysis, export: Export, message: str) -> Finding:
         statement = ctx.enclosing_statement(export.site)
         value = export.value
-        if isinstance(value, ast.Name) and _rebindable(ctx, analysis, statement, value):
-            fix = f"gather it into the variable first, `{value.id} = {HELPER}({value.id})`, so the copy outlives the pointer"
+        reason = _why_not_rebindable(ctx, analysis, statement, value)
+        if reason is None:
+            fix = f"gather it into the variable first, `{value.id} = {HELPER}({value.id})`, and keep it alive"
             return self.finding(
                 ctx,
                 statement,
-                f"{message}; {fix}",
+                f"{message}; {fix} while the pointer is used",
                 FixSafety.UNSAFE,
                 "SimpleStatementLine",
                 (REBIND, value.id),
             )
-        reason = f"gather it into a variable that outlives the pointer (`x = {HELPER}(x)`) by hand"
-        return self.finding(ctx, export.site, f"{message}; {reason}", FixSafety.NONE)
+        advice = f"gather it by hand into a variable that outlives the pointer ({reason})"
+        return self.finding(ctx, export.site, f"{message}; {advice}", FixSafety.NONE)
 
     def rewrite(self, original, updated, finding: Finding, fixer: Fixer):
         self._provide_helper(fixer)
@@ -932,21 +942,34 @@ def _helper_conflict(ctx: FileContext, analysis: Analysis, export: Export) -> st
     return None
 
 
-def _rebindable(ctx: FileContext, analysis: Analysis, statement: ast.stmt | None, value: ast.Name) -> bool:
-    """``value = ensure_single_device(value)`` can go on its own line right before ``statement``."""
+def _why_not_rebindable(
+    ctx: FileContext, analysis: Analysis, statement: ast.stmt | None, value: ast.expr
+) -> str | None:
+    """Why ``value = ensure_single_device(value)`` cannot go on its own line before ``statement``."""
+    if not isinstance(value, ast.Name):
+        return "the pointer is taken from an expression, whose gathered copy would be freed at once"
+    if isinstance(statement, ast.Return):
+        return "the pointer is returned, and a local gathered copy is freed when the function returns"
     if statement is None or isinstance(statement, _COMPOUND):
-        return False
+        return "the export sits in a compound statement's header"
+    if any(isinstance(node, (ast.Yield, ast.YieldFrom, ast.Await)) for node in ast.walk(statement)):
+        return "the statement suspends, so the pointer may outlive the gathered copy"
+    targets = getattr(statement, "targets", None) or [getattr(statement, "target", None)]
+    if any(name.id == value.id for target in targets if target for name in _bound_names(target)):
+        return f"the statement rebinds `{value.id}`, which would drop the gathered copy"
     scope = analysis.scope_of(value)
     if analysis.scope_of(statement) is not scope:
-        return False
+        return "the export runs in a lambda or comprehension"
     if scope is not ctx.tree and not (
         analysis._parameter(value.id, scope) or value.id in analysis.definitions(scope)
     ):
-        return False  # rebinding would make a global name local to the function
+        return f"rebinding `{value.id}` here would make the outer name local to the function"
     first, last = ctx.lines[statement.lineno - 1], ctx.lines[statement.end_lineno - 1]
     before = first.encode("utf-8")[: statement.col_offset]
     after = last.encode("utf-8")[statement.end_col_offset :].strip()
-    return not before.strip() and (not after or after.startswith(b"#"))
+    if before.strip() or (after and not after.startswith(b"#")):
+        return "the statement shares its line with another"
+    return None
 
 
 def _insert_helper(module: cst.Module) -> cst.Module:

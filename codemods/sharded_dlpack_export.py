@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from codemods._dlpack_exports import MULTI, GatherBeforeExport, Origin
+from codemods._dlpack_exports import MULTI, Export, GatherBeforeExport, Origin
 from codemods.rule import FixSafety
 
 
@@ -86,5 +86,8 @@ class ShardedDlpackExport(GatherBeforeExport):
     LEVEL = MULTI
     WRAP_SAFETY = FixSafety.SAFE
 
-    def describe(self, source: str, origin: Origin, via: str) -> str:
-        return f"`{source}` spans several devices (from {origin.why}), and {via} exports one device's buffer"
+    def describe(self, source: str, origin: Origin, export: Export) -> str:
+        return (
+            f"`{source}` spans several devices (from {origin.why}), so {export.via} raises "
+            f"{export.error}: it exports one device's buffer"
+        )

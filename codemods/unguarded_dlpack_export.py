@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from codemods._dlpack_exports import JAX, GatherBeforeExport, Origin
+from codemods._dlpack_exports import JAX, Export, GatherBeforeExport, Origin
 from codemods.rule import FixSafety
 
 
@@ -72,8 +72,8 @@ class UnguardedDlpackExport(GatherBeforeExport):
     LEVEL = JAX
     WRAP_SAFETY = FixSafety.UNSAFE
 
-    def describe(self, source: str, origin: Origin, via: str) -> str:
+    def describe(self, source: str, origin: Origin, export: Export) -> str:
         return (
-            f"`{source}` is a JAX array of unknown sharding (from {origin.why}); {via} raises "
-            "BufferError if it spans several devices"
+            f"`{source}` is a JAX array of unknown sharding (from {origin.why}); {export.via} raises "
+            f"{export.error} if it spans several devices"
         )

@@ -1,17 +1,24 @@
 # expect: JaxRuntimeError: UnsafeBufferPointer() is supported only for unsharded arrays
 """A raw pointer of a parameter: the gathered copy is bound to the parameter first."""
+import ctypes
+
 import jax
 import jax.numpy as jnp
 from jax.sharding import NamedSharding, PartitionSpec as P
 
 
-def address_of(buffer: jax.Array) -> int:
+def first_element(buffer: jax.Array) -> float:
     address = buffer.unsafe_buffer_pointer()
-    assert buffer.unsafe_buffer_pointer() == address
-    return address
+    # Read through the pointer while `buffer` (the gathered copy) is alive.
+    return ctypes.c_float.from_address(address).value
+
+
+def returned_pointer(buffer: jax.Array) -> int:
+    # Reported only: a local copy would be freed when the function returns.
+    return buffer.unsafe_buffer_pointer()
 
 
 mesh = jax.make_mesh((4,), ("x",))
-x = jax.device_put(jnp.arange(8.0), NamedSharding(mesh, P("x")))
-assert address_of(x) > 0
-assert address_of(jnp.ones(2)) > 0
+x = jax.device_put(jnp.arange(3.0, 11.0), NamedSharding(mesh, P("x")))
+assert first_element(x) == 3.0
+assert first_element(jnp.full(2, 7.0)) == 7.0
