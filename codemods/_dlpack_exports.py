@@ -162,6 +162,7 @@ WRAPPABLE = {
     "Call": "Call",
     "Subscript": "Subscript",
     "BinOp": "BinaryOperation",
+    "UnaryOp": "UnaryOperation",
 }
 MAX_DEPTH = 12
 
@@ -534,7 +535,10 @@ class Analysis:
             return Origin(MULTI, f"a `{qualified}` function")
         if qualified in JIT_TRANSFORMS:
             for keyword in keywords:
-                if keyword.arg in SHARDING_KEYWORDS and not _is_none(keyword.value):
+                value = keyword.value
+                if keyword.arg in SHARDING_KEYWORDS and not (
+                    _is_none(value) or self._is_device(value, depth)
+                ):
                     return Origin(MULTI, f"a `{qualified}` function with `{keyword.arg}`")
             if args and not decorated:
                 wrapped = self.callable_origin(args[0], depth + 1)

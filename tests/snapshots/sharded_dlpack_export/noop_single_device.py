@@ -23,3 +23,8 @@ def scale(v):
 e = torch.from_dlpack(scale(a))
 f = torch.from_dlpack(torch.ones(3))
 g = np.from_dlpack(np.ones(3))
+
+on_one = jax.jit(lambda v: v + 1, out_shardings=SingleDeviceSharding(jax.devices()[0]))
+h = torch.from_dlpack(on_one(a))
+kept = jax.jit(lambda v: v - 1, out_shardings=None)
+k = np.from_dlpack(kept(a))

@@ -21,3 +21,4 @@ assert u.shape == (4, 2) and u.sum().item() == 8.0
 
 # Arithmetic on a sharded array stays sharded.
 assert torch.equal(torch.from_dlpack(x * 2 + 1), torch.arange(8.0) * 2 + 1)
+assert torch.equal(torch.from_dlpack(-x), -torch.arange(8.0))
