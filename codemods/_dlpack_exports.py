@@ -590,6 +590,8 @@ class Analysis:
         """The origin of ``ident`` before ``scope`` assigns it: a parameter or an outer name."""
         parameter = self._parameter(ident, scope)
         if parameter is not None:
+            if parameter in (scope.args.vararg, scope.args.kwarg):
+                return NO_ORIGIN  # a tuple or dict of what the annotation names
             if parameter.annotation is not None and self._is_type(parameter.annotation, JAX_ARRAY_TYPES):
                 return Origin(JAX, "a parameter annotated as a JAX array")
             if self._registered_for_jax(parameter, scope):

@@ -23,3 +23,7 @@ class Model:
 def reassigned(value: "jax.Array"):
     value = load(value)
     return torch.from_dlpack(value)
+
+
+def packed(*values: "jax.Array", **named: "jax.Array"):
+    return torch.from_dlpack(values), np.from_dlpack(named)
