@@ -454,14 +454,12 @@ class Analysis:
                 return True
             # PositionalSharding(devices).reshape(...) / .replicate()
             return isinstance(func, ast.Attribute) and self.is_multi_sharding(func.value, depth + 1)
-        if isinstance(expr, ast.Name):
+        if isinstance(expr, ast.Name) and depth < MAX_DEPTH:
             if self._annotation_in(expr, SHARDING_TYPES):
                 return True
             values = self._reaching_values(expr)
-            return (
-                bool(values) and all(v is not None and self.is_multi_sharding(v, depth + 1) for v in values)
-                if depth < MAX_DEPTH
-                else False
+            return bool(values) and all(
+                v is not None and self.is_multi_sharding(v, depth + 1) for v in values
             )
         return False
 
@@ -574,8 +572,14 @@ class Analysis:
         return []
 
     def _name_origin(self, name: ast.Name, depth: int) -> Origin:
-        found = self._origin_in(name.id, name, self.scope_of(name), depth)
-        if found.level == UNKNOWN and self._narrowed_to_jax(name):
+        scope = self.scope_of(name)
+        found = self._origin_in(name.id, name, scope, depth)
+        # The check narrows the value it saw, so only a name its scope never reassigned before.
+        if (
+            found.level == UNKNOWN
+            and not self._reaching(name.id, name, scope)[0]
+            and self._narrowed_to_jax(name)
+        ):
             return Origin(JAX, "an `isinstance` check")
         return found
 
@@ -583,10 +587,10 @@ class Analysis:
         reaching, complete = self._reaching(ident, use, scope)
         origins = [self.origin(d.value, depth) if d.value is not None else NO_ORIGIN for d in reaching]
         if not complete:
-            origins.append(self._entry_origin(ident, use, scope, depth))
+            origins.append(self._entry_origin(ident, scope, depth))
         return min(origins, key=lambda o: o.level)
 
-    def _entry_origin(self, ident: str, use: ast.AST, scope: ast.AST, depth: int) -> Origin:
+    def _entry_origin(self, ident: str, scope: ast.AST, depth: int) -> Origin:
         """The origin of ``ident`` before ``scope`` assigns it: a parameter or an outer name."""
         parameter = self._parameter(ident, scope)
         if parameter is not None:

@@ -1,6 +1,8 @@
 """Values of unknown origin: untyped parameters, attributes, calls into other code."""
 from typing import Any
 
+import jax
+
 import numpy as np
 import torch
 from mylib import load
@@ -27,3 +29,10 @@ def reassigned(value: "jax.Array"):
 
 def packed(*values: "jax.Array", **named: "jax.Array"):
     return torch.from_dlpack(values), np.from_dlpack(named)
+
+
+def converted(value):
+    if isinstance(value, jax.Array):
+        value = load(value)
+        return torch.from_dlpack(value)
+    return None
