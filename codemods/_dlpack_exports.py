@@ -12,6 +12,8 @@ devices; JAX006 the JAX arrays whose sharding the file cannot know.
 from __future__ import annotations
 
 import ast
+import bisect
+import re
 import weakref
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -211,15 +213,56 @@ class Export:
         return "AttributeError" if self.via == "`.__cuda_array_interface__`" else "JaxRuntimeError"
 
 
+_EXPORT_WORD = re.compile(r"dlpack|unsafe_buffer_pointer|__cuda_array_interface__")
+# `from numpy import from_dlpack as to_host`: a consumer spelled without the word.
+_CONSUMER_ALIAS = re.compile(r"\bfrom_dlpack\s+as\s+(\w+)")
+
+
+def _export_lines(text: str) -> list[int]:
+    """Lines that may hold an export, so that only the statements around them are walked."""
+    words = _EXPORT_WORD.pattern
+    aliases = set(_CONSUMER_ALIAS.findall(text))
+    if aliases:
+        words += "|" + "|".join(rf"\b{re.escape(alias)}\b" for alias in sorted(aliases))
+    numbers: list[int] = []
+    line, counted = 1, 0
+    for match in re.finditer(words, text):
+        line += text.count("\n", counted, match.start())
+        counted = match.start()
+        if not numbers or numbers[-1] != line:
+            numbers.append(line)
+    return numbers
+
+
+def _nodes_near(tree: ast.Module, lines: list[int]) -> Iterator[ast.AST]:
+    """Every node whose source span includes one of ``lines`` (sorted), or that has no span."""
+    stack: list[ast.AST] = [tree]
+    while stack:
+        node = stack.pop()
+        yield node
+        for child in ast.iter_child_nodes(node):
+            start = getattr(child, "lineno", None)
+            if start is not None:
+                index = bisect.bisect_left(lines, start)
+                if index == len(lines) or lines[index] > child.end_lineno:
+                    continue
+            stack.append(child)
+
+
 def find_exports(ctx: FileContext) -> Iterator[Export]:
-    for node in ast.walk(ctx.tree):
+    lines = _export_lines(ctx.text)
+    for node in _nodes_near(ctx.tree, lines) if lines else ():
         if isinstance(node, ast.Call):
             func = node.func
             if isinstance(func, ast.Attribute) and func.attr in DLPACK_METHODS | POINTER_METHODS:
                 yield Export(
                     func.value, node, f"`.{func.attr}()`", func.attr in POINTER_METHODS, _forbids_copy(node)
                 )
-            elif node.args and not isinstance(node.args[0], ast.Starred):
+            elif (
+                node.args
+                and not isinstance(node.args[0], ast.Starred)
+                and (isinstance(func, ast.Name) or getattr(func, "attr", None) == "from_dlpack")
+            ):
                 qualified = ctx.qualname(func)
                 if qualified in CONSUMERS:
                     yield Export(node.args[0], node, f"`{qualified}`", False, _forbids_copy(node))

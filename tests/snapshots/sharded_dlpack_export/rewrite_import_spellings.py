@@ -7,6 +7,7 @@ from jax import device_put, make_mesh
 from jax import numpy as jnumpy
 from numpy import from_dlpack as numpy_from_dlpack
 from torch import from_dlpack
+from torch import from_dlpack as to_torch
 from torch.utils import dlpack as tdl
 
 mesh = make_mesh((4,), ("x",))
@@ -17,3 +18,7 @@ assert tdl.from_dlpack(spread).sum().item() == 28.0
 assert numpy_from_dlpack(spread).sum() == 28.0
 assert numpy.from_dlpack(spread).sum() == 28.0
 assert jnumpy.from_dlpack(spread).sum() == 28.0
+assert to_torch(spread).sum().item() == 28.0
+assert to_torch(
+    spread
+).sum().item() == 28.0
