@@ -17,6 +17,7 @@ import re
 import weakref
 from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import cached_property
 
 import libcst as cst
 
@@ -373,6 +374,10 @@ class Analysis:
         self.ctx = ctx
         self._definitions: dict[ast.AST, dict[str, list[Definition]]] = {}
         self._active: set[int] = set()
+
+    @cached_property
+    def exports(self) -> list[Export]:
+        return list(find_exports(self.ctx))
 
     # Scopes ------------------------------------------------------------------------------
 
@@ -867,7 +872,7 @@ class GatherBeforeExport(Rule):
     def check(self, ctx: FileContext) -> list[Finding]:
         analysis = analysis_for(ctx)
         findings = []
-        for export in find_exports(ctx):
+        for export in analysis.exports:
             origin = analysis.origin(export.value)
             if origin.level != self.LEVEL or analysis.is_guarded(export):
                 continue
