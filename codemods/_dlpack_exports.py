@@ -478,7 +478,7 @@ class Analysis:
             return best
         if qualified.rsplit(".", 1)[1] in CREATION or all(
             origin.level == SINGLE or self._placement_free(argument)
-            for argument, origin in zip(arguments, origins)
+            for argument, origin in zip(arguments, origins, strict=True)
         ):
             return Origin(SINGLE, f"`{qualified}`")
         return Origin(JAX, f"`{qualified}`")
@@ -816,10 +816,7 @@ def _blocks_holding(parent: ast.AST, child: ast.AST) -> Iterator[list]:
 
 
 def _mentions_guard(test: ast.AST) -> bool:
-    for node in ast.walk(test):
-        if isinstance(node, ast.Attribute) and node.attr in GUARD_ATTRIBUTES:
-            return True
-    return False
+    return any(isinstance(node, ast.Attribute) and node.attr in GUARD_ATTRIBUTES for node in ast.walk(test))
 
 
 def _keyword(call: ast.Call, name: str) -> ast.expr | None:
@@ -1061,8 +1058,10 @@ def _is_preamble(statement: cst.CSTNode, index: int) -> bool:
     if isinstance(statement, (cst.Try, cst.If)):
         return all(
             _is_preamble(inner, 1)
-            or isinstance(inner, cst.SimpleStatementLine)
-            and all(isinstance(s, cst.Pass) for s in inner.body)
+            or (
+                isinstance(inner, cst.SimpleStatementLine)
+                and all(isinstance(s, cst.Pass) for s in inner.body)
+            )
             for inner in _compound_statements(statement)
         )
     return False

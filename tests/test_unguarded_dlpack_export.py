@@ -73,7 +73,13 @@ def test_no_findings_on_installed_packages(package):
 @pytest.mark.parametrize("rule", [ShardedDlpackExport, UnguardedDlpackExport], ids=lambda r: r.CODE)
 def test_documented_example_is_found_and_its_fix_is_not(rule):
     doc = rule.__doc__
-    for section in ("## What it does", "## Why is this bad?", "## Example", "## Use instead", "## Fix safety"):
+    for section in (
+        "## What it does",
+        "## Why is this bad?",
+        "## Example",
+        "## Use instead",
+        "## Fix safety",
+    ):
         assert section in doc
     example, use_instead = (
         textwrap.dedent(block.split("```", 1)[0]) for block in doc.split("```python\n")[1:3]
