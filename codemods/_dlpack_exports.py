@@ -451,11 +451,14 @@ class Analysis:
         if qualified in MULTI_PRODUCERS:
             return Origin(MULTI, f"`{qualified}`")
         if qualified and qualified.startswith(ARRAY_MODULES) and qualified not in NOT_ARRAYS:
-            return self._array_function_origin(qualified, call, depth)
+            return self._computed_origin(
+                f"`{qualified}`", call, depth, qualified.rsplit(".", 1)[1] in CREATION
+            )
         transform = self.callable_origin(func, depth)
-        if transform.level >= JAX:
-            return transform
-        return NO_ORIGIN
+        if transform.level == JAX:
+            # A jitted function places its results like its arguments.
+            return self._computed_origin(transform.why, call, depth)
+        return transform if transform.level == MULTI else NO_ORIGIN
 
     def _device_put_origin(self, call: ast.Call, depth: int) -> Origin:
         target = call.args[1] if len(call.args) > 1 else _keyword(call, "device")
@@ -470,18 +473,19 @@ class Analysis:
             return Origin(SINGLE, "`jax.device_put` to one device")
         return Origin(JAX, "`jax.device_put`")
 
-    def _array_function_origin(self, qualified: str, call: ast.Call, depth: int) -> Origin:
+    def _computed_origin(self, label: str, call: ast.Call, depth: int, creation: bool = False) -> Origin:
+        """A computation's result: multi-device if an argument is, single-device if all are."""
         arguments = [*call.args, *(k.value for k in call.keywords)]
         origins = [self.origin(argument, depth) for argument in arguments]
         best = max(origins, key=lambda o: o.level, default=NO_ORIGIN)
         if best.level == MULTI:
             return best
-        if qualified.rsplit(".", 1)[1] in CREATION or all(
+        if creation or all(
             origin.level == SINGLE or self._placement_free(argument)
             for argument, origin in zip(arguments, origins, strict=True)
         ):
-            return Origin(SINGLE, f"`{qualified}`")
-        return Origin(JAX, f"`{qualified}`")
+            return Origin(SINGLE, label)
+        return Origin(JAX, label)
 
     def _placement_free(self, argument: ast.AST) -> bool:
         """Host data, literals and dtypes: arguments that cannot carry a sharding."""

@@ -14,3 +14,12 @@ placed = torch.from_dlpack(jax.device_put(np.ones(3), jax.devices()[0]))
 mesh = jax.make_mesh((4,), ("x",))
 sharded = jax.device_put(single, NamedSharding(mesh, P("x")))
 u = torch.from_dlpack(sharded)
+
+
+@jax.jit
+def double(v):
+    return v * 2
+
+
+doubled = torch.from_dlpack(double(single))
+halved = np.from_dlpack(jax.jit(lambda v: v / 2)(jnp.ones(4)))
