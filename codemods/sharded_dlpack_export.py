@@ -69,14 +69,16 @@ class ShardedDlpackExport(GatherBeforeExport):
     ## Fix safety
     Safe for DLPack exports: the export raised for every multi-device value, and the
     helper is the identity for single-device ones, so code that ran before runs the
-    same. The gathered array is a copy held by the capsule, so the consumer gets the same
-    values but no longer aliases the sharded buffers. Raw-pointer exports are unsafe: the
-    fix rebinds the variable (`x = ensure_single_device(x)`) before the statement so the
-    copy outlives the pointer, which also makes the rest of the scope see the gathered
-    array. Exports with `copy=False`, pointer exports whose value is not a local variable,
-    and files where `ensure_single_device` already names something else are reported
-    without a fix. Arrays spanning several processes (not fully addressable) cannot be
-    gathered onto one device this way.
+    same. The gathered array is a copy held by the capsule: the consumer gets the same
+    values but no longer aliases the sharded buffers, and the whole array must fit on one
+    device. Each wrapped export gathers again. Raw-pointer exports are unsafe: a pointer
+    does not keep its buffer alive, so the fix rebinds the variable before the statement
+    (`x = ensure_single_device(x)`) and the copy lives as long as the variable, which also
+    makes the rest of the scope see the gathered array. Pointers that are returned, taken
+    from an expression, or taken from a name the function does not own, exports with
+    `copy=False`, and files where `ensure_single_device` already names something else are
+    reported without a fix. Arrays spanning several processes (not fully addressable)
+    cannot be gathered onto one device this way.
     """
 
     CODE = "JAX002"

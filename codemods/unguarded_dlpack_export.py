@@ -11,8 +11,8 @@ class UnguardedDlpackExport(GatherBeforeExport):
     Finds DLPack and raw-pointer exports (the consumers JAX002 knows) of values that are
     JAX arrays of unknown sharding: parameters annotated `jax.Array` or `jnp.ndarray`, the
     argument of a function registered for `jax.Array` (`@f.register(jax.Array)`), results
-    of `jnp`/`jax.lax`/`jax.nn`/`jax.random` calls on such values and of jitted functions,
-    and names narrowed by `isinstance(x, jax.Array)`. Torch tensors, NumPy arrays, values
+    of `jnp`/`jax.lax`/`jax.nn`/`jax.random` calls and jitted functions applied to values
+    the file cannot place, and names narrowed by `isinstance(x, jax.Array)`. Torch tensors, NumPy arrays, values
     of unknown origin and arrays the file creates on one device are never reported.
     Opt-in: it rewrites every such library boundary.
 
@@ -61,8 +61,9 @@ class UnguardedDlpackExport(GatherBeforeExport):
     array that used to fail with `BufferError` is now silently gathered: a full copy onto
     one device, which may not fit there, and which the consumer no longer aliases. A
     maintainer should decide that a boundary should gather rather than fail. Raw-pointer
-    exports rebind the variable first so the copy outlives the pointer; exports with
-    `copy=False` and pointer exports of expressions are reported without a fix.
+    exports rebind the variable first (`x = ensure_single_device(x)`), so the copy lives
+    as long as the variable; a returned pointer, or one taken from an expression, would
+    outlive its copy and is reported without a fix, as are exports with `copy=False`.
     """
 
     CODE = "JAX006"
