@@ -5,7 +5,9 @@ from __future__ import annotations
 from codemods.dlpack_without_host_fallback import DlpackWithoutHostFallback
 from codemods.removed_dlpack_api import RemovedDlpackApi
 from codemods.rule import Finding, FixSafety, Rule
+from codemods.sharded_dlpack_export import ShardedDlpackExport
 from codemods.traced_concrete_access import TracedConcreteAccess
+from codemods.unguarded_dlpack_export import UnguardedDlpackExport
 from codemods.unsupported_dl_device import UnsupportedDlDevice
 
 __version__ = "0.1.0"
@@ -13,9 +15,11 @@ __version__ = "0.1.0"
 # The registry, in the order fixes are applied. Codes are unique and never reused.
 RULES: tuple[type[Rule], ...] = (
     TracedConcreteAccess,
+    ShardedDlpackExport,
     UnsupportedDlDevice,
     DlpackWithoutHostFallback,
     RemovedDlpackApi,
+    UnguardedDlpackExport,
 )
 
 

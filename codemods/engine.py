@@ -160,14 +160,14 @@ def process_source(source: bytes, path: str, settings: Settings) -> FileResult:
 def _fix(source: bytes, ctx: FileContext, findings: list[Finding], settings: Settings):
     """Apply fixes rule by rule until no fixable finding is left; return (bytes, extra findings)."""
     current = source
-    original_keys = {_key(f) for f in findings}
+    original_keys = {_key(f, ctx) for f in findings}
     extra: list[Finding] = []
     for pass_number in range(MAX_FIX_PASSES):
         fixable = [f for f in findings if settings.applies(f)]
         if not fixable:
             return current, extra
         if pass_number:
-            extra.extend(replace(f, applied=True) for f in fixable if _key(f) not in original_keys)
+            extra.extend(replace(f, applied=True) for f in fixable if _key(f, ctx) not in original_keys)
         rule = next(r for r in settings.rules if any(f.code == r.CODE for f in fixable))
         targets = [f for f in fixable if f.code == rule.CODE]
         try:
@@ -189,8 +189,10 @@ def _fix(source: bytes, ctx: FileContext, findings: list[Finding], settings: Set
     raise FixError(f"fixes did not converge after {MAX_FIX_PASSES} passes")
 
 
-def _key(finding: Finding) -> tuple:
-    return (finding.code, finding.line, finding.message)
+def _key(finding: Finding, ctx: FileContext) -> tuple:
+    """Identifies a finding across passes: an earlier fix may shift lines, not their text."""
+    line = ctx.lines[finding.line - 1].strip() if finding.line <= len(ctx.lines) else ""
+    return (finding.code, finding.message, line)
 
 
 class _AnchoredRewrite(cst.CSTTransformer):

@@ -16,6 +16,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_cli import BROKEN, CLEAN, FIXED, REPO, REPORT_ONLY, invoke
 
+# Correct code that no rule's prefilter lets through to the parser.
+CLEAN_NO_TRIGGER = b"import torch\n\nt = torch.ones(3)\n"
+
 import codemods
 from cli.main import EXIT_ATTENTION, EXIT_OK, EXIT_USAGE, progress_wanted
 from codemods import cache as cache_module
@@ -144,7 +147,7 @@ def cached_tree(tmp_path, monkeypatch):
     tree = tmp_path / "src"
     tree.mkdir()
     (tree / "broken.py").write_bytes(BROKEN)
-    (tree / "clean.py").write_bytes(CLEAN)
+    (tree / "clean.py").write_bytes(CLEAN_NO_TRIGGER)
     (tree / "ref.py").write_bytes(REPORT_ONLY)
     (tree / "plain.py").write_bytes(b"x = 1\n")
     return tree, cache_dir
@@ -207,10 +210,7 @@ def test_changed_settings_miss(cached_tree, parses, change, tmp_path):
     run_json(tree, "--check")
     parses.clear()
     run_json(tree, "--check", *change)
-    assert "ref.py" in parses or change == ["--ignore", "JAX005"]
-    if change == ["--ignore", "JAX005"]:
-        assert parses == []  # no rule selected: nothing passes a prefilter, nothing to look up
-        return
+    assert "ref.py" in parses  # other rules still look at it, under settings not cached yet
     parses.clear()
     run_json(tree, "--check", *change)
     assert parses == []  # the new settings have entries of their own now

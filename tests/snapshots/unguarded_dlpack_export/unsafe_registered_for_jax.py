@@ -1,0 +1,30 @@
+# expect: BufferError: __dlpack__ only supported for unsharded arrays
+"""A singledispatch converter's implementation registered for jax.Array."""
+import functools
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import torch
+from jax.sharding import NamedSharding, PartitionSpec as P
+
+
+@functools.singledispatch
+def to_torch(value):
+    return torch.as_tensor(value)
+
+
+@to_torch.register(jax.Array)
+def _(value):
+    return torch.from_dlpack(value)
+
+
+@to_torch.register
+def _(value: np.ndarray):
+    return torch.from_numpy(value)
+
+
+mesh = jax.make_mesh((4,), ("x",))
+x = jax.device_put(jnp.arange(8.0), NamedSharding(mesh, P("x")))
+assert torch.equal(to_torch(x), torch.arange(8.0))
+assert torch.equal(to_torch(np.arange(3.0)), torch.arange(3.0, dtype=torch.float64))
