@@ -1,5 +1,5 @@
 # expect: BufferError: __dlpack__ only supported for unsharded arrays
-# requires: gpu, cupy
+# requires: gpu, cupy, multi-device
 """cupy.from_dlpack of a pmapped result."""
 import cupy
 import jax

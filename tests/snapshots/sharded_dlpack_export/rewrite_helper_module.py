@@ -1,4 +1,5 @@
 # expect: BufferError: __dlpack__ only supported for unsharded arrays
+# requires: multi-device
 # option: helper-module=interop_helpers
 """With helper-module set, the helper is imported from the project's module instead."""
 import jax

@@ -1,5 +1,6 @@
 #!/usr/bin/env python
 # expect: BufferError: __dlpack__ only supported for unsharded arrays
+# requires: multi-device
 """The helper is defined once, after the imports, however many exports need it."""
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
 # expect: BufferError: __dlpack__ only supported for unsharded arrays
+# requires: multi-device
 """Every spelling resolves by qualified name: aliases, from-imports, submodule aliases."""
 import jax.numpy as jnp
 import jax.sharding as jsh

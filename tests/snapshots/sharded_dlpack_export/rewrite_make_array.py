@@ -1,4 +1,5 @@
 # expect: BufferError: to_dlpack can only pack a dlpack tensor from an array on a singular device
+# requires: multi-device
 """Arrays assembled from shards, and with_sharding_constraint results, into NumPy."""
 import jax
 import jax.numpy as jnp

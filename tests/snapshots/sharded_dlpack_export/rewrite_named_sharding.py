@@ -1,4 +1,5 @@
 # expect: BufferError: __dlpack__ only supported for unsharded arrays
+# requires: multi-device
 """device_put with a NamedSharding, inline or through a sharding variable, into torch."""
 import jax
 import jax.numpy as jnp

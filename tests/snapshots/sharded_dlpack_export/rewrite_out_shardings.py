@@ -1,4 +1,5 @@
 # expect: BufferError: to_dlpack can only pack a dlpack tensor from an array on a singular device
+# requires: multi-device
 """Results of jit with out_shardings, as a variable or a decorator, into NumPy."""
 from functools import partial
 

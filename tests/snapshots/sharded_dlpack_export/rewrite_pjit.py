@@ -1,4 +1,5 @@
 # expect: BufferError: __dlpack__ only supported for unsharded arrays
+# requires: multi-device
 """The seed's example: a pjit function's result handed to torch."""
 import jax.numpy as jnp
 import numpy as np

@@ -1,4 +1,5 @@
 # expect: BufferError: to_dlpack can only pack a dlpack tensor from an array on a singular device
+# requires: multi-device
 """jax.pmap outputs (decorated and inline) exported through __dlpack__ and consumers."""
 import jax
 import jax.numpy as jnp

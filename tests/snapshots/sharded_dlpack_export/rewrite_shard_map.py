@@ -1,4 +1,5 @@
 # expect: BufferError: __dlpack__ only supported for unsharded arrays
+# requires: multi-device
 """shard_map outputs, spelled through `from jax import shard_map` and functools.partial."""
 import functools
 

@@ -1,5 +1,5 @@
 # expect: BufferError: __dlpack__ only supported for unsharded arrays
-# requires: tensorflow
+# requires: tensorflow, multi-device
 """tf.experimental.dlpack.from_dlpack of a sharded array."""
 import jax
 import jax.numpy as jnp

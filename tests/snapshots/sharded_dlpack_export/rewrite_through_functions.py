@@ -1,4 +1,5 @@
 # expect: BufferError: __dlpack__ only supported for unsharded arrays
+# requires: multi-device
 """Values followed through module functions, jit of a shard_map, tuples and reassignments."""
 import jax
 import jax.numpy as jnp

@@ -1,4 +1,5 @@
 # expect: BufferError: __dlpack__ only supported for unsharded arrays
+# requires: multi-device
 """Transforms spelled through from-imports and module aliases, including the legacy ones."""
 import jax.experimental.pjit as pj
 import jax.numpy as jnp

@@ -1,4 +1,5 @@
 # expect: JaxRuntimeError: UnsafeBufferPointer() is supported only for unsharded arrays
+# requires: multi-device
 """A raw pointer does not keep the buffer alive: the gathered copy is bound to the variable."""
 import ctypes
 

@@ -1,4 +1,5 @@
 # expect: BufferError: __dlpack__ only supported for unsharded arrays
+# requires: multi-device
 """Library boundaries typed as JAX arrays, in every annotation spelling."""
 from typing import Optional
 

@@ -1,4 +1,5 @@
 # expect: BufferError: __dlpack__ only supported for unsharded arrays
+# requires: multi-device
 """Branches narrowed by isinstance(x, jax.Array), and early exits unless it holds."""
 import jax
 import jax.numpy as jnp

@@ -1,4 +1,5 @@
 # expect: BufferError: to_dlpack can only pack a dlpack tensor from an array on a singular device
+# requires: multi-device
 """Results of jnp/lax calls and of jitted functions on arrays the caller supplies."""
 import jax
 import jax.numpy as jnp

@@ -1,4 +1,5 @@
 # expect: JaxRuntimeError: UnsafeBufferPointer() is supported only for unsharded arrays
+# requires: multi-device
 """A raw pointer of a parameter: the gathered copy is bound to the parameter first."""
 import ctypes
 

@@ -1,4 +1,5 @@
 # expect: BufferError: __dlpack__ only supported for unsharded arrays
+# requires: multi-device
 """A singledispatch converter's implementation registered for jax.Array."""
 import functools
 

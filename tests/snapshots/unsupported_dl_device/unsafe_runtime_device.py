@@ -1,4 +1,5 @@
 # expect: BufferError: unsupported device type (DLDeviceType: 4)
+# requires: multi-device
 """The device type is a parameter: fall back to the array's own device on BufferError."""
 import jax
 import jax.numpy as jnp
