@@ -150,7 +150,8 @@ def write_atomic(path: str, expected: bytes, new: bytes) -> None:
         raise WriteError(f"not written: cannot re-read: {error.strerror}") from error
     if current != expected:
         raise WriteError("not written: the file changed on disk while the run was in progress")
-    if not os.access(target, os.W_OK):
+    # Mode bits too: root may write anything, but a file marked read-only stays as it is.
+    if not os.access(target, os.W_OK) or not before.st_mode & 0o222:
         raise WriteError("not written: the file is read-only")
     directory, name = os.path.split(target)
     try:
