@@ -12,11 +12,15 @@ import ast
 
 import hypothesmith
 import libcst as cst
+import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 import codemods
 from codemods.engine import Settings, process_source
+
+# hypothesmith compiles what it generates; its SyntaxWarnings are about generated code.
+pytestmark = pytest.mark.filterwarnings("ignore::SyntaxWarning")
 
 ALL_RULES = Settings(rules=tuple(rule() for rule in codemods.RULES), unsafe_fixes=True)
 FIXABLE = "import jax.dlpack\nimport torch\n_t = torch.from_dlpack(jax.dlpack.to_dlpack(_x))\n"
