@@ -71,8 +71,8 @@ def _init_worker(settings: Settings) -> None:
     _worker_settings = settings
 
 
-def _check_chunk(items: Sequence[tuple[str, bytes]]) -> list[FileResult]:
-    return [_check_source(path, source, _worker_settings) for path, source in items]
+def _check_chunk(paths: Sequence[str]) -> list[FileResult]:
+    return [check_file(path, _worker_settings) for path in paths]
 
 
 def check_files(
@@ -86,7 +86,8 @@ def check_files(
     Files are read and prefiltered here: in a typical tree almost none contains a rule's
     trigger, and reading one is cheaper than handing it to another process. Only the
     files that reach the parser go to a process pool, and only when they are big enough
-    together to pay for starting it.
+    together to pay for starting it. Workers read those files again (from the page
+    cache) rather than receive them, so memory stays bounded on a large tree.
     """
     jobs = jobs or os.cpu_count() or 1
     results: list[FileResult | None] = [None] * len(paths)
@@ -96,7 +97,7 @@ def check_files(
         if on_result:
             on_result(result)
 
-    pending: list[tuple[int, str, bytes]] = []
+    pending: list[tuple[int, str]] = []
     pending_bytes = 0
     for index, path in enumerate(paths):
         source, error = _read(path)
@@ -105,11 +106,11 @@ def check_files(
         elif not any(rule.prefilter(source) for rule in settings.rules):
             done(index, FileResult(path=path))
         else:
-            pending.append((index, path, source))
+            pending.append((index, path))
             pending_bytes += len(source)
     if jobs == 1 or len(pending) < 2 or pending_bytes < PARALLEL_MIN_BYTES:
-        for index, path, source in pending:
-            done(index, _check_source(path, source, settings))
+        for index, path in pending:
+            done(index, check_file(path, settings))
     else:
         _check_in_pool(pending, settings, jobs, done)
     return results
@@ -120,7 +121,7 @@ def _check_in_pool(pending, settings: Settings, jobs: int, done) -> None:
     size = max(1, min(CHUNK_SIZE, len(pending) // (jobs * 4)))
     chunks = [pending[i : i + size] for i in range(0, len(pending), size)]
     with ProcessPoolExecutor(max_workers=jobs, initializer=_init_worker, initargs=(settings,)) as pool:
-        futures = [pool.submit(_check_chunk, [(path, source) for _, path, source in chunk]) for chunk in chunks]
+        futures = [pool.submit(_check_chunk, [path for _, path in chunk]) for chunk in chunks]
         for chunk, future in zip(chunks, futures):
             try:
                 chunk_results = future.result()
@@ -129,9 +130,9 @@ def _check_in_pool(pending, settings: Settings, jobs: int, done) -> None:
                 # reported unchecked rather than taking the whole run down.
                 chunk_results = [
                     FileResult(path=path, error=FileError(path, "not checked: the worker process checking it died"))
-                    for _, path, _ in chunk
+                    for _, path in chunk
                 ]
-            for (index, _, _), result in zip(chunk, chunk_results):
+            for (index, _), result in zip(chunk, chunk_results):
                 done(index, result)
 
 

@@ -7,6 +7,7 @@ The same file without a trigger is never parsed: untouched and not reported.
 
 from __future__ import annotations
 
+import multiprocessing
 import os
 import random
 import signal
@@ -422,3 +423,26 @@ def _kill_during_writes(process: subprocess.Popen, tree: Path, delay: float) -> 
     time.sleep(delay)
     process.send_signal(signal.SIGKILL)
     process.wait()
+
+
+@pytest.mark.skipif(multiprocessing.get_start_method() != "fork", reason="workers must inherit the patch")
+def test_a_dying_worker_costs_its_files_not_the_run(tmp_path, monkeypatch):
+    """A worker killed by the OS (OOM, a native crash) leaves its files reported as unchecked."""
+    monkeypatch.setattr(runner, "PARALLEL_MIN_BYTES", 0)
+    original = RemovedDlpackApi.check
+
+    def dying_check(self, ctx):
+        if ctx.path.endswith("die.py"):
+            os._exit(1)
+        return original(self, ctx)
+
+    monkeypatch.setattr(RemovedDlpackApi, "check", dying_check)  # inherited by forked workers
+    paths = []
+    for name in ("a.py", "die.py", "b.py", "c.py"):
+        (tmp_path / name).write_bytes(BROKEN)
+        paths.append(str(tmp_path / name))
+    results = runner.check_files(paths, Settings(rules=(RemovedDlpackApi(),)), jobs=2)
+    assert [r.path for r in results] == paths
+    died = {r.path for r in results if r.error and "worker process checking it died" in r.error.message}
+    assert str(tmp_path / "die.py") in died
+    assert all(r.changed for r in results if r.path not in died)
