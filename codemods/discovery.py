@@ -7,8 +7,10 @@ import os
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import pathspec
+if TYPE_CHECKING:
+    import pathspec
 
 # Folders that hold no user code worth migrating; ruff skips the same kind.
 SKIPPED_DIRS = frozenset(
@@ -128,6 +130,8 @@ def _load_gitignore(directory: str) -> pathspec.GitIgnoreSpec | None:
     path = os.path.join(directory, ".gitignore")
     try:
         with open(path, encoding="utf-8", errors="replace") as handle:
+            import pathspec  # ~40 ms to import; a tree without .gitignore files never needs it
+
             return pathspec.GitIgnoreSpec.from_lines(handle)
     except OSError:
         return None

@@ -4,10 +4,7 @@ from __future__ import annotations
 
 import os
 import stat
-import tempfile
 from collections.abc import Callable, Iterable, Sequence
-from concurrent.futures import ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field, replace
 
 from codemods.engine import FileError, FileResult, Settings, process_source
@@ -117,6 +114,10 @@ def check_files(
 
 
 def _check_in_pool(pending, settings: Settings, jobs: int, done) -> None:
+    # Imported here: multiprocessing costs ~25 ms of startup that most runs never need.
+    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures.process import BrokenProcessPool
+
     # Chunks sized so that every worker gets several: files differ a lot in cost.
     size = max(1, min(CHUNK_SIZE, len(pending) // (jobs * 4)))
     chunks = [pending[i : i + size] for i in range(0, len(pending), size)]
@@ -154,6 +155,8 @@ def write_atomic(path: str, expected: bytes, new: bytes) -> None:
     # Mode bits too: root may write anything, but a file marked read-only stays as it is.
     if not os.access(target, os.W_OK) or not before.st_mode & 0o222:
         raise WriteError("not written: the file is read-only")
+    import tempfile  # ~15 ms to import; only runs that write need it
+
     directory, name = os.path.split(target)
     try:
         fd, temporary = tempfile.mkstemp(prefix=f".{name}.", suffix=TEMP_SUFFIX, dir=directory)
