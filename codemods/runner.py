@@ -168,6 +168,7 @@ def write_atomic(path: str, expected: bytes, new: bytes) -> None:
             handle.flush()
             os.fsync(handle.fileno())
         os.chmod(temporary, stat.S_IMODE(before.st_mode))
+        _keep_owner(temporary, before)
         # Last look before the rename: an editor that saved (or deleted) the file since it
         # was compared above must win. The window left is the rename itself.
         if not _same_file_state(target, before):
@@ -181,6 +182,17 @@ def write_atomic(path: str, expected: bytes, new: bytes) -> None:
         if isinstance(error, OSError):
             raise WriteError(f"not written: {error.strerror or error}") from error
         raise
+
+
+def _keep_owner(temporary: str, before: os.stat_result) -> None:
+    """Give the new file the old one's owner and group (a root CI bot must not take files over)."""
+    created = os.stat(temporary)
+    if (created.st_uid, created.st_gid) == (before.st_uid, before.st_gid):
+        return
+    try:
+        os.chown(temporary, before.st_uid, before.st_gid)
+    except OSError as error:
+        raise WriteError(f"not written: cannot keep the file's owner and group: {error.strerror}") from error
 
 
 def _same_file_state(path: str, before: os.stat_result) -> bool:

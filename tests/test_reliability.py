@@ -446,3 +446,13 @@ def test_a_dying_worker_costs_its_files_not_the_run(tmp_path, monkeypatch):
     died = {r.path for r in results if r.error and "worker process checking it died" in r.error.message}
     assert str(tmp_path / "die.py") in died
     assert all(r.changed for r in results if r.path not in died)
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="only root can give a file away")
+def test_owner_and_group_are_kept_when_root_rewrites(tmp_path):
+    path = tmp_path / "theirs.py"
+    path.write_bytes(BROKEN)
+    os.chown(path, 65534, 65534)
+    assert invoke(["run", tmp_path])[0] == EXIT_OK
+    assert path.read_bytes() == FIXED
+    assert (path.stat().st_uid, path.stat().st_gid) == (65534, 65534)
