@@ -127,10 +127,11 @@ def _check_in_pool(pending, settings: Settings, jobs: int, done) -> None:
             try:
                 chunk_results = future.result()
             except BrokenProcessPool:
-                # A worker died (out of memory, a crash in a native parser): its files are
-                # reported unchecked rather than taking the whole run down.
+                # A worker died (out of memory, a crash in a native parser): the pool is
+                # broken, so this and every later chunk is reported unchecked rather than
+                # taking the whole run down.
                 chunk_results = [
-                    FileResult(path=path, error=FileError(path, "not checked: the worker process checking it died"))
+                    FileResult(path=path, error=FileError(path, "not checked: a worker process died (out of memory or a crash)"))
                     for _, path in chunk
                 ]
             for (index, _), result in zip(chunk, chunk_results):
