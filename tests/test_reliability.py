@@ -17,9 +17,10 @@ import time
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 from test_cli import BROKEN, FIXED, invoke
 
-from cli.main import EXIT_ATTENTION, EXIT_OK
+from cli.main import EXIT_ATTENTION, EXIT_OK, main
 from codemods import runner
 from codemods.engine import MAX_PARSE_BYTES, Settings
 from codemods.removed_dlpack_api import RemovedDlpackApi
@@ -460,3 +461,13 @@ def test_owner_and_group_are_kept_when_root_rewrites(tmp_path):
     assert invoke(["run", tmp_path])[0] == EXIT_OK
     assert path.read_bytes() == FIXED
     assert (path.stat().st_uid, path.stat().st_gid) == (65534, 65534)
+
+
+@pytest.mark.parametrize("name", ["syntax_error", "nul_byte", "binary", "unknown_cookie"])
+def test_stdin_passes_bad_input_through_unchanged(name):
+    content = UNPARSABLE[name] + TRIGGER
+    with CliRunner().isolation(input=content) as (out, err, _mixed):
+        code = main(["run", "-"])
+    assert code == EXIT_ATTENTION
+    assert b"<stdin>" in err.getvalue() and b"Traceback" not in err.getvalue()
+    assert out.getvalue() == content
