@@ -7,7 +7,7 @@ The Python sources of the installed packages are copied to a temporary tree firs
 no tool can write into site-packages (libcst's codemod command writes files back). On
 that tree, one after another, each repeated:
 
-  codemod  python -m cli run --dry-run --no-progress TREE      (default rules)
+  codemod  python -m cli run --dry-run --no-progress TREE      (default rules; --no-cache if it has a cache)
   ruff     ruff check --no-cache --isolated TREE               (ruff's default rules)
   libcst   python -m libcst.tool codemod noop.NOOPCommand ...  (parse + unparse each file)
 
@@ -98,6 +98,13 @@ def run(name: str, command: list[str], repeat: int, env=None, scale: float = 1.0
     return Timing(name, command, walls, cpus, rss, scale)
 
 
+def codemod_command(env) -> list[str]:
+    """``codemod run --dry-run``, with its result cache off where it has one (ruff's is off too)."""
+    command = [sys.executable, "-m", "cli", "run", "--dry-run", "--no-progress"]
+    usage = subprocess.run([*command, "--help"], capture_output=True, text=True, env=env, check=False).stdout
+    return [*command, "--no-cache"] if "--no-cache" in usage else command
+
+
 def copy_sources(packages: list[str], destination: Path) -> list[Path]:
     """Copy each package's *.py files (the only files any of the tools read) under ``destination``."""
     roots = []
@@ -145,8 +152,7 @@ def main(argv: list[str] | None = None) -> int:
         tree = [str(root) for root in roots]
         print(f"tree: {', '.join(args.packages)}: {len(files)} files, {tree_bytes / 2**20:.1f} MiB", file=sys.stderr)
 
-        codemod = run("codemod", [sys.executable, "-m", "cli", "run", "--dry-run", "--no-progress", *tree],
-                      args.repeat, env=env)
+        codemod = run("codemod", [*codemod_command(env), *tree], args.repeat, env=env)
         ruff_timing = run("ruff", [ruff, "check", "--no-cache", "--isolated", *tree], args.repeat)
         subset = files if args.libcst_files == 0 else spread_subset(roots, args.libcst_files)
         scale = tree_bytes / total_bytes(subset)

@@ -6,8 +6,12 @@ import os
 import stat
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
 
 from codemods.engine import FileError, FileResult, Settings, process_source
+
+if TYPE_CHECKING:
+    from codemods.cache import Cache
 
 # Below this much source to parse, starting a process pool costs more than it saves
 # (ast parses roughly 10 MB/s here; forking the workers costs ~0.1 s).
@@ -31,11 +35,11 @@ class RunResult:
         return [result for result in self.results if result.changed]
 
 
-def check_file(path: str, settings: Settings) -> FileResult:
+def check_file(path: str, settings: Settings, cache: Cache | None = None) -> FileResult:
     source, error = _read(path)
     if error is not None:
         return FileResult(path=path, error=error)
-    return _check_source(path, source, settings)
+    return _check_source(path, source, settings, cache)
 
 
 def _read(path: str) -> tuple[bytes | None, FileError | None]:
@@ -49,8 +53,8 @@ def _read(path: str) -> tuple[bytes | None, FileError | None]:
         return None, FileError(path, f"cannot read: {error.strerror or error}")
 
 
-def _check_source(path: str, source: bytes, settings: Settings) -> FileResult:
-    result = process_source(source, path, settings)
+def _check_source(path: str, source: bytes, settings: Settings, cache: Cache | None = None) -> FileResult:
+    result = cache.process(source, path, settings) if cache else process_source(source, path, settings)
     if not result.changed:
         result.source = None  # nothing to write or diff: do not ship it between processes
     return result
@@ -61,15 +65,17 @@ class WriteError(Exception):
 
 
 _worker_settings: Settings | None = None
+_worker_cache: Cache | None = None
 
 
-def _init_worker(settings: Settings) -> None:
-    global _worker_settings
+def _init_worker(settings: Settings, cache: Cache | None = None) -> None:
+    global _worker_settings, _worker_cache
     _worker_settings = settings
+    _worker_cache = cache
 
 
 def _check_chunk(paths: Sequence[str]) -> list[FileResult]:
-    return [check_file(path, _worker_settings) for path in paths]
+    return [check_file(path, _worker_settings, _worker_cache) for path in paths]
 
 
 def check_files(
@@ -77,6 +83,7 @@ def check_files(
     settings: Settings,
     jobs: int | None = None,
     on_result: Callable[[FileResult], None] | None = None,
+    cache: Cache | None = None,
 ) -> list[FileResult]:
     """Check ``paths`` (in parallel when worth it); results in the order of ``paths``.
 
@@ -84,7 +91,8 @@ def check_files(
     trigger, and reading one is cheaper than handing it to another process. Only the
     files that reach the parser go to a process pool, and only when they are big enough
     together to pay for starting it. Workers read those files again (from the page
-    cache) rather than receive them, so memory stays bounded on a large tree.
+    cache) rather than receive them, so memory stays bounded on a large tree. ``cache``
+    (a result cache) is consulted only for files that pass the prefilter.
     """
     jobs = jobs or os.cpu_count() or 1
     results: list[FileResult | None] = [None] * len(paths)
@@ -107,13 +115,13 @@ def check_files(
             pending_bytes += len(source)
     if jobs == 1 or len(pending) < 2 or pending_bytes < PARALLEL_MIN_BYTES:
         for index, path in pending:
-            done(index, check_file(path, settings))
+            done(index, check_file(path, settings, cache))
     else:
-        _check_in_pool(pending, settings, jobs, done)
+        _check_in_pool(pending, settings, jobs, done, cache)
     return results
 
 
-def _check_in_pool(pending, settings: Settings, jobs: int, done) -> None:
+def _check_in_pool(pending, settings: Settings, jobs: int, done, cache: Cache | None = None) -> None:
     # Imported here: multiprocessing costs ~25 ms of startup that most runs never need.
     from concurrent.futures import ProcessPoolExecutor
     from concurrent.futures.process import BrokenProcessPool
@@ -121,7 +129,7 @@ def _check_in_pool(pending, settings: Settings, jobs: int, done) -> None:
     # Chunks sized so that every worker gets several: files differ a lot in cost.
     size = max(1, min(CHUNK_SIZE, len(pending) // (jobs * 4)))
     chunks = [pending[i : i + size] for i in range(0, len(pending), size)]
-    with ProcessPoolExecutor(max_workers=jobs, initializer=_init_worker, initargs=(settings,)) as pool:
+    with ProcessPoolExecutor(max_workers=jobs, initializer=_init_worker, initargs=(settings, cache)) as pool:
         futures = [pool.submit(_check_chunk, [path for _, path in chunk]) for chunk in chunks]
         for chunk, future in zip(chunks, futures):
             try:
