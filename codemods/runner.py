@@ -102,7 +102,7 @@ def check_files(
         if on_result:
             on_result(result)
 
-    pending: list[tuple[int, str]] = []
+    pending: list[tuple[int, str, int]] = []
     pending_bytes = 0
     for index, path in enumerate(paths):
         source, error = _read(path)
@@ -111,10 +111,10 @@ def check_files(
         elif not any(rule.prefilter(source) for rule in settings.rules):
             done(index, FileResult(path=path))
         else:
-            pending.append((index, path))
+            pending.append((index, path, len(source)))
             pending_bytes += len(source)
     if jobs == 1 or len(pending) < 2 or pending_bytes < PARALLEL_MIN_BYTES:
-        for index, path in pending:
+        for index, path, _ in pending:
             done(index, check_file(path, settings, cache))
     else:
         _check_in_pool(pending, settings, jobs, done, cache)
@@ -126,11 +126,13 @@ def _check_in_pool(pending, settings: Settings, jobs: int, done, cache: Cache | 
     from concurrent.futures import ProcessPoolExecutor
     from concurrent.futures.process import BrokenProcessPool
 
-    # Chunks sized so that every worker gets several: files differ a lot in cost.
-    size = max(1, min(CHUNK_SIZE, len(pending) // (jobs * 4)))
+    # Largest files first, in chunks small enough that every worker gets many: files
+    # differ in cost by 1000x, and a big file left for last keeps one worker busy alone.
+    pending = sorted(pending, key=lambda item: -item[2])
+    size = max(1, min(CHUNK_SIZE, len(pending) // (jobs * 8)))
     chunks = [pending[i : i + size] for i in range(0, len(pending), size)]
     with ProcessPoolExecutor(max_workers=jobs, initializer=_init_worker, initargs=(settings, cache)) as pool:
-        futures = [pool.submit(_check_chunk, [path for _, path in chunk]) for chunk in chunks]
+        futures = [pool.submit(_check_chunk, [path for _, path, _ in chunk]) for chunk in chunks]
         for chunk, future in zip(chunks, futures):
             try:
                 chunk_results = future.result()
@@ -140,9 +142,9 @@ def _check_in_pool(pending, settings: Settings, jobs: int, done, cache: Cache | 
                 # taking the whole run down.
                 chunk_results = [
                     FileResult(path=path, error=FileError(path, "not checked: a worker process died (out of memory or a crash)"))
-                    for _, path in chunk
+                    for _, path, _ in chunk
                 ]
-            for (index, _), result in zip(chunk, chunk_results):
+            for (index, _, _), result in zip(chunk, chunk_results):
                 done(index, result)
 
 
