@@ -471,3 +471,16 @@ def test_stdin_passes_bad_input_through_unchanged(name):
     assert code == EXIT_ATTENTION
     assert b"<stdin>" in err.getvalue() and b"Traceback" not in err.getvalue()
     assert out.getvalue() == content
+
+
+@pytest.mark.parametrize("depth", [500, 20000])
+def test_deeply_nested_code_is_reported_not_a_crash(tmp_path, depth):
+    """ast may accept what libcst's recursive visitors cannot; either way one error, no damage."""
+    content = b"import jax.dlpack\nimport torch\nx = " + b"-" * depth + b"y\n" + BROKEN
+    path = tmp_path / "deep.py"
+    path.write_bytes(content)
+    code, out, err = invoke(["run", tmp_path])
+    assert code == EXIT_ATTENTION
+    assert "Traceback" not in out + err
+    assert "deep.py: cannot parse: nested too deeply" in err or "deep.py: fix not applied" in err
+    assert path.read_bytes() == content
