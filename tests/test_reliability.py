@@ -230,15 +230,17 @@ def test_read_only_directory_is_reported(tmp_path):
 
 
 def _edit_while_running(monkeypatch, edit):
-    """Run ``edit(path)`` for each file right after the run has read and checked it."""
-    process_source = runner.process_source
+    """Run ``edit(path)`` for each file while the run checks it, after it has been read.
 
-    def racing(source, path, settings):
-        result = process_source(source, path, settings)
-        edit(Path(path))
-        return result
+    Patched at the rule so that every route to it (a pool, a result cache) sees the edit.
+    """
+    check = RemovedDlpackApi.check
 
-    monkeypatch.setattr(runner, "process_source", racing)
+    def racing(self, ctx):
+        edit(Path(ctx.path))
+        return check(self, ctx)
+
+    monkeypatch.setattr(RemovedDlpackApi, "check", racing)
 
 
 def test_file_changed_during_run_is_not_overwritten(tmp_path, monkeypatch):
@@ -255,7 +257,7 @@ def test_file_changed_during_run_is_not_overwritten(tmp_path, monkeypatch):
 def test_file_deleted_during_run_is_not_resurrected(tmp_path, monkeypatch):
     path = tmp_path / "gone.py"
     path.write_bytes(BROKEN)
-    _edit_while_running(monkeypatch, lambda p: p.unlink())
+    _edit_while_running(monkeypatch, lambda p: p.unlink(missing_ok=True))
     code, _, err = invoke(["run", tmp_path])
     assert code == EXIT_ATTENTION
     assert "gone.py: not written: cannot re-read: No such file or directory" in err
