@@ -7,8 +7,10 @@ import os
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import pathspec
+if TYPE_CHECKING:
+    import pathspec
 
 # Folders that hold no user code worth migrating; ruff skips the same kind.
 SKIPPED_DIRS = frozenset(
@@ -48,11 +50,10 @@ def discover(roots: Iterable[str], exclude: Iterable[str] = ()) -> Discovery:
             result.errors.append((root, "no such file or directory"))
             continue
         if os.path.isdir(root):
-            found: Iterable[str] = _walk_root(root, excludes, result)
+            found: Iterable[tuple[str, str]] = _walk_root(root, excludes, result)
         else:
-            found = [root]
-        for path in found:
-            real = os.path.realpath(path)
+            found = [(root, os.path.realpath(root))]
+        for path, real in found:
             if real not in seen:
                 seen.add(real)
                 result.files.append(path)
@@ -60,6 +61,8 @@ def discover(roots: Iterable[str], exclude: Iterable[str] = ()) -> Discovery:
 
 
 def is_excluded(path: str, excludes: tuple[str, ...]) -> bool:
+    if not excludes:
+        return False
     parts = Path(path).parts
     for pattern in excludes:
         if fnmatch.fnmatch(path, pattern) or any(fnmatch.fnmatch(part, pattern) for part in parts):
@@ -67,15 +70,15 @@ def is_excluded(path: str, excludes: tuple[str, ...]) -> bool:
     return False
 
 
-def _walk_root(root: str, excludes: tuple[str, ...], result: Discovery) -> Iterator[str]:
+def _walk_root(root: str, excludes: tuple[str, ...], result: Discovery) -> Iterator[tuple[str, str]]:
+    """(path, real path) of each file; real paths come from the directory's, not a realpath call per file."""
     real_root = os.path.realpath(root)
     ignores = _ancestor_ignores(real_root)
     visited: set[str] = set()
-    yield from _walk(root, real_root, ignores, excludes, visited, result)
+    yield from _walk(root, real_root, real_root, ignores, excludes, visited, result)
 
 
-def _walk(directory, real_root, ignores, excludes, visited, result) -> Iterator[str]:
-    real_dir = os.path.realpath(directory)
+def _walk(directory, real_dir, real_root, ignores, excludes, visited, result) -> Iterator[tuple[str, str]]:
     if real_dir in visited:
         return
     visited.add(real_dir)
@@ -96,14 +99,20 @@ def _walk(directory, real_root, ignores, excludes, visited, result) -> Iterator[
             is_file = entry.is_file()
         except OSError:
             continue
-        if entry.is_symlink() and not _inside(os.path.realpath(path), real_root):
+        if not (is_dir or (is_file and entry.name.endswith(".py"))):
             continue
-        if is_dir:
-            if _skip_dir(entry) or _ignored(path, True, ignores):
+        if entry.is_symlink():
+            real = os.path.realpath(path)
+            if not _inside(real, real_root):
                 continue
-            yield from _walk(path, real_root, ignores, excludes, visited, result)
-        elif is_file and entry.name.endswith(".py") and not _ignored(path, False, ignores):
-            yield path
+        else:
+            real = os.path.join(real_dir, entry.name)
+        if is_dir:
+            if _skip_dir(entry) or _ignored(real, True, ignores):
+                continue
+            yield from _walk(path, real, real_root, ignores, excludes, visited, result)
+        elif not _ignored(real, False, ignores):
+            yield path, real
 
 
 def _skip_dir(entry: os.DirEntry) -> bool:
@@ -121,6 +130,8 @@ def _load_gitignore(directory: str) -> pathspec.GitIgnoreSpec | None:
     path = os.path.join(directory, ".gitignore")
     try:
         with open(path, encoding="utf-8", errors="replace") as handle:
+            import pathspec  # ~40 ms to import; a tree without .gitignore files never needs it
+
             return pathspec.GitIgnoreSpec.from_lines(handle)
     except OSError:
         return None
@@ -146,9 +157,8 @@ def _ancestor_ignores(real_root: str) -> list:
     return ignores
 
 
-def _ignored(path: str, is_dir: bool, ignores) -> bool:
-    """Git's rule: the deepest .gitignore with an opinion on the path decides."""
-    real = os.path.realpath(path)
+def _ignored(real: str, is_dir: bool, ignores) -> bool:
+    """Git's rule: the deepest .gitignore with an opinion on the path (given resolved) decides."""
     for base, spec in reversed(ignores):
         relative = os.path.relpath(real, base)
         if relative.startswith(".."):

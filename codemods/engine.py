@@ -10,21 +10,28 @@ from __future__ import annotations
 
 import ast
 import difflib
+import gc
 import io
 import re
 import tokenize
 import warnings
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
-
-import libcst as cst
-from libcst.metadata import MetadataWrapper, PositionProvider
+from functools import cache
+from typing import TYPE_CHECKING
 
 from codemods.context import FileContext
-from codemods.fixer import Fixer
 from codemods.rule import Finding, FixSafety, Rule, Span
 
+if TYPE_CHECKING:
+    import libcst as cst
+
 MAX_FIX_PASSES = 8
+# A file past this size that reaches the parser is reported, not parsed: ast needs ~140
+# bytes of memory per source byte and libcst far more, so one generated 20 MB module
+# would take minutes and gigabytes. The largest file in torch, jax or numpy is 1.4 MB.
+MAX_PARSE_BYTES = 4 * 2**20
 
 
 @dataclass(frozen=True)
@@ -58,6 +65,13 @@ class FileResult:
             return ""
         name = display_path or self.path
         return unified_diff(self.source, self.fixed, name)
+
+
+class SourceTooLarge(Exception):
+    def __init__(self, size: int) -> None:
+        super().__init__(
+            f"not checked: {size / 2**20:.1f} MiB is over the {MAX_PARSE_BYTES // 2**20} MiB limit for one file"
+        )
 
 
 class FixError(Exception):
@@ -106,11 +120,38 @@ class Settings:
         return finding.fix is FixSafety.UNSAFE and self.unsafe_fixes
 
 
+@contextmanager
+def _gc_paused() -> Iterator[None]:
+    """No cyclic garbage collection while one file is parsed and checked.
+
+    ``ast.parse`` and the rules allocate hundreds of thousands of objects per file, which
+    set off collections that walk the whole live tree again and again: a third of the
+    CPU of a check over jax+torch+numpy. The tree is acyclic and freed by reference
+    counting; a young-generation pass afterwards picks up any cycles a rule left.
+    """
+    if not gc.isenabled():
+        yield
+        return
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
+        gc.collect(0)
+
+
 def check_source(source: bytes, path: str, rules: Sequence[Rule]) -> tuple[FileContext | None, list[Finding]]:
     """Findings of ``rules`` in ``source``; raises SyntaxError/ValueError for unparsable input."""
     active = [rule for rule in rules if rule.prefilter(source)]
     if not active:
         return None, []
+    with _gc_paused():
+        return _check_active(source, path, active)
+
+
+def _check_active(source: bytes, path: str, active: list[Rule]) -> tuple[FileContext, list[Finding]]:
+    if len(source) > MAX_PARSE_BYTES:
+        raise SourceTooLarge(len(source))
     text = decode(source)
     with warnings.catch_warnings():
         # SyntaxWarnings (invalid escapes, ...) belong to the user's linter, not to our output.
@@ -137,8 +178,14 @@ def process_source(source: bytes, path: str, settings: Settings) -> FileResult:
     except (ValueError, UnicodeDecodeError, LookupError) as error:
         result.error = FileError(path, f"cannot read as Python source: {error}")
         return result
-    except RecursionError:
-        result.error = FileError(path, "cannot parse: nested too deeply")
+    except (RecursionError, MemoryError):
+        result.error = FileError(path, "cannot parse: nested too deeply or too large")
+        return result
+    except SourceTooLarge as error:
+        result.error = FileError(path, str(error))
+        return result
+    except Exception as error:  # noqa: BLE001 -- a rule's check() bug must cost one file, never the run
+        result.error = FileError(path, f"internal error while checking: {type(error).__name__}: {error}")
         return result
     if ctx is None:
         return result
@@ -159,6 +206,8 @@ def process_source(source: bytes, path: str, settings: Settings) -> FileResult:
 
 def _fix(source: bytes, ctx: FileContext, findings: list[Finding], settings: Settings):
     """Apply fixes rule by rule until no fixable finding is left; return (bytes, extra findings)."""
+    import libcst as cst  # only files that get a fix pay for importing libcst
+
     current = source
     original_keys = {_key(f, ctx) for f in findings}
     extra: list[Finding] = []
@@ -195,31 +244,43 @@ def _key(finding: Finding, ctx: FileContext) -> tuple:
     return (finding.code, finding.message, line)
 
 
-class _AnchoredRewrite(cst.CSTTransformer):
-    """Hands the rule each node that a finding anchors, matched by type and exact span."""
+@cache
+def _anchored_rewrite_class():
+    """Defined on first use so that a run without fixes never imports libcst's codemod machinery."""
+    import libcst as cst
+    from libcst.metadata import PositionProvider
 
-    METADATA_DEPENDENCIES = (PositionProvider,)
+    class AnchoredRewrite(cst.CSTTransformer):
+        """Hands the rule each node that a finding anchors, matched by type and exact span."""
 
-    def __init__(self, rule: Rule, targets: list[Finding], fixer: Fixer) -> None:
-        super().__init__()
-        self.rule = rule
-        self.fixer = fixer
-        self.pending = {(f.node_type, f.span): f for f in targets}
+        METADATA_DEPENDENCIES = (PositionProvider,)
 
-    def on_leave(self, original_node, updated_node):
-        position = self.get_metadata(PositionProvider, original_node, None)
-        if position is None:
-            return updated_node
-        span = Span(position.start.line, position.start.column, position.end.line, position.end.column)
-        finding = self.pending.pop((type(original_node).__name__, span), None)
-        if finding is None:
-            return updated_node
-        return self.rule.rewrite(original_node, updated_node, finding, self.fixer)
+        def __init__(self, rule: Rule, targets: list[Finding], fixer) -> None:
+            super().__init__()
+            self.rule = rule
+            self.fixer = fixer
+            self.pending = {(f.node_type, f.span): f for f in targets}
+
+        def on_leave(self, original_node, updated_node):
+            position = self.get_metadata(PositionProvider, original_node, None)
+            if position is None:
+                return updated_node
+            span = Span(position.start.line, position.start.column, position.end.line, position.end.column)
+            finding = self.pending.pop((type(original_node).__name__, span), None)
+            if finding is None:
+                return updated_node
+            return self.rule.rewrite(original_node, updated_node, finding, self.fixer)
+
+    return AnchoredRewrite
 
 
 def _apply_rule(module: cst.Module, rule: Rule, targets: list[Finding], ctx: FileContext) -> cst.Module:
+    from libcst.metadata import MetadataWrapper
+
+    from codemods.fixer import Fixer
+
     fixer = Fixer(ctx)
-    rewrite = _AnchoredRewrite(rule, targets, fixer)
+    rewrite = _anchored_rewrite_class()(rule, targets, fixer)
     new_module = MetadataWrapper(module, unsafe_skip_copy=True).visit(rewrite)
     if rewrite.pending:
         node_type, span = min(rewrite.pending, key=lambda key: (key[1].start_line, key[1].start_column))
