@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-import importlib.util
-import pathlib
 
 import codemods
 from codemods.config import Config
 from codemods.dlpack_without_host_fallback import DlpackWithoutHostFallback
-from codemods.engine import Settings, check_source, process_source
+from codemods.engine import Settings, process_source
 
-SITE_PACKAGES = pathlib.Path(importlib.util.find_spec("jax").origin).parent.parent
 
 
 def fix(source: str, unsafe: bool = False):
@@ -63,19 +60,6 @@ def test_not_selected_by_default_config():
     codes = {rule.CODE for rule in codemods.RULES if rule.DEFAULT_ENABLED}
     assert "JAX004" not in codes and "JAX003" in codes
     assert Config().select is None
-
-
-def test_no_findings_in_installed_libraries():
-    rule = DlpackWithoutHostFallback()
-    flagged = []
-    for package in ("jax", "jaxlib", "torch", "numpy"):
-        for path in (SITE_PACKAGES / package).rglob("*.py"):
-            try:
-                _, findings = check_source(path.read_bytes(), str(path), [rule])
-            except (SyntaxError, ValueError):
-                continue
-            flagged.extend(f"{f.path}:{f.line}" for f in findings)
-    assert flagged == []
 
 
 def test_existing_helper_is_reused_not_duplicated():

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import inspect
 import textwrap
-import time
 from pathlib import Path
 
 import pytest
@@ -212,11 +211,10 @@ def test_rebound_parameter_is_an_intermediate():
 
 
 def test_installed_jax_has_no_findings():
-    """Thousands of real files use these APIs correctly: zero findings, quickly."""
+    """Thousands of real files use these APIs correctly: zero findings."""
     import jax
 
     root = Path(jax.__file__).parent
-    started = time.perf_counter()
     scanned, false_positives = 0, []
     for path in sorted(root.rglob("*.py")):
         source = path.read_bytes()
@@ -226,10 +224,8 @@ def test_installed_jax_has_no_findings():
             continue
         scanned += ctx is not None
         false_positives += [f"{f.path}:{f.line}: {f.message}" for f in found]
-    elapsed = time.perf_counter() - started
     assert scanned > 100, "the prefilter let too few jax files through for this test to mean anything"
     assert false_positives == []
-    assert elapsed < 120, f"took {elapsed:.1f}s"
 
 
 FORWARDING = [

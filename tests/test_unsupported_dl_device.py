@@ -2,21 +2,18 @@
 
 from __future__ import annotations
 
-import importlib.util
-import pathlib
 import subprocess
 import sys
 
 import pytest
 
-from codemods.engine import Settings, check_source, process_source
+from codemods.engine import Settings, process_source
 from codemods.unsupported_dl_device import (
     DL_DEVICE_TYPES,
     JAX_EXPORTABLE_DEVICE_TYPES,
     UnsupportedDlDevice,
 )
 
-SITE_PACKAGES = pathlib.Path(importlib.util.find_spec("jax").origin).parent.parent
 
 
 def _run(code: str) -> str:
@@ -98,19 +95,6 @@ def test_suppression_comment_keeps_the_call():
     )
     result = process_source(source, "m.py", Settings(rules=(UnsupportedDlDevice(),)))
     assert result.findings == [] and not result.changed
-
-
-def test_no_findings_in_installed_libraries():
-    rule = UnsupportedDlDevice()
-    flagged = []
-    for package in ("jax", "jaxlib", "torch", "numpy"):
-        for path in (SITE_PACKAGES / package).rglob("*.py"):
-            try:
-                _, findings = check_source(path.read_bytes(), str(path), [rule])
-            except (SyntaxError, ValueError):
-                continue
-            flagged.extend(f"{f.path}:{f.line}" for f in findings)
-    assert flagged == []
 
 
 def test_existing_helper_is_reused_not_duplicated():
