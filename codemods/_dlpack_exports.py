@@ -22,7 +22,7 @@ from functools import cached_property
 import libcst as cst
 
 from codemods.context import FileContext
-from codemods.fixer import Fixer
+from codemods.fixer import Fixer, insert_after_preamble
 from codemods.rule import Finding, FixSafety, Rule
 
 HELPER = "ensure_single_device"
@@ -946,7 +946,7 @@ class GatherBeforeExport(Rule):
             for statement in module.body
         ):
             return module
-        return _insert_helper(module)
+        return insert_after_preamble(module, HELPER_SOURCE)
 
 
 def _module_helper(tree: ast.Module) -> ast.AST | None:
@@ -1029,52 +1029,3 @@ def _why_not_rebindable(
     if before.strip() or (after and not after.startswith(b"#")):
         return "the statement shares its line with another"
     return None
-
-
-def _insert_helper(module: cst.Module) -> cst.Module:
-    body = list(module.body)
-    index = 0
-    while index < len(body) and _is_preamble(body[index], index):
-        index += 1
-    helper = cst.parse_statement(HELPER_SOURCE)
-    if index:
-        helper = helper.with_changes(leading_lines=[cst.EmptyLine(), cst.EmptyLine()])
-    following = body[index:]
-    if following:
-        leading = list(following[0].leading_lines)
-        blank = 0
-        while blank < len(leading) and leading[blank].comment is None:
-            blank += 1
-        following[0] = following[0].with_changes(
-            leading_lines=[cst.EmptyLine()] * max(0, 2 - blank) + leading
-        )
-    return module.with_changes(body=[*body[:index], helper, *following])
-
-
-def _is_preamble(statement: cst.CSTNode, index: int) -> bool:
-    """Docstring, imports, and try/if blocks made of imports: what runs before a module's code."""
-    if isinstance(statement, cst.SimpleStatementLine):
-        return all(
-            isinstance(small, (cst.Import, cst.ImportFrom))
-            or (index == 0 and isinstance(small, cst.Expr) and isinstance(small.value, cst.SimpleString))
-            for small in statement.body
-        )
-    if isinstance(statement, (cst.Try, cst.If)):
-        return all(
-            _is_preamble(inner, 1)
-            or (
-                isinstance(inner, cst.SimpleStatementLine)
-                and all(isinstance(s, cst.Pass) for s in inner.body)
-            )
-            for inner in _compound_statements(statement)
-        )
-    return False
-
-
-def _compound_statements(statement: cst.CSTNode) -> Iterator[cst.CSTNode]:
-    yield from statement.body.body
-    for handler in getattr(statement, "handlers", ()):
-        yield from handler.body.body
-    orelse = getattr(statement, "orelse", None)
-    if orelse is not None:
-        yield from orelse.body.body if isinstance(orelse, cst.Else) else _compound_statements(orelse)

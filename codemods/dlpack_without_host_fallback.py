@@ -12,6 +12,7 @@ import ast
 import libcst as cst
 
 from codemods.context import FileContext
+from codemods.fixer import insert_after_preamble
 from codemods.rule import Finding, FixSafety, Rule
 
 # Consumer -> the same library's constructor, which takes the host (NumPy) copy.
@@ -566,37 +567,6 @@ def _is_helper(function: ast.FunctionDef, template: str) -> bool:
 
 def insert_helper(module: cst.Module, name: str, source: str) -> cst.Module:
     """Put the helper after the module's leading imports, once."""
-    body = list(module.body)
-    if any(isinstance(node, cst.FunctionDef) and node.name.value == name for node in body):
+    if any(isinstance(node, cst.FunctionDef) and node.name.value == name for node in module.body):
         return module
-    index = 0
-    for position, statement in enumerate(body):
-        if _is_docstring_or_import(statement, position):
-            index = position + 1
-        else:
-            break
-    helper = cst.parse_statement(source.strip() + "\n").with_changes(
-        leading_lines=[cst.EmptyLine(), cst.EmptyLine()]
-    )
-    if index < len(body):
-        following = body[index]
-        blank = [cst.EmptyLine(), cst.EmptyLine()]
-        body[index] = following.with_changes(leading_lines=[*blank, *_strip_blank(following.leading_lines)])
-    body.insert(index, helper)
-    return module.with_changes(body=body)
-
-
-def _strip_blank(lines) -> list:
-    lines = list(lines)
-    while lines and lines[0].comment is None:
-        lines.pop(0)
-    return lines
-
-
-def _is_docstring_or_import(statement: cst.CSTNode, position: int) -> bool:
-    if not isinstance(statement, cst.SimpleStatementLine):
-        return False
-    small = statement.body[0]
-    if isinstance(small, (cst.Import, cst.ImportFrom)):
-        return True
-    return position == 0 and isinstance(small, cst.Expr) and isinstance(small.value, cst.SimpleString)
+    return insert_after_preamble(module, source.strip() + "\n")
