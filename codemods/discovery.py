@@ -74,6 +74,9 @@ def _walk_root(root: str, excludes: tuple[str, ...], result: Discovery) -> Itera
     """(path, real path) of each file; real paths come from the directory's, not a realpath call per file."""
     real_root = os.path.realpath(root)
     ignores = _ancestor_ignores(real_root)
+    if ignores and _ignored(real_root, True, ignores):
+        # The user named an ignored folder (a virtualenv's site-packages, say): they mean it.
+        ignores = []
     visited: set[str] = set()
     yield from _walk(root, real_root, real_root, ignores, excludes, visited, result)
 

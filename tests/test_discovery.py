@@ -43,6 +43,16 @@ def test_gitignore_above_the_root_applies_inside_the_repository(tmp_path):
     assert names(tmp_path, discover([str(tmp_path / "src")])) == ["src/m.py"]
 
 
+def test_a_named_root_inside_an_ignored_folder_is_walked(tmp_path):
+    (tmp_path / ".git").mkdir()
+    touch(tmp_path / ".gitignore", ".venv/\n")
+    package = tmp_path / ".venv/lib/site-packages/pkg"
+    touch(package / "mod.py")
+    touch(package / "sub/inner.py")
+    assert names(package, discover([str(package)])) == ["mod.py", "sub/inner.py"]
+    assert names(tmp_path, discover([str(tmp_path)])) == []  # walked from above, it stays ignored
+
+
 def test_hidden_virtualenv_and_build_folders_are_skipped(tmp_path):
     touch(tmp_path / "keep.py")
     for name in [".tox/t.py", ".venv/lib/v.py", "build/b.py", "node_modules/n.py", "__pycache__/c.py"]:
