@@ -98,9 +98,12 @@ class RemovedDlpackApi(Rule):
                     findings.append(found)
                     if found.fix is FixSafety.SAFE and not ctx.is_suppressed(self.CODE, found.line):
                         fixed_references.add(node.func)
-            elif isinstance(node, (ast.Name, ast.Attribute)) and isinstance(node.ctx, ast.Load):
-                if ctx.qualname(node) == TO_DLPACK:
-                    references.append(node)
+            elif (
+                isinstance(node, (ast.Name, ast.Attribute))
+                and isinstance(node.ctx, ast.Load)
+                and ctx.qualname(node) == TO_DLPACK
+            ):
+                references.append(node)
         for reference in references:
             parent = ctx.parent(reference)
             if isinstance(parent, ast.Call) and parent.func is reference:
@@ -239,13 +242,13 @@ def _is_cupy_to_dlpack(call: ast.Call) -> bool:
 def _assigned_from_capsule_producer(ctx: FileContext, name: ast.Name) -> bool:
     scope = ctx.enclosing_function(name) or ctx.tree
     for node in ast.walk(scope):
-        if isinstance(node, ast.Assign) and any(
+        assigns_name = isinstance(node, ast.Assign) and any(
             isinstance(target, ast.Name) and target.id == name.id for target in node.targets
-        ):
-            if isinstance(node.value, ast.Call):
-                producer = ctx.qualname(node.value.func)
-                if producer in TORCH_CAPSULE_PRODUCERS or producer == TO_DLPACK or _is_cupy_to_dlpack(node.value):
-                    return True
+        )
+        if assigns_name and isinstance(node.value, ast.Call):
+            producer = ctx.qualname(node.value.func)
+            if producer in TORCH_CAPSULE_PRODUCERS or producer == TO_DLPACK or _is_cupy_to_dlpack(node.value):
+                return True
     return False
 
 

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import re
 import sys
-import xml.etree.ElementTree as ElementTree
 from collections import Counter, defaultdict
 from pathlib import Path
+from xml.etree import ElementTree
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-import codemods  # noqa: E402
+import codemods
 
 
 def main(path: str) -> int:

@@ -13,8 +13,8 @@ import traceback
 def run_case(source: str, name: str) -> dict:
     namespace = {"__name__": "__main__", "__file__": name}
     try:
-        exec(compile(source, name, "exec"), namespace)
-    except BaseException as error:  # the outcome under test, whatever it is
+        exec(compile(source, name, "exec"), namespace)  # noqa: S102 - running the case is the test
+    except BaseException as error:  # noqa: BLE001 - the outcome under test, whatever it is
         chain = []
         current = error
         while current is not None:

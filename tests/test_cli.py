@@ -42,7 +42,7 @@ def tree(tmp_path: Path) -> Path:
 
 
 def test_fix_rewrites_in_place_and_exits_zero(tree):
-    code, out, err = invoke(["run", tree])
+    code, _, err = invoke(["run", tree])
     assert code == EXIT_OK, err
     assert (tree / "broken.py").read_bytes() == FIXED
     assert (tree / "clean.py").read_bytes() == CLEAN
@@ -215,6 +215,7 @@ def test_real_subprocess(tree):
         capture_output=True,
         cwd=REPO,
         env=dict(os.environ, PYTHONPATH=str(REPO)),
+        check=False,
     )
     assert done.returncode == EXIT_ATTENTION, done.stderr
     assert json.loads(done.stdout)["summary"]["findings"] == 1

@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-
 import codemods
 from codemods.config import Config
 from codemods.dlpack_without_host_fallback import DlpackWithoutHostFallback
 from codemods.engine import Settings, process_source
-
 
 
 def fix(source: str, unsafe: bool = False):

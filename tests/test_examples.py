@@ -9,10 +9,11 @@ import sys
 import tempfile
 from pathlib import Path
 
-import codemods
-from codemods.engine import Settings, process_source
 from test_cli import invoke
 from test_execution import HARNESS, execution_env
+
+import codemods
+from codemods.engine import Settings, process_source
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 DEFAULT_ON = ["export_to_opencl.py", "export_to_torch.py", "log_buffer_pointers.py", "sharded_to_torch.py"]

@@ -60,6 +60,7 @@ def test_helper_is_identity_off_jax_and_gathers_onto_its_own_lowest_device():
         text=True,
         env=execution_env(gpu=False),
         timeout=300,
+        check=False,
     )
     assert done.returncode == 0, done.stderr[-3000:]
     assert "helper ok" in done.stdout

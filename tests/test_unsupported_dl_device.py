@@ -15,7 +15,6 @@ from codemods.unsupported_dl_device import (
 )
 
 
-
 def _run(code: str) -> str:
     # Ask the installed libraries in a fresh interpreter, so this process stays free of them.
     done = subprocess.run(
