@@ -6,8 +6,7 @@ import ast
 
 import libcst as cst
 
-from codemods.context import FileContext
-from codemods.dlpack_without_host_fallback import (
+from codemods._analysis import (
     OTHER,
     TAKEN,
     ArrayOrigins,
@@ -19,6 +18,7 @@ from codemods.dlpack_without_host_fallback import (
     whole_statement,
     with_value,
 )
+from codemods.context import FileContext
 from codemods.rule import Finding, FixSafety, Rule
 
 # DLDeviceType members of the DLPack standard (dlpack.h), by name.
