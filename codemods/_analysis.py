@@ -4,7 +4,8 @@ Which expressions are JAX arrays (``ArrayOrigins``, for JAX003 and JAX004), what
 binds, which exports sit in a ``try`` that catches ``BufferError``, when a call is a whole
 statement, and the two fix shapes built on that: wrap the statement in
 ``try``/``except BufferError``, or route the expression through one module-level helper.
-``_dlpack_exports`` (JAX002, JAX006) shares the array-method table and the statement test.
+``_dlpack_exports`` (JAX002, JAX006) shares the array-method table, the statement and
+try-body tests, and the node kinds that open a scope.
 """
 
 from __future__ import annotations
@@ -53,8 +54,11 @@ ARRAY_ATTRIBUTES = frozenset({"T", "mT", "real", "imag"})
 # JAX002/JAX006 findings without a test that asks for it.
 _FOLLOWED_METHODS = ARRAY_METHODS | {"cumsum", "dot", "__getitem__"}
 _CATCHES_BUFFER_ERROR = frozenset({"BufferError", "Exception", "BaseException"})
-_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
-_COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
+COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+_SCOPES = (*FUNCTIONS, ast.ClassDef)
+# `try`/`except*` exists from Python 3.11 on; its handlers guard its body all the same.
+TRY_STAR = getattr(ast, "TryStar", ast.Try)
 
 JAX = "jax"
 OTHER = "other"
@@ -68,6 +72,13 @@ class ArrayOrigins:
 
     Only local evidence counts: calls into jax's array namespaces, names whose every
     assignment in their scope is such a value, and parameters annotated ``jax.Array``.
+
+    ``_dlpack_exports.Analysis`` answers "is this a JAX array" too, but not the same way:
+    it follows the assignments that reach a use rather than every assignment in the
+    scope, knows ``isinstance`` narrowing and jitted callables by name, and does not
+    know NumPy or torch values (OTHER, which JAX003 needs). JAX004 on that analysis
+    passes today's tests yet finds other exports, so the two stay apart until a change
+    that means to move JAX004's findings.
     """
 
     _MAX_DEPTH = 6
@@ -102,7 +113,7 @@ class ArrayOrigins:
         if not isinstance(reference, ast.Name):
             return True
         for ancestor in self.ctx.ancestors(reference):
-            is_function = isinstance(ancestor, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))
+            is_function = isinstance(ancestor, FUNCTIONS)
             if is_function and reference.id in self._scope_bindings(ancestor):
                 return True
         return False
@@ -146,11 +157,11 @@ class ArrayOrigins:
     def _scope_binding(self, name: ast.Name) -> ast.AST | None:
         """The function (or module) whose local ``name`` is; None for comprehension and class names."""
         for ancestor in self.ctx.ancestors(name):
-            if isinstance(ancestor, _COMPREHENSIONS) and name.id in _comprehension_targets(ancestor):
+            if isinstance(ancestor, COMPREHENSIONS) and name.id in _comprehension_targets(ancestor):
                 return None
             if isinstance(ancestor, ast.ClassDef) and name.id in self._scope_bindings(ancestor):
                 return None
-            if isinstance(ancestor, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            if isinstance(ancestor, FUNCTIONS):
                 if name.id in self._scope_bindings(ancestor):
                     return ancestor
                 if _declares_global(ancestor, name.id):
@@ -178,7 +189,7 @@ def scope_bindings(scope: ast.AST) -> dict[str, list[ast.AST | None]]:
         elif isinstance(target, ast.Starred):
             bind(target.value, None)
 
-    if isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+    if isinstance(scope, FUNCTIONS):
         arguments = scope.args
         for argument in [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs]:
             found.setdefault(argument.arg, []).append(argument)
@@ -219,7 +230,7 @@ def _walk_scope(scope: ast.AST):
     while stack:
         node = stack.pop()
         yield node
-        if isinstance(node, (*_SCOPES, *_COMPREHENSIONS)):
+        if isinstance(node, (*_SCOPES, *COMPREHENSIONS)):
             continue
         stack.extend(reversed(list(ast.iter_child_nodes(node))))
 
@@ -246,15 +257,19 @@ def is_guarded(ctx: FileContext, node: ast.AST) -> bool:
     """Whether ``node`` runs in the body of a try whose handlers catch BufferError."""
     child = node
     for ancestor in ctx.ancestors(node):
-        if isinstance(ancestor, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+        if isinstance(ancestor, _SCOPES):
             return False
-        in_try_body = (
-            isinstance(ancestor, (ast.Try, getattr(ast, "TryStar", ast.Try))) and child in ancestor.body
-        )
-        if in_try_body and any(_catches_buffer_error(ctx, handler.type) for handler in ancestor.handlers):
+        if in_try_body(ancestor, child) and any(
+            _catches_buffer_error(ctx, handler.type) for handler in ancestor.handlers
+        ):
             return True
         child = ancestor
     return False
+
+
+def in_try_body(statement: ast.AST, child: ast.AST) -> bool:
+    """Whether ``child`` is in the body of ``statement`` as a try, where its handlers apply."""
+    return isinstance(statement, (ast.Try, TRY_STAR)) and child in statement.body
 
 
 def _catches_buffer_error(ctx: FileContext, caught: ast.AST | None) -> bool:

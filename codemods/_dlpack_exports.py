@@ -21,7 +21,15 @@ from functools import cached_property
 
 import libcst as cst
 
-from codemods._analysis import ARRAY_ATTRIBUTES, ARRAY_METHODS, alone_on_its_lines
+from codemods._analysis import (
+    ARRAY_ATTRIBUTES,
+    ARRAY_METHODS,
+    COMPREHENSIONS,
+    FUNCTIONS,
+    TRY_STAR,
+    alone_on_its_lines,
+    in_try_body,
+)
 from codemods.context import FileContext
 from codemods.fixer import Fixer, insert_after_preamble
 from codemods.rule import Finding, FixSafety, Rule
@@ -265,12 +273,9 @@ def _forbids_copy(call: ast.Call) -> bool:
 
 # Scopes and the definitions in them ----------------------------------------------------
 
-_COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
-_FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
 # Scopes, for name resolution; a comprehension runs inline in the scope that holds it.
-_SCOPES = (*_FUNCTIONS, *_COMPREHENSIONS, ast.Module)
+_SCOPES = (*FUNCTIONS, *COMPREHENSIONS, ast.Module)
 _BLOCKS = (ast.If, ast.For, ast.AsyncFor, ast.While, ast.Try, ast.Match)
-_TRY_STAR = getattr(ast, "TryStar", ast.Try)
 _ALWAYS_BEFORE = (0, 0)
 
 
@@ -341,7 +346,7 @@ def _definitions(scope: ast.AST) -> dict[str, list[Definition]]:
 
 
 def _parameters(scope: ast.AST) -> list[ast.arg]:
-    if not isinstance(scope, _FUNCTIONS):
+    if not isinstance(scope, FUNCTIONS):
         return []
     arguments = scope.args
     extra = [a for a in (arguments.vararg, arguments.kwarg) if a is not None]
@@ -380,7 +385,7 @@ class Analysis:
             if ancestor is scope:
                 return True
             if (
-                isinstance(ancestor, (*_BLOCKS, _TRY_STAR, ast.IfExp, ast.BoolOp))
+                isinstance(ancestor, (*_BLOCKS, TRY_STAR, ast.IfExp, ast.BoolOp))
                 and ancestor not in use_ancestors
             ):
                 return False
@@ -637,7 +642,7 @@ class Analysis:
         if scope is self.ctx.tree or depth > MAX_DEPTH:
             return NO_ORIGIN
         outer = self.scope_of(scope)
-        if isinstance(scope, _COMPREHENSIONS):
+        if isinstance(scope, COMPREHENSIONS):
             # Runs inline: the outer scope's definitions up to the comprehension reach it.
             return self._origin_in(ident, scope, outer, depth + 1)
         # A function runs later: any definition of the enclosing scope may reach it.
@@ -744,7 +749,7 @@ class Analysis:
 
     def is_guarded(self, export: Export) -> bool:
         scope = self.scope_of(export.site)
-        while isinstance(scope, _COMPREHENSIONS):
+        while isinstance(scope, COMPREHENSIONS):
             scope = self.scope_of(scope)
         exceptions = GUARD_EXCEPTIONS["pointer" if export.pointer else "dlpack"] | BROAD_EXCEPTIONS
         child: ast.AST = export.site
@@ -755,10 +760,8 @@ class Analysis:
                 ancestor.test
             ):
                 return True
-            if (
-                isinstance(ancestor, (ast.Try, _TRY_STAR))
-                and child in ancestor.body
-                and any(self._catches(handler, exceptions) for handler in ancestor.handlers)
+            if in_try_body(ancestor, child) and any(
+                self._catches(handler, exceptions) for handler in ancestor.handlers
             ):
                 return True
             child = ancestor
@@ -831,7 +834,7 @@ _COMPOUND = (
     ast.AsyncFor,
     ast.While,
     ast.Try,
-    _TRY_STAR,
+    TRY_STAR,
     ast.With,
     ast.AsyncWith,
     ast.FunctionDef,
@@ -968,7 +971,7 @@ def _helper_conflict(ctx: FileContext, analysis: Analysis, export: Export) -> st
     scope = analysis.scope_of(export.site)
     if scope is not ctx.tree and HELPER in analysis.definitions(scope):
         return f"`{HELPER}` is a local name here"
-    if isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+    if isinstance(scope, FUNCTIONS):
         arguments = scope.args
         every = (
             *arguments.posonlyargs,
