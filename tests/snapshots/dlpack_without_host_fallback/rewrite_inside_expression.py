@@ -1,27 +1,8 @@
 # expect: BufferError: __dlpack__ device only supported for CPU, GPU and TPU pinned host
 """Exports inside larger expressions go through one helper; NumPy is imported as `onp`."""
-import contextlib
-
 import jax
 import jax.numpy as jnp
-
-
-@contextlib.contextmanager
-def plugin_backend():
-    """jax.Array exports fail the way they do on a backend without DLPack (the seed's error)."""
-    array_type = type(jnp.zeros(()))
-    saved = {name: array_type.__dict__[name] for name in ("__dlpack__", "__dlpack_device__")}
-
-    def refuse(self, *args, **kwargs):
-        raise BufferError("__dlpack__ device only supported for CPU, GPU and TPU pinned host, got platform: METAL")
-
-    for name in saved:
-        setattr(array_type, name, refuse)
-    try:
-        yield
-    finally:
-        for name, method in saved.items():
-            setattr(array_type, name, method)
+from plugin_backend import plugin_backend
 import numpy as onp
 import torch
 import torch.utils.dlpack
