@@ -209,6 +209,7 @@ def _fix(source: bytes, ctx: FileContext, findings: list[Finding], settings: Set
     import libcst as cst  # only files that get a fix pay for importing libcst
 
     current = source
+    module = None  # libcst's parse of ``current``, kept from the check that validated it
     original_keys = {_key(f, ctx) for f in findings}
     extra: list[Finding] = []
     for pass_number in range(MAX_FIX_PASSES):
@@ -220,9 +221,8 @@ def _fix(source: bytes, ctx: FileContext, findings: list[Finding], settings: Set
         rule = next(r for r in settings.rules if any(f.code == r.CODE for f in fixable))
         targets = [f for f in fixable if f.code == rule.CODE]
         try:
-            module = cst.parse_module(current)
-            new_module = _apply_rule(module, rule, targets, ctx)
-            new = new_module.bytes
+            module = module or cst.parse_module(current)
+            new = _apply_rule(module, rule, targets, ctx).bytes
         except FixError:
             raise
         except Exception as error:  # a rule bug must cost one file, never the run
@@ -231,7 +231,7 @@ def _fix(source: bytes, ctx: FileContext, findings: list[Finding], settings: Set
             raise FixError(f"{rule.CODE} reported a fix but changed nothing")
         try:
             ctx, findings = check_source(new, ctx.path, settings.rules)
-            cst.parse_module(new)
+            module = cst.parse_module(new)
         except Exception as error:
             raise FixError(f"{rule.CODE} produced code that does not parse: {error}") from error
         current = new
