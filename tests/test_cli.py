@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from cases import all_cases
 from cli.main import EXIT_ATTENTION, EXIT_OK, EXIT_USAGE, main
 
 REPO = Path(__file__).resolve().parent.parent
@@ -220,3 +221,18 @@ def test_real_subprocess(tree):
     assert done.returncode == EXIT_ATTENTION, done.stderr
     assert json.loads(done.stdout)["summary"]["findings"] == 1
     assert b"files scanned" in done.stderr
+
+
+@pytest.mark.parametrize("case", [c for c in all_cases() if c.kind == "report"], ids=lambda c: c.id)
+def test_report_only_cases_appear_in_json_with_fix_none(case, tmp_path):
+    target = tmp_path / case.path.name
+    target.write_bytes(case.source)
+    options = [f"--config={tmp_path / 'pyproject.toml'}"] if case.options else []
+    if case.options:
+        table = "".join(f'{key} = "{value}"\n' for key, value in case.options.items())
+        (tmp_path / "pyproject.toml").write_text(f"[tool.codemod]\n{table}")
+    code, out, _ = invoke(["run", "--format", "json", "--no-cache", "--select", case.rule.CODE, *options, target])
+    findings = [f for f in json.loads(out)["findings"] if f["code"] == case.rule.CODE]
+    assert code == EXIT_ATTENTION
+    assert findings and all((f["fix"], f["applied"]) == ("none", False) for f in findings)
+    assert target.read_bytes() == case.source
