@@ -9,9 +9,9 @@ import sys
 from pathlib import Path
 
 import pytest
+from cases import all_cases
 from click.testing import CliRunner
 
-from cases import all_cases
 from cli.main import EXIT_ATTENTION, EXIT_OK, EXIT_USAGE, main
 
 REPO = Path(__file__).resolve().parent.parent
