@@ -100,7 +100,7 @@ def run(name: str, command: list[str], repeat: int, env=None, scale: float = 1.0
 
 def codemod_command(env) -> list[str]:
     """``codemod run --dry-run``, with its result cache off where it has one (ruff's is off too)."""
-    command = [sys.executable, "-m", "cli", "run", "--dry-run", "--no-progress"]
+    command = [sys.executable, "-m", "jax_codemod.cli", "run", "--dry-run", "--no-progress"]
     usage = subprocess.run([*command, "--help"], capture_output=True, text=True, env=env, check=False).stdout
     return [*command, "--no-cache"] if "--no-cache" in usage else command
 

@@ -1,1 +1,1 @@
-"""The thin command-line front end of codemod; all logic lives in ``codemods``."""
+"""The thin command-line front end of codemod; all logic lives in the engine (``jax_codemod``)."""

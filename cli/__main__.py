@@ -1,3 +1,3 @@
-from cli.main import entry
+from jax_codemod.cli.main import entry
 
 entry()

@@ -16,16 +16,16 @@ from dataclasses import dataclass
 
 import click
 
-import codemods
-from cli import output
-from cli.sarif import render_sarif
-from codemods import docs
-from codemods.cache import Cache, default_directory
-from codemods.config import Config, ConfigError, find_pyproject, load_config, parse_codes, select_rules
-from codemods.discovery import discover
-from codemods.engine import FileError, Settings, process_source
-from codemods.runner import check_files, write_results
-from codemods.shard import Shard
+import jax_codemod
+from jax_codemod.cli import output
+from jax_codemod.cli.sarif import render_sarif
+from jax_codemod import docs
+from jax_codemod.engine.cache import Cache, default_directory
+from jax_codemod.engine.config import Config, ConfigError, find_pyproject, load_config, parse_codes, select_rules
+from jax_codemod.engine.discovery import discover
+from jax_codemod.engine.pipeline import FileError, Settings, process_source
+from jax_codemod.engine.runner import check_files, write_results
+from jax_codemod.engine.shard import Shard
 
 EXIT_OK, EXIT_ATTENTION, EXIT_USAGE = 0, 1, 2
 EXIT_CODES_HELP = """\b
@@ -47,7 +47,7 @@ class Options:
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]}, epilog=EXIT_CODES_HELP)
-@click.version_option(codemods.__version__, prog_name="codemod")
+@click.version_option(jax_codemod.__version__, prog_name="codemod")
 def cli() -> None:
     """Find and rewrite broken JAX interop code (DLPack, raw buffer pointers)."""
 
@@ -196,7 +196,7 @@ def _group_by_config(paths: list[str], options: Options):
 def _settings(config: Config, options: Options) -> tuple[Settings, tuple[str, ...]]:
     select = options.select if options.select is not None else config.select
     chosen = select_rules(
-        codemods.RULES,
+        jax_codemod.RULES,
         select,
         [*config.extend_select, *options.extend_select],
         [*config.ignore, *options.ignore],
@@ -270,8 +270,8 @@ def _exit_code(report: output.Report) -> int:
 @cli.command("list")
 def list_command() -> int:
     """List the rules: code, name, default, fix safety."""
-    width = max(len(rule.NAME) for rule in codemods.RULES)
-    for rule in codemods.RULES:
+    width = max(len(rule.NAME) for rule in jax_codemod.RULES)
+    for rule in jax_codemod.RULES:
         default = "on" if rule.DEFAULT_ENABLED else "opt-in"
         click.echo(f"{rule.CODE}  {rule.NAME:<{width}}  {default:<6}  fix: {rule.FIX_SAFETY.value}")
     return EXIT_OK
@@ -281,9 +281,9 @@ def list_command() -> int:
 @click.argument("code")
 def explain_command(code: str) -> int:
     """Show a rule's documentation."""
-    rule = codemods.rule_by_code(code)
+    rule = jax_codemod.rule_by_code(code)
     if rule is None:
-        known = ", ".join(r.CODE for r in codemods.RULES)
+        known = ", ".join(r.CODE for r in jax_codemod.RULES)
         raise click.UsageError(f"unknown rule {code!r} (known: {known})")
     click.echo(docs.explain(rule))
     return EXIT_OK

@@ -7,9 +7,9 @@ import os
 from collections import Counter
 from dataclasses import dataclass, field
 
-import codemods
-from codemods.engine import FileError, FileResult
-from codemods.rule import Finding, FixSafety
+import jax_codemod
+from jax_codemod.engine.pipeline import FileError, FileResult
+from jax_codemod.rule import Finding, FixSafety
 
 
 @dataclass
@@ -107,7 +107,7 @@ def diffs(report: Report) -> list[tuple[str, str]]:
 
 def render_json(report: Report) -> str:
     document = {
-        "version": codemods.__version__,
+        "version": jax_codemod.__version__,
         "mode": report.mode,
         "findings": [dict(f.to_json(), path=display_path(f.path)) for f in report.findings],
         "errors": [dict(e.to_json(), path=display_path(e.path)) for e in report.errors],

@@ -15,11 +15,11 @@ import re
 import urllib.parse
 from pathlib import Path
 
-import codemods
-from cli.output import Report, display_path
-from codemods import docs
-from codemods.engine import FileResult, decode
-from codemods.rule import Finding
+import jax_codemod
+from jax_codemod.cli.output import Report, display_path
+from jax_codemod import docs
+from jax_codemod.engine.pipeline import FileResult, decode
+from jax_codemod.rule import Finding
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 SRCROOT = "%SRCROOT%"
@@ -28,7 +28,7 @@ _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
 
 
 def render_sarif(report: Report) -> str:
-    rules = list(codemods.RULES)
+    rules = list(jax_codemod.RULES)
     index = {rule.CODE: position for position, rule in enumerate(rules)}
     results = []
     for result in report.results:
@@ -39,8 +39,8 @@ def render_sarif(report: Report) -> str:
         "tool": {
             "driver": {
                 "name": "codemod",
-                "version": codemods.__version__,
-                "semanticVersion": codemods.__version__,
+                "version": jax_codemod.__version__,
+                "semanticVersion": jax_codemod.__version__,
                 "rules": [_rule(rule) for rule in rules],
             }
         },

@@ -1,30 +1,36 @@
-"""codemod: find and rewrite broken JAX interop code (DLPack, raw buffer pointers)."""
+"""codemod: find and rewrite broken JAX interop code (DLPack, raw buffer pointers).
+
+The package is laid out by stage, so the folder says where a line belongs:
+
+- ``engine/``: discovery, configuration, the per-file pipeline, the runner, the cache, the fixer;
+- ``analysis/``: what a file's code means (names, scopes, values), computed once per file;
+- ``rules/``: one module per rule, each a query over the analysis plus a libcst rewrite;
+- ``cli/`` (``cli/`` in the repository): the thin click front end.
+
+``rule.py`` is the contract between them. Importing the package imports no rule: the
+registry (``RULES``) loads on first use.
+"""
 
 from __future__ import annotations
 
-from codemods.dlpack_without_host_fallback import DlpackWithoutHostFallback
-from codemods.removed_dlpack_api import RemovedDlpackApi
-from codemods.rule import Finding, FixSafety, Rule
-from codemods.sharded_dlpack_export import ShardedDlpackExport
-from codemods.traced_concrete_access import TracedConcreteAccess
-from codemods.unguarded_dlpack_export import UnguardedDlpackExport
-from codemods.unsupported_dl_device import UnsupportedDlDevice
-
 __version__ = "0.1.0"
 
-# The registry, in the order fixes are applied. Codes are unique and never reused.
-RULES: tuple[type[Rule], ...] = (
-    TracedConcreteAccess,
-    ShardedDlpackExport,
-    UnsupportedDlDevice,
-    DlpackWithoutHostFallback,
-    RemovedDlpackApi,
-    UnguardedDlpackExport,
-)
+_LAZY = {
+    "RULES": "jax_codemod.rules",
+    "rule_by_code": "jax_codemod.rules",
+    "Finding": "jax_codemod.rule",
+    "FixSafety": "jax_codemod.rule",
+    "Rule": "jax_codemod.rule",
+}
 
 
-def rule_by_code(code: str) -> type[Rule] | None:
-    return next((rule for rule in RULES if rule.CODE == code.upper()), None)
+def __getattr__(name: str):
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+
+    return getattr(importlib.import_module(module), name)
 
 
 __all__ = ["RULES", "Finding", "FixSafety", "Rule", "__version__", "rule_by_code"]

@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING, ClassVar
 if TYPE_CHECKING:
     import libcst as cst
 
-    from codemods.context import FileContext
-    from codemods.fixer import Fixer
+    from jax_codemod.analysis.context import FileContext
+    from jax_codemod.engine.fixer import Fixer
 
 
 class FixSafety(str, enum.Enum):

@@ -24,10 +24,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-import codemods
-from codemods.discovery import discover
-from codemods.engine import FileResult, Settings, process_source
-from codemods.runner import check_files
+import jax_codemod
+from jax_codemod.engine.discovery import discover
+from jax_codemod.engine.pipeline import FileResult, Settings, process_source
+from jax_codemod.engine.runner import check_files
 
 DEFAULT_PACKAGES = ("jax", "jaxlib", "numpy", "torch")
 
@@ -46,7 +46,7 @@ class Scan:
 
 
 def all_rules() -> Settings:
-    return Settings(rules=tuple(rule() for rule in codemods.RULES), unsafe_fixes=True)
+    return Settings(rules=tuple(rule() for rule in jax_codemod.RULES), unsafe_fixes=True)
 
 
 def package_dir(name: str) -> str | None:

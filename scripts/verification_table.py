@@ -9,11 +9,11 @@ from pathlib import Path
 from xml.etree import ElementTree
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-import codemods
+import jax_codemod
 
 
 def main(path: str) -> int:
-    modules = {rule.__module__.rsplit(".", 1)[1]: rule for rule in codemods.RULES}
+    modules = {rule.__module__.rsplit(".", 1)[1]: rule for rule in jax_codemod.RULES}
     counts: dict[str, Counter] = defaultdict(Counter)
     for case in ElementTree.parse(path).getroot().iter("testcase"):
         match = re.search(r"\[([a-z_]+)-", case.get("name", ""))

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 
-import codemods
+import jax_codemod
 
 SNAPSHOT_DIR = Path(__file__).parent / "snapshots"
 KINDS = ("rewrite", "unsafe", "report", "noop")
@@ -45,12 +45,12 @@ class Case:
         return self.path.read_bytes()
 
     @cached_property
-    def rule(self) -> type[codemods.Rule]:
+    def rule(self) -> type[jax_codemod.Rule]:
         module = self.path.parent.name
-        for rule in codemods.RULES:
-            if rule.__module__ == f"codemods.{module}":
+        for rule in jax_codemod.RULES:
+            if rule.__module__ == f"jax_codemod.rules.{module}":
                 return rule
-        raise LookupError(f"no rule lives in codemods/{module}.py")
+        raise LookupError(f"no rule lives in codemods/rules/{module}.py")
 
     @cached_property
     def headers(self) -> dict[str, list[str]]:
@@ -87,7 +87,7 @@ def all_cases() -> list[Case]:
 
 def fix(case: Case, source: bytes | None = None, unsafe: bool | None = None):
     """Run the case's rule alone over ``source`` (default: the case's own)."""
-    from codemods.engine import Settings, process_source
+    from jax_codemod.engine.pipeline import Settings, process_source
 
     settings = Settings(
         rules=(case.rule(case.options),),

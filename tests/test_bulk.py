@@ -19,11 +19,11 @@ from test_cli import BROKEN, CLEAN, FIXED, REPO, REPORT_ONLY, invoke
 # Correct code that no rule's prefilter lets through to the parser.
 CLEAN_NO_TRIGGER = b"import torch\n\nt = torch.ones(3)\n"
 
-import codemods
-from cli.main import EXIT_ATTENTION, EXIT_OK, EXIT_USAGE, progress_wanted
-from codemods import cache as cache_module
-from codemods.discovery import discover
-from codemods.shard import Shard, shard_key
+import jax_codemod
+from jax_codemod.cli.main import EXIT_ATTENTION, EXIT_OK, EXIT_USAGE, progress_wanted
+from jax_codemod.engine import cache as cache_module
+from jax_codemod.engine.discovery import discover
+from jax_codemod.engine.shard import Shard, shard_key
 
 
 def git(*args, cwd):
@@ -219,7 +219,7 @@ def test_changed_settings_miss(cached_tree, parses, change, tmp_path):
 def test_tool_change_invalidates(cached_tree, parses, monkeypatch):
     tree, _ = cached_tree
     run_json(tree, "--check")
-    monkeypatch.setattr(codemods, "__version__", "99.0.0")
+    monkeypatch.setattr(jax_codemod, "__version__", "99.0.0")
     cache_module.code_fingerprint.cache_clear()
     parses.clear()
     try:
@@ -262,7 +262,7 @@ def test_concurrent_runs_share_a_cache_safely(tmp_path):
     tree.mkdir()
     for i in range(60):
         (tree / f"m{i:02}.py").write_bytes(BROKEN if i % 2 else REPORT_ONLY)
-    command = [sys.executable, "-m", "cli", "run", "--dry-run", "--format", "json", "-j", "2", str(tree)]
+    command = [sys.executable, "-m", "jax_codemod.cli", "run", "--dry-run", "--format", "json", "-j", "2", str(tree)]
     env = dict(os.environ, PYTHONPATH=str(REPO), CODEMOD_CACHE_DIR=str(tmp_path / "cache"))
     baseline = subprocess.run([*command, "--no-cache"], check=False, capture_output=True, cwd=REPO, env=env).stdout
     runs = [subprocess.Popen(command, stdout=subprocess.PIPE, cwd=REPO, env=env) for _ in range(3)]
@@ -313,7 +313,7 @@ def test_shard_partition_does_not_depend_on_checkout_or_hash_seed(many, tmp_path
     keys = [shard_key(p, str(many)) for p in discover([str(many)]).files]
     assert keys == [shard_key(p, str(copy)) for p in discover([str(copy)]).files]
     probe = (
-        "import sys; from codemods.shard import Shard; "
+        "import sys; from jax_codemod.engine.shard import Shard; "
         "print([k for k in sys.argv[1:] if Shard(2, 3).owns(k)])"
     )
     outputs = {
@@ -359,7 +359,7 @@ def run_on_terminal(args, env):
     """Run the CLI with stderr on a pseudo-terminal; returns what the terminal showed."""
     leader, follower = pty.openpty()
     process = subprocess.Popen(
-        [sys.executable, "-m", "cli", *args],
+        [sys.executable, "-m", "jax_codemod.cli", *args],
         stdout=subprocess.DEVNULL,
         stderr=follower,
         cwd=REPO,

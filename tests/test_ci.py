@@ -19,10 +19,10 @@ from hypothesis import strategies as st
 from test_bulk import git, make_repo
 from test_cli import BROKEN, CLEAN, FIXED, REPO, REPORT_ONLY, invoke
 
-import codemods
-from cli.main import EXIT_ATTENTION, EXIT_OK
-from cli.sarif import lines, replacements
-from codemods.engine import FileResult
+import jax_codemod
+from jax_codemod.cli.main import EXIT_ATTENTION, EXIT_OK
+from jax_codemod.cli.sarif import lines, replacements
+from jax_codemod.engine.pipeline import FileResult
 
 MULTI = (
     b"import jax.dlpack\nimport torch\nfrom jax.dlpack import to_dlpack\n\n"
@@ -64,7 +64,7 @@ def test_dry_run_patch_applied_to_a_clean_checkout_equals_the_in_place_result(tm
     assert code == EXIT_ATTENTION and out.startswith("ref.py:3:14: JAX005")  # no automatic fix
 
     patch = subprocess.run(
-        [sys.executable, "-m", "cli", "run", "--dry-run", "--no-cache", "."],
+        [sys.executable, "-m", "jax_codemod.cli", "run", "--dry-run", "--no-cache", "."],
         check=False,
         cwd=original,
         capture_output=True,
@@ -365,7 +365,7 @@ def test_sarif_shape_rules_locations_and_fixes(tmp_path):
     assert code == EXIT_ATTENTION
     (run,) = document["runs"]
     rules = run["tool"]["driver"]["rules"]
-    assert [rule["id"] for rule in rules] == [rule.CODE for rule in codemods.RULES]
+    assert [rule["id"] for rule in rules] == [rule.CODE for rule in jax_codemod.RULES]
     base = urllib.parse.urlparse(run["originalUriBaseIds"]["%SRCROOT%"]["uri"])
     assert Path(urllib.parse.unquote(base.path)) == tmp_path.resolve()
 
@@ -531,7 +531,7 @@ def documented_commands() -> list[tuple[str, str]]:
 def test_every_documented_codemod_command_parses():
     import shlex
 
-    from cli.main import run_command
+    from jax_codemod.cli.main import run_command
 
     commands = documented_commands()
     assert len(commands) > 15
@@ -577,4 +577,4 @@ def test_pre_commit_hook_definition():
     (hook,) = yaml.safe_load((REPO / ".pre-commit-hooks.yaml").read_text())
     assert (hook["id"], hook["entry"], hook["language"], hook["types"]) == ("codemod", "codemod run", "python", ["python"])
     pyproject = (REPO / "pyproject.toml").read_text()
-    assert 'codemod = "cli.main:entry"' in pyproject  # the console script the entry names
+    assert 'codemod = "jax_codemod.cli.main:entry"' in pyproject  # the console script the entry names

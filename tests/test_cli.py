@@ -12,7 +12,7 @@ import pytest
 from cases import all_cases
 from click.testing import CliRunner
 
-from cli.main import EXIT_ATTENTION, EXIT_OK, EXIT_USAGE, main
+from jax_codemod.cli.main import EXIT_ATTENTION, EXIT_OK, EXIT_USAGE, main
 
 REPO = Path(__file__).resolve().parent.parent
 BROKEN = b"import jax.dlpack\nimport torch\n\nt = torch.from_dlpack(jax.dlpack.to_dlpack(x))\n"
@@ -193,11 +193,11 @@ def test_suppression_comment(tmp_path):
 
 
 def test_list_and_explain():
-    import codemods
+    import jax_codemod
 
     code, out, _ = invoke(["list"])
     assert code == EXIT_OK
-    for rule in codemods.RULES:
+    for rule in jax_codemod.RULES:
         assert rule.CODE in out and rule.NAME in out
     code, out, _ = invoke(["explain", "jax005"])
     assert code == EXIT_OK
@@ -212,7 +212,7 @@ def test_help_documents_exit_codes():
 
 def test_real_subprocess(tree):
     done = subprocess.run(
-        [sys.executable, "-m", "cli", "run", "--check", "--format", "json", str(tree)],
+        [sys.executable, "-m", "jax_codemod.cli", "run", "--check", "--format", "json", str(tree)],
         capture_output=True,
         cwd=REPO,
         env=dict(os.environ, PYTHONPATH=str(REPO)),

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from codemods.discovery import discover
+from jax_codemod.engine.discovery import discover
 
 
 def touch(path: Path, text: str = "x = 1\n") -> Path:

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import codemods
-from codemods.config import Config
-from codemods.dlpack_without_host_fallback import DlpackWithoutHostFallback
-from codemods.engine import Settings, process_source
+import jax_codemod
+from jax_codemod.engine.config import Config
+from jax_codemod.rules.dlpack_without_host_fallback import DlpackWithoutHostFallback
+from jax_codemod.engine.pipeline import Settings, process_source
 
 
 def fix(source: str, unsafe: bool = False):
@@ -14,7 +14,7 @@ def fix(source: str, unsafe: bool = False):
 
 
 def test_opt_in():
-    assert DlpackWithoutHostFallback in codemods.RULES
+    assert DlpackWithoutHostFallback in jax_codemod.RULES
     assert DlpackWithoutHostFallback.DEFAULT_ENABLED is False
 
 
@@ -55,7 +55,7 @@ def test_compound_header_line_goes_through_the_helper():
 
 
 def test_not_selected_by_default_config():
-    codes = {rule.CODE for rule in codemods.RULES if rule.DEFAULT_ENABLED}
+    codes = {rule.CODE for rule in jax_codemod.RULES if rule.DEFAULT_ENABLED}
     assert "JAX004" not in codes and "JAX003" in codes
     assert Config().select is None
 

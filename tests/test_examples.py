@@ -12,15 +12,15 @@ from pathlib import Path
 from test_cli import invoke
 from test_execution import HARNESS, execution_env
 
-import codemods
-from codemods.engine import Settings, process_source
+import jax_codemod
+from jax_codemod.engine.pipeline import Settings, process_source
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 DEFAULT_ON = ["export_to_opencl.py", "export_to_torch.py", "log_buffer_pointers.py", "sharded_to_torch.py"]
 
 
 def fixed(path: Path) -> bytes:
-    settings = Settings(tuple(rule() for rule in codemods.RULES), unsafe_fixes=True)
+    settings = Settings(tuple(rule() for rule in jax_codemod.RULES), unsafe_fixes=True)
     result = process_source(path.read_bytes(), path.name, settings)
     assert result.error is None, result.error
     return result.fixed if result.changed else result.source
@@ -33,7 +33,7 @@ def test_dry_run_on_examples_shows_a_diff_for_each_default_rule():
     changed = sorted(line.split("/")[-1] for line in out.splitlines() if line.startswith("+++ "))
     assert changed == DEFAULT_ON
     summary = err.strip().splitlines()[-1]
-    for rule in codemods.RULES:
+    for rule in jax_codemod.RULES:
         assert (rule.CODE in summary) == rule.DEFAULT_ENABLED, summary
     assert {path: path.read_bytes() for path in EXAMPLES.rglob("*.py")} == before
 

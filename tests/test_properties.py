@@ -16,13 +16,13 @@ import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-import codemods
-from codemods.engine import Settings, process_source
+import jax_codemod
+from jax_codemod.engine.pipeline import Settings, process_source
 
 # hypothesmith compiles what it generates; its SyntaxWarnings are about generated code.
 pytestmark = pytest.mark.filterwarnings("ignore::SyntaxWarning")
 
-ALL_RULES = Settings(rules=tuple(rule() for rule in codemods.RULES), unsafe_fixes=True)
+ALL_RULES = Settings(rules=tuple(rule() for rule in jax_codemod.RULES), unsafe_fixes=True)
 FIXABLE = "import jax.dlpack\nimport torch\n_t = torch.from_dlpack(jax.dlpack.to_dlpack(_x))\n"
 FEW = settings(
     max_examples=30,
@@ -83,7 +83,7 @@ def test_libcst_generated_programs_with_a_fixable_pattern(program, line_index):
     _assert_properties(_splice(program, line_index).encode("utf-8", "surrogatepass"))
 
 
-TRIGGER_BYTES = sorted({trigger for rule in codemods.RULES for trigger in rule.TRIGGERS})
+TRIGGER_BYTES = sorted({trigger for rule in jax_codemod.RULES for trigger in rule.TRIGGERS})
 FRAGMENTS = st.sampled_from(
     [
         FIXABLE.encode(),

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from codemods.engine import process_source
+from jax_codemod.engine.pipeline import process_source
 
 REPO = Path(__file__).resolve().parent.parent
 _spec = importlib.util.spec_from_file_location("scan_site_packages", REPO / "scripts" / "scan_site_packages.py")

@@ -20,10 +20,10 @@ import pytest
 from click.testing import CliRunner
 from test_cli import BROKEN, FIXED, invoke
 
-from cli.main import EXIT_ATTENTION, EXIT_OK, main
-from codemods import runner
-from codemods.engine import MAX_PARSE_BYTES, Settings
-from codemods.removed_dlpack_api import RemovedDlpackApi
+from jax_codemod.cli.main import EXIT_ATTENTION, EXIT_OK, main
+from jax_codemod.engine import runner
+from jax_codemod.engine.pipeline import MAX_PARSE_BYTES, Settings
+from jax_codemod.rules.removed_dlpack_api import RemovedDlpackApi
 
 REPO = Path(__file__).resolve().parent.parent
 TRIGGER = b"\nimport jax.dlpack\ny = jax.dlpack.to_dlpack(x)\n"
@@ -396,7 +396,7 @@ def test_sigkill_while_writing_leaves_every_file_old_or_new(tmp_path):
         for index in range(count):
             (tree / f"m{index:03}.py").write_bytes(BROKEN)
         process = subprocess.Popen(
-            [sys.executable, "-m", "cli", "run", "--no-progress", "-j", "1", str(tree)],
+            [sys.executable, "-m", "jax_codemod.cli", "run", "--no-progress", "-j", "1", str(tree)],
             cwd=REPO,
             env=dict(os.environ, PYTHONPATH=str(REPO)),
             stdout=subprocess.DEVNULL,

@@ -10,10 +10,10 @@ from pathlib import Path
 
 from test_execution import execution_env
 
-import codemods
-from codemods._dlpack_exports import HELPER_SOURCE
-from codemods.engine import Settings, process_source
-from codemods.sharded_dlpack_export import ShardedDlpackExport
+import jax_codemod
+from jax_codemod.rules._dlpack_exports import HELPER_SOURCE
+from jax_codemod.engine.pipeline import Settings, process_source
+from jax_codemod.rules.sharded_dlpack_export import ShardedDlpackExport
 
 
 def run(source: str, rules=None, unsafe: bool = False, **options):
@@ -165,7 +165,7 @@ def test_suppression_comment_silences_the_finding():
 
 def test_all_rules_together_insert_the_helper_once_and_follow_jax005():
     # JAX004's try/except BufferError is a guard of its own; the gathering rules are under test.
-    rules = tuple(rule({}) for rule in codemods.RULES if rule.CODE != "JAX004")
+    rules = tuple(rule({}) for rule in jax_codemod.RULES if rule.CODE != "JAX004")
     result = run(
         """
         import jax
@@ -192,9 +192,9 @@ def test_all_rules_together_insert_the_helper_once_and_follow_jax005():
 
 
 def test_registry_order_puts_jax002_before_jax005_and_jax006_last():
-    order = [rule.CODE for rule in codemods.RULES]
+    order = [rule.CODE for rule in jax_codemod.RULES]
     mine = [code for code in order if code in {"JAX002", "JAX005", "JAX006"}]
     assert mine == ["JAX002", "JAX005", "JAX006"]
-    assert codemods.rule_by_code("JAX006").DEFAULT_ENABLED is False
+    assert jax_codemod.rule_by_code("JAX006").DEFAULT_ENABLED is False
 
 

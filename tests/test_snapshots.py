@@ -65,9 +65,9 @@ def test_noop_case_is_untouched(case: Case):
 
 
 def test_every_rule_has_rewrite_or_report_and_noop_cases():
-    import codemods
+    import jax_codemod
 
-    for rule in codemods.RULES:
+    for rule in jax_codemod.RULES:
         kinds = {case.kind for case in CASES if case.rule is rule}
         assert kinds & {"rewrite", "unsafe", "report"}, f"{rule.CODE} has no rewrite or report case"
         assert "noop" in kinds, f"{rule.CODE} has no no-op case"

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from codemods.engine import Settings, check_source, process_source
-from codemods.rule import FixSafety
-from codemods.traced_concrete_access import TracedConcreteAccess
+from jax_codemod.engine.pipeline import Settings, check_source, process_source
+from jax_codemod.rule import FixSafety
+from jax_codemod.rules.traced_concrete_access import TracedConcreteAccess
 
 RULE = TracedConcreteAccess()
 

@@ -7,9 +7,9 @@ import textwrap
 
 import pytest
 
-from codemods.engine import Settings, check_source, process_source
-from codemods.sharded_dlpack_export import ShardedDlpackExport
-from codemods.unguarded_dlpack_export import UnguardedDlpackExport
+from jax_codemod.engine.pipeline import Settings, check_source, process_source
+from jax_codemod.rules.sharded_dlpack_export import ShardedDlpackExport
+from jax_codemod.rules.unguarded_dlpack_export import UnguardedDlpackExport
 
 BOUNDARIES = """
 import jax

@@ -7,8 +7,8 @@ import sys
 
 import pytest
 
-from codemods.engine import Settings, process_source
-from codemods.unsupported_dl_device import (
+from jax_codemod.engine.pipeline import Settings, process_source
+from jax_codemod.rules.unsupported_dl_device import (
     DL_DEVICE_TYPES,
     JAX_EXPORTABLE_DEVICE_TYPES,
     UnsupportedDlDevice,
@@ -30,7 +30,7 @@ def _run(code: str) -> str:
 
 
 def test_the_tool_imports_neither_jax_nor_torch():
-    loaded = _run("import sys, codemods; print(sorted({'jax', 'torch'} & set(sys.modules)))")
+    loaded = _run("import sys, jax_codemod; print(sorted({'jax', 'torch'} & set(sys.modules)))")
     assert loaded == "[]"
 
 

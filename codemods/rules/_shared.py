@@ -14,8 +14,8 @@ import ast
 
 import libcst as cst
 
-from codemods.context import FileContext
-from codemods.fixer import insert_after_preamble
+from jax_codemod.analysis.context import FileContext
+from jax_codemod.engine.fixer import insert_after_preamble
 
 # jax.* callables whose result is a jax.Array. jax.device_get returns NumPy arrays, and
 # most of the rest of the namespace returns functions, pytrees or devices.

@@ -21,8 +21,8 @@ from dataclasses import dataclass, field, replace
 from functools import cache
 from typing import TYPE_CHECKING
 
-from codemods.context import FileContext
-from codemods.rule import Finding, FixSafety, Rule, Span
+from jax_codemod.analysis.context import FileContext
+from jax_codemod.rule import Finding, FixSafety, Rule, Span
 
 if TYPE_CHECKING:
     import libcst as cst
@@ -277,7 +277,7 @@ def _anchored_rewrite_class():
 def _apply_rule(module: cst.Module, rule: Rule, targets: list[Finding], ctx: FileContext) -> cst.Module:
     from libcst.metadata import MetadataWrapper
 
-    from codemods.fixer import Fixer
+    from jax_codemod.engine.fixer import Fixer
 
     fixer = Fixer(ctx)
     rewrite = _anchored_rewrite_class()(rule, targets, fixer)

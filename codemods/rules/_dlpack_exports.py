@@ -21,7 +21,7 @@ from functools import cached_property
 
 import libcst as cst
 
-from codemods._analysis import (
+from jax_codemod.rules._shared import (
     ARRAY_ATTRIBUTES,
     ARRAY_METHODS,
     COMPREHENSIONS,
@@ -30,9 +30,9 @@ from codemods._analysis import (
     alone_on_its_lines,
     in_try_body,
 )
-from codemods.context import FileContext
-from codemods.fixer import Fixer, insert_after_preamble
-from codemods.rule import Finding, FixSafety, Rule
+from jax_codemod.analysis.context import FileContext
+from jax_codemod.engine.fixer import Fixer, insert_after_preamble
+from jax_codemod.rule import Finding, FixSafety, Rule
 
 HELPER = "ensure_single_device"
 HELPER_MODULE_OPTION = "helper-module"

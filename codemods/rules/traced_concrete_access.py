@@ -10,8 +10,8 @@ from dataclasses import dataclass
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
-from codemods.context import FileContext
-from codemods.rule import Finding, FixSafety, Rule
+from jax_codemod.analysis.context import FileContext
+from jax_codemod.rule import Finding, FixSafety, Rule
 
 # Concrete-only methods of jax.Array -> how many positional arguments they take.
 METHODS = {

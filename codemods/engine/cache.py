@@ -27,9 +27,9 @@ from functools import lru_cache
 from importlib import metadata
 from pathlib import Path
 
-import codemods
-from codemods.engine import FileResult, Settings, process_source
-from codemods.rule import Finding, FixSafety, Span
+import jax_codemod
+from jax_codemod.engine.pipeline import FileResult, Settings, process_source
+from jax_codemod.rule import Finding, FixSafety, Span
 
 ENV_VAR = "CODEMOD_CACHE_DIR"
 DEFAULT_DIR_NAME = ".codemod_cache"
@@ -41,8 +41,8 @@ _TAG = "Signature: 8a477f597d28d172789f06886806bc55\n# This directory is a cache
 @lru_cache(maxsize=1)
 def code_fingerprint() -> str:
     """A hash of the tool's own sources, so editing a rule invalidates without a version bump."""
-    digest = hashlib.sha256(f"{codemods.__version__}\0{sys.version}\0{_version('libcst')}".encode())
-    package = Path(codemods.__file__).resolve().parent
+    digest = hashlib.sha256(f"{jax_codemod.__version__}\0{sys.version}\0{_version('libcst')}".encode())
+    package = Path(jax_codemod.__file__).resolve().parent
     for source in sorted(package.rglob("*.py")):
         digest.update(source.relative_to(package).as_posix().encode() + b"\0")
         digest.update(source.read_bytes())

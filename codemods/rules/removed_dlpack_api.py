@@ -6,8 +6,8 @@ import ast
 
 import libcst as cst
 
-from codemods.context import FileContext
-from codemods.rule import Finding, FixSafety, Rule
+from jax_codemod.analysis.context import FileContext
+from jax_codemod.rule import Finding, FixSafety, Rule
 
 TO_DLPACK = "jax.dlpack.to_dlpack"
 JAX_FROM_DLPACK = "jax.dlpack.from_dlpack"

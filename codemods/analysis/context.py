@@ -9,7 +9,7 @@ import tokenize
 from collections.abc import Iterator
 from functools import cached_property
 
-from codemods.rule import Span
+from jax_codemod.rule import Span
 
 _AMBIGUOUS = object()
 _SUPPRESSION = re.compile(r"#\s*codemod:\s*ignore(?:\[(?P<codes>[^\]]*)\])?", re.IGNORECASE)

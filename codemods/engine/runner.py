@@ -8,10 +8,10 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
-from codemods.engine import FileError, FileResult, Settings, process_source
+from jax_codemod.engine.pipeline import FileError, FileResult, Settings, process_source
 
 if TYPE_CHECKING:
-    from codemods.cache import Cache
+    from jax_codemod.engine.cache import Cache
 
 # Below this much source to parse, starting a process pool costs more than it saves
 # (ast parses roughly 10 MB/s here; forking the workers costs ~0.1 s).

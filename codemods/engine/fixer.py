@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 import libcst as cst
 
-from codemods.context import FileContext
+from jax_codemod.analysis.context import FileContext
 
 # libcst.codemod pulls in libcst.matchers (~0.3-0.5 s to import); it is imported where a fix
 # needs it, so that a rule module importing Fixer costs a run without fixes nothing.

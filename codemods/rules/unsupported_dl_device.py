@@ -6,7 +6,7 @@ import ast
 
 import libcst as cst
 
-from codemods._analysis import (
+from jax_codemod.rules._shared import (
     OTHER,
     TAKEN,
     ArrayOrigins,
@@ -18,8 +18,8 @@ from codemods._analysis import (
     whole_statement,
     with_value,
 )
-from codemods.context import FileContext
-from codemods.rule import Finding, FixSafety, Rule
+from jax_codemod.analysis.context import FileContext
+from jax_codemod.rule import Finding, FixSafety, Rule
 
 # DLDeviceType members of the DLPack standard (dlpack.h), by name.
 DL_DEVICE_TYPES = {

@@ -11,7 +11,7 @@ try:
 except ModuleNotFoundError:  # Python 3.10
     import tomli as tomllib
 
-from codemods.rule import Rule
+from jax_codemod.rule import Rule
 
 # key -> expected type; rule options (e.g. helper-module) are passed to every rule.
 KNOWN_KEYS = {

@@ -1,0 +1,1 @@
+"""What a file's code means, computed once per file and queried by every rule."""
