@@ -7,7 +7,7 @@ The Python sources of the installed packages are copied to a temporary tree firs
 no tool can write into site-packages (libcst's codemod command writes files back). On
 that tree, one after another, each repeated:
 
-  codemod  python -m cli run --dry-run --no-progress TREE      (default rules; --no-cache if it has a cache)
+  codemod  python -m jax_codemod.cli run --dry-run --no-progress TREE      (default rules; --no-cache if it has a cache)
   ruff     ruff check --no-cache --isolated TREE               (ruff's default rules)
   libcst   python -m libcst.tool codemod noop.NOOPCommand ...  (parse + unparse each file)
 

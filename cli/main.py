@@ -15,13 +15,19 @@ import time
 from dataclasses import dataclass
 
 import click
-
 import jax_codemod
+from jax_codemod import docs
 from jax_codemod.cli import output
 from jax_codemod.cli.sarif import render_sarif
-from jax_codemod import docs
 from jax_codemod.engine.cache import Cache, default_directory
-from jax_codemod.engine.config import Config, ConfigError, find_pyproject, load_config, parse_codes, select_rules
+from jax_codemod.engine.config import (
+    Config,
+    ConfigError,
+    find_pyproject,
+    load_config,
+    parse_codes,
+    select_rules,
+)
 from jax_codemod.engine.discovery import discover
 from jax_codemod.engine.pipeline import FileError, Settings, process_source
 from jax_codemod.engine.runner import check_files, write_results

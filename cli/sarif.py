@@ -16,8 +16,8 @@ import urllib.parse
 from pathlib import Path
 
 import jax_codemod
-from jax_codemod.cli.output import Report, display_path
 from jax_codemod import docs
+from jax_codemod.cli.output import Report, display_path
 from jax_codemod.engine.pipeline import FileResult, decode
 from jax_codemod.rule import Finding
 

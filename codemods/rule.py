@@ -10,7 +10,6 @@ from typing import TYPE_CHECKING, ClassVar
 
 if TYPE_CHECKING:
     import libcst as cst
-
     from jax_codemod.analysis.context import FileContext
     from jax_codemod.engine.fixer import Fixer
 

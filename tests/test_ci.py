@@ -12,17 +12,16 @@ import urllib.parse
 from pathlib import Path
 
 import click
+import jax_codemod
 import jsonschema
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from test_bulk import git, make_repo
-from test_cli import BROKEN, CLEAN, FIXED, REPO, REPORT_ONLY, invoke
-
-import jax_codemod
 from jax_codemod.cli.main import EXIT_ATTENTION, EXIT_OK
 from jax_codemod.cli.sarif import lines, replacements
 from jax_codemod.engine.pipeline import FileResult
+from test_bulk import git, make_repo
+from test_cli import BROKEN, CLEAN, FIXED, REPO, REPORT_ONLY, invoke
 
 MULTI = (
     b"import jax.dlpack\nimport torch\nfrom jax.dlpack import to_dlpack\n\n"

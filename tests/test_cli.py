@@ -11,7 +11,6 @@ from pathlib import Path
 import pytest
 from cases import all_cases
 from click.testing import CliRunner
-
 from jax_codemod.cli.main import EXIT_ATTENTION, EXIT_OK, EXIT_USAGE, main
 
 REPO = Path(__file__).resolve().parent.parent

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import jax_codemod
 from jax_codemod.engine.config import Config
-from jax_codemod.rules.dlpack_without_host_fallback import DlpackWithoutHostFallback
 from jax_codemod.engine.pipeline import Settings, process_source
+from jax_codemod.rules.dlpack_without_host_fallback import DlpackWithoutHostFallback
 
 
 def fix(source: str, unsafe: bool = False):

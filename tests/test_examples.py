@@ -9,11 +9,10 @@ import sys
 import tempfile
 from pathlib import Path
 
-from test_cli import invoke
-from test_execution import HARNESS, execution_env
-
 import jax_codemod
 from jax_codemod.engine.pipeline import Settings, process_source
+from test_cli import invoke
+from test_execution import HARNESS, execution_env
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 DEFAULT_ON = ["export_to_opencl.py", "export_to_torch.py", "log_buffer_pointers.py", "sharded_to_torch.py"]

@@ -11,12 +11,11 @@ from __future__ import annotations
 import ast
 
 import hypothesmith
+import jax_codemod
 import libcst as cst
 import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
-
-import jax_codemod
 from jax_codemod.engine.pipeline import Settings, process_source
 
 # hypothesmith compiles what it generates; its SyntaxWarnings are about generated code.

@@ -15,7 +15,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from jax_codemod.engine.pipeline import process_source
 
 REPO = Path(__file__).resolve().parent.parent

@@ -18,12 +18,11 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from test_cli import BROKEN, FIXED, invoke
-
 from jax_codemod.cli.main import EXIT_ATTENTION, EXIT_OK, main
 from jax_codemod.engine import runner
 from jax_codemod.engine.pipeline import MAX_PARSE_BYTES, Settings
 from jax_codemod.rules.removed_dlpack_api import RemovedDlpackApi
+from test_cli import BROKEN, FIXED, invoke
 
 REPO = Path(__file__).resolve().parent.parent
 TRIGGER = b"\nimport jax.dlpack\ny = jax.dlpack.to_dlpack(x)\n"

@@ -8,12 +8,11 @@ import sys
 import textwrap
 from pathlib import Path
 
-from test_execution import execution_env
-
 import jax_codemod
-from jax_codemod.rules._dlpack_exports import HELPER_SOURCE
 from jax_codemod.engine.pipeline import Settings, process_source
+from jax_codemod.rules._dlpack_exports import HELPER_SOURCE
 from jax_codemod.rules.sharded_dlpack_export import ShardedDlpackExport
+from test_execution import execution_env
 
 
 def run(source: str, rules=None, unsafe: bool = False, **options):

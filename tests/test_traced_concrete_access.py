@@ -7,7 +7,6 @@ import textwrap
 from pathlib import Path
 
 import pytest
-
 from jax_codemod.engine.pipeline import Settings, check_source, process_source
 from jax_codemod.rule import FixSafety
 from jax_codemod.rules.traced_concrete_access import TracedConcreteAccess

@@ -6,7 +6,6 @@ from __future__ import annotations
 import textwrap
 
 import pytest
-
 from jax_codemod.engine.pipeline import Settings, check_source, process_source
 from jax_codemod.rules.sharded_dlpack_export import ShardedDlpackExport
 from jax_codemod.rules.unguarded_dlpack_export import UnguardedDlpackExport

@@ -6,7 +6,6 @@ import subprocess
 import sys
 
 import pytest
-
 from jax_codemod.engine.pipeline import Settings, process_source
 from jax_codemod.rules.unsupported_dl_device import (
     DL_DEVICE_TYPES,

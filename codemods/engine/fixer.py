@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import libcst as cst
-
 from jax_codemod.analysis.context import FileContext
 
 # libcst.codemod pulls in libcst.matchers (~0.3-0.5 s to import); it is imported where a fix

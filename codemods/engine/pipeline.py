@@ -275,9 +275,8 @@ def _anchored_rewrite_class():
 
 
 def _apply_rule(module: cst.Module, rule: Rule, targets: list[Finding], ctx: FileContext) -> cst.Module:
-    from libcst.metadata import MetadataWrapper
-
     from jax_codemod.engine.fixer import Fixer
+    from libcst.metadata import MetadataWrapper
 
     fixer = Fixer(ctx)
     rewrite = _anchored_rewrite_class()(rule, targets, fixer)

@@ -20,7 +20,9 @@ from dataclasses import dataclass
 from functools import cached_property
 
 import libcst as cst
-
+from jax_codemod.analysis.context import FileContext
+from jax_codemod.engine.fixer import Fixer, insert_after_preamble
+from jax_codemod.rule import Finding, FixSafety, Rule
 from jax_codemod.rules._shared import (
     ARRAY_ATTRIBUTES,
     ARRAY_METHODS,
@@ -30,9 +32,6 @@ from jax_codemod.rules._shared import (
     alone_on_its_lines,
     in_try_body,
 )
-from jax_codemod.analysis.context import FileContext
-from jax_codemod.engine.fixer import Fixer, insert_after_preamble
-from jax_codemod.rule import Finding, FixSafety, Rule
 
 HELPER = "ensure_single_device"
 HELPER_MODULE_OPTION = "helper-module"

@@ -13,7 +13,6 @@ from __future__ import annotations
 import ast
 
 import libcst as cst
-
 from jax_codemod.analysis.context import FileContext
 from jax_codemod.engine.fixer import insert_after_preamble
 

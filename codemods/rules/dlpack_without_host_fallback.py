@@ -5,7 +5,8 @@ from __future__ import annotations
 import ast
 
 import libcst as cst
-
+from jax_codemod.analysis.context import FileContext
+from jax_codemod.rule import Finding, FixSafety, Rule
 from jax_codemod.rules._shared import (
     JAX,
     TAKEN,
@@ -18,8 +19,6 @@ from jax_codemod.rules._shared import (
     whole_statement,
     with_value,
 )
-from jax_codemod.analysis.context import FileContext
-from jax_codemod.rule import Finding, FixSafety, Rule
 
 # Consumer -> the same library's constructor, which takes the host (NumPy) copy.
 HOST_CONSTRUCTORS = {

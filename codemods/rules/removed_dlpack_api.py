@@ -5,7 +5,6 @@ from __future__ import annotations
 import ast
 
 import libcst as cst
-
 from jax_codemod.analysis.context import FileContext
 from jax_codemod.rule import Finding, FixSafety, Rule
 

@@ -8,10 +8,9 @@ import re
 from dataclasses import dataclass
 
 import libcst as cst
-from libcst.metadata import MetadataWrapper, PositionProvider
-
 from jax_codemod.analysis.context import FileContext
 from jax_codemod.rule import Finding, FixSafety, Rule
+from libcst.metadata import MetadataWrapper, PositionProvider
 
 # Concrete-only methods of jax.Array -> how many positional arguments they take.
 METHODS = {

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from jax_codemod.rules._dlpack_exports import JAX, Export, GatherBeforeExport, Origin
 from jax_codemod.rule import FixSafety
+from jax_codemod.rules._dlpack_exports import JAX, Export, GatherBeforeExport, Origin
 
 
 class UnguardedDlpackExport(GatherBeforeExport):

@@ -5,7 +5,8 @@ from __future__ import annotations
 import ast
 
 import libcst as cst
-
+from jax_codemod.analysis.context import FileContext
+from jax_codemod.rule import Finding, FixSafety, Rule
 from jax_codemod.rules._shared import (
     OTHER,
     TAKEN,
@@ -18,8 +19,6 @@ from jax_codemod.rules._shared import (
     whole_statement,
     with_value,
 )
-from jax_codemod.analysis.context import FileContext
-from jax_codemod.rule import Finding, FixSafety, Rule
 
 # DLDeviceType members of the DLPack standard (dlpack.h), by name.
 DL_DEVICE_TYPES = {
