@@ -18,8 +18,9 @@ import weakref
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cached_property
+from typing import TYPE_CHECKING
 
-import libcst as cst
+from jax_codemod._lazy import lazy_module
 from jax_codemod.analysis.context import FileContext
 from jax_codemod.engine.fixer import Fixer, insert_after_preamble
 from jax_codemod.rule import Finding, FixSafety, Rule
@@ -32,6 +33,11 @@ from jax_codemod.rules._shared import (
     alone_on_its_lines,
     in_try_body,
 )
+
+if TYPE_CHECKING:
+    import libcst as cst
+else:
+    cst = lazy_module("libcst")  # imported by the first fix, not at start-up
 
 HELPER = "ensure_single_device"
 HELPER_MODULE_OPTION = "helper-module"

@@ -11,10 +11,16 @@ try-body tests, and the node kinds that open a scope.
 from __future__ import annotations
 
 import ast
+from typing import TYPE_CHECKING
 
-import libcst as cst
+from jax_codemod._lazy import lazy_module
 from jax_codemod.analysis.context import FileContext
 from jax_codemod.engine.fixer import insert_after_preamble
+
+if TYPE_CHECKING:
+    import libcst as cst
+else:
+    cst = lazy_module("libcst")  # imported by the first fix, not at start-up
 
 # jax.* callables whose result is a jax.Array. jax.device_get returns NumPy arrays, and
 # most of the rest of the namespace returns functions, pytrees or devices.

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import ast
+from typing import TYPE_CHECKING
 
-import libcst as cst
+from jax_codemod._lazy import lazy_module
 from jax_codemod.analysis.context import FileContext
 from jax_codemod.rule import Finding, FixSafety, Rule
 from jax_codemod.rules._shared import (
@@ -19,6 +20,11 @@ from jax_codemod.rules._shared import (
     whole_statement,
     with_value,
 )
+
+if TYPE_CHECKING:
+    import libcst as cst
+else:
+    cst = lazy_module("libcst")  # imported by the first fix, not at start-up
 
 # Consumer -> the same library's constructor, which takes the host (NumPy) copy.
 HOST_CONSTRUCTORS = {

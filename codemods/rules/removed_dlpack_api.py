@@ -3,10 +3,16 @@
 from __future__ import annotations
 
 import ast
+from typing import TYPE_CHECKING
 
-import libcst as cst
+from jax_codemod._lazy import lazy_module
 from jax_codemod.analysis.context import FileContext
 from jax_codemod.rule import Finding, FixSafety, Rule
+
+if TYPE_CHECKING:
+    import libcst as cst
+else:
+    cst = lazy_module("libcst")  # imported by the first fix, not at start-up
 
 TO_DLPACK = "jax.dlpack.to_dlpack"
 JAX_FROM_DLPACK = "jax.dlpack.from_dlpack"

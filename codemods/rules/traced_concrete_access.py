@@ -4,13 +4,19 @@ from __future__ import annotations
 
 import ast
 import bisect
+import functools
 import re
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-import libcst as cst
+from jax_codemod._lazy import lazy_module
 from jax_codemod.analysis.context import FileContext
 from jax_codemod.rule import Finding, FixSafety, Rule
-from libcst.metadata import MetadataWrapper, PositionProvider
+
+if TYPE_CHECKING:
+    import libcst as cst
+else:
+    cst = lazy_module("libcst")  # imported by the first fix, not at start-up
 
 # Concrete-only methods of jax.Array -> how many positional arguments they take.
 METHODS = {
@@ -284,7 +290,9 @@ class TracedConcreteAccess(Rule):
         plans = fixer.state.get(self.CODE)
         if not plans:
             return module
-        splitter = _Splitter(plans)
+        from libcst.metadata import MetadataWrapper
+
+        splitter = _splitter_class()(plans)
         new_module = MetadataWrapper(module, unsafe_skip_copy=True).visit(splitter)
         if not splitter.done:
             raise ValueError(f"no function at {sorted(plans)}")
@@ -1013,64 +1021,71 @@ def _message(traced: Traced, access: Access, fix: FixSafety, reason: str | None)
 # The split ---------------------------------------------------------------------------
 
 
-class _Splitter(cst.CSTTransformer):
-    """Replaces each planned function by its traced body and a plain wrapper."""
+@functools.cache
+def _splitter_class():
+    """Defined on first use: a subclass of libcst's transformer needs libcst imported."""
+    from libcst.metadata import PositionProvider
 
-    METADATA_DEPENDENCIES = (PositionProvider,)
+    class _Splitter(cst.CSTTransformer):
+        """Replaces each planned function by its traced body and a plain wrapper."""
 
-    def __init__(self, plans: dict) -> None:
-        super().__init__()
-        self.plans = dict(plans)
-        self.depth = 0
-        self.done = 0
+        METADATA_DEPENDENCIES = (PositionProvider,)
 
-    def visit_ClassDef(self, node) -> None:
-        self.depth += 1
+        def __init__(self, plans: dict) -> None:
+            super().__init__()
+            self.plans = dict(plans)
+            self.depth = 0
+            self.done = 0
 
-    def leave_ClassDef(self, original, updated):
-        self.depth -= 1
-        return updated
+        def visit_ClassDef(self, node) -> None:
+            self.depth += 1
 
-    def visit_FunctionDef(self, node) -> None:
-        self.depth += 1
-
-    def leave_FunctionDef(self, original, updated):
-        self.depth -= 1
-        start = self.get_metadata(PositionProvider, original).start
-        plan = self.plans.pop((start.line, start.column), None)
-        if plan is None:
+        def leave_ClassDef(self, original, updated):
+            self.depth -= 1
             return updated
-        lines = [self.get_metadata(PositionProvider, s).start.line for s in original.body.body]
-        if len(lines) != len(updated.body.body):
-            return updated  # a function nested in it was just split; the engine's next pass does this one
-        self.done += 1
-        kept, moved, docstring = [], [], []
-        for line, statement in zip(lines, updated.body.body):
-            if line == plan.docstring_line:
-                docstring.append(statement)
-            elif line in plan.hoisted_lines:
-                moved.append(statement)
-            elif line in plan.copied_lines:
-                moved.append(statement)
-                kept.append(statement)
-            else:
-                kept.append(statement)
-        kept[0] = _without_leading_blanks(kept[0])
-        moved = [*docstring, *moved]
-        moved[0] = _without_leading_blanks(moved[0])
-        traced = updated.with_changes(
-            name=cst.Name(plan.traced_name), body=updated.body.with_changes(body=kept)
-        )
-        returned = cst.parse_statement(f"return {plan.call}\n")
-        wrapper = updated.with_changes(
-            decorators=[],
-            leading_lines=[cst.EmptyLine(indent=False)] * (1 if self.depth else 2),
-            lines_after_decorators=[],
-            body=updated.body.with_changes(
-                body=[*moved, returned], header=cst.TrailingWhitespace(), footer=[]
-            ),
-        )
-        return cst.FlattenSentinel([traced, wrapper])
+
+        def visit_FunctionDef(self, node) -> None:
+            self.depth += 1
+
+        def leave_FunctionDef(self, original, updated):
+            self.depth -= 1
+            start = self.get_metadata(PositionProvider, original).start
+            plan = self.plans.pop((start.line, start.column), None)
+            if plan is None:
+                return updated
+            lines = [self.get_metadata(PositionProvider, s).start.line for s in original.body.body]
+            if len(lines) != len(updated.body.body):
+                return updated  # a function nested in it was just split; the engine's next pass does this one
+            self.done += 1
+            kept, moved, docstring = [], [], []
+            for line, statement in zip(lines, updated.body.body):
+                if line == plan.docstring_line:
+                    docstring.append(statement)
+                elif line in plan.hoisted_lines:
+                    moved.append(statement)
+                elif line in plan.copied_lines:
+                    moved.append(statement)
+                    kept.append(statement)
+                else:
+                    kept.append(statement)
+            kept[0] = _without_leading_blanks(kept[0])
+            moved = [*docstring, *moved]
+            moved[0] = _without_leading_blanks(moved[0])
+            traced = updated.with_changes(
+                name=cst.Name(plan.traced_name), body=updated.body.with_changes(body=kept)
+            )
+            returned = cst.parse_statement(f"return {plan.call}\n")
+            wrapper = updated.with_changes(
+                decorators=[],
+                leading_lines=[cst.EmptyLine(indent=False)] * (1 if self.depth else 2),
+                lines_after_decorators=[],
+                body=updated.body.with_changes(
+                    body=[*moved, returned], header=cst.TrailingWhitespace(), footer=[]
+                ),
+            )
+            return cst.FlattenSentinel([traced, wrapper])
+
+    return _Splitter
 
 
 def _without_leading_blanks(statement):
