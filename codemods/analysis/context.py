@@ -13,6 +13,9 @@ from jax_codemod.rule import Span
 
 _AMBIGUOUS = object()
 _SUPPRESSION = re.compile(r"#\s*codemod:\s*ignore(?:\[(?P<codes>[^\]]*)\])?", re.IGNORECASE)
+# ruff's and flake8's "noqa: CODE[, CODE...]" comment. A bare "noqa" without codes is not honoured: it
+# is almost always there for another linter, and must not hide a broken call from codemod.
+_NOQA = re.compile(r"#\s*noqa\s*:\s*(?P<codes>[A-Z]+[0-9]+(?:(?:\s*,\s*|\s+)[A-Z]+[0-9]+)*)", re.IGNORECASE)
 _FUNCTION_NODES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
 
 
@@ -180,8 +183,14 @@ class FileContext:
 
     @cached_property
     def suppressions(self) -> dict[int, frozenset[str] | None]:
-        """Line -> suppressed codes (None: every code) from ``# codemod: ignore[...]``."""
-        if "codemod" not in self.text:
+        """Line -> suppressed codes or code prefixes (None: every code).
+
+        From ``# codemod: ignore[JAX005]`` (bare ``# codemod: ignore``: every rule) and
+        ``# noqa: JAX005``; several codes in one comment, separated by commas, and prefixes
+        (``JAX00``) as in ``--select``.
+        """
+        lowered = self.text.lower()
+        if "codemod" not in lowered and "noqa" not in lowered:
             return {}
         found: dict[int, frozenset[str] | None] = {}
         try:
@@ -191,23 +200,31 @@ class FileContext:
         for token in tokens:
             if token.type != tokenize.COMMENT:
                 continue
-            match = _SUPPRESSION.search(token.string)
-            if not match:
-                continue
-            codes = match.group("codes")
             line = token.start[0]
-            if codes is None:
-                found[line] = None
-            elif found.get(line, frozenset()) is not None:
-                parsed = {code.strip().upper() for code in codes.split(",") if code.strip()}
-                found[line] = frozenset(parsed) | (found.get(line) or frozenset())
+            for codes in _suppressed_codes(token.string):
+                if codes is None:
+                    found[line] = None
+                elif found.get(line, frozenset()) is not None:
+                    found[line] = codes | (found.get(line) or frozenset())
         return found
 
     def is_suppressed(self, code: str, line: int) -> bool:
         if line not in self.suppressions:
             return False
         codes = self.suppressions[line]
-        return codes is None or code in codes
+        return codes is None or any(code.startswith(prefix) for prefix in codes)
+
+
+def _suppressed_codes(comment: str) -> Iterator[frozenset[str] | None]:
+    for match in _SUPPRESSION.finditer(comment):
+        codes = match.group("codes")
+        yield None if codes is None else _codes(codes)
+    for match in _NOQA.finditer(comment):
+        yield _codes(match.group("codes"))
+
+
+def _codes(text: str) -> frozenset[str]:
+    return frozenset(code.upper() for code in re.split(r"[\s,]+", text) if code)
 
 
 def _statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:
