@@ -39,9 +39,12 @@ class FileError:
     path: str
     message: str
     line: int | None = None
+    # Where a syntax error is: 1-based column, and the offending source line (without its ending).
+    column: int | None = None
+    source_line: str | None = None
 
     def to_json(self) -> dict:
-        return {"path": self.path, "line": self.line, "message": self.message}
+        return {"path": self.path, "line": self.line, "message": self.message, "column": self.column}
 
     def __str__(self) -> str:
         where = f"{self.path}:{self.line}" if self.line else self.path
@@ -173,7 +176,8 @@ def process_source(source: bytes, path: str, settings: Settings) -> FileResult:
     try:
         ctx, findings = check_source(source, path, settings.rules)
     except SyntaxError as error:
-        result.error = FileError(path, f"cannot parse: {error.msg}", error.lineno)
+        text = error.text.rstrip("\r\n") if isinstance(error.text, str) else None
+        result.error = FileError(path, f"cannot parse: {error.msg}", error.lineno, error.offset or None, text)
         return result
     except (ValueError, UnicodeDecodeError, LookupError) as error:
         result.error = FileError(path, f"cannot read as Python source: {error}")
