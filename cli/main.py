@@ -12,14 +12,11 @@ from __future__ import annotations
 import os
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import click
 import jax_codemod
-from jax_codemod import docs
 from jax_codemod.cli import output
-from jax_codemod.cli.sarif import render_sarif
-from jax_codemod.engine.cache import Cache, default_directory
 from jax_codemod.engine.config import (
     Config,
     ConfigError,
@@ -28,10 +25,9 @@ from jax_codemod.engine.config import (
     parse_codes,
     select_rules,
 )
-from jax_codemod.engine.discovery import discover
-from jax_codemod.engine.pipeline import FileError, Settings, process_source
+from jax_codemod.engine.discovery import DEFAULT_EXCLUDE, MAX_IGNORE_FILE_BYTES, Patterns, discover, matches
+from jax_codemod.engine.pipeline import FileError, FileResult, Settings, process_source
 from jax_codemod.engine.runner import check_files, write_results
-from jax_codemod.engine.shard import Shard
 
 EXIT_OK, EXIT_ATTENTION, EXIT_USAGE = 0, 1, 2
 EXIT_CODES_HELP = """\b
@@ -40,6 +36,15 @@ Exit codes:
   1  changes would be made (--dry-run/--check), findings remain unfixed,
      or a file could not be read, parsed or written
   2  usage or configuration error"""
+FILE_SELECTION_HELP = (
+    "Files: the *.py files under each PATH, less those excluded by git (.gitignore files, "
+    ".git/info/exclude, core.excludesFile; ignore files are read only when regular files of at most "
+    f"{MAX_IGNORE_FILE_BYTES // 2**20} MiB), by any folder holding a pyvenv.cfg, and by the exclude patterns: "
+    "gitignore-style, relative to the folder of the pyproject.toml that declares them (--exclude: the "
+    "working directory). Default exclude (replaced by `exclude` in [tool.codemod], extended by "
+    "`extend-exclude` and --exclude): " + ", ".join(DEFAULT_EXCLUDE) + ". A PATH named on the command line "
+    "is checked even if excluded, unless --force-exclude."
+)
 
 
 @dataclass
@@ -50,6 +55,21 @@ class Options:
     exclude: tuple[str, ...]
     unsafe_fixes: bool | None
     config: str | None
+    force_exclude: bool | None = None
+
+
+@dataclass
+class Group:
+    """The roots one pyproject.toml governs, and what it says."""
+
+    roots: list[str]
+    config_path: str | None
+    config: Config
+    settings: Settings = None  # type: ignore[assignment]
+    excludes: list[Patterns] = field(default_factory=list)
+    per_file: list[tuple[Patterns, list[str]]] = field(default_factory=list)
+    variants: dict = field(default_factory=dict)  # frozenset of ignored codes -> Settings
+    options: Options | None = None
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]}, epilog=EXIT_CODES_HELP)
@@ -58,16 +78,22 @@ def cli() -> None:
     """Find and rewrite broken JAX interop code (DLPack, raw buffer pointers)."""
 
 
-@cli.command("run", epilog=EXIT_CODES_HELP)
+@cli.command("run", epilog=FILE_SELECTION_HELP + "\n\n" + EXIT_CODES_HELP)
 @click.argument("paths", nargs=-1, type=click.Path())
-@click.option("--dry-run", is_flag=True, help="Write nothing; print a unified diff of every change.")
+@click.option("--dry-run", "--diff", "dry_run", is_flag=True,
+              help="Write nothing; print a unified diff of every change (--diff is the same, as in ruff).")
 @click.option("--check", is_flag=True, help="Write nothing; report findings (for CI).")
 @click.option("--select", help="Rules to run: comma-separated codes, prefixes, or ALL.")
 @click.option("--extend-select", help="Rules to run in addition to the selected ones (e.g. opt-in rules).")
 @click.option("--ignore", help="Rules not to run: comma-separated codes, prefixes, or ALL.")
 @click.option("--unsafe-fixes/--no-unsafe-fixes", default=None, help="Also apply fixes marked unsafe.")
 @click.option("--jobs", "-j", type=click.IntRange(min=1), help="Parallel processes (default: CPU count).")
-@click.option("--exclude", multiple=True, help="Glob of paths to skip (repeatable).")
+@click.option("--exclude", multiple=True,
+              help="Gitignore-style pattern of paths to skip, relative to the working directory (repeatable); "
+              "adds to the configured excludes.")
+@click.option("--extend-exclude", multiple=True, help="The same as --exclude (ruff's spelling; repeatable).")
+@click.option("--force-exclude/--no-force-exclude", default=None,
+              help="Apply the excludes to paths named on the command line too (the pre-commit hook does).")
 @click.option(
     "--format",
     "output_format",
@@ -77,8 +103,9 @@ def cli() -> None:
     help="Output format: json and sarif put one document on stdout; github prints workflow-command "
     "annotations.",
 )
-@click.option("--report", "report_file", type=click.Path(dir_okay=False, writable=True),
-              help="Also write a JSON report of every change and finding, per root, to this file.")
+@click.option("--report", "report_file", type=click.Path(dir_okay=False),
+              help="Also write a JSON report of every change and finding, per root, to this file (checked "
+              "before anything is written; never written through a symlink).")
 @click.option("--shard", "shard_spec", metavar="I/N",
               help="Process only shard I of N (1-based), a stable partition of the files for CI matrices.")
 @click.option("--no-cache", is_flag=True, help="Neither read nor write the result cache.")
@@ -88,84 +115,248 @@ def cli() -> None:
 @click.option("--no-progress", is_flag=True, help="Never show a progress bar.")
 @click.option("--config", type=click.Path(dir_okay=False), help="pyproject.toml to read instead of the nearest.")
 @click.option("--stdin-filename", help="Name to report for source read from stdin ('-').")
+@click.option("--exit-zero", is_flag=True,
+              help="Exit 0 even when findings remain, changes would be made or files failed (2 stays 2).")
+@click.option("--exit-non-zero-on-fix", is_flag=True,
+              help="Exit 1 when this run fixed files, even if nothing is left to do.")
+@click.option("--statistics", is_flag=True,
+              help="Print a table of findings per rule instead of one line per finding (text format).")
+@click.option("--show-fixes", is_flag=True,
+              help="Also list the findings fixed (with --dry-run/--check: that the patch would fix, on stderr).")
+@click.option("--show-files", is_flag=True, help="List the files that would be checked, and exit.")
+@click.option("--show-settings", is_flag=True,
+              help="Print the effective settings for the first file (rules, options, excludes, config), and exit.")
 def run_command(paths, dry_run, check, select, extend_select, ignore, unsafe_fixes, jobs, exclude,
-                output_format, report_file, shard_spec, no_cache, cache_dir, no_progress, config,
-                stdin_filename) -> int:
+                extend_exclude, force_exclude, output_format, report_file, shard_spec, no_cache, cache_dir,
+                no_progress, config, stdin_filename, exit_zero, exit_non_zero_on_fix, statistics, show_fixes,
+                show_files, show_settings) -> int:
     """Rewrite the Python files under PATH... in place (default: the current directory).
 
     A PATH of '-' reads source from stdin and writes the result to stdout.
     """
     if dry_run and check:
         raise click.UsageError("--dry-run and --check are exclusive")
+    if exit_zero and exit_non_zero_on_fix:
+        raise click.UsageError("--exit-zero and --exit-non-zero-on-fix are exclusive")
+    if show_files and show_settings:
+        raise click.UsageError("--show-files and --show-settings are exclusive")
+    if statistics and output_format != "text":
+        raise click.UsageError("--statistics is a text table; --format json has the same counts in 'summary'")
     mode = "dry-run" if dry_run else "check" if check else "fix"
     options = Options(
         select=parse_codes(select),
         extend_select=parse_codes(extend_select) or [],
         ignore=parse_codes(ignore) or [],
-        exclude=tuple(exclude),
+        exclude=(*exclude, *extend_exclude),
         unsafe_fixes=unsafe_fixes,
         config=config,
+        force_exclude=force_exclude,
     )
-    try:
-        shard = Shard.parse(shard_spec) if shard_spec is not None else None
-    except ValueError as error:
-        raise click.BadParameter(str(error), param_hint="--shard") from error
+    shard = None
+    if shard_spec is not None:
+        from jax_codemod.engine.shard import Shard
+
+        try:
+            shard = Shard.parse(shard_spec)
+        except ValueError as error:
+            raise click.BadParameter(str(error), param_hint="--shard") from error
     paths = list(paths) or ["."]
     if "-" in paths:
         if len(paths) > 1:
             raise click.UsageError("'-' (stdin) cannot be combined with other paths")
         if shard or report_file:
             raise click.UsageError("--shard and --report need paths, not '-' (stdin)")
-        return _run_stdin(options, mode, output_format, stdin_filename or "<stdin>")
+        return _run_stdin(options, mode, output_format, stdin_filename or "<stdin>", exit_zero)
+    if report_file and not (show_files or show_settings):
+        _check_report_destination(report_file)
     report = output.Report(mode=mode)
     quiet = no_progress or output_format != "text"
     seen: set[str] = set()
-    for root_paths, config_path, config_data in _group_by_config(paths, options):
-        settings, excludes = _settings(config_data, options)
-        cache = None if no_cache else Cache.open(cache_dir or default_directory(config_path), settings)
-        roots = [_discover_root(root_path, excludes, shard, seen) for root_path in root_paths]
+    # Where a named symlink may lead: the working directory, the folders named, the projects.
+    allowed = [os.getcwd(), *(path for path in paths if os.path.isdir(path))]
+    warnings: list[tuple[str, str]] = []
+    groups = [_prepare(group, options) for group in _group_by_config(paths, options)]
+    allowed += [os.path.dirname(os.path.abspath(g.config_path)) for g in groups if g.config_path]
+    for group in groups:
+        force = options.force_exclude if options.force_exclude is not None else group.config.force_exclude
+        roots = [_discover_root(path, group.excludes, force, allowed, shard, seen, warnings) for path in group.roots]
+        if show_files or show_settings:
+            report.results.extend(FileResult(path) for _root, files in roots for path in files)
+            report.errors.extend(error for root, _files in roots for error in root.discovery_errors)
+            continue
         files = [path for _root, root_files in roots for path in root_files]
-        results = iter(_check_with_progress(files, settings, jobs, quiet, cache))
+        cache = None if no_cache else _LazyCache(cache_dir, group.config_path)
+        results = iter(_check_grouped(files, group, jobs, quiet, cache))
         for root, root_files in roots:
             root.results = [next(results) for _path in root_files]
             report.roots.append(root)
             report.results.extend(root.results)
             report.errors.extend(root.discovery_errors)
+    for path, reason in warnings:
+        click.echo(output.warning_line(path, reason), err=True)
+    if show_files or show_settings:
+        for error in report.errors:
+            click.echo(output.error_line(error), err=True)
+        if show_files:
+            for result in report.results:
+                click.echo(output.display_path(result.path))
+        else:
+            _show_settings(report, groups)
+        return EXIT_ATTENTION if report.errors else EXIT_OK
     report.errors.extend(r.error for r in report.results if r.error is not None)
     if mode == "fix":
         report.errors.extend(write_results(report.changed))
-    _render(report, output_format)
+    _render(report, output_format, statistics=statistics, show_fixes=show_fixes)
     if report_file:
         _write_report(report_file, output.render_report(report, str(shard) if shard else None))
-    return _exit_code(report)
+    return _exit_code(report, exit_zero=exit_zero, exit_non_zero_on_fix=exit_non_zero_on_fix)
 
 
-def _discover_root(path: str, excludes, shard: Shard | None, seen: set[str]) -> tuple[output.Root, list[str]]:
+def _prepare(group: Group, options: Options) -> Group:
+    """The group's settings, excludes and per-file-ignores, validated before any file is read."""
+    config, config_path = group.config, group.config_path
+    base = os.path.dirname(os.path.abspath(config_path)) if config_path else os.getcwd()
+    name = config_path or "defaults"
+    group.settings = _settings(config, options)
+    group.excludes = [
+        Patterns.at(base, DEFAULT_EXCLUDE if config.exclude is None else config.exclude,
+                    "default" if config.exclude is None else f"{name}: exclude"),
+        Patterns.at(base, config.extend_exclude, f"{name}: extend-exclude"),
+        Patterns.at(os.getcwd(), options.exclude, "--exclude"),
+    ]
+    for pattern, codes in config.per_file_ignores.items():
+        try:
+            select_rules(jax_codemod.RULES, [], [], codes)
+        except ConfigError as error:
+            raise ConfigError(f"{config_path}: [tool.codemod] per-file-ignores {pattern!r}: {error}") from error
+        group.per_file.append((Patterns.at(base, [pattern], f"{name}: per-file-ignores"), [c.upper() for c in codes]))
+    return group
+
+
+def _ignored_here(group: Group, path: str) -> frozenset[str]:
+    """The codes per-file-ignores turns off for ``path``."""
+    return frozenset(code for patterns, codes in group.per_file if matches(patterns, path) for code in codes)
+
+
+def _settings_for(group: Group, ignored: frozenset[str], options: Options) -> Settings:
+    if not ignored:
+        return group.settings
+    if ignored not in group.variants:
+        group.variants[ignored] = _settings(group.config, options, extra_ignore=sorted(ignored))
+    return group.variants[ignored]
+
+
+def _check_grouped(files: list[str], group: Group, jobs, quiet, cache):
+    """Results in the order of ``files``; files with per-file-ignores are checked with their own rule set."""
+    if not group.per_file:
+        return _check_with_progress(files, group.settings, jobs, quiet, cache and cache.bound(group.settings))
+    batches: dict[frozenset[str], list[int]] = {}
+    for index, path in enumerate(files):
+        batches.setdefault(_ignored_here(group, path), []).append(index)
+    results: list = [None] * len(files)
+    options = group.options
+    for ignored, indexes in batches.items():
+        settings = _settings_for(group, ignored, options)
+        batch = _check_with_progress([files[i] for i in indexes], settings, jobs, quiet,
+                                     cache and cache.bound(settings))
+        for index, result in zip(indexes, batch):
+            results[index] = result
+    return results
+
+
+@dataclass
+class _LazyCache:
+    """The result cache, opened (its module imported, its fingerprint computed) only when a file
+    passes a rule's prefilter: a run over clean files never pays for it."""
+
+    directory: str | None
+    config_path: str | None
+    settings: Settings | None = None
+    _cache: object = None
+
+    def bound(self, settings: Settings) -> _LazyCache:
+        return _LazyCache(self.directory, self.config_path, settings)
+
+    def process(self, source: bytes, path: str, settings: Settings):
+        if self._cache is None:
+            from jax_codemod.engine.cache import Cache, default_directory
+
+            self._cache = Cache.open(self.directory or default_directory(self.config_path), self.settings or settings)
+        return self._cache.process(source, path, settings)
+
+
+def _discover_root(path, excludes, force_exclude, allowed, shard, seen, warnings) -> tuple[output.Root, list[str]]:
     """One root and its files to check: its shard only, and a file under two roots in the first only."""
-    found = discover([path], excludes)
+    found = discover([path], excludes, force_exclude=bool(force_exclude), allowed=allowed)
+    warnings.extend(found.warnings)
     files = []
     for file in found.files:
         real = os.path.realpath(file)
         if real not in seen:
             seen.add(real)
             files.append(file)
+    if not found.files and not found.errors and os.path.isdir(path):
+        warnings.append((path, "no Python files found under it"))
     if shard is not None:
         files = shard.select(files, path)
     return output.Root(path=path, discovery_errors=[FileError(p, reason) for p, reason in found.errors]), files
 
 
+def _check_report_destination(path: str) -> None:
+    """Fail before anything is written, not after: the folder must exist and take a new file."""
+    def refuse(reason: str):
+        raise click.BadParameter(f"{path!r}: {reason}", param_hint="--report")
+
+    if os.path.islink(path):
+        refuse("is a symbolic link; codemod does not write through one")
+    if os.path.isdir(path):
+        refuse("is a directory")
+    directory = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(directory):
+        refuse(f"the folder {directory} does not exist")
+    if not os.access(directory, os.W_OK | os.X_OK):
+        refuse(f"cannot create files in {directory}")
+    if os.path.exists(path) and not os.access(path, os.W_OK):
+        refuse("is not writable")
+
+
 def _write_report(path: str, text: str) -> None:
+    """Written to a new file beside it and renamed over it: never through a link, never half-written."""
+    import tempfile
+
+    directory = os.path.dirname(os.path.abspath(path))
     try:
-        with open(path, "w", encoding="utf-8") as handle:
-            handle.write(text + "\n")
+        fd, temporary = tempfile.mkstemp(prefix=".codemod-report.", suffix=".tmp", dir=directory)
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                handle.write(text + "\n")
+            os.chmod(temporary, 0o666 & ~_umask())
+            os.replace(temporary, path)
+        except BaseException:
+            try:
+                os.unlink(temporary)
+            except OSError:
+                pass
+            raise
     except OSError as error:
         raise click.FileError(path, hint=error.strerror or str(error)) from error
 
 
-def _run_stdin(options: Options, mode: str, output_format: str, filename: str) -> int:
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def _run_stdin(options: Options, mode: str, output_format: str, filename: str, exit_zero: bool = False) -> int:
     source = sys.stdin.buffer.read()
-    config_data = _config_for(os.path.dirname(os.path.abspath(filename)) if filename != "<stdin>" else ".", options)
-    settings, _ = _settings(config_data, options)
+    start = os.path.dirname(os.path.abspath(filename)) if filename != "<stdin>" else "."
+    config_path = options.config or find_pyproject(start)
+    config = load_config(config_path) if config_path else Config()
+    group = _prepare(Group([filename], config_path, config), options)
+    group.options = options
+    ignored = _ignored_here(group, filename) if filename != "<stdin>" else frozenset()
+    settings = _settings_for(group, ignored, options)
     result = process_source(source, filename, settings)
     report = output.Report(results=[result], mode=mode)
     if result.error is not None:
@@ -179,37 +370,65 @@ def _run_stdin(options: Options, mode: str, output_format: str, filename: str) -
             click.echo(output.error_line(error), err=True)
     else:
         _render(report, output_format)
-    return _exit_code(report)
+    return _exit_code(report, exit_zero=exit_zero)
 
 
-def _config_for(start: str, options: Options) -> Config:
-    path = options.config or find_pyproject(start)
-    return load_config(path) if path else Config()
-
-
-def _group_by_config(paths: list[str], options: Options):
-    """(roots, config path, config) grouped by the pyproject.toml that governs them, in the order given."""
-    groups: dict[str | None, list[str]] = {}
-    configs: dict[str | None, Config] = {}
+def _group_by_config(paths: list[str], options: Options) -> list[Group]:
+    """Roots grouped by the pyproject.toml that governs them, in the order given."""
+    groups: dict[str | None, Group] = {}
     for path in paths:
         config_path = options.config or find_pyproject(path)
-        if config_path not in configs:
-            configs[config_path] = load_config(config_path) if config_path else Config()
-        groups.setdefault(config_path, []).append(path)
-    return [(roots, key, configs[key]) for key, roots in groups.items()]
+        if config_path not in groups:
+            config = load_config(config_path) if config_path else Config()
+            groups[config_path] = Group([], config_path, config)
+            groups[config_path].options = options
+        groups[config_path].roots.append(path)
+    return list(groups.values())
 
 
-def _settings(config: Config, options: Options) -> tuple[Settings, tuple[str, ...]]:
+def _settings(config: Config, options: Options, extra_ignore=()) -> Settings:
     select = options.select if options.select is not None else config.select
     chosen = select_rules(
         jax_codemod.RULES,
         select,
         [*config.extend_select, *options.extend_select],
-        [*config.ignore, *options.ignore],
+        [*config.ignore, *options.ignore, *extra_ignore],
     )
     unsafe = options.unsafe_fixes if options.unsafe_fixes is not None else config.unsafe_fixes
     rules = tuple(rule(config.rule_options) for rule in chosen)
-    return Settings(rules=rules, unsafe_fixes=unsafe), (*config.exclude, *options.exclude)
+    return Settings(rules=rules, unsafe_fixes=unsafe)
+
+
+def _show_settings(report: output.Report, groups: list[Group]) -> None:
+    if not report.results:
+        raise click.UsageError("--show-settings: no Python file found under the paths given")
+    path = report.results[0].path
+    group = next(g for g in groups if any(_under(path, root) for root in g.roots))
+    ignored = _ignored_here(group, path)
+    settings = _settings_for(group, ignored, group.options)
+    config = group.config
+    lines = [
+        f"Settings for: {output.display_path(path)}",
+        f"Config: {os.path.abspath(group.config_path) if group.config_path else 'none (defaults)'}",
+        "Rules: " + (", ".join(f"{r.CODE} {r.NAME}" for r in settings.rules) or "none"),
+        "Turned off here by per-file-ignores: " + (", ".join(sorted(ignored)) or "none"),
+        f"Unsafe fixes: {str(settings.unsafe_fixes).lower()}",
+        "Rule options: " + (", ".join(f"{k} = {v!r}" for k, v in sorted(config.rule_options.items())) or "none"),
+        f"Force exclude: {str(bool(group.options.force_exclude if group.options.force_exclude is not None else config.force_exclude)).lower()}",
+        "Excludes (gitignore-style):",
+    ]
+    for patterns in group.excludes:
+        if patterns.patterns:
+            lines.append(f"  {patterns.source} (relative to {patterns.base}): {', '.join(patterns.patterns)}")
+    lines.append("Per-file ignores:" + ("" if group.per_file else " none"))
+    for patterns, codes in group.per_file:
+        lines.append(f"  {patterns.patterns[0]} (relative to {patterns.base}): {', '.join(codes)}")
+    click.echo("\n".join(lines))
+
+
+def _under(path: str, root: str) -> bool:
+    path, root = os.path.abspath(path), os.path.abspath(root)
+    return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
 
 
 def _check_with_progress(files, settings, jobs, quiet, cache=None):
@@ -238,22 +457,30 @@ def progress_wanted(stream, environ) -> bool:
     return stream.isatty() and not environ.get("CI") and environ.get("TERM") != "dumb"
 
 
-def _render(report: output.Report, output_format: str) -> None:
+def _render(report: output.Report, output_format: str, statistics: bool = False, show_fixes: bool = False) -> None:
     if output_format == "json":
         click.echo(output.render_json(report))
     elif output_format == "sarif":
+        from jax_codemod.cli.sarif import render_sarif
+
         click.echo(render_sarif(report))
     elif output_format == "github":
         click.echo(output.render_github(report), nl=False)
     else:
-        if report.mode == "dry-run":
+        if statistics:
+            table = output.render_statistics(report)
+            if table:
+                click.echo(table)
+        elif report.mode == "dry-run":
             for _path, diff in output.diffs(report):
                 # As bytes: a file's non-UTF-8 bytes must reach the patch unchanged.
                 click.echo(diff.encode("utf-8", "surrogateescape"), nl=False)
-            for finding in report.unfixed:
+            shown = report.findings if show_fixes else report.unfixed
+            for finding in shown:
                 click.echo(output.finding_line(finding, report.mode), err=True)
         else:
-            for finding in report.remaining:
+            shown = report.findings if show_fixes else report.remaining
+            for finding in shown:
                 click.echo(output.finding_line(finding, report.mode))
         for error in report.errors:
             click.echo(output.error_line(error), err=True)
@@ -262,36 +489,55 @@ def _render(report: output.Report, output_format: str) -> None:
     if len(folders) > 1:
         for root in folders:
             click.echo(output.root_summary_line(report, root), err=True)
+    hint = output.fix_hint(report)
+    if hint:
+        click.echo(hint, err=True)
+    # The summary stays the last line on stderr: scripts read it there.
     click.echo(output.render_summary(report), err=True)
 
 
-def _exit_code(report: output.Report) -> int:
+def _exit_code(report: output.Report, exit_zero: bool = False, exit_non_zero_on_fix: bool = False) -> int:
+    if exit_zero:
+        return EXIT_OK
     if report.errors:
         return EXIT_ATTENTION
     if report.mode != "fix" and report.changed:
         return EXIT_ATTENTION
+    if exit_non_zero_on_fix and report.mode == "fix" and report.changed:
+        return EXIT_ATTENTION
     return EXIT_ATTENTION if report.unfixed else EXIT_OK
+
+
+def _rule_named(name: str):
+    """A rule by code (JAX005, any case) or by name (removed-dlpack-api)."""
+    wanted = name.strip().lower()
+    return next((r for r in jax_codemod.RULES if wanted in (r.CODE.lower(), r.NAME.lower())), None)
 
 
 @cli.command("list")
 def list_command() -> int:
-    """List the rules: code, name, default, fix safety."""
+    """List the rules: code, name, default, fix safety, what it does."""
+    from jax_codemod import docs
+
     width = max(len(rule.NAME) for rule in jax_codemod.RULES)
     for rule in jax_codemod.RULES:
         default = "on" if rule.DEFAULT_ENABLED else "opt-in"
-        click.echo(f"{rule.CODE}  {rule.NAME:<{width}}  {default:<6}  fix: {rule.FIX_SAFETY.value}")
+        fix = f"fix: {rule.FIX_SAFETY.value}"
+        click.echo(f"{rule.CODE}  {rule.NAME:<{width}}  {default:<6}  {fix:<11}  {docs.summary(rule)}")
     return EXIT_OK
 
 
 @cli.command("explain")
-@click.argument("code")
-def explain_command(code: str) -> int:
-    """Show a rule's documentation."""
-    rule = jax_codemod.rule_by_code(code)
-    if rule is None:
-        known = ", ".join(r.CODE for r in jax_codemod.RULES)
-        raise click.UsageError(f"unknown rule {code!r} (known: {known})")
-    click.echo(docs.explain(rule))
+@click.argument("rule")
+def explain_command(rule: str) -> int:
+    """Show a rule's documentation; RULE is a code (JAX005) or a name (removed-dlpack-api)."""
+    from jax_codemod import docs
+
+    found = _rule_named(rule)
+    if found is None:
+        known = ", ".join(f"{r.CODE} ({r.NAME})" for r in jax_codemod.RULES)
+        raise click.UsageError(f"unknown rule {rule!r} (known: {known})")
+    click.echo(docs.explain(found))
     return EXIT_OK
 
 

@@ -97,8 +97,50 @@ def finding_line(finding: Finding, mode: str) -> str:
 
 
 def error_line(error: FileError) -> str:
-    where = display_path(error.path) + (f":{error.line}" if error.line else "")
-    return f"error: {where}: {error.message}"
+    """``error: path:line[:column]: message``; under a syntax error, its source line and a caret."""
+    where = display_path(error.path)
+    if error.line:
+        where += f":{error.line}" + (f":{error.column}" if error.column else "")
+    text = f"error: {where}: {error.message}"
+    if error.source_line is not None and error.line:
+        gutter = str(error.line)
+        text += f"\n  {gutter} | {error.source_line.expandtabs(4)}"
+        if error.column:
+            caret = len(error.source_line[: error.column - 1].expandtabs(4))
+            text += f"\n  {' ' * len(gutter)} | {' ' * caret}^"
+    return text
+
+
+def warning_line(path: str, reason: str) -> str:
+    return f"warning: {display_path(path)}: {reason}"
+
+
+def render_statistics(report: Report) -> str:
+    """``--statistics``: one row per rule, most frequent first, as in ruff."""
+    summary = report.summary()["by_rule"]
+    if not summary:
+        return ""
+    names = {f.code: f.name for f in report.findings}
+    label = "fixed" if report.mode == "fix" else "fixable"
+    rows = sorted(summary.items(), key=lambda item: (-item[1]["found"], item[0]))
+    width = max(len(names[code]) for code, _ in rows)
+    lines = [f"{'count':>5}  {label:>7}  {'code':<6}  {'name':<{width}}"]
+    for code, counts in rows:
+        lines.append(f"{counts['found']:>5}  {counts['fixed']:>7}  {code:<6}  {names[code]:<{width}}")
+    return "\n".join(line.rstrip() for line in lines)
+
+
+def fix_hint(report: Report) -> str:
+    """How to apply what is left: the flag that applies it, as ruff's "[*] N fixable with --fix"."""
+    hints = []
+    pending = sum(1 for f in report.findings if f.applied) if report.mode != "fix" else 0
+    if pending:
+        flag = "--check" if report.mode == "check" else "--dry-run"
+        hints.append(f"[*] {pending} fixable: run `codemod run` without {flag} to apply")
+    unsafe = sum(1 for f in report.findings if not f.applied and f.fix is FixSafety.UNSAFE)
+    if unsafe:
+        hints.append(f"{unsafe} more fixable with --unsafe-fixes (review those changes)")
+    return "\n".join(hints)
 
 
 def diffs(report: Report) -> list[tuple[str, str]]:

@@ -135,7 +135,7 @@ def test_unparsable_file_is_reported_with_line_and_run_continues(tree):
     (tree / "bad.py").write_bytes(b"x = 1\nimport jax.dlpack\ndef (:\n    jax.dlpack.to_dlpack(x)\n")
     code, _, err = invoke(["run", tree])
     assert code == EXIT_ATTENTION
-    assert "bad.py:3: cannot parse" in err
+    assert "bad.py:3:5: cannot parse: invalid syntax\n  3 | def (:\n    |     ^\n" in err
     assert (tree / "broken.py").read_bytes() == FIXED
 
 

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import keyword
 import os
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
@@ -19,9 +21,15 @@ KNOWN_KEYS = {
     "extend-select": list,
     "ignore": list,
     "exclude": list,
+    "extend-exclude": list,
+    "force-exclude": bool,
+    "per-file-ignores": dict,
     "unsafe-fixes": bool,
     "helper-module": str,
 }
+# A dotted module name: what `from helper_module import ensure_single_device` can name. Anything
+# else (`a import b; import os`) would be pasted into every fixed file.
+_DOTTED_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*\Z")
 
 
 class ConfigError(Exception):
@@ -33,7 +41,12 @@ class Config:
     select: list[str] | None = None
     extend_select: list[str] = field(default_factory=list)
     ignore: list[str] = field(default_factory=list)
-    exclude: list[str] = field(default_factory=list)
+    # None: the default exclude list (DEFAULT_EXCLUDE); a list replaces it, as in ruff.
+    exclude: list[str] | None = None
+    extend_exclude: list[str] = field(default_factory=list)
+    force_exclude: bool = False
+    # glob -> codes: rules not run on the files the glob matches.
+    per_file_ignores: dict[str, list[str]] = field(default_factory=dict)
     unsafe_fixes: bool = False
     rule_options: dict = field(default_factory=dict)
     source: str | None = None
@@ -77,14 +90,27 @@ def load_config(path: str) -> Config:
             known = ", ".join(sorted(KNOWN_KEYS))
             raise ConfigError(f"{path}: unknown key {key!r} in [tool.codemod] (known: {known})")
         if not isinstance(value, expected) or (expected is list and not all(isinstance(v, str) for v in value)):
-            kind = "a list of strings" if expected is list else expected.__name__
+            kind = {list: "a list of strings", dict: "a table"}.get(expected, expected.__name__)
             raise ConfigError(f"{path}: [tool.codemod] {key} must be {kind}")
+    helper = table.get("helper-module")
+    if helper is not None and (not _DOTTED_NAME.match(helper) or any(keyword.iskeyword(p) for p in helper.split("."))):
+        raise ConfigError(
+            f"{path}: [tool.codemod] helper-module must be a dotted module name such as 'myproject.interop', "
+            f"got {helper!r}"
+        )
+    per_file = table.get("per-file-ignores", {})
+    for pattern, codes in per_file.items():
+        if not isinstance(codes, list) or not all(isinstance(code, str) for code in codes):
+            raise ConfigError(f"{path}: [tool.codemod] per-file-ignores {pattern!r} must be a list of rule codes")
     options = {key: table[key] for key in ("helper-module",) if key in table}
     return Config(
         select=table.get("select"),
         extend_select=table.get("extend-select", []),
         ignore=table.get("ignore", []),
-        exclude=table.get("exclude", []),
+        exclude=table.get("exclude"),
+        extend_exclude=table.get("extend-exclude", []),
+        force_exclude=table.get("force-exclude", False),
+        per_file_ignores={pattern: list(codes) for pattern, codes in per_file.items()},
         unsafe_fixes=table.get("unsafe-fixes", False),
         rule_options=options,
         source=path,

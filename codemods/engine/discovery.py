@@ -1,91 +1,241 @@
-"""Finding the Python files under the paths a user names."""
+"""Finding the Python files under the paths a user names.
+
+File selection follows ruff: exclude patterns are gitignore-style and relative to the folder of
+the ``pyproject.toml`` that declares them (command-line patterns: the working directory); a
+pattern without a slash also matches a name at any depth. A path named on the command line is
+always checked unless ``force_exclude`` is set (what a pre-commit hook, which names every staged
+file, needs). Under a directory, git's ignore files are honoured: every ``.gitignore``,
+``.git/info/exclude`` and the global ``core.excludesFile``.
+"""
 
 from __future__ import annotations
 
-import fnmatch
 import os
-from collections.abc import Iterable, Iterator
+import stat
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
+from functools import lru_cache
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     import pathspec
 
-# Folders that hold no user code worth migrating; ruff skips the same kind.
-SKIPPED_DIRS = frozenset(
-    {
-        "__pycache__",
-        "__pypackages__",
-        "_build",
-        "buck-out",
-        "build",
-        "dist",
-        "node_modules",
-        "site-packages",
-        "venv",
-    }
+# ruff's default `exclude` (https://docs.astral.sh/ruff/settings/#exclude), plus the folders of
+# Python's and codemod's own build and cache output. `exclude` in the config replaces this list;
+# `extend-exclude` adds to it. A folder holding a `pyvenv.cfg` (a virtualenv) is skipped too.
+DEFAULT_EXCLUDE = (
+    ".bzr",
+    ".codemod_cache",
+    ".direnv",
+    ".eggs",
+    ".git",
+    ".git-rewrite",
+    ".hg",
+    ".ipynb_checkpoints",
+    ".mypy_cache",
+    ".nox",
+    ".pants.d",
+    ".pyenv",
+    ".pytest_cache",
+    ".pytype",
+    ".ruff_cache",
+    ".svn",
+    ".tox",
+    ".venv",
+    ".vscode",
+    "__pycache__",
+    "__pypackages__",
+    "_build",
+    "buck-out",
+    "build",
+    "dist",
+    "node_modules",
+    "site-packages",
+    "venv",
 )
+# An ignore file bigger than this is not read (a warning says so): a .gitignore is a few KiB,
+# and one that is a link to /dev/zero or a 2 GB blob must not cost the run its memory.
+MAX_IGNORE_FILE_BYTES = 1 * 2**20
+_GLOB_CHARS = frozenset("*?[]!\\")
+
+
+@dataclass(frozen=True)
+class Patterns:
+    """Gitignore-style patterns relative to ``base`` (an absolute, resolved folder)."""
+
+    base: str
+    patterns: tuple[str, ...]
+    # Where they come from, for --show-settings: "default", "--exclude", "pyproject.toml: exclude".
+    source: str = ""
+
+    @classmethod
+    def at(cls, base: str, patterns: Iterable[str], source: str = "") -> Patterns:
+        return cls(os.path.realpath(base), tuple(p for p in patterns if p.strip()), source)
+
+
+class _Matcher:
+    """One ``Patterns`` compiled: plain names are a set lookup, the rest goes to pathspec."""
+
+    def __init__(self, group: Patterns) -> None:
+        self.group = group
+        self.prefix = group.base.rstrip(os.sep) + os.sep
+        self.names = frozenset(p.rstrip("/") for p in group.patterns if _plain(p))
+        self.names_dirs_only = frozenset(p.rstrip("/") for p in group.patterns if _plain(p) and p.endswith("/"))
+        self.globs = tuple(p for p in group.patterns if not _plain(p))
+        self._spec: pathspec.GitIgnoreSpec | None = None
+
+    @property
+    def spec(self) -> pathspec.GitIgnoreSpec:
+        if self._spec is None:
+            import pathspec  # ~20 ms to import: only a run with glob patterns or .gitignore files pays it
+
+            self._spec = pathspec.GitIgnoreSpec.from_lines(self.globs)
+        return self._spec
+
+    def relative(self, real: str) -> str | None:
+        if real.startswith(self.prefix):
+            return real[len(self.prefix):].replace(os.sep, "/")
+        return None
+
+    def match(self, real: str, is_dir: bool, whole_path: bool = False) -> bool:
+        """Whether ``real`` is excluded: by its own name (a walk tests each entry), or with
+        ``whole_path`` by any folder on its way from the base too (a path named directly)."""
+        relative = self.relative(real)
+        name = os.path.basename(real)
+        if self.names:
+            components = relative.split("/") if whole_path and relative else [name]
+            last = len(components) - 1
+            for index, component in enumerate(components):
+                if component in self.names and (
+                    component not in self.names_dirs_only or index < last or is_dir
+                ):
+                    return True
+        if not self.globs:
+            return False
+        target = relative if relative is not None else name
+        return self.spec.match_file(target + "/" if is_dir else target)
+
+    def without_matches_of(self, real_root: str) -> _Matcher:
+        """These patterns less those that exclude ``real_root`` itself: a folder the user names is walked."""
+        kept = [p for p in self.group.patterns if not _Matcher(Patterns(self.group.base, (p,))).match(real_root, True, True)]
+        if len(kept) == len(self.group.patterns):
+            return self
+        return _Matcher(Patterns(self.group.base, tuple(kept), self.group.source))
+
+
+def _plain(pattern: str) -> bool:
+    """A bare name (``build``, ``.venv/``): matched at any depth, no glob machinery needed."""
+    body = pattern.removesuffix("/")
+    return bool(body) and "/" not in body and not (_GLOB_CHARS & set(body))
 
 
 @dataclass
 class Discovery:
     files: list[str] = field(default_factory=list)
-    # (path, reason) for named paths that do not exist or cannot be read.
+    # (path, reason) for named paths that do not exist, cannot be read or are refused.
     errors: list[tuple[str, str]] = field(default_factory=list)
+    # (path, reason) for things skipped that a user may not expect: an ignore file too big to read.
+    warnings: list[tuple[str, str]] = field(default_factory=list)
 
 
-def discover(roots: Iterable[str], exclude: Iterable[str] = ()) -> Discovery:
+def discover(
+    roots: Iterable[str],
+    exclude: Iterable[str | Patterns] | None = None,
+    *,
+    force_exclude: bool = False,
+    allowed: Sequence[str] | None = None,
+) -> Discovery:
     """Python files under ``roots``, in a stable order, each once.
 
-    A file named explicitly is always included. Under a directory: ``*.py`` files,
-    honouring ``.gitignore`` files and ``exclude`` globs, skipping hidden, virtualenv
-    and build folders, and never following a symlink out of the root or into a loop.
+    ``exclude``: ``Patterns``, or plain strings relative to the working directory (default:
+    ``DEFAULT_EXCLUDE`` there; a caller that passes its own adds the defaults it wants). A file or
+    folder named in ``roots`` is taken as named, unless ``force_exclude``. Under a folder:
+    ``*.py`` files, honouring git's ignore files and the excludes, never following a symlink
+    out of the root or into a loop. A named file that is (or goes through) a symlink resolving
+    outside every folder in ``allowed`` (default: the working directory and the folders among
+    ``roots``) and outside its own project (its git repository, else its folder) is refused:
+    codemod writes only inside the roots.
     """
-    excludes = tuple(exclude)
+    roots = list(roots)
+    if exclude is None:
+        exclude = [Patterns.at(os.getcwd(), DEFAULT_EXCLUDE, "default")]
+    matchers = [_Matcher(_as_patterns(group)) for group in exclude]
+    matchers = [m for m in matchers if m.group.patterns]
+    if allowed is None:
+        allowed = [os.getcwd(), *(root for root in roots if os.path.isdir(root))]
+    allowed_real = [os.path.realpath(base) for base in allowed]
     result = Discovery()
     seen: set[str] = set()
     for root in roots:
         if not os.path.lexists(root):
             result.errors.append((root, "no such file or directory"))
             continue
-        if os.path.isdir(root):
-            found: Iterable[tuple[str, str]] = _walk_root(root, excludes, result)
+        real = os.path.realpath(root)
+        is_dir = os.path.isdir(root)
+        if force_exclude and any(m.match(real, is_dir, whole_path=True) for m in matchers):
+            continue
+        if not is_dir and real != os.path.abspath(root) and not any(
+            _inside(real, base) for base in [*allowed_real, _project_of(root)]
+        ):
+            result.errors.append(
+                (root, f"refused: a symlink to {real}, outside every root (the paths named and the working directory)")
+            )
+            continue
+        if is_dir:
+            found: Iterable[tuple[str, str]] = _walk_root(root, matchers, result)
         else:
-            found = [(root, os.path.realpath(root))]
-        for path, real in found:
-            if real not in seen:
-                seen.add(real)
+            found = [(root, real)]
+        for path, real_path in found:
+            if real_path not in seen:
+                seen.add(real_path)
                 result.files.append(path)
     return result
 
 
-def is_excluded(path: str, excludes: tuple[str, ...]) -> bool:
-    if not excludes:
-        return False
-    parts = Path(path).parts
-    for pattern in excludes:
-        if fnmatch.fnmatch(path, pattern) or any(fnmatch.fnmatch(part, pattern) for part in parts):
-            return True
-    return False
+def _project_of(path: str) -> str:
+    """The git repository a named file is in (its top, found lexically), else its folder."""
+    folder = os.path.dirname(os.path.abspath(path))
+    current = folder
+    while True:
+        if os.path.exists(os.path.join(current, ".git")):
+            return os.path.realpath(current)
+        parent = os.path.dirname(current)
+        if parent == current:
+            return os.path.realpath(folder)
+        current = parent
 
 
-def _walk_root(root: str, excludes: tuple[str, ...], result: Discovery) -> Iterator[tuple[str, str]]:
+def _as_patterns(group: str | Patterns) -> Patterns:
+    return group if isinstance(group, Patterns) else Patterns.at(os.getcwd(), [group], "--exclude")
+
+
+def matches(patterns: Patterns, path: str) -> bool:
+    """Whether ``path`` or a folder it is in (below the patterns' base) matches ``patterns``."""
+    return _matcher(patterns).match(os.path.realpath(path), os.path.isdir(path), whole_path=True)
+
+
+@lru_cache(maxsize=256)
+def _matcher(patterns: Patterns) -> _Matcher:
+    return _Matcher(patterns)
+
+
+def _walk_root(root: str, matchers: list[_Matcher], result: Discovery) -> Iterator[tuple[str, str]]:
     """(path, real path) of each file; real paths come from the directory's, not a realpath call per file."""
     real_root = os.path.realpath(root)
-    ignores = _ancestor_ignores(real_root)
+    ignores = _ancestor_ignores(real_root, result)
     if ignores and _ignored(real_root, True, ignores):
         # The user named an ignored folder (a virtualenv's site-packages, say): they mean it.
         ignores = []
+    matchers = [m.without_matches_of(real_root) for m in matchers]
     visited: set[str] = set()
-    yield from _walk(root, real_root, real_root, ignores, excludes, visited, result)
+    yield from _walk(root, real_root, real_root, ignores, matchers, visited, result)
 
 
-def _walk(directory, real_dir, real_root, ignores, excludes, visited, result) -> Iterator[tuple[str, str]]:
+def _walk(directory, real_dir, real_root, ignores, matchers, visited, result) -> Iterator[tuple[str, str]]:
     if real_dir in visited:
         return
     visited.add(real_dir)
-    local_ignore = _load_gitignore(directory)
+    local_ignore = _load_ignore_file(os.path.join(directory, ".gitignore"), result, follow=False)
     if local_ignore is not None:
         ignores = [*ignores, (real_dir, local_ignore)]
     try:
@@ -95,8 +245,6 @@ def _walk(directory, real_dir, real_root, ignores, excludes, visited, result) ->
         return
     for entry in entries:
         path = entry.path
-        if is_excluded(path, excludes):
-            continue
         try:
             is_dir = entry.is_dir()
             is_file = entry.is_file()
@@ -110,54 +258,136 @@ def _walk(directory, real_dir, real_root, ignores, excludes, visited, result) ->
                 continue
         else:
             real = os.path.join(real_dir, entry.name)
+        if any(m.match(real, is_dir) for m in matchers):
+            continue
         if is_dir:
-            if _skip_dir(entry) or _ignored(real, True, ignores):
+            if _is_virtualenv(path) or _ignored(real, True, ignores):
                 continue
-            yield from _walk(path, real, real_root, ignores, excludes, visited, result)
+            yield from _walk(path, real, real_root, ignores, matchers, visited, result)
         elif not _ignored(real, False, ignores):
             yield path, real
 
 
-def _skip_dir(entry: os.DirEntry) -> bool:
-    name = entry.name
-    if name.startswith(".") or name in SKIPPED_DIRS:
-        return True
-    return os.path.exists(os.path.join(entry.path, "pyvenv.cfg"))
+def _is_virtualenv(path: str) -> bool:
+    return os.path.exists(os.path.join(path, "pyvenv.cfg"))
 
 
 def _inside(path: str, root: str) -> bool:
     return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
 
 
-def _load_gitignore(directory: str) -> pathspec.GitIgnoreSpec | None:
-    path = os.path.join(directory, ".gitignore")
+def _load_ignore_file(path: str, result: Discovery, follow: bool) -> pathspec.GitIgnoreSpec | None:
+    """An ignore file's patterns, read only when it is a regular file of at most MAX_IGNORE_FILE_BYTES.
+
+    A FIFO would block the run and a link to /dev/zero would never end: the file is opened
+    without blocking and checked with fstat before a byte is read. Inside the tree a symlinked
+    ``.gitignore`` is not followed, as git (2.32+) does not follow it.
+    """
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+    if not follow:
+        flags |= getattr(os, "O_NOFOLLOW", 0)
     try:
-        with open(path, encoding="utf-8", errors="replace") as handle:
-            import pathspec  # ~40 ms to import; a tree without .gitignore files never needs it
-
-            return pathspec.GitIgnoreSpec.from_lines(handle)
-    except OSError:
+        fd = os.open(path, flags)
+    except FileNotFoundError:
         return None
+    except OSError as error:
+        if os.path.islink(path):
+            result.warnings.append((path, "not read: a symbolic link (git does not follow it either)"))
+        elif not isinstance(error, (NotADirectoryError, IsADirectoryError)):
+            result.warnings.append((path, f"not read: {error.strerror or error}"))
+        return None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            result.warnings.append((path, "not read: not a regular file"))
+            return None
+        if info.st_size > MAX_IGNORE_FILE_BYTES:
+            limit = MAX_IGNORE_FILE_BYTES // 2**20
+            result.warnings.append((path, f"not read: larger than the {limit} MiB limit for an ignore file"))
+            return None
+        with os.fdopen(os.dup(fd), "rb") as handle:
+            data = handle.read(MAX_IGNORE_FILE_BYTES + 1)[:MAX_IGNORE_FILE_BYTES]
+    except OSError as error:
+        result.warnings.append((path, f"not read: {error.strerror or error}"))
+        return None
+    finally:
+        os.close(fd)
+    import pathspec  # ~20 ms to import; a tree without ignore files never needs it
+
+    return pathspec.GitIgnoreSpec.from_lines(data.decode("utf-8", "replace").splitlines())
 
 
-def _ancestor_ignores(real_root: str) -> list:
-    """The .gitignore files between the enclosing git repository's top and ``real_root``."""
+def _ancestor_ignores(real_root: str, result: Discovery) -> list:
+    """Git's ignore files that apply above ``real_root``, lowest precedence first.
+
+    The global excludes file and ``.git/info/exclude`` of the enclosing repository (both
+    relative to the repository's top), then the .gitignore files from the top down to the
+    root's parent (the root's own .gitignore is read by the walk).
+    """
     chain: list[str] = []
     current = real_root
-    while True:
+    while not os.path.exists(os.path.join(current, ".git")):
         parent = os.path.dirname(current)
-        if os.path.exists(os.path.join(current, ".git")):
-            break
         if parent == current:
             return []
         chain.append(parent)
         current = parent
+    top = current
     ignores = []
+    global_file = _global_excludes_file(top)
+    for path, follow in ((global_file, True), (os.path.join(_git_dir(top), "info", "exclude"), True)):
+        if path:
+            spec = _load_ignore_file(path, result, follow=follow)
+            if spec is not None:
+                ignores.append((top, spec))
     for directory in reversed(chain):
-        spec = _load_gitignore(directory)
+        spec = _load_ignore_file(os.path.join(directory, ".gitignore"), result, follow=False)
         if spec is not None:
             ignores.append((directory, spec))
     return ignores
+
+
+def _git_dir(top: str) -> str:
+    """The repository's git directory: ``.git``, or where a worktree's ``.git`` file points (its common dir)."""
+    dot_git = os.path.join(top, ".git")
+    if os.path.isdir(dot_git):
+        return dot_git
+    try:
+        with open(dot_git, encoding="utf-8", errors="replace") as handle:
+            line = handle.read(4096).strip()
+    except OSError:
+        return dot_git
+    if not line.startswith("gitdir:"):
+        return dot_git
+    git_dir = os.path.join(top, line[len("gitdir:"):].strip())
+    try:
+        with open(os.path.join(git_dir, "commondir"), encoding="utf-8", errors="replace") as handle:
+            return os.path.normpath(os.path.join(git_dir, handle.read(4096).strip()))
+    except OSError:
+        return git_dir
+
+
+@lru_cache(maxsize=16)
+def _global_excludes_file(top: str) -> str | None:
+    """``core.excludesFile`` as git sees it from ``top`` (git's default when unset)."""
+    import subprocess  # ~5 ms; only a walk inside a git repository needs it
+
+    try:
+        done = subprocess.run(
+            ["git", "config", "--path", "--get", "core.excludesFile"],
+            cwd=top,
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=False,
+        )
+        configured = done.stdout.strip() if done.returncode == 0 else ""
+    except (OSError, subprocess.SubprocessError):
+        configured = ""
+    if configured:
+        return os.path.join(top, os.path.expanduser(configured))
+    config_home = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
+    return os.path.join(config_home, "git", "ignore")
 
 
 def _ignored(real: str, is_dir: bool, ignores) -> bool:
