@@ -2,24 +2,23 @@
 
 from __future__ import annotations
 
-import json
 import os
 from collections import Counter
-from dataclasses import dataclass, field
 
 import jax_codemod
 from jax_codemod.engine.pipeline import FileError, FileResult
 from jax_codemod.rule import Finding, FixSafety
 
 
-@dataclass
 class Root:
     """One PATH given on the command line and what the run found under it."""
 
-    path: str
-    results: list[FileResult] = field(default_factory=list)
-    # Errors found before any file was read (the path does not exist, a folder cannot be listed).
-    discovery_errors: list[FileError] = field(default_factory=list)
+    def __init__(self, path: str, results: list[FileResult] | None = None,
+                 discovery_errors: list[FileError] | None = None) -> None:
+        self.path = path
+        self.results: list[FileResult] = results if results is not None else []
+        # Errors found before any file was read (the path does not exist, a folder cannot be listed).
+        self.discovery_errors: list[FileError] = discovery_errors if discovery_errors is not None else []
 
     @property
     def errors(self) -> list[FileError]:
@@ -31,14 +30,15 @@ class Root:
         return self.path if os.path.isdir(self.path) else os.path.dirname(self.path) or "."
 
 
-@dataclass
 class Report:
     """Everything a run produced, in the order the files were given."""
 
-    results: list[FileResult] = field(default_factory=list)
-    errors: list[FileError] = field(default_factory=list)
-    mode: str = "fix"  # fix | dry-run | check
-    roots: list[Root] = field(default_factory=list)
+    def __init__(self, results: list[FileResult] | None = None, errors: list[FileError] | None = None,
+                 mode: str = "fix", roots: list[Root] | None = None) -> None:
+        self.results: list[FileResult] = results if results is not None else []
+        self.errors: list[FileError] = errors if errors is not None else []
+        self.mode = mode  # fix | dry-run | check
+        self.roots: list[Root] = roots if roots is not None else []
 
     def for_root(self, root: Root) -> Report:
         return Report(results=root.results, errors=root.errors, mode=self.mode)
@@ -148,6 +148,7 @@ def diffs(report: Report) -> list[tuple[str, str]]:
 
 
 def render_json(report: Report) -> str:
+    import json  # only machine-readable output needs it
     document = {
         "version": jax_codemod.__version__,
         "mode": report.mode,
@@ -221,6 +222,8 @@ def render_report(report: Report, shard: str | None = None) -> str:
     A root's paths and diffs are relative to the root, so ``git -C ROOT apply`` takes its patch:
     one pull request per repository in a bulk migration.
     """
+    import json
+
     document = json.loads(render_json(report))
     document.pop("diffs", None)
     document["shard"] = shard

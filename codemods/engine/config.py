@@ -6,12 +6,6 @@ import keyword
 import os
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
-
-try:
-    import tomllib
-except ModuleNotFoundError:  # Python 3.10
-    import tomli as tomllib
 
 from jax_codemod.rule import Rule
 
@@ -36,20 +30,37 @@ class ConfigError(Exception):
     """A configuration or usage error: the run stops with exit code 2."""
 
 
-@dataclass
 class Config:
-    select: list[str] | None = None
-    extend_select: list[str] = field(default_factory=list)
-    ignore: list[str] = field(default_factory=list)
-    # None: the default exclude list (DEFAULT_EXCLUDE); a list replaces it, as in ruff.
-    exclude: list[str] | None = None
-    extend_exclude: list[str] = field(default_factory=list)
-    force_exclude: bool = False
-    # glob -> codes: rules not run on the files the glob matches.
-    per_file_ignores: dict[str, list[str]] = field(default_factory=dict)
-    unsafe_fixes: bool = False
-    rule_options: dict = field(default_factory=dict)
-    source: str | None = None
+    """``[tool.codemod]`` as read (a plain class: a dataclass costs start-up time)."""
+
+    def __init__(
+        self,
+        select: list[str] | None = None,
+        extend_select: list[str] | None = None,
+        ignore: list[str] | None = None,
+        exclude: list[str] | None = None,
+        extend_exclude: list[str] | None = None,
+        force_exclude: bool = False,
+        per_file_ignores: dict[str, list[str]] | None = None,
+        unsafe_fixes: bool = False,
+        rule_options: dict | None = None,
+        source: str | None = None,
+    ) -> None:
+        self.select = select
+        self.extend_select = list(extend_select or [])
+        self.ignore = list(ignore or [])
+        # None: the default exclude list (DEFAULT_EXCLUDE); a list replaces it, as in ruff.
+        self.exclude = exclude
+        self.extend_exclude = list(extend_exclude or [])
+        self.force_exclude = force_exclude
+        # glob -> codes: rules not run on the files the glob matches.
+        self.per_file_ignores = dict(per_file_ignores or {})
+        self.unsafe_fixes = unsafe_fixes
+        self.rule_options = dict(rule_options or {})
+        self.source = source
+
+    def __repr__(self) -> str:
+        return f"Config({self.__dict__!r})"
 
 
 def find_pyproject(start: str) -> str | None:
@@ -74,6 +85,10 @@ def _has_codemod_table(path: str) -> bool:
 
 
 def load_config(path: str) -> Config:
+    try:  # imported here: a run with no [tool.codemod] anywhere never parses TOML
+        import tomllib
+    except ModuleNotFoundError:  # Python 3.10
+        import tomli as tomllib
     try:
         with open(path, "rb") as handle:
             data = tomllib.load(handle)

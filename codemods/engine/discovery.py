@@ -13,9 +13,8 @@ from __future__ import annotations
 import os
 import stat
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 if TYPE_CHECKING:
     import pathspec
@@ -59,8 +58,7 @@ MAX_IGNORE_FILE_BYTES = 1 * 2**20
 _GLOB_CHARS = frozenset("*?[]!\\")
 
 
-@dataclass(frozen=True)
-class Patterns:
+class Patterns(NamedTuple):
     """Gitignore-style patterns relative to ``base`` (an absolute, resolved folder)."""
 
     base: str
@@ -129,13 +127,15 @@ def _plain(pattern: str) -> bool:
     return bool(body) and "/" not in body and not (_GLOB_CHARS & set(body))
 
 
-@dataclass
 class Discovery:
-    files: list[str] = field(default_factory=list)
-    # (path, reason) for named paths that do not exist, cannot be read or are refused.
-    errors: list[tuple[str, str]] = field(default_factory=list)
-    # (path, reason) for things skipped that a user may not expect: an ignore file too big to read.
-    warnings: list[tuple[str, str]] = field(default_factory=list)
+    """What ``discover`` found (a plain class: a dataclass costs start-up time)."""
+
+    def __init__(self) -> None:
+        self.files: list[str] = []
+        # (path, reason) for named paths that do not exist, cannot be read or are refused.
+        self.errors: list[tuple[str, str]] = []
+        # (path, reason) for things skipped that a user may not expect: an ignore file too big to read.
+        self.warnings: list[tuple[str, str]] = []
 
 
 def discover(
