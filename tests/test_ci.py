@@ -512,6 +512,20 @@ def test_pre_commit_hook_fails_on_a_finding_it_cannot_fix(project, hook_repo):
     assert (project / "ref.py").read_bytes() == REPORT_ONLY
 
 
+def test_pre_commit_hook_leaves_excluded_files_alone(project, hook_repo):
+    """pre-commit names every staged file; the hook's --force-exclude keeps the project's excludes."""
+    _repo, _rev, home = hook_repo
+    (project / "pyproject.toml").write_text('[tool.codemod]\nextend-exclude = ["vendor/"]\n')
+    (project / "vendor").mkdir()
+    (project / "vendor" / "lib.py").write_bytes(BROKEN)
+    (project / "mine.py").write_bytes(BROKEN)
+    git("add", "-A", cwd=project)
+    code, out = pre_commit(project, home, "run")
+    assert code == 1, out
+    assert (project / "vendor" / "lib.py").read_bytes() == BROKEN
+    assert (project / "mine.py").read_bytes() == FIXED
+
+
 # The documented CI configuration stays in step with the command line ----------------------------
 
 WORKFLOWS = sorted((REPO / "examples" / "ci").glob("*.yml"))
