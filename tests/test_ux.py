@@ -133,6 +133,19 @@ def test_git_info_exclude_and_global_excludes_file_are_honoured(tmp_path):
     assert shown(out) == ["a.py", "scratch_y.py"], err
 
 
+def test_info_exclude_of_a_linked_worktree_is_the_main_repositorys(tmp_path):
+    main = write(tmp_path / "main", {"a.py": CLEAN, "local_only/x.py": CLEAN})
+    git("init", "-q", cwd=main)
+    git("add", "-A", cwd=main)
+    git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "init", cwd=main)
+    git("worktree", "add", "-q", str(tmp_path / "wt"), cwd=main)
+    (main / ".git" / "info").mkdir(exist_ok=True)
+    (main / ".git" / "info" / "exclude").write_text("local_only/\n")
+    assert (tmp_path / "wt" / ".git").is_file()
+    code, out, err = codemod("run", "--show-files", ".", cwd=tmp_path / "wt")
+    assert (code, shown(out)) == (EXIT_OK, ["a.py"]), err
+
+
 @pytest.mark.parametrize("kind", ["dev-zero", "fifo", "too-big", "symlink-in-tree"])
 def test_ignore_files_are_read_only_when_regular_and_small(tmp_path, kind):
     write(tmp_path, {"a.py": BROKEN, "b.py": BROKEN})
