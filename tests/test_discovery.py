@@ -97,3 +97,15 @@ def test_missing_root_is_an_error_not_an_exception(tmp_path):
 def test_same_file_twice_is_checked_once(tmp_path):
     path = touch(tmp_path / "a.py")
     assert discover([str(path), str(tmp_path)]).files == [str(path)]
+
+
+def test_exclude_patterns_are_gitignore_style_relative_to_their_base(tmp_path):
+    from jax_codemod.engine.discovery import Patterns
+
+    for name in ["gen_a.py", "gen_keep.py", "b.py", "sub/build/x.py", "sub/gen_b.py", "third_party/t.py",
+                 "sub/third_party/s.py"]:
+        touch(tmp_path / name)
+    patterns = Patterns.at(tmp_path, ["gen_*.py", "!gen_keep.py", "build/", "/third_party"])
+    # From a working directory elsewhere: the patterns' base decides, not the paths as typed.
+    found = discover([str(tmp_path / "sub"), str(tmp_path)], [patterns])
+    assert names(tmp_path, found) == ["b.py", "gen_keep.py", "sub/third_party/s.py"]

@@ -77,9 +77,11 @@ class _Matcher:
     def __init__(self, group: Patterns) -> None:
         self.group = group
         self.prefix = group.base.rstrip(os.sep) + os.sep
-        self.names = frozenset(p.rstrip("/") for p in group.patterns if _plain(p))
-        self.names_dirs_only = frozenset(p.rstrip("/") for p in group.patterns if _plain(p) and p.endswith("/"))
-        self.globs = tuple(p for p in group.patterns if not _plain(p))
+        # With a negation (`!keep.py`) the order of the patterns matters: all go to pathspec.
+        plain = [] if any(p.startswith("!") for p in group.patterns) else [p for p in group.patterns if _plain(p)]
+        self.names = frozenset(p.rstrip("/") for p in plain)
+        self.names_dirs_only = frozenset(p.rstrip("/") for p in plain if p.endswith("/"))
+        self.globs = tuple(p for p in group.patterns if p not in plain)
         self._spec: pathspec.GitIgnoreSpec | None = None
 
     @property
