@@ -336,7 +336,7 @@ def _ancestor_ignores(real_root: str, result: Discovery) -> list:
         current = parent
     top = current
     ignores = []
-    global_file = _global_excludes_file(top)
+    global_file = _global_excludes_file()
     for path, follow in ((global_file, True), (os.path.join(_git_dir(top), "info", "exclude"), True)):
         if path:
             spec = _load_ignore_file(path, result, follow=follow)
@@ -369,25 +369,29 @@ def _git_dir(top: str) -> str:
         return git_dir
 
 
-@lru_cache(maxsize=16)
-def _global_excludes_file(top: str) -> str | None:
-    """``core.excludesFile`` as git sees it from ``top`` (git's default when unset)."""
+@lru_cache(maxsize=1)
+def _global_excludes_file() -> str | None:
+    """``core.excludesFile`` from the user's global git config (git's default when unset).
+
+    Only the global config is asked: the analysed repository's own ``.git/config`` must not
+    choose what codemod reads (and git refuses to read one owned by another user anyway).
+    """
     import subprocess  # ~5 ms; only a walk inside a git repository needs it
 
     try:
         done = subprocess.run(
-            ["git", "config", "--path", "--get", "core.excludesFile"],
-            cwd=top,
+            ["git", "config", "--global", "--path", "--get", "core.excludesFile"],
             capture_output=True,
             text=True,
             timeout=10,
             check=False,
+            stdin=subprocess.DEVNULL,
         )
         configured = done.stdout.strip() if done.returncode == 0 else ""
     except (OSError, subprocess.SubprocessError):
         configured = ""
     if configured:
-        return os.path.join(top, os.path.expanduser(configured))
+        return os.path.abspath(os.path.expanduser(configured))
     config_home = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
     return os.path.join(config_home, "git", "ignore")
 
