@@ -171,7 +171,7 @@ def run_command(paths, dry_run, check, select, extend_select, ignore, unsafe_fix
             raise click.UsageError("'-' (stdin) cannot be combined with other paths")
         if shard or report_file:
             raise click.UsageError("--shard and --report need paths, not '-' (stdin)")
-        return _run_stdin(options, mode, output_format, stdin_filename or "<stdin>", exit_zero)
+        return _run_stdin(options, mode, output_format, stdin_filename or "<stdin>", exit_zero, exit_non_zero_on_fix)
     if cache_dir and os.path.exists(cache_dir) and not os.path.isdir(cache_dir):
         raise click.BadParameter(f"{cache_dir!r} is not a directory", param_hint="--cache-dir")
     if report_file and not (show_files or show_settings):
@@ -355,7 +355,8 @@ def _umask() -> int:
     return mask
 
 
-def _run_stdin(options: Options, mode: str, output_format: str, filename: str, exit_zero: bool = False) -> int:
+def _run_stdin(options: Options, mode: str, output_format: str, filename: str, exit_zero: bool = False,
+               exit_non_zero_on_fix: bool = False) -> int:
     source = sys.stdin.buffer.read()
     start = os.path.dirname(os.path.abspath(filename)) if filename != "<stdin>" else "."
     config_path = options.config or find_pyproject(start)
@@ -376,7 +377,7 @@ def _run_stdin(options: Options, mode: str, output_format: str, filename: str, e
             click.echo(output.error_line(error), err=True)
     else:
         _render(report, output_format)
-    return _exit_code(report, exit_zero=exit_zero)
+    return _exit_code(report, exit_zero=exit_zero, exit_non_zero_on_fix=exit_non_zero_on_fix)
 
 
 def _group_by_config(paths: list[str], options: Options) -> list[Group]:

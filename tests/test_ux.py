@@ -267,6 +267,12 @@ def test_exit_zero_and_exit_non_zero_on_fix(tmp_path):
     assert invoke(["run", "b.py"], cwd=tmp_path)[0] == EXIT_OK  # without the flag a fix is success
 
 
+def test_exit_controls_on_stdin():
+    assert invoke(["run", "--exit-non-zero-on-fix", "-"], stdin=BROKEN)[:2] == (EXIT_ATTENTION, FIXED.decode())
+    assert invoke(["run", "--exit-non-zero-on-fix", "-"], stdin=FIXED)[0] == EXIT_OK
+    assert invoke(["run", "--check", "--exit-zero", "-"], stdin=BROKEN)[0] == EXIT_OK
+
+
 def test_statistics_counts_per_rule(tmp_path):
     write(tmp_path, {"a.py": BROKEN, "b.py": BROKEN, "ref.py": REPORT_ONLY})
     code, out, err = invoke(["run", "--check", "--statistics", "."], cwd=tmp_path)
