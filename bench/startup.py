@@ -7,6 +7,7 @@ In one run, interleaved (so a busy machine slows all three alike), each repeated
 
   click    python3 -c "import click"          the floor for any click application
   codemod  codemod run --check FILE           FILE: one clean file, no trigger for any rule
+           codemod run --check FILE2          FILE2: clean, but with a trigger of one rule
   ruff     ruff check --no-cache FILE         (if ruff is installed)
 
 ``python3`` and ``codemod`` are the ones of the running interpreter's environment, so both
@@ -27,7 +28,19 @@ import tempfile
 import time
 from pathlib import Path
 
-CLEAN = '''"""A module with nothing for codemod (or ruff) to say about it."""
+# Nothing for codemod (or ruff) to say about either. The first names none of any rule's trigger
+# bytes, like most files a pre-commit hook is handed; the second has one of JAX001's (`array(`),
+# so that rule is imported and asked, and finds nothing.
+CLEAN = '''"""Configuration loading."""
+
+import json
+
+
+def load(path):
+    with open(path, encoding="utf-8") as handle:
+        return json.load(handle)
+'''
+CLEAN_WITH_TRIGGER = '''"""Array helpers."""
 
 import numpy as np
 
@@ -61,6 +74,7 @@ def main(argv: list[str] | None = None) -> int:
     scratch = tempfile.mkdtemp(prefix="codemod-startup-")
     try:
         Path(scratch, "clean.py").write_text(CLEAN)
+        Path(scratch, "trigger.py").write_text(CLEAN_WITH_TRIGGER)
         env = dict(os.environ, CI="1")  # no progress bar, as in a hook
         env.pop("CODEMOD_CACHE_DIR", None)
         # pip compiles an installed package's bytecode; without .pyc files every run would
@@ -69,6 +83,7 @@ def main(argv: list[str] | None = None) -> int:
         commands = {
             "click": [sys.executable, "-c", "import click"],
             "codemod": [*codemod_command(), "run", "--check", "clean.py"],
+            "codemod (trigger)": [*codemod_command(), "run", "--check", "trigger.py"],
         }
         ruff = shutil.which("ruff") or (str(Path(sys.executable).with_name("ruff"))
                                         if Path(sys.executable).with_name("ruff").exists() else None)
@@ -89,11 +104,11 @@ def main(argv: list[str] | None = None) -> int:
         shutil.rmtree(scratch, ignore_errors=True)
     floor = statistics.median(times["click"])
     print(f"medians of {args.repeat} runs, {sys.implementation.name} {sys.version.split()[0]}, {os.cpu_count()} CPUs")
-    print(f"{'command':<40} {'median':>8} {'min':>8} {'vs click':>9}")
+    print(f"{'command':<44} {'median':>8} {'min':>8} {'vs click':>9}")
     for name, command in commands.items():
         shown = " ".join(Path(command[0]).name if i == 0 else part for i, part in enumerate(command))
         median = statistics.median(times[name])
-        print(f"{shown:<40} {median * 1000:>6.0f}ms {min(times[name]) * 1000:>6.0f}ms {median / floor:>8.2f}x")
+        print(f"{shown:<44} {median * 1000:>6.0f}ms {min(times[name]) * 1000:>6.0f}ms {median / floor:>8.2f}x")
     ratio = statistics.median(times["codemod"]) / floor
     print(f"libcst imported on a clean file: {'yes' if libcst else 'no'}")
     print(f"target: codemod <= {TARGET}x the click floor: {'met' if ratio <= TARGET else 'NOT met'} ({ratio:.2f}x)")

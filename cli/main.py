@@ -27,6 +27,7 @@ from jax_codemod.engine.config import (
 from jax_codemod.engine.discovery import DEFAULT_EXCLUDE, MAX_IGNORE_FILE_BYTES, Patterns, discover, matches
 from jax_codemod.engine.pipeline import FileError, FileResult, Settings, process_source
 from jax_codemod.engine.runner import check_files, write_results
+from jax_codemod.registry import MANIFEST, LazyRule
 
 EXIT_OK, EXIT_ATTENTION, EXIT_USAGE = 0, 1, 2
 EXIT_CODES_HELP = """\b
@@ -233,7 +234,7 @@ def _prepare(group: Group, options: Options) -> Group:
     ]
     for pattern, codes in config.per_file_ignores.items():
         try:
-            select_rules(jax_codemod.RULES, [], [], codes)
+            select_rules(MANIFEST, [], [], codes)
         except ConfigError as error:
             raise ConfigError(f"{config_path}: [tool.codemod] per-file-ignores {pattern!r}: {error}") from error
         group.per_file.append((Patterns.at(base, [pattern], f"{name}: per-file-ignores"), [c.upper() for c in codes]))
@@ -394,14 +395,15 @@ def _group_by_config(paths: list[str], options: Options) -> list[Group]:
 
 def _settings(config: Config, options: Options, extra_ignore=()) -> Settings:
     select = options.select if options.select is not None else config.select
+    # From the manifest, not the rule modules: a rule is imported when a file has one of its triggers.
     chosen = select_rules(
-        jax_codemod.RULES,
+        MANIFEST,
         select,
         [*config.extend_select, *options.extend_select],
         [*config.ignore, *options.ignore, *extra_ignore],
     )
     unsafe = options.unsafe_fixes if options.unsafe_fixes is not None else config.unsafe_fixes
-    rules = tuple(rule(config.rule_options) for rule in chosen)
+    rules = tuple(LazyRule(info, config.rule_options) for info in chosen)
     return Settings(rules=rules, unsafe_fixes=unsafe)
 
 
