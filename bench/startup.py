@@ -103,12 +103,16 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     floor = statistics.median(times["click"])
+    floor_min = min(times["click"])
     print(f"medians of {args.repeat} runs, {sys.implementation.name} {sys.version.split()[0]}, {os.cpu_count()} CPUs")
-    print(f"{'command':<44} {'median':>8} {'min':>8} {'vs click':>9}")
+    # On a busy machine the minimum is the steadier figure; both ratios are shown.
+    print(f"{'command':<44} {'median':>8} {'min':>8} {'vs click':>9} {'(min)':>6}")
     for name, command in commands.items():
         shown = " ".join(Path(command[0]).name if i == 0 else part for i, part in enumerate(command))
         median = statistics.median(times[name])
-        print(f"{shown:<44} {median * 1000:>6.0f}ms {min(times[name]) * 1000:>6.0f}ms {median / floor:>8.2f}x")
+        fastest = min(times[name])
+        print(f"{shown:<44} {median * 1000:>6.0f}ms {fastest * 1000:>6.0f}ms {median / floor:>8.2f}x "
+              f"{fastest / floor_min:>5.2f}x")
     ratio = statistics.median(times["codemod"]) / floor
     print(f"libcst imported on a clean file: {'yes' if libcst else 'no'}")
     print(f"target: codemod <= {TARGET}x the click floor: {'met' if ratio <= TARGET else 'NOT met'} ({ratio:.2f}x)")
