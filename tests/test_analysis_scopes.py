@@ -60,7 +60,7 @@ def test_starred_unpacking_is_not_followed():
 
 
 def test_function_entry_is_the_parameter_or_the_enclosing_definitions():
-    ctx, scopes, use = _setup("x = 1\ndef f():\n    return x\n")
+    _ctx, scopes, use = _setup("x = 1\ndef f():\n    return x\n")
     parameter, outer, complete = scopes.entry("x", scopes.scope_of(use))
     assert parameter is None and [d.node.lineno for d in outer] == [1] and complete
     _ctx, scopes, use = _setup("x = 1\ndef f(x):\n    return x\n")
