@@ -250,19 +250,8 @@ CREATION = frozenset(
         "logspace",
         "geomspace",
         "tri",
-        "array",
-        "asarray",
         "key",
         "PRNGKey",
-        "zeros_like",
-        "ones_like",
-        "full_like",
-        "empty_like",
-        "normal",
-        "uniform",
-        "randint",
-        "split",
-        "fold_in",
     }
 )
 # jax.* callables whose result is known.
@@ -700,7 +689,7 @@ class Analysis:
             return Value(ARRAY, multi.why, placement=multi.placement)
         if self.in_explicit_mesh(node):
             return Value(ARRAY, "a computation under `jax.set_mesh`", placement=MULTI)
-        if all(v.placement == SINGLE or v.kind in (CONSTANT, NUMPY) for v in values):
+        if all(v.placement == SINGLE or _placement_free(v) for v in values):
             return Value(ARRAY, arrays[0].why if arrays else why, placement=SINGLE)
         return Value(ARRAY, next((v.why for v in arrays if v.why), why))
 
@@ -726,7 +715,7 @@ class Analysis:
                 values.append(UNKNOWN_VALUE)
         result = join(values)
         if result.kind == UNKNOWN:
-            narrowed = self._narrowed(name)
+            narrowed = self._narrowed(name, reaching)
             if narrowed is not None:
                 return narrowed
         return result
@@ -945,8 +934,18 @@ class Analysis:
 
     # Narrowing -------------------------------------------------------------------------
 
-    def _narrowed(self, name: ast.Name) -> Value | None:
-        """``isinstance(name, T)`` around the use, an early exit unless it holds, or ``case T():``."""
+    def _narrowed(self, name: ast.Name, reaching: list[Definition]) -> Value | None:
+        """``isinstance(name, T)`` around the use, an early exit unless it holds, or ``case T():``;
+        only while no definition after the check reaches the use."""
+        found = self._narrowing(name)
+        if found is None:
+            return None
+        value, check = found
+        if any(d.bound_at > (check.lineno, check.col_offset) for d in reaching):
+            return None
+        return value
+
+    def _narrowing(self, name: ast.Name) -> tuple[Value, ast.AST] | None:
         scope = self.scopes.scope_of(name)
         child: ast.AST = name
         for ancestor in self.ctx.ancestors(name):
@@ -954,7 +953,7 @@ class Analysis:
                 body = ancestor.body if isinstance(ancestor.body, list) else [ancestor.body]
                 found = self._isinstance_type(ancestor.test, name.id, negated=child not in body)
                 if found is not None:
-                    return found
+                    return found, ancestor.test
             if isinstance(ancestor, ast.match_case) and child is not ancestor.pattern:
                 match = self.ctx.parent(ancestor)
                 if isinstance(match.subject, ast.Name) and match.subject.id == name.id:
@@ -964,7 +963,7 @@ class Analysis:
                     if isinstance(pattern, ast.MatchClass):
                         found = self.annotation_value(pattern.cls)
                         if found.kind != UNKNOWN:
-                            return replace(found, why=f"`case {self.ctx.source_of(pattern.cls)}()`")
+                            return replace(found, why=f"`case {self.ctx.source_of(pattern.cls)}()`"), pattern
             for block_name in ("body", "orelse", "finalbody"):
                 block = getattr(ancestor, block_name, None)
                 if not (isinstance(block, list) and child in block):
@@ -978,7 +977,7 @@ class Analysis:
                     ):
                         found = self._isinstance_type(statement.test, name.id, negated=True)
                         if found is not None:
-                            return found
+                            return found, statement
             if ancestor is scope:
                 return None
             child = ancestor
@@ -1402,7 +1401,7 @@ class Analysis:
         if qualified in MULTI_PRODUCERS:
             return Value(ARRAY, label, placement=MULTI)
         if qualified in NOT_ADDRESSABLE_PRODUCERS:
-            return Value(ARRAY, f"{label} (an array spanning processes)", placement=NOT_ADDRESSABLE)
+            return Value(ARRAY, label, placement=NOT_ADDRESSABLE)
         if qualified in SHARDED_BY_ARGUMENT:
             position, keyword = SHARDED_BY_ARGUMENT[qualified]
             sharding = _argument(call, position, keyword)
@@ -1470,12 +1469,7 @@ class Analysis:
         if not arrays and member in CREATION:
             if self.in_explicit_mesh(call):
                 return Value(ARRAY, f"{label} under `jax.set_mesh`", placement=MULTI)
-            if all(v.kind in (CONSTANT, NUMPY, CONTAINER, UNKNOWN) for v in arguments) and not any(
-                v.kind == UNKNOWN and isinstance(a, ast.Name)
-                for v, a in zip(arguments, [*call.args, *(k.value for k in call.keywords)], strict=True)
-            ):
-                return Value(ARRAY, label, placement=SINGLE)
-            return Value(ARRAY, label)
+            return Value(ARRAY, label, placement=SINGLE)
         result = self._placed_like(arrays, arguments, label, call)
         return result if result.placement == MULTI else replace(result, why=label)
 
@@ -1502,6 +1496,13 @@ class Analysis:
                 ARRAY, "`jax.device_put` with a sharding over several processes", placement=NOT_ADDRESSABLE
             )
         return Value(ARRAY, "`jax.device_put`")
+
+
+def _placement_free(value: Value) -> bool:
+    """Host data, literals and dtypes: values that cannot carry a sharding."""
+    if value.kind in (CONTAINER, MAPPING):
+        return all(_placement_free(v) for _, v in value.items)
+    return value.kind in (CONSTANT, NUMPY, LIBRARY)
 
 
 def _is_module_name(qualified: str) -> bool:
