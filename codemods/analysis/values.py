@@ -311,6 +311,8 @@ _TORCH_NON_TENSORS = (
     "torch.jit.",
 )
 MAX_DEPTH = 40
+# The helper JAX002/JAX006 insert: what it returns is known, whatever the file defines it as.
+GATHER_HELPER = "ensure_single_device"
 
 
 @dataclass(frozen=True)
@@ -1126,6 +1128,11 @@ class Analysis:
             found = self._method_value(receiver, func.attr, call)
             if found is not None:
                 return found
+        if isinstance(func, ast.Name) and func.id == GATHER_HELPER and len(call.args) == 1:
+            gathered = self.value_of(call.args[0])
+            if gathered.kind == ARRAY and gathered.placement != NOT_ADDRESSABLE:
+                return Value(ARRAY, f"`{GATHER_HELPER}`", placement=SINGLE)
+            return gathered
         return self.apply(self.value_of(func), call)
 
     def apply(self, callee: Value, call: ast.Call) -> Value:
