@@ -459,3 +459,26 @@ def test_loop_carried_definition_reaches_an_earlier_use():
             y = torch.ones(8)
     """
     assert value(source).kind == UNKNOWN
+
+
+def test_decorator_factory_forwards_its_keywords_into_the_transform():
+    source = """
+    def jit_with(**options):
+        return partial(jax.jit, **options)
+
+    @jit_with(out_shardings=sharded)
+    def scale(x, factor=2.0):
+        return x * factor
+
+    probe(scale(jnp.ones(8)))
+    """
+    assert value(source).placement == MULTI
+
+
+def test_container_annotations_hold_their_element_kind():
+    analysis, expr = _probe("def f(params: dict[str, jax.Array]):\n    probe(params)")
+    assert analysis.leaves(expr).kind == ARRAY
+    assert (
+        value("from typing import Sequence\ndef f(xs: Sequence[torch.Tensor]):\n    probe(xs[0])").kind
+        == TORCH
+    )

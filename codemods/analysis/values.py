@@ -198,6 +198,12 @@ MULTI_TRANSFORMS = frozenset({"jax.pmap", "jax.shard_map"})
 PARTIAL = frozenset({"functools.partial"})
 
 JAX_ARRAY_TYPES = frozenset({"jax.Array"})
+MAPPING_TYPES = frozenset(
+    {"dict", "typing.Dict", "typing.Mapping", "collections.abc.Mapping", "typing.MutableMapping"}
+)
+SEQUENCE_TYPES = frozenset(
+    {"list", "tuple", "typing.List", "typing.Tuple", "typing.Sequence", "collections.abc.Sequence"}
+)
 TORCH_TYPES = frozenset({"torch.Tensor", "torch.nn.Parameter"})
 NUMPY_TYPES = frozenset({"numpy.ndarray", "numpy.typing.NDArray"})
 CAPSULE_TYPES = frozenset({"types.CapsuleType", "typing_extensions.CapsuleType"})
@@ -904,7 +910,19 @@ class Analysis:
             return join(self.annotation_value(m) for m in members) if members else UNKNOWN_VALUE
         if isinstance(annotation, ast.Subscript):
             head = self.qualname(annotation.value)
+            if (
+                head is None
+                and isinstance(annotation.value, ast.Name)
+                and not self.ctx.is_bound(annotation.value.id)
+            ):
+                head = annotation.value.id  # a builtin: dict[str, jax.Array]
             inner = annotation.slice
+            members = inner.elts if isinstance(inner, ast.Tuple) else [inner]
+            if head in MAPPING_TYPES and len(members) == 2:
+                return Value(MAPPING, items=((None, self.annotation_value(members[1])),))
+            if head in SEQUENCE_TYPES and members:
+                elements = [m for m in members if not (isinstance(m, ast.Constant) and m.value is Ellipsis)]
+                return Value(CONTAINER, items=tuple((None, self.annotation_value(m)) for m in elements))
             if head in ("typing.Optional", "typing_extensions.Optional"):
                 return self.annotation_value(inner)
             if head in ("typing.Union",) and isinstance(inner, ast.Tuple):
@@ -1156,10 +1174,25 @@ class Analysis:
         if kind == CALLABLE:
             return self._transformed_result(callee.transform, call)
         if kind == FUNCTION and callee.node is not None:
-            return self.returns_of(callee.node)
+            returned = self.returns_of(callee.node)
+            if returned.kind == TRANSFORM and returned.transform.has_unknown_options:
+                return replace(returned, transform=self._forwarded(returned.transform, callee.node, call))
+            return returned
         if kind == CLASS and callee.node is not None:
             return self._instance(callee.node, call)
         return UNKNOWN_VALUE
+
+    def _forwarded(self, transform: Transform, factory: ast.AST, call: ast.Call) -> Transform:
+        """A decorator factory's ``partial(jax.jit, **options)``: the call's keywords fill ``**options``."""
+        kwarg = getattr(getattr(factory, "args", None), "kwarg", None)
+        options = []
+        for keyword in transform.options:
+            spread = keyword.arg is None and isinstance(keyword.value, ast.Name)
+            if spread and kwarg is not None and keyword.value.id == kwarg.arg:
+                options.extend(call.keywords)
+            else:
+                options.append(keyword)
+        return replace(transform, options=tuple(options))
 
     def _transformed_result(self, transform: Transform, call: ast.Call) -> Value:
         name = transform.name
