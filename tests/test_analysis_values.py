@@ -482,3 +482,13 @@ def test_container_annotations_hold_their_element_kind():
         value("from typing import Sequence\ndef f(xs: Sequence[torch.Tensor]):\n    probe(xs[0])").kind
         == TORCH
     )
+
+
+def test_each_name_of_one_import_statement_is_its_own_module():
+    analysis, expr = _probe("from jax import dlpack as jdl, numpy as jnp2\nprobe(jnp2.ones(3))")
+    assert analysis.value_of(expr).kind == ARRAY
+    assert value("from jax import dlpack as jdl, numpy as jnp2\ndef f():\n    probe(jdl.to_dlpack(jnp2.ones(3)))").kind == CAPSULE
+
+
+def test_augmented_assignment_keeps_the_array():
+    assert value("x = jax.device_put(jnp.ones(8), sharded)\nx += 1\nprobe(x)").placement == MULTI

@@ -45,7 +45,7 @@ import ast
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 
-from jax_codemod.analysis.scopes import ITER, Definition, Scopes
+from jax_codemod.analysis.scopes import ITER, Definition, Scopes, scope_nodes
 
 # Kinds -------------------------------------------------------------------------------
 UNKNOWN = "unknown"
@@ -566,21 +566,16 @@ class Analysis:
         else:
             returns = [
                 node.value
-                for node in self.scopes_nodes(function)
+                for node in scope_nodes(function)
                 if isinstance(node, ast.Return) and node.value is not None
             ]
-            if any(isinstance(node, (ast.Yield, ast.YieldFrom)) for node in self.scopes_nodes(function)):
+            if any(isinstance(node, (ast.Yield, ast.YieldFrom)) for node in scope_nodes(function)):
                 returns = []
             result = join(self.value_of(value) for value in returns)
             if result.why and result.kind != UNKNOWN:
                 result = replace(result, why=f"`{function.name}()`, which returns {result.why}")
         self._returns[function] = result
         return result
-
-    def scopes_nodes(self, scope: ast.AST):
-        from jax_codemod.analysis.scopes import scope_nodes
-
-        return scope_nodes(scope)
 
     def in_explicit_mesh(self, node: ast.AST) -> bool:
         """``node`` runs with a mesh set (``with jax.set_mesh(mesh):``, or ``jax.set_mesh(mesh)``
@@ -674,7 +669,10 @@ class Analysis:
         return Value(MAPPING, items=tuple(items))
 
     def _combined(self, operands: list[ast.AST], expr: ast.AST) -> Value:
-        values = [self.value_of(o) for o in operands]
+        return self._combine([self.value_of(o) for o in operands], expr)
+
+    def _combine(self, values: list[Value], expr: ast.AST) -> Value:
+        """An operator's result (``a + b``, ``x += y``) from its operands' values."""
         kinds = {v.kind for v in values}
         if TRACER in kinds and not kinds & OTHER_ARRAYS:
             return Value(TRACER, "a traced computation")
@@ -741,9 +739,8 @@ class Analysis:
         if isinstance(node, ast.ClassDef):
             return Value(CLASS, f"class `{node.name}`", node=node)
         if isinstance(node, ast.AugAssign):
-            previous = self.value_of(node.target) if False else UNKNOWN_VALUE
-            value = self.value_of(node.value)
-            return value if value.kind in ARRAY_KINDS | OTHER_ARRAYS else previous
+            # ``x += y``: what ``x`` held before, combined with ``y``.
+            return self._combine([self.value_of(node.target), self.value_of(node.value)], node)
         if definition.value is None:
             return UNKNOWN_VALUE
         value = self.value_of(definition.value)
@@ -754,7 +751,7 @@ class Analysis:
     def _import_value(self, node: ast.AST, definition: Definition) -> Value:
         for alias in node.names:
             local = (alias.asname or alias.name).split(".", 1)[0]
-            if local != self._defined_name(definition, alias):
+            if local != definition.name:
                 continue
             if isinstance(node, ast.Import):
                 qualified = alias.name if alias.asname else alias.name.split(".", 1)[0]
@@ -764,10 +761,6 @@ class Analysis:
                 qualified = f"{node.module}.{alias.name}"
             return self._qualified_value(public_name(qualified))
         return UNKNOWN_VALUE
-
-    @staticmethod
-    def _defined_name(definition: Definition, alias: ast.alias) -> str:
-        return (alias.asname or alias.name).split(".", 1)[0]
 
     def _function_value(self, function: ast.AST) -> Value:
         decorators = list(getattr(function, "decorator_list", ()))
@@ -1075,7 +1068,7 @@ class Analysis:
                 if not positional:
                     continue
                 this = positional[0].arg
-                for node in self.scopes_nodes(statement):
+                for node in scope_nodes(statement):
                     targets = (
                         node.targets
                         if isinstance(node, ast.Assign)
