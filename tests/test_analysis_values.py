@@ -492,3 +492,12 @@ def test_each_name_of_one_import_statement_is_its_own_module():
 
 def test_augmented_assignment_keeps_the_array():
     assert value("x = jax.device_put(jnp.ones(8), sharded)\nx += 1\nprobe(x)").placement == MULTI
+
+
+def test_cupy_arrays_and_dlpack_devices():
+    from jax_codemod.analysis.values import CUPY, DLPACK_DEVICE
+
+    assert value("import cupy\nprobe(cupy.asarray([1, 2]))").kind == CUPY
+    analysis, expr = _probe("x = jnp.ones(3)\nprobe(x.__dlpack_device__())")
+    found = analysis.value_of(expr)
+    assert found.kind == DLPACK_DEVICE and analysis.value_of(found.node).kind == ARRAY

@@ -1059,8 +1059,7 @@ class Analysis:
         for statement in cls.body:
             if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 if statement.name == attr:
-                    value = self._function_value(statement)
-                    values.append(replace(value, why=value.why) if value.kind else value)
+                    values.append(self._function_value(statement))
                     continue
                 if not instance:
                     continue
