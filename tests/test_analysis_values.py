@@ -501,3 +501,31 @@ def test_cupy_arrays_and_dlpack_devices():
     analysis, expr = _probe("x = jnp.ones(3)\nprobe(x.__dlpack_device__())")
     found = analysis.value_of(expr)
     assert found.kind == DLPACK_DEVICE and analysis.value_of(found.node).kind == ARRAY
+
+
+def test_arguments_of_the_files_own_calls_reach_a_helpers_parameter():
+    source = """
+    def to_torch(x):
+        probe(x)
+        return torch.from_dlpack(x)
+
+    a = to_torch(jax.device_put(jnp.ones(8), sharded))
+    b = to_torch(jax.device_put(jnp.zeros(8), sharded))
+    """
+    assert value(source).placement == MULTI
+    mixed = source.replace("jax.device_put(jnp.zeros(8), sharded)", "jnp.zeros(8)")
+    assert value(mixed).placement == SINGLE
+    passed_on = source + "callbacks = [to_torch]\n"
+    assert value(passed_on).kind == UNKNOWN
+
+
+def test_arguments_of_method_calls_on_self():
+    source = """
+    class Bridge:
+        def export(self, x):
+            return torch.from_dlpack(probe(x))
+
+        def run(self):
+            return self.export(jax.device_put(jnp.ones(8), sharded))
+    """
+    assert value(source).placement == MULTI

@@ -471,7 +471,7 @@ class Analysis:
         self._values: dict[ast.AST, Value] = {}
         self._active: set[ast.AST] = set()
         self._returns: dict[ast.AST, Value] = {}
-        self._calls_by_first_name: dict[str, list[ast.Call]] | None = None
+        self._usage: dict[str, dict[str, list[ast.AST]]] | None = None
         self._mesh_statements: list[ast.AST] | None = None
 
     # Public queries ------------------------------------------------------------------
@@ -793,14 +793,85 @@ class Analysis:
             if isinstance(d.node, (ast.FunctionDef, ast.AsyncFunctionDef))
         ]
 
-    def _calls_passing(self, name: str) -> list[ast.Call]:
-        if self._calls_by_first_name is None:
-            index: dict[str, list[ast.Call]] = {}
+    def _index(self) -> dict[str, dict[str, list[ast.AST]]]:
+        """Calls by the name of their first argument, of their function, of their method; and
+        every read of a bare name: one walk of the file, on first use."""
+        if self._usage is None:
+            index: dict[str, dict[str, list[ast.AST]]] = {"first": {}, "func": {}, "method": {}, "load": {}}
             for node in ast.walk(self.ctx.tree):
-                if isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Name):
-                    index.setdefault(node.args[0].id, []).append(node)
-            self._calls_by_first_name = index
-        return self._calls_by_first_name.get(name, [])
+                if isinstance(node, ast.Call):
+                    if node.args and isinstance(node.args[0], ast.Name):
+                        index["first"].setdefault(node.args[0].id, []).append(node)
+                    if isinstance(node.func, ast.Name):
+                        index["func"].setdefault(node.func.id, []).append(node)
+                    elif isinstance(node.func, ast.Attribute):
+                        index["method"].setdefault(node.func.attr, []).append(node)
+                elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+                    index["load"].setdefault(node.id, []).append(node)
+            self._usage = index
+        return self._usage
+
+    def _calls_passing(self, name: str) -> list[ast.Call]:
+        return self._index()["first"].get(name, [])
+
+    def _argument_value(self, parameter: ast.arg, function: ast.AST) -> Value:
+        """What the file's own calls of ``function`` pass for ``parameter``, joined; unknown
+        unless every use of the function is such a call."""
+        if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)) or function.decorator_list:
+            return UNKNOWN_VALUE
+        index = self._index()
+        owner = self.ctx.parent(function)
+        positional = [*function.args.posonlyargs, *function.args.args]
+        if isinstance(owner, ast.ClassDef) and function.name == "__init__":
+            # Constructor calls; the class name also appears in annotations and isinstance checks.
+            calls = [
+                call
+                for call in index["func"].get(owner.name, [])
+                if self.value_of(call.func).kind == CLASS and self.value_of(call.func).node is owner
+            ]
+            positional = positional[1:]
+        elif isinstance(owner, ast.ClassDef):
+            calls = [
+                call
+                for call in index["method"].get(function.name, [])
+                if self.value_of(call.func.value).kind == INSTANCE
+                and self.value_of(call.func.value).node is owner
+            ]
+            positional = positional[1:]
+        else:
+            uses = index["load"].get(function.name, [])
+            calls = [
+                c
+                for c in index["func"].get(function.name, [])
+                if function in self._function_definitions(c.func)
+            ]
+            if len(calls) != len(uses):
+                return UNKNOWN_VALUE  # passed or stored somewhere: other callers are unknown
+        if not calls:
+            return UNKNOWN_VALUE
+        defaults = dict(
+            zip([a.arg for a in reversed(positional)], reversed(function.args.defaults), strict=False)
+        )
+        defaults.update(
+            (a.arg, d)
+            for a, d in zip(function.args.kwonlyargs, function.args.kw_defaults, strict=True)
+            if d is not None
+        )
+        values = []
+        for call in calls:
+            if any(isinstance(a, ast.Starred) for a in call.args) or any(
+                k.arg is None for k in call.keywords
+            ):
+                return UNKNOWN_VALUE
+            argument = next((k.value for k in call.keywords if k.arg == parameter.arg), None)
+            if argument is None and parameter in positional and positional.index(parameter) < len(call.args):
+                argument = call.args[positional.index(parameter)]
+            if argument is None:
+                argument = defaults.get(parameter.arg)
+            if argument is None:
+                return UNKNOWN_VALUE
+            values.append(self.value_of(argument))
+        return join(values)
 
     # Parameters ------------------------------------------------------------------------
 
@@ -819,6 +890,12 @@ class Analysis:
                 return replace(
                     annotated, why=f"a parameter annotated `{self.ctx.source_of(parameter.annotation)}`"
                 )
+        else:
+            # Arrays and placements only: a constant some caller passes (a dl_device) says nothing
+            # of what callers elsewhere pass, and a fix built on it could break them.
+            passed = self._argument_value(parameter, function)
+            if self._leaves(passed).kind in ARRAY_KINDS | OTHER_ARRAYS | {SHARDING, DEVICE, MESH}:
+                return replace(passed, why=f"{passed.why}, passed to `{function.name}`" if passed.why else "")
         if self._registered_for_jax(parameter, function):
             return Value(ARRAY, "a function registered for `jax.Array`")
         owner = self.ctx.parent(function)
