@@ -505,6 +505,10 @@ class Analysis:
     def leaves(self, expr: ast.AST) -> Value:
         return self._leaves(self.value_of(expr))
 
+    def iterated(self, expr: ast.AST) -> Value:
+        """One element of iterating ``expr`` (``for x in expr``, ``map(f, expr)``), joined."""
+        return self._iterated(self.value_of(expr))
+
     def qualname(self, expr: ast.AST) -> str | None:
         """The public qualified name ``expr`` refers to, or None."""
         root = expr

@@ -1,8 +1,8 @@
 # expect: BufferError: __dlpack__ only supported for unsharded arrays
 # requires: multi-device
 """A pytree of sharded parameters converted leaf by leaf: jax.tree.map with the consumer
-itself, jax.tree_util.tree_map with a lambda, a loop over jax.tree.leaves, and PyTorch's
-DLPack module bound through importlib."""
+itself, jax.tree_util.tree_map with a lambda, a loop over jax.tree.leaves, the builtin
+map, and PyTorch's DLPack module bound through importlib."""
 import importlib
 
 import jax
@@ -26,6 +26,8 @@ params = {
 torch_params = jax.tree.map(torch.from_dlpack, params)
 numpy_params = jax.tree_util.tree_map(lambda leaf: np.from_dlpack(leaf), params)
 sizes = [torch_dlpack.from_dlpack(leaf).numel() for leaf in jax.tree.leaves(params)]
+host_leaves = list(map(np.from_dlpack, jax.tree.leaves(params)))
 
 assert torch_params["dense"]["kernel"].shape == (8, 2)
 assert numpy_params["dense"]["bias"].shape == (8,) and sorted(sizes) == [8, 16]
+assert sorted(leaf.size for leaf in host_leaves) == [8, 16]
