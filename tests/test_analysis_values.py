@@ -487,7 +487,12 @@ def test_container_annotations_hold_their_element_kind():
 def test_each_name_of_one_import_statement_is_its_own_module():
     analysis, expr = _probe("from jax import dlpack as jdl, numpy as jnp2\nprobe(jnp2.ones(3))")
     assert analysis.value_of(expr).kind == ARRAY
-    assert value("from jax import dlpack as jdl, numpy as jnp2\ndef f():\n    probe(jdl.to_dlpack(jnp2.ones(3)))").kind == CAPSULE
+    assert (
+        value(
+            "from jax import dlpack as jdl, numpy as jnp2\ndef f():\n    probe(jdl.to_dlpack(jnp2.ones(3)))"
+        ).kind
+        == CAPSULE
+    )
 
 
 def test_augmented_assignment_keeps_the_array():
@@ -528,4 +533,9 @@ def test_arguments_of_method_calls_on_self():
         def run(self):
             return self.export(jax.device_put(jnp.ones(8), sharded))
     """
+    assert value(source).placement == MULTI
+
+
+def test_ahead_of_time_compiled_jit_keeps_its_out_shardings():
+    source = "f = jax.jit(lambda x: x, out_shardings=sharded)\ncompiled = f.lower(jnp.ones(8)).compile()\nprobe(compiled(jnp.ones(8)))"
     assert value(source).placement == MULTI

@@ -1280,6 +1280,8 @@ class Analysis:
         returned = self.returns_of(transform.function) if transform.function is not None else UNKNOWN_VALUE
         if name in JIT_TRANSFORMS:
             out = transform.option("out_shardings")
+            if out is None:
+                out = transform.option("out_axis_resources")  # pjit's name before JAX 0.4.x
             if out is not None and not _is_none(out):
                 placed = self.value_of(out)
                 return self._shaped_like(returned, placed, f"{label} with `out_shardings`")
@@ -1454,6 +1456,8 @@ class Analysis:
             return None
         if kind == CONTAINER and method == "copy":
             return receiver
+        if kind == CALLABLE and method in ("lower", "compile"):
+            return receiver  # AOT: jax.jit(f, ...).lower(x).compile() runs like jax.jit(f, ...)
         if kind == SHARDING and method in ("reshape", "replicate", "with_memory_kind", "update"):
             return receiver
         if kind in (INSTANCE, CLASS):
