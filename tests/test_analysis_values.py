@@ -539,3 +539,10 @@ def test_arguments_of_method_calls_on_self():
 def test_ahead_of_time_compiled_jit_keeps_its_out_shardings():
     source = "f = jax.jit(lambda x: x, out_shardings=sharded)\ncompiled = f.lower(jnp.ones(8)).compile()\nprobe(compiled(jnp.ones(8)))"
     assert value(source).placement == MULTI
+
+
+def test_shardings_of_a_multi_process_job_are_not_fully_addressable():
+    source = "jax.distributed.initialize()\nprobe(jax.device_put(np.ones(8), NamedSharding(mesh, P('x'))))"
+    assert value(source).placement == NOT_ADDRESSABLE
+    local = "jax.distributed.initialize()\nlocal_mesh = jax.sharding.Mesh(jax.local_devices(), ('x',))\n"
+    assert value(local + "probe(NamedSharding(local_mesh, P('x')))").placement == MULTI
