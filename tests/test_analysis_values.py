@@ -546,3 +546,10 @@ def test_shardings_of_a_multi_process_job_are_not_fully_addressable():
     assert value(source).placement == NOT_ADDRESSABLE
     local = "jax.distributed.initialize()\nlocal_mesh = jax.sharding.Mesh(jax.local_devices(), ('x',))\n"
     assert value(local + "probe(NamedSharding(local_mesh, P('x')))").placement == MULTI
+
+
+def test_a_one_device_mesh_places_on_one_device():
+    source = (
+        "one = jax.make_mesh((1,), ('x',))\nprobe(jax.device_put(np.ones(8), NamedSharding(one, P('x'))))"
+    )
+    assert value(source).placement == SINGLE

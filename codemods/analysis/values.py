@@ -1555,6 +1555,8 @@ class Analysis:
         if qualified in SHARDING_TYPES:
             placement = SHARDING_TYPES[qualified]
             label = f"a `{qualified.rsplit('.', 1)[1]}`"
+            if placement == MULTI and self.value_of(_argument(call, 0, "mesh")).constant == "single":
+                return Value(SHARDING, f"{label} over a one-device mesh", placement=SINGLE)
             if placement == MULTI and self.multi_process and not self._local_mesh(call):
                 # After jax.distributed.initialize, a mesh over jax.devices() spans every process.
                 return Value(
@@ -1568,9 +1570,13 @@ class Analysis:
             "jax.sharding.Mesh",
             "jax.experimental.mesh_utils.create_device_mesh",
         ):
-            return Value(
-                MESH, label, constant="local" if "local_devices" in self.ctx.source_of(call) else None
+            shape = (
+                _constant_ints(_argument(call, 0, "axis_shapes")) if qualified == "jax.make_mesh" else None
             )
+            if shape and all(size == 1 for size in shape):
+                return Value(MESH, f"{label} of one device", constant="single")
+            local = "local_devices" in self.ctx.source_of(call)
+            return Value(MESH, label, constant="local" if local else None)
         if qualified in TREE_LEAVES and call.args:
             return Value(CONTAINER, label, items=((None, self.leaves(call.args[0])),))
         if qualified in TREE_FLATTEN and call.args:
