@@ -1,0 +1,555 @@
+"""DLPack capsules: which calls make one, where each one goes, and who consumes it.
+
+A DLPack capsule is a one-shot handle on an array's memory. The old API traded in them
+(``jax.dlpack.to_dlpack(x)`` -> ``torch.utils.dlpack.from_dlpack(capsule)``); the array
+protocol passes the array itself and lets the consumer ask for the capsule. Migrating
+means following each capsule from its producer to its consumers, through variables,
+containers and comprehensions, so this module answers, once per file:
+
+- ``producers``: every call that makes a capsule, with the array it exports;
+- ``flow(producer)``: where that capsule goes -- straight into a consumer, into a
+  variable or container whose every use is a consumer, or somewhere we cannot follow
+  (returned, stored, passed on, used twice), with the reason;
+- ``origin(expression)``: for a value fed to a consumer, whether it is a capsule, a
+  parameter or ``*args`` element, or of unknown origin, and what evidence says capsule.
+
+Names resolve through imports, ``importlib.import_module("jax.dlpack")``, and local or
+module-level aliases (``to_dl = jax.dlpack.to_dlpack``).
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import weakref
+from dataclasses import dataclass, field
+from functools import cached_property
+
+from jax_codemod.analysis.context import FileContext
+from jax_codemod.analysis.scopes import (
+    COMPREHENSIONS,
+    FUNCTIONS,
+    ScopeIndex,
+    comprehension_targets,
+    enclosing_scope,
+    index_scope,
+    owner_scope,
+    reached_uses,
+)
+
+# Producers ------------------------------------------------------------------------
+
+JAX_TO_DLPACK = frozenset({"jax.dlpack.to_dlpack", "jax._src.dlpack.to_dlpack"})
+TORCH_TO_DLPACK = frozenset({"torch.utils.dlpack.to_dlpack", "torch.to_dlpack"})
+JAX = "jax"  # jax.dlpack.to_dlpack(x): removed in JAX 0.7
+TORCH = "torch"  # torch.utils.dlpack.to_dlpack(t)
+DUNDER = "dunder"  # v.__dlpack__(...): any array-protocol object
+CUPY = "cupy"  # cupy_array.toDlpack()
+
+# Consumers ------------------------------------------------------------------------
+
+# JAX's consumers: they take an array-protocol object and reject capsules (TypeError).
+JAX_CONSUMERS = frozenset({"jax.dlpack.from_dlpack", "jax.numpy.from_dlpack", "jax._src.dlpack.from_dlpack"})
+# Consumers that take an array-protocol object; the torch ones take a capsule as well.
+ARRAY_CONSUMERS = JAX_CONSUMERS | {"torch.from_dlpack", "torch.utils.dlpack.from_dlpack", "numpy.from_dlpack",
+                                   "cupy.from_dlpack"}
+CAPSULE_TOLERANT = frozenset({"torch.from_dlpack", "torch.utils.dlpack.from_dlpack", "cupy.from_dlpack",
+                              "cupy.fromDlpack", "tensorflow.experimental.dlpack.from_dlpack"})
+
+# Words in a name, attribute, key or annotation that say "this holds a capsule".
+_CAPSULE_WORDS = re.compile(r"capsule|dlpack|dl_?tensor|dlpk|(^|_)dlp($|_)", re.IGNORECASE)
+
+# Where the libraries are, for choosing the conversion a consumer needs.
+_TORCH_VALUE_METHODS = frozenset({"detach", "contiguous", "cuda", "cpu", "clone", "to", "float", "double",
+                                  "half", "t", "permute", "transpose", "view", "reshape", "requires_grad_"})
+
+
+@dataclass(frozen=True)
+class Producer:
+    call: ast.Call
+    kind: str
+    source: ast.expr | None  # the array the capsule exports (None: not a plain call)
+    qualname: str | None
+
+
+@dataclass(frozen=True)
+class Use:
+    """One place a capsule value reaches: a consumer's first argument, or an escape."""
+
+    node: ast.AST  # the expression that evaluates to the capsule there
+    consumer: ast.Call | None
+    consumer_name: str | None
+    escape: str | None = None  # why it is not a consumer: "returned", "passed to f", ...
+
+
+@dataclass
+class Flow:
+    producer: Producer
+    # "direct": the producer is a consumer's argument; "variable": bound to a name;
+    # "container": an element of a list/tuple/dict/comprehension bound to a name;
+    # "escape": anywhere else.
+    via: str
+    uses: list[Use] = field(default_factory=list)
+    holder: ast.stmt | None = None  # the assignment of the variable or container
+    variable: str | None = None
+
+    @property
+    def escapes(self) -> list[Use]:
+        return [use for use in self.uses if use.consumer is None]
+
+    @property
+    def consumers(self) -> list[Use]:
+        return [use for use in self.uses if use.consumer is not None]
+
+
+@dataclass(frozen=True)
+class Origin:
+    """Where a value fed to a consumer comes from."""
+
+    kind: str  # "capsule" | "parameter" | "unknown" | "array"
+    flow: Flow | None = None
+    parameter: ast.arg | None = None
+    function: ast.AST | None = None
+    evidence: str | None = None  # why we think it is a capsule, in words
+
+
+_ANALYSES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def capsules(ctx: FileContext) -> CapsuleAnalysis:
+    """The file's capsule analysis, computed once and shared by every rule that asks."""
+    analysis = _ANALYSES.get(ctx)
+    if analysis is None:
+        analysis = _ANALYSES[ctx] = CapsuleAnalysis(ctx)
+    return analysis
+
+
+class CapsuleAnalysis:
+    def __init__(self, ctx: FileContext) -> None:
+        self.ctx = ctx
+        self._indexes: dict[int, ScopeIndex] = {}
+        self._flows: dict[int, Flow] = {}
+
+    # Scopes and names -------------------------------------------------------------
+
+    def index(self, scope: ast.AST) -> ScopeIndex:
+        key = id(scope)
+        if key not in self._indexes:
+            self._indexes[key] = index_scope(scope)
+        return self._indexes[key]
+
+    def qualname(self, node: ast.AST) -> str | None:
+        """``ctx.qualname`` plus importlib, ``getattr`` and alias assignments."""
+        if isinstance(node, ast.Attribute):
+            base = self.qualname(node.value)
+            return f"{base}.{node.attr}" if base else None
+        if isinstance(node, ast.Call):
+            return self._module_call(node)
+        if not isinstance(node, ast.Name):
+            return None
+        scope = owner_scope(self.ctx, node, self.index)
+        if scope is None:
+            return None
+        if scope is not self.ctx.tree:
+            return self._alias(scope, node.id)
+        return self.ctx.qualname(node) or self._alias(scope, node.id)
+
+    def _alias(self, scope: ast.AST, name: str) -> str | None:
+        sites = self.index(scope).defs.get(name, ())
+        if len(sites) != 1:
+            return None
+        site = sites[0]
+        statement = self.ctx.parent(site) if isinstance(site, ast.Name) else None
+        if isinstance(statement, ast.Assign) and len(statement.targets) == 1 and statement.targets[0] is site:
+            value = statement.value
+            if isinstance(value, ast.Name) and value.id == name:
+                return None
+            return self.qualname(value)
+        return None
+
+    def _module_call(self, call: ast.Call) -> str | None:
+        # importlib.import_module("jax.dlpack") and getattr(jax.dlpack, "to_dlpack"): the
+        # three-argument getattr has a default, which makes it a version gate, not an alias.
+        func = self.ctx.qualname(call.func)
+        literal = call.args[-1] if call.args else None
+        if not (isinstance(literal, ast.Constant) and isinstance(literal.value, str)) or call.keywords:
+            return None
+        if func in ("importlib.import_module", "__import__") and len(call.args) == 1:
+            return literal.value if func == "importlib.import_module" else literal.value.split(".", 1)[0]
+        if isinstance(call.func, ast.Name) and call.func.id == "getattr" and len(call.args) == 2:
+            base = self.qualname(call.args[0])
+            return f"{base}.{literal.value}" if base else None
+        return None
+
+    # Producers and consumers --------------------------------------------------------
+
+    @cached_property
+    def _calls(self) -> list[ast.Call]:
+        return [node for node in ast.walk(self.ctx.tree) if isinstance(node, ast.Call)]
+
+    @cached_property
+    def producers(self) -> list[Producer]:
+        found = []
+        for call in self._calls:
+            producer = self.producer(call)
+            if producer is not None:
+                found.append(producer)
+        return found
+
+    def producer(self, node: ast.AST) -> Producer | None:
+        if not isinstance(node, ast.Call):
+            return None
+        qualified = self.qualname(node.func)
+        plain = len(node.args) >= 1 and not isinstance(node.args[0], ast.Starred)
+        if qualified in JAX_TO_DLPACK:
+            return Producer(node, JAX, node.args[0] if plain else None, qualified)
+        if qualified in TORCH_TO_DLPACK:
+            single = plain and len(node.args) == 1 and not node.keywords
+            return Producer(node, TORCH, node.args[0] if single else None, qualified)
+        if qualified is None and isinstance(node.func, ast.Attribute):
+            if node.func.attr == "__dlpack__":
+                source = node.func.value if not node.args and not node.keywords else None
+                return Producer(node, DUNDER, source, None)
+            if node.func.attr == "toDlpack" and not node.args and not node.keywords:
+                return Producer(node, CUPY, node.func.value, None)
+        return None
+
+    def consumer_name(self, call: ast.AST) -> str | None:
+        if not isinstance(call, ast.Call):
+            return None
+        qualified = self.qualname(call.func)
+        if qualified in ARRAY_CONSUMERS or qualified in CAPSULE_TOLERANT:
+            return qualified
+        return None
+
+    def _as_consumer_argument(self, node: ast.AST) -> tuple[ast.Call | None, str | None]:
+        parent = self.ctx.parent(node)
+        if isinstance(parent, ast.Call) and parent.args and parent.args[0] is node:
+            name = self.consumer_name(parent)
+            if name is not None:
+                return parent, name
+        return None, None
+
+    @cached_property
+    def consumers(self) -> list[tuple[ast.Call, str]]:
+        return [(call, name) for call in self._calls if (name := self.consumer_name(call))]
+
+    # Flows ------------------------------------------------------------------------
+
+    def flow(self, producer: Producer) -> Flow:
+        key = id(producer.call)
+        if key not in self._flows:
+            self._flows[key] = self._follow(producer)
+        return self._flows[key]
+
+    def _follow(self, producer: Producer) -> Flow:
+        call = producer.call
+        consumer, name = self._as_consumer_argument(call)
+        if consumer is not None:
+            return Flow(producer, "direct", [Use(call, consumer, name)])
+        parent = self.ctx.parent(call)
+        if _single_name_assignment(parent, call):
+            uses = self._variable_uses(parent, parent.targets[0].id)
+            return Flow(producer, "variable", uses, parent, parent.targets[0].id)
+        container, statement = self._container_of(call)
+        if container is not None:
+            if statement is not None:
+                uses = self._container_uses(statement, statement.targets[0].id)
+                return Flow(producer, "container", uses, statement, statement.targets[0].id)
+            return Flow(producer, "escape", [Use(container, None, None, self._escape_reason(container))])
+        return Flow(producer, "escape", [Use(call, None, None, self._escape_reason(call))])
+
+    def _escape_reason(self, node: ast.AST) -> str:
+        parent = self.ctx.parent(node)
+        while isinstance(parent, (ast.IfExp, ast.BoolOp, ast.Tuple, ast.List)) and parent is not None:
+            node, parent = parent, self.ctx.parent(parent)
+        if isinstance(parent, ast.Return):
+            return "returned"
+        if isinstance(parent, (ast.Yield, ast.YieldFrom)):
+            return "yielded"
+        if isinstance(parent, ast.Call):
+            callee = ast.unparse(parent.func) if parent.func is not node else "called"
+            return f"passed to `{callee}`"
+        if isinstance(parent, (ast.Assign, ast.AnnAssign)):
+            targets = parent.targets if isinstance(parent, ast.Assign) else [parent.target]
+            return f"stored in `{ast.unparse(targets[0])}`"
+        if isinstance(parent, ast.keyword):
+            return f"passed as `{parent.arg}=`" if parent.arg else "passed as **kwargs"
+        return "used where it cannot be followed"
+
+    def _variable_uses(self, statement: ast.Assign, name: str) -> list[Use]:
+        scope = enclosing_scope(self.ctx, statement)
+        reach = reached_uses(self.ctx, self.index(scope), statement, name)
+        if reach is None:
+            return [Use(statement, None, None, f"`{name}` may be read where this assignment cannot be followed")]
+        if not reach.uses:
+            return [Use(statement, None, None, f"`{name}` is never read")]
+        uses = []
+        for load in reach.uses:
+            consumer, consumer_name = self._as_consumer_argument(load)
+            if consumer is not None:
+                uses.append(Use(load, consumer, consumer_name))
+            else:
+                uses.append(Use(load, None, None, self._escape_reason(load)))
+        if len(uses) > 1:
+            # a capsule can be consumed once: a second reader means it is handed on
+            uses.append(Use(statement, None, None, f"`{name}` is read {len(reach.uses)} times"))
+        return uses
+
+    def _container_of(self, call: ast.Call) -> tuple[ast.AST | None, ast.Assign | None]:
+        parent = self.ctx.parent(call)
+        container = None
+        if isinstance(parent, (ast.List, ast.Tuple, ast.Set)) and call in parent.elts:
+            container = parent
+        elif isinstance(parent, ast.Dict) and any(v is call for v in parent.values):
+            container = parent
+        elif isinstance(parent, (ast.ListComp, ast.SetComp, ast.GeneratorExp)) and parent.elt is call:
+            container = parent
+        elif isinstance(parent, ast.DictComp) and parent.value is call:
+            container = parent
+        if container is None:
+            return None, None
+        holder = self.ctx.parent(container)
+        if _single_name_assignment(holder, container):
+            return container, holder
+        return container, None
+
+    def _container_uses(self, statement: ast.Assign, name: str) -> list[Use]:
+        """Each element of the container ``name`` reaches: ``name[k]`` or a loop variable."""
+        scope = enclosing_scope(self.ctx, statement)
+        reach = reached_uses(self.ctx, self.index(scope), statement, name)
+        if reach is None:
+            return [Use(statement, None, None, f"`{name}` may be read where this assignment cannot be followed")]
+        uses: list[Use] = []
+        for load in reach.uses:
+            uses.extend(self._element_uses(load, scope))
+        if not uses:
+            uses.append(Use(statement, None, None, f"`{name}` is never read"))
+        return uses
+
+    def _element_uses(self, load: ast.Name, scope: ast.AST) -> list[Use]:
+        parent = self.ctx.parent(load)
+        if isinstance(parent, ast.Subscript) and parent.value is load and isinstance(parent.ctx, ast.Load):
+            consumer, name = self._as_consumer_argument(parent)
+            if consumer is not None:
+                return [Use(parent, consumer, name)]
+            return [Use(parent, None, None, self._escape_reason(parent))]
+        if isinstance(parent, ast.comprehension) and parent.iter is load and isinstance(parent.target, ast.Name):
+            comprehension = self.ctx.parent(parent)
+            target = parent.target.id
+            reads = [
+                n for n in ast.walk(comprehension)
+                if isinstance(n, ast.Name) and n.id == target and isinstance(n.ctx, ast.Load)
+            ]
+            return self._loop_variable_uses(reads, target, load)
+        if isinstance(parent, (ast.For, ast.AsyncFor)) and parent.iter is load and isinstance(parent.target, ast.Name):
+            target = parent.target.id
+            index = self.index(scope)
+            inside = {id(n) for s in parent.body for n in ast.walk(s)}
+            reads = index.loads.get(target, [])
+            if any(id(r) not in inside for r in reads if _after(r, parent)) or target in index.free_in_nested:
+                return [Use(load, None, None, f"the loop variable `{target}` is read after the loop")]
+            return self._loop_variable_uses([r for r in reads if id(r) in inside], target, load)
+        return [Use(load, None, None, self._escape_reason(load))]
+
+    def _loop_variable_uses(self, reads: list[ast.Name], target: str, iterable: ast.AST) -> list[Use]:
+        if not reads:
+            return [Use(iterable, None, None, f"`{target}` is never read")]
+        uses = []
+        for read in reads:
+            consumer, name = self._as_consumer_argument(read)
+            uses.append(Use(read, consumer, name) if consumer else Use(read, None, None, self._escape_reason(read)))
+        if len(reads) > 1:
+            uses.append(Use(iterable, None, None, f"`{target}` is read {len(reads)} times"))
+        return uses
+
+    # Origins of consumed values -------------------------------------------------------
+
+    def origin(self, node: ast.AST) -> Origin:
+        """What the value ``node`` (a consumer's argument) is, as far as the file shows."""
+        producer = self.producer(node)
+        if producer is not None:
+            return Origin("capsule", self.flow(producer))
+        if isinstance(node, ast.Name):
+            return self._origin_of_name(node)
+        if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name):
+            holder = self._origin_of_name(node.value)
+            if holder.kind == "parameter":
+                return holder
+            for flow in self._flows_through(node.value):
+                if flow.via == "container":
+                    return Origin("capsule", flow)
+        if isinstance(node, ast.Call) and self.library(node) is not None:
+            return Origin("array")
+        evidence = self._evidence(node)
+        return Origin("unknown", evidence=evidence)
+
+    def _origin_of_name(self, name: ast.Name) -> Origin:
+        for flow in self._flows_through(name):
+            return Origin("capsule", flow)
+        scope = owner_scope(self.ctx, name, self.index)
+        if scope is None:
+            # a comprehension variable: the origin of what it iterates
+            comprehension = next(
+                a for a in self.ctx.ancestors(name)
+                if isinstance(a, COMPREHENSIONS) and name.id in comprehension_targets(a)
+            )
+            for generator in comprehension.generators:
+                if isinstance(generator.target, ast.Name) and generator.target.id == name.id:
+                    if isinstance(generator.iter, ast.Name):
+                        outer = self._origin_of_name(generator.iter)
+                        if outer.kind in ("parameter", "capsule"):
+                            return outer
+                    return Origin("unknown", evidence=self._evidence(name) or self._evidence(generator.iter))
+            return Origin("unknown")
+        index = self.index(scope)
+        sites = index.defs.get(name.id, ())
+        parameter = index.parameter(name.id)
+        if parameter is not None and len(sites) == 1:
+            return Origin("parameter", parameter=parameter, function=scope,
+                          evidence=self._parameter_evidence(scope, parameter))
+        loop = self._loop_over_parameter(name, index)
+        if loop is not None:
+            return loop
+        return Origin("unknown", evidence=self._evidence(name))
+
+    def _loop_over_parameter(self, name: ast.Name, index: ScopeIndex) -> Origin | None:
+        sites = index.defs.get(name.id, ())
+        if len(sites) != 1:
+            return None
+        statement = self.ctx.parent(sites[0])
+        if isinstance(statement, (ast.For, ast.AsyncFor)) and statement.target is sites[0]:
+            if isinstance(statement.iter, ast.Name):
+                outer = self._origin_of_name(statement.iter)
+                if outer.kind in ("parameter", "capsule"):
+                    return outer
+        return None
+
+    def _flows_through(self, name: ast.Name) -> list[Flow]:
+        found = []
+        for producer in self.producers:
+            flow = self.flow(producer)
+            if flow.via in ("variable", "container") and any(use.node is name for use in flow.uses):
+                found.append(flow)
+            elif flow.via == "container" and any(
+                isinstance(use.node, ast.Subscript) and use.node.value is name for use in flow.uses
+            ):
+                found.append(flow)
+        return found
+
+    def _parameter_evidence(self, function: ast.AST, parameter: ast.arg) -> str | None:
+        words = self._evidence_in_text(parameter.arg)
+        if words:
+            return f"its name `{parameter.arg}` says so"
+        if parameter.annotation is not None and _CAPSULE_WORDS.search(ast.unparse(parameter.annotation)):
+            return f"it is annotated `{ast.unparse(parameter.annotation)}`"
+        caller = self._capsule_passed_to(function, parameter)
+        if caller is not None:
+            return f"line {caller.lineno} passes it a capsule"
+        return None
+
+    def _capsule_passed_to(self, function: ast.AST, parameter: ast.arg) -> ast.Call | None:
+        if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            return None
+        arguments = function.args
+        positional = [a.arg for a in [*arguments.posonlyargs, *arguments.args]]
+        if self.ctx.parent(function) is not self.ctx.tree and positional and positional[0] in ("self", "cls"):
+            positional = positional[1:]
+        for call in self._calls:
+            if not (isinstance(call.func, ast.Name) and call.func.id == function.name) and not (
+                isinstance(call.func, ast.Attribute) and call.func.attr == function.name
+            ):
+                continue
+            passed = None
+            if parameter.arg in positional and positional.index(parameter.arg) < len(call.args):
+                passed = call.args[positional.index(parameter.arg)]
+            if arguments.vararg is parameter and len(call.args) > len(positional):
+                passed = call.args[len(positional)]
+            passed = next((k.value for k in call.keywords if k.arg == parameter.arg), passed)
+            if passed is not None and not isinstance(passed, ast.Starred):
+                if self.producer(passed) is not None:
+                    return call
+                if isinstance(passed, ast.Name) and self._flows_through(passed):
+                    return call
+        return None
+
+    def _evidence(self, node: ast.AST) -> str | None:
+        if isinstance(node, ast.Name) and self._evidence_in_text(node.id):
+            return f"its name `{node.id}` says so"
+        if isinstance(node, ast.Attribute) and self._evidence_in_text(node.attr):
+            return f"the attribute `{node.attr}` says so"
+        if isinstance(node, ast.Subscript):
+            key = node.slice
+            if isinstance(key, ast.Constant) and isinstance(key.value, str) and self._evidence_in_text(key.value):
+                return f"the key {key.value!r} says so"
+            return self._evidence(node.value)
+        if isinstance(node, ast.Call):
+            callee = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
+            if self._evidence_in_text(callee) and not callee.startswith("from_"):
+                return f"it comes from `{callee}()`"
+        return None
+
+    @staticmethod
+    def _evidence_in_text(text: str) -> bool:
+        return bool(_CAPSULE_WORDS.search(text)) and not text.startswith(("from_dlpack", "__dlpack"))
+
+    # Libraries of values --------------------------------------------------------------
+
+    def library(self, node: ast.AST, depth: int = 0) -> str | None:
+        """"torch", "numpy", "jax" or "cupy" when the file shows which library ``node`` is from."""
+        if depth > 6:
+            return None
+        if isinstance(node, ast.Call):
+            qualified = self.qualname(node.func)
+            if qualified:
+                head = qualified.split(".", 1)[0]
+                if qualified in JAX_TO_DLPACK or qualified in TORCH_TO_DLPACK or qualified.endswith("from_dlpack"):
+                    return {"torch": "torch", "numpy": "numpy", "cupy": "cupy"}.get(head, "jax")
+                return head if head in ("torch", "numpy", "jax", "cupy") else None
+            if isinstance(node.func, ast.Attribute):
+                inner = self.library(node.func.value, depth + 1)
+                if inner is None and node.func.attr in ("detach", "contiguous", "requires_grad_"):
+                    return "torch"
+                return inner
+            return None
+        if isinstance(node, ast.Attribute) and node.attr in ("T", "mT", "real", "imag"):
+            return self.library(node.value, depth + 1)
+        if isinstance(node, ast.Name):
+            scope = owner_scope(self.ctx, node, self.index)
+            if scope is None:
+                return None
+            sites = self.index(scope).defs.get(node.id, ())
+            if len(sites) != 1:
+                return None
+            site = sites[0]
+            if isinstance(site, ast.arg):
+                annotation = site.annotation
+                qualified = self.qualname(annotation) if annotation is not None else None
+                if qualified in ("torch.Tensor", "torch.nn.Parameter"):
+                    return "torch"
+                if qualified in ("numpy.ndarray",):
+                    return "numpy"
+                if qualified in ("jax.Array", "jax.numpy.ndarray"):
+                    return "jax"
+                return None
+            statement = self.ctx.parent(site)
+            if isinstance(statement, ast.Assign) and len(statement.targets) == 1 and statement.targets[0] is site:
+                return self.library(statement.value, depth + 1)
+        return None
+
+
+def _single_name_assignment(statement: ast.AST | None, value: ast.AST) -> bool:
+    return (
+        isinstance(statement, ast.Assign)
+        and statement.value is value
+        and len(statement.targets) == 1
+        and isinstance(statement.targets[0], ast.Name)
+    )
+
+
+def _after(node: ast.AST, statement: ast.stmt) -> bool:
+    return (node.lineno, node.col_offset) > (statement.lineno, statement.col_offset)
+
+
+def in_function(node: ast.AST, ctx: FileContext) -> bool:
+    return any(isinstance(a, FUNCTIONS) for a in ctx.ancestors(node))
