@@ -374,7 +374,7 @@ class CapsuleAnalysis:
             return self._origin_of_name(node)
         if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name):
             holder = self._origin_of_name(node.value)
-            if holder.kind == "parameter":
+            if holder.kind == "parameter" and holder.evidence:
                 return holder
             for flow in self._flows_through(node.value):
                 if flow.via == "container":
