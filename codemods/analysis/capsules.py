@@ -13,8 +13,11 @@ containers and comprehensions, so this module answers, once per file:
 - ``origin(expression)``: for a value fed to a consumer, whether it is a capsule, a
   parameter or ``*args`` element, or of unknown origin, and what evidence says capsule.
 
-Names resolve through imports, ``importlib.import_module("jax.dlpack")``, and local or
-module-level aliases (``to_dl = jax.dlpack.to_dlpack``).
+It is a set of forward queries over the shared analysis: ``scopes.Scopes`` says which
+definitions reach each read (so the reads one assignment reaches are the ones it is among
+the reaching definitions of), and ``values.Analysis`` says what a value is (a torch tensor,
+a NumPy array, a capsule made elsewhere) and resolves names through imports, aliases,
+``importlib.import_module("jax.dlpack")`` and private spellings.
 """
 
 from __future__ import annotations
@@ -26,16 +29,10 @@ from dataclasses import dataclass, field
 from functools import cached_property
 
 from jax_codemod.analysis.context import FileContext
-from jax_codemod.analysis.scopes import (
-    COMPREHENSIONS,
-    FUNCTIONS,
-    ScopeIndex,
-    comprehension_targets,
-    enclosing_scope,
-    index_scope,
-    owner_scope,
-    reached_uses,
-)
+from jax_codemod.analysis.scopes import COMPREHENSIONS, Scopes
+from jax_codemod.analysis.values import ARRAY, CAPSULE, NUMPY, TRACER
+from jax_codemod.analysis.values import CUPY as CUPY_ARRAY
+from jax_codemod.analysis.values import TORCH as TORCH_TENSOR
 
 # Producers ------------------------------------------------------------------------
 
@@ -58,11 +55,6 @@ CAPSULE_TOLERANT = frozenset({"torch.from_dlpack", "torch.utils.dlpack.from_dlpa
 
 # Words in a name, attribute, key or annotation that say "this holds a capsule".
 _CAPSULE_WORDS = re.compile(r"capsule|dlpack|dl_?tensor|dlpk|(^|_)dlp($|_)", re.IGNORECASE)
-
-# Where the libraries are, for choosing the conversion a consumer needs.
-_TORCH_VALUE_METHODS = frozenset({"detach", "contiguous", "cuda", "cpu", "clone", "to", "float", "double",
-                                  "half", "t", "permute", "transpose", "view", "reshape", "requires_grad_"})
-
 
 @dataclass(frozen=True)
 class Producer:
@@ -127,59 +119,85 @@ def capsules(ctx: FileContext) -> CapsuleAnalysis:
 class CapsuleAnalysis:
     def __init__(self, ctx: FileContext) -> None:
         self.ctx = ctx
-        self._indexes: dict[int, ScopeIndex] = {}
+        self.values = ctx.analysis
+        self.scopes: Scopes = self.values.scopes
         self._flows: dict[int, Flow] = {}
+        self._loads: dict[int, dict[str, list[ast.Name]]] = {}
 
-    # Scopes and names -------------------------------------------------------------
-
-    def index(self, scope: ast.AST) -> ScopeIndex:
-        key = id(scope)
-        if key not in self._indexes:
-            self._indexes[key] = index_scope(scope)
-        return self._indexes[key]
+    # Names ------------------------------------------------------------------------
 
     def qualname(self, node: ast.AST) -> str | None:
-        """``ctx.qualname`` plus importlib, ``getattr`` and alias assignments."""
+        """The shared ``qualname``, plus names reached through a call: ``importlib.import_module(
+        "jax.dlpack").to_dlpack`` and ``getattr(jax.dlpack, "to_dlpack")`` (two arguments: with a
+        default, ``getattr`` is a version gate, not an alias)."""
         if isinstance(node, ast.Attribute):
-            base = self.qualname(node.value)
-            return f"{base}.{node.attr}" if base else None
+            root = node
+            while isinstance(root, ast.Attribute):
+                root = root.value
+            if isinstance(root, ast.Call):
+                base = self.qualname(node.value)
+                return f"{base}.{node.attr}" if base else None
         if isinstance(node, ast.Call):
             return self._module_call(node)
-        if not isinstance(node, ast.Name):
-            return None
-        scope = owner_scope(self.ctx, node, self.index)
-        if scope is None:
-            return None
-        if scope is not self.ctx.tree:
-            return self._alias(scope, node.id)
-        return self.ctx.qualname(node) or self._alias(scope, node.id)
-
-    def _alias(self, scope: ast.AST, name: str) -> str | None:
-        sites = self.index(scope).defs.get(name, ())
-        if len(sites) != 1:
-            return None
-        site = sites[0]
-        statement = self.ctx.parent(site) if isinstance(site, ast.Name) else None
-        if isinstance(statement, ast.Assign) and len(statement.targets) == 1 and statement.targets[0] is site:
-            value = statement.value
-            if isinstance(value, ast.Name) and value.id == name:
-                return None
-            return self.qualname(value)
-        return None
+        found = self.values.qualname(node)
+        if found is None and isinstance(node, ast.Name):
+            value = self.values.value_of(node)
+            found = value.qualname if value.kind in ("module", "library") else None
+        return found
 
     def _module_call(self, call: ast.Call) -> str | None:
-        # importlib.import_module("jax.dlpack") and getattr(jax.dlpack, "to_dlpack"): the
-        # three-argument getattr has a default, which makes it a version gate, not an alias.
-        func = self.ctx.qualname(call.func)
+        func = self.values.qualname(call.func) if not isinstance(call.func, ast.Name) or call.func.id != "getattr" \
+            else None
         literal = call.args[-1] if call.args else None
         if not (isinstance(literal, ast.Constant) and isinstance(literal.value, str)) or call.keywords:
             return None
-        if func in ("importlib.import_module", "__import__") and len(call.args) == 1:
-            return literal.value if func == "importlib.import_module" else literal.value.split(".", 1)[0]
+        if func == "importlib.import_module" and len(call.args) == 1:
+            return literal.value
         if isinstance(call.func, ast.Name) and call.func.id == "getattr" and len(call.args) == 2:
             base = self.qualname(call.args[0])
             return f"{base}.{literal.value}" if base else None
         return None
+
+    def loads(self, scope: ast.AST, name: str) -> list[ast.Name]:
+        """Reads of ``name`` that refer to ``scope``'s variable, nested scopes included."""
+        key = id(scope)
+        if key not in self._loads:
+            found: dict[str, list[ast.Name]] = {}
+            for node in ast.walk(scope):
+                if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+                    found.setdefault(node.id, []).append(node)
+            self._loads[key] = found
+        return [n for n in self._loads[key].get(name, []) if self.scopes.binding_scope(n) is scope]
+
+    def reached(self, definition: ast.stmt, name: str) -> tuple[list[ast.Name], list[ast.Name], bool]:
+        """(reads ``definition`` reaches, reads by nested functions, whether it is sure).
+
+        A read is reached when the shared analysis lists ``definition`` among the
+        definitions that may reach it; it is *only* reached when it is the one that always
+        runs before it (``sole``). Reads in comprehensions count as reads of the scope."""
+        scope = self.scopes.scope_of(definition)
+        reads, closures = [], []
+        for load in self.loads(scope, name):
+            own = self.scopes.scope_of(load)
+            while isinstance(own, COMPREHENSIONS) and own is not scope:
+                own = self.scopes.enclosing(own)
+            if own is not scope:
+                closures.append(load)
+                continue
+            anchor = load
+            inner = self.scopes.scope_of(load)
+            while isinstance(inner, COMPREHENSIONS) and inner is not scope:
+                anchor, inner = inner, self.scopes.enclosing(inner)
+            reaching, _ = (self.scopes.reaching(load) if anchor is load
+                           else self.scopes.reaching_in(name, anchor, scope))
+            if any(d.node is definition for d in reaching):
+                reads.append(load)
+        return reads, closures, not self.scopes.declared_global(name, scope)
+
+    def sole(self, definition: ast.stmt, load: ast.Name) -> bool:
+        """Whether ``definition`` is the only definition that reaches ``load``."""
+        reaching, complete = self.scopes.reaching(load)
+        return complete and len(reaching) == 1 and reaching[0].node is definition
 
     # Producers and consumers --------------------------------------------------------
 
@@ -200,6 +218,9 @@ class CapsuleAnalysis:
         if not isinstance(node, ast.Call):
             return None
         qualified = self.qualname(node.func)
+        private = self.ctx.qualname(node.func)
+        if qualified in JAX_TO_DLPACK and private in JAX_TO_DLPACK:
+            qualified = private  # keep the spelling the file uses, for messages
         plain = len(node.args) >= 1 and not isinstance(node.args[0], ast.Starred)
         if qualified in JAX_TO_DLPACK:
             return Producer(node, JAX, node.args[0] if plain else None, qualified)
@@ -218,6 +239,9 @@ class CapsuleAnalysis:
         if not isinstance(call, ast.Call):
             return None
         qualified = self.qualname(call.func)
+        private = self.ctx.qualname(call.func)
+        if qualified in JAX_CONSUMERS and private in JAX_CONSUMERS:
+            qualified = private
         if qualified in ARRAY_CONSUMERS or qualified in CAPSULE_TOLERANT:
             return qualified
         return None
@@ -278,14 +302,13 @@ class CapsuleAnalysis:
         return "used where it cannot be followed"
 
     def _variable_uses(self, statement: ast.Assign, name: str) -> list[Use]:
-        scope = enclosing_scope(self.ctx, statement)
-        reach = reached_uses(self.ctx, self.index(scope), statement, name)
-        if reach is None:
-            return [Use(statement, None, None, f"`{name}` may be read where this assignment cannot be followed")]
-        if not reach.uses:
+        reads, closures, sure = self.reached(statement, name)
+        if closures or not sure:
+            return [Use(statement, None, None, f"`{name}` is also read by a nested function")]
+        if not reads:
             return [Use(statement, None, None, f"`{name}` is never read")]
         uses = []
-        for load in reach.uses:
+        for load in reads:
             consumer, consumer_name = self._as_consumer_argument(load)
             if consumer is not None:
                 uses.append(Use(load, consumer, consumer_name))
@@ -293,19 +316,13 @@ class CapsuleAnalysis:
                 uses.append(Use(load, None, None, self._escape_reason(load)))
         if len(uses) > 1:
             # a capsule can be consumed once: a second reader means it is handed on
-            uses.append(Use(statement, None, None, f"`{name}` is read {len(reach.uses)} times"))
+            uses.append(Use(statement, None, None, f"`{name}` is read {len(reads)} times"))
         return uses
 
     def _container_of(self, call: ast.Call) -> tuple[ast.AST | None, ast.Assign | None]:
         parent = self.ctx.parent(call)
         container = None
-        if isinstance(parent, (ast.List, ast.Tuple, ast.Set)) and call in parent.elts:
-            container = parent
-        elif isinstance(parent, ast.Dict) and any(v is call for v in parent.values):
-            container = parent
-        elif isinstance(parent, (ast.ListComp, ast.SetComp, ast.GeneratorExp)) and parent.elt is call:
-            container = parent
-        elif isinstance(parent, ast.DictComp) and parent.value is call:
+        if isinstance(parent, (ast.List, ast.Tuple, ast.Set)) and call in parent.elts or isinstance(parent, ast.Dict) and any(v is call for v in parent.values) or isinstance(parent, (ast.ListComp, ast.SetComp, ast.GeneratorExp)) and parent.elt is call or isinstance(parent, ast.DictComp) and parent.value is call:
             container = parent
         if container is None:
             return None, None
@@ -316,18 +333,17 @@ class CapsuleAnalysis:
 
     def _container_uses(self, statement: ast.Assign, name: str) -> list[Use]:
         """Each element of the container ``name`` reaches: ``name[k]`` or a loop variable."""
-        scope = enclosing_scope(self.ctx, statement)
-        reach = reached_uses(self.ctx, self.index(scope), statement, name)
-        if reach is None:
-            return [Use(statement, None, None, f"`{name}` may be read where this assignment cannot be followed")]
+        reads, closures, sure = self.reached(statement, name)
+        if closures or not sure:
+            return [Use(statement, None, None, f"`{name}` is also read by a nested function")]
         uses: list[Use] = []
-        for load in reach.uses:
-            uses.extend(self._element_uses(load, scope))
+        for load in reads:
+            uses.extend(self._element_uses(load))
         if not uses:
             uses.append(Use(statement, None, None, f"`{name}` is never read"))
         return uses
 
-    def _element_uses(self, load: ast.Name, scope: ast.AST) -> list[Use]:
+    def _element_uses(self, load: ast.Name) -> list[Use]:
         parent = self.ctx.parent(load)
         if isinstance(parent, ast.Subscript) and parent.value is load and isinstance(parent.ctx, ast.Load):
             consumer, name = self._as_consumer_argument(parent)
@@ -344,12 +360,11 @@ class CapsuleAnalysis:
             return self._loop_variable_uses(reads, target, load)
         if isinstance(parent, (ast.For, ast.AsyncFor)) and parent.iter is load and isinstance(parent.target, ast.Name):
             target = parent.target.id
-            index = self.index(scope)
+            reads, closures, sure = self.reached(parent, target)
             inside = {id(n) for s in parent.body for n in ast.walk(s)}
-            reads = index.loads.get(target, [])
-            if any(id(r) not in inside for r in reads if _after(r, parent)) or target in index.free_in_nested:
+            if closures or not sure or any(id(r) not in inside for r in reads):
                 return [Use(load, None, None, f"the loop variable `{target}` is read after the loop")]
-            return self._loop_variable_uses([r for r in reads if id(r) in inside], target, load)
+            return self._loop_variable_uses(reads, target, load)
         return [Use(load, None, None, self._escape_reason(load))]
 
     def _loop_variable_uses(self, reads: list[ast.Name], target: str, iterable: ast.AST) -> list[Use]:
@@ -371,67 +386,55 @@ class CapsuleAnalysis:
         if producer is not None:
             return Origin("capsule", self.flow(producer))
         if isinstance(node, ast.Name):
-            return self._origin_of_name(node)
+            for flow in self._flows_through(node):
+                return Origin("capsule", flow)
+            parameter = self._parameter_behind(node)
+            if parameter is not None:
+                function, argument = parameter
+                return Origin("parameter", parameter=argument, function=function,
+                              evidence=self._parameter_evidence(function, argument))
         if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name):
-            holder = self._origin_of_name(node.value)
-            if holder.kind == "parameter" and holder.evidence:
-                return holder
             for flow in self._flows_through(node.value):
                 if flow.via == "container":
                     return Origin("capsule", flow)
-        if isinstance(node, ast.Call) and self.library(node) is not None:
+            parameter = self._parameter_behind(node.value)
+            if parameter is not None:
+                function, argument = parameter
+                evidence = self._parameter_evidence(function, argument) or self._evidence(node)
+                if evidence:
+                    return Origin("parameter", parameter=argument, function=function, evidence=evidence)
+        value = self.values.value_of(node)
+        if value.kind == CAPSULE:
+            return Origin("unknown", evidence=f"the file makes it from {value.why or 'a DLPack export'}")
+        if value.kind != "unknown":
             return Origin("array")
-        evidence = self._evidence(node)
-        return Origin("unknown", evidence=evidence)
+        return Origin("unknown", evidence=self._evidence(node))
 
-    def _origin_of_name(self, name: ast.Name) -> Origin:
-        for flow in self._flows_through(name):
-            return Origin("capsule", flow)
-        scope = owner_scope(self.ctx, name, self.index)
-        if scope is None:
-            # a comprehension variable: the origin of what it iterates
-            comprehension = next(
-                a for a in self.ctx.ancestors(name)
-                if isinstance(a, COMPREHENSIONS) and name.id in comprehension_targets(a)
-            )
-            for generator in comprehension.generators:
-                if isinstance(generator.target, ast.Name) and generator.target.id == name.id:
-                    if isinstance(generator.iter, ast.Name):
-                        outer = self._origin_of_name(generator.iter)
-                        if outer.kind in ("parameter", "capsule"):
-                            return outer
-                    return Origin("unknown", evidence=self._evidence(name) or self._evidence(generator.iter))
-            return Origin("unknown")
-        index = self.index(scope)
-        sites = index.defs.get(name.id, ())
-        parameter = index.parameter(name.id)
-        if parameter is not None and len(sites) == 1:
-            return Origin("parameter", parameter=parameter, function=scope,
-                          evidence=self._parameter_evidence(scope, parameter))
-        loop = self._loop_over_parameter(name, index)
-        if loop is not None:
-            return loop
-        return Origin("unknown", evidence=self._evidence(name))
-
-    def _loop_over_parameter(self, name: ast.Name, index: ScopeIndex) -> Origin | None:
-        sites = index.defs.get(name.id, ())
-        if len(sites) != 1:
+    def _parameter_behind(self, name: ast.Name, depth: int = 0) -> tuple[ast.AST, ast.arg] | None:
+        """The parameter whose value ``name`` holds -- directly, or as an element it iterates."""
+        if depth > 4:
             return None
-        statement = self.ctx.parent(sites[0])
-        if isinstance(statement, (ast.For, ast.AsyncFor)) and statement.target is sites[0]:
-            if isinstance(statement.iter, ast.Name):
-                outer = self._origin_of_name(statement.iter)
-                if outer.kind in ("parameter", "capsule"):
-                    return outer
+        scope = self.scopes.scope_of(name)
+        reaching, _ = self.scopes.reaching(name)
+        if not reaching:
+            argument, outer, _ = self.scopes.entry(name.id, scope)
+            if argument is not None:
+                return self.scopes.scope_of(argument), argument
+            reaching = outer
+        if len(reaching) != 1:
+            return None
+        definition = reaching[0]
+        if isinstance(definition.node, (ast.comprehension, ast.For, ast.AsyncFor)) and isinstance(
+            definition.value, ast.Name
+        ):
+            return self._parameter_behind(definition.value, depth + 1)
         return None
 
     def _flows_through(self, name: ast.Name) -> list[Flow]:
         found = []
         for producer in self.producers:
             flow = self.flow(producer)
-            if flow.via in ("variable", "container") and any(use.node is name for use in flow.uses):
-                found.append(flow)
-            elif flow.via == "container" and any(
+            if flow.via in ("variable", "container") and any(use.node is name for use in flow.uses) or flow.via == "container" and any(
                 isinstance(use.node, ast.Subscript) and use.node.value is name for use in flow.uses
             ):
                 found.append(flow)
@@ -495,47 +498,14 @@ class CapsuleAnalysis:
 
     # Libraries of values --------------------------------------------------------------
 
-    def library(self, node: ast.AST, depth: int = 0) -> str | None:
+    def library(self, node: ast.AST) -> str | None:
         """"torch", "numpy", "jax" or "cupy" when the file shows which library ``node`` is from."""
-        if depth > 6:
-            return None
-        if isinstance(node, ast.Call):
-            qualified = self.qualname(node.func)
-            if qualified:
-                head = qualified.split(".", 1)[0]
-                if qualified in JAX_TO_DLPACK or qualified in TORCH_TO_DLPACK or qualified.endswith("from_dlpack"):
-                    return {"torch": "torch", "numpy": "numpy", "cupy": "cupy"}.get(head, "jax")
-                return head if head in ("torch", "numpy", "jax", "cupy") else None
-            if isinstance(node.func, ast.Attribute):
-                inner = self.library(node.func.value, depth + 1)
-                if inner is None and node.func.attr in ("detach", "contiguous", "requires_grad_"):
-                    return "torch"
-                return inner
-            return None
-        if isinstance(node, ast.Attribute) and node.attr in ("T", "mT", "real", "imag"):
-            return self.library(node.value, depth + 1)
-        if isinstance(node, ast.Name):
-            scope = owner_scope(self.ctx, node, self.index)
-            if scope is None:
-                return None
-            sites = self.index(scope).defs.get(node.id, ())
-            if len(sites) != 1:
-                return None
-            site = sites[0]
-            if isinstance(site, ast.arg):
-                annotation = site.annotation
-                qualified = self.qualname(annotation) if annotation is not None else None
-                if qualified in ("torch.Tensor", "torch.nn.Parameter"):
-                    return "torch"
-                if qualified in ("numpy.ndarray",):
-                    return "numpy"
-                if qualified in ("jax.Array", "jax.numpy.ndarray"):
-                    return "jax"
-                return None
-            statement = self.ctx.parent(site)
-            if isinstance(statement, ast.Assign) and len(statement.targets) == 1 and statement.targets[0] is site:
-                return self.library(statement.value, depth + 1)
-        return None
+        kind = self.values.value_of(node).kind
+        library = {TORCH_TENSOR: "torch", NUMPY: "numpy", ARRAY: "jax", TRACER: "jax", CUPY_ARRAY: "cupy"}.get(kind)
+        method = node.func.attr if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) else None
+        if library is None and method in ("detach", "contiguous", "requires_grad_"):
+            return "torch"  # torch's own methods, whatever the receiver
+        return library
 
 
 def _single_name_assignment(statement: ast.AST | None, value: ast.AST) -> bool:
@@ -545,11 +515,3 @@ def _single_name_assignment(statement: ast.AST | None, value: ast.AST) -> bool:
         and len(statement.targets) == 1
         and isinstance(statement.targets[0], ast.Name)
     )
-
-
-def _after(node: ast.AST, statement: ast.stmt) -> bool:
-    return (node.lineno, node.col_offset) > (statement.lineno, statement.col_offset)
-
-
-def in_function(node: ast.AST, ctx: FileContext) -> bool:
-    return any(isinstance(a, FUNCTIONS) for a in ctx.ancestors(node))

@@ -145,7 +145,7 @@ class Gates:
     def optional_names(self) -> set[str]:
         """Local names of old API imported under a guard whose fallback rebinds them."""
         names = set()
-        for statement, guard in self.guarded_imports.items():
+        for statement in self.guarded_imports:
             for alias in statement.names:
                 if f"{statement.module}.{alias.name}" in self.old_names:
                     names.add(alias.asname or alias.name)

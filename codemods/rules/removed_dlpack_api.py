@@ -4,12 +4,10 @@ from __future__ import annotations
 
 import ast
 from dataclasses import replace
-from typing import TYPE_CHECKING
 
 from jax_codemod.analysis.capsules import (
     ARRAY_CONSUMERS,
     CUPY,
-    DUNDER,
     JAX,
     JAX_CONSUMERS,
     JAX_TO_DLPACK,
@@ -21,9 +19,6 @@ from jax_codemod.analysis.capsules import (
 from jax_codemod.analysis.context import FileContext
 from jax_codemod.analysis.version_gates import OLD, Gates
 from jax_codemod.rule import Finding, FixSafety, Rule
-
-if TYPE_CHECKING:
-    import libcst as cst
 
 # Keyword arguments of the old to_dlpack that __dlpack__ accepts with the same meaning.
 DUNDER_KEYWORDS = frozenset({"stream", "max_version", "dl_device", "copy"})
@@ -351,8 +346,8 @@ class _Check:
             return False
         if _is_compound(use_statement) and _binds_name(use_statement, base.id):
             return False
-        # the consumer's argument must be the first read of the variable after the assignment
-        return True
+        # the finalize step hands the array to the first read after the assignment: this one
+        return self.analysis.sole(statement, use.node)
 
     # Capsules that arrive from outside ------------------------------------------------
 
@@ -398,11 +393,9 @@ class _Check:
                 "hasattr", "getattr"
             ):
                 continue
-            if isinstance(parent, ast.Assign) and len(parent.targets) == 1 and isinstance(
-                parent.targets[0], ast.Name
-            ):
-                if self.alias(parent, node):
-                    continue
+            single_target = isinstance(parent, ast.Assign) and len(parent.targets) == 1
+            if single_target and isinstance(parent.targets[0], ast.Name) and self.alias(parent, node):
+                continue
             self.add(node, f"`{qualified}` was removed in JAX 0.7; pass arrays to the consumer's `from_dlpack` "
                      "directly, or call `x.__dlpack__()` for a capsule", FixSafety.NONE,
                      node_type=type(node).__name__)
@@ -410,10 +403,6 @@ class _Check:
     def alias(self, statement: ast.Assign, value: ast.AST) -> bool:
         """``to_dl = jax.dlpack.to_dlpack``: removable once every call through it is fixed."""
         name = statement.targets[0].id
-        if self.analysis.qualname(statement.targets[0]) not in OLD_API and self.ctx.qualname(
-            statement.targets[0]
-        ) not in OLD_API:
-            return False
         calls = [p.call for p in self.analysis.producers
                  if isinstance(p.call.func, ast.Name) and p.call.func.id == name]
         loads = [n for n in ast.walk(self.ctx.tree)
