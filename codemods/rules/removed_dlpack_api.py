@@ -243,9 +243,7 @@ class _Check:
         self.mark_fixed(call, finding)
         for use in flow.consumers:
             if use.consumer_name in JAX_CONSUMERS:
-                self.add(use.consumer, f"`{_short(use.consumer_name)}` no longer accepts a DLPack capsule, and "
-                         f"this one (line {call.lineno}) is also {reason}: pass the array `{source}` itself "
-                         "here and give the other users their own `__dlpack__()`", FixSafety.NONE)
+                self.escaped_into_jax(use, call, reason, source)
 
     def foreign_producer(self, producer: Producer, flow: Flow) -> None:
         """A torch/CuPy/`__dlpack__` capsule: broken only where it reaches a JAX consumer."""
@@ -286,8 +284,13 @@ class _Check:
             return
         reason = _escape_words(flow)
         for use in jax_uses:
-            self.add(use.consumer, f"{message}; it gets the capsule made at line {producer.call.lineno}, which "
-                     f"is also {reason}: pass `{shown}` here instead", FixSafety.NONE)
+            self.escaped_into_jax(use, producer.call, reason, shown)
+
+    def escaped_into_jax(self, use, producer_call, reason, shown) -> None:
+        # One wording before and after the producer's own fix, so a re-check matches it.
+        self.add(use.consumer, f"`{_short(use.consumer_name)}` no longer accepts a DLPack capsule; it gets the "
+                 f"capsule made at line {producer_call.lineno}, which is also {reason}: pass `{shown}` here "
+                 "instead, and give the other users their own `__dlpack__()`", FixSafety.NONE)
 
     def conversion(self, producer: Producer) -> tuple[str, FixSafety, str]:
         """How the exported value must be passed to a JAX consumer, and how safe that is."""
