@@ -215,6 +215,9 @@ def _fix(source: bytes, ctx: FileContext, findings: list[Finding], settings: Set
     for pass_number in range(MAX_FIX_PASSES):
         fixable = [f for f in findings if settings.applies(f)]
         if not fixable:
+            # What the fixed code still has is reported too: a broken call that only shows
+            # after a fix must not leave the file looking clean (`--check` honesty).
+            extra.extend(f for f in findings if pass_number and _key(f, ctx) not in original_keys)
             return current, extra
         if pass_number:
             extra.extend(replace(f, applied=True) for f in fixable if _key(f, ctx) not in original_keys)
