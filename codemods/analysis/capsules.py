@@ -39,6 +39,9 @@ from jax_codemod.analysis.values import TORCH as TORCH_TENSOR
 JAX_TO_DLPACK = frozenset({"jax.dlpack.to_dlpack", "jax._src.dlpack.to_dlpack"})
 TORCH_TO_DLPACK = frozenset({"torch.utils.dlpack.to_dlpack", "torch.to_dlpack"})
 JAX = "jax"  # jax.dlpack.to_dlpack(x): removed in JAX 0.7
+# jax._src.dlpack.to_dlpack(x): the function behind `x.__dlpack__()`, still there (same
+# signature since 0.4.3x); its capsule is only wrong where JAX itself is asked to take it.
+JAX_PRIVATE = "jax-private"
 TORCH = "torch"  # torch.utils.dlpack.to_dlpack(t)
 DUNDER = "dunder"  # v.__dlpack__(...): any array-protocol object
 CUPY = "cupy"  # cupy_array.toDlpack()
@@ -222,6 +225,9 @@ class CapsuleAnalysis:
         if qualified in JAX_TO_DLPACK and private in JAX_TO_DLPACK:
             qualified = private  # keep the spelling the file uses, for messages
         plain = len(node.args) >= 1 and not isinstance(node.args[0], ast.Starred)
+        if qualified == "jax._src.dlpack.to_dlpack" and not _passes_take_ownership(node):
+            single = plain and len(node.args) == 1 and not node.keywords
+            return Producer(node, JAX_PRIVATE, node.args[0] if single else None, qualified)
         if qualified in JAX_TO_DLPACK:
             return Producer(node, JAX, node.args[0] if plain else None, qualified)
         if qualified in TORCH_TO_DLPACK:
@@ -515,3 +521,8 @@ def _single_name_assignment(statement: ast.AST | None, value: ast.AST) -> bool:
         and len(statement.targets) == 1
         and isinstance(statement.targets[0], ast.Name)
     )
+
+
+def _passes_take_ownership(call: ast.Call) -> bool:
+    """``take_ownership`` (gone from every to_dlpack since JAX 0.4.3x), by keyword or position."""
+    return len(call.args) == 2 or any(k.arg == "take_ownership" for k in call.keywords)

@@ -10,6 +10,7 @@ from jax_codemod.analysis.capsules import (
     CUPY,
     JAX,
     JAX_CONSUMERS,
+    JAX_PRIVATE,
     JAX_TO_DLPACK,
     TORCH,
     Flow,
@@ -41,11 +42,15 @@ _STATE = "removed-dlpack-api:inline"
 class RemovedDlpackApi(Rule):
     """## What it does
     Migrates the capsule-based DLPack API that JAX removed: `jax.dlpack.to_dlpack(x)`
-    (deprecated in JAX 0.6, removed in 0.7; also spelled `jax._src.dlpack.to_dlpack`,
-    through aliases or `importlib.import_module("jax.dlpack")`), and DLPack capsules
-    handed to `jax.dlpack.from_dlpack` / `jnp.from_dlpack`, which take the array
-    itself. Each capsule is followed from the call that makes it to the calls that
-    consume it, through variables, containers and comprehensions.
+    (deprecated in JAX 0.6, removed in 0.7; also through aliases, `from jax.dlpack
+    import to_dlpack` or `importlib.import_module("jax.dlpack")`), and DLPack capsules
+    -- from `torch.utils.dlpack.to_dlpack(t)`, `t.__dlpack__()`, CuPy's `toDlpack()` or
+    JAX's private `jax._src.dlpack.to_dlpack` -- handed to `jax.dlpack.from_dlpack`,
+    `jnp.from_dlpack` or `jax._src.dlpack.from_dlpack`, which take the array itself.
+    Each capsule is followed from the call that makes it to the calls that consume it,
+    through variables, containers and comprehensions. (`jax._src.dlpack.to_dlpack` itself
+    still exists -- it is what `x.__dlpack__()` calls -- and is left alone where its
+    capsule goes to another library, unless it passes the long-gone `take_ownership`.)
 
     ## Why is this bad?
     On current JAX `jax.dlpack.to_dlpack` raises `AttributeError` (and
@@ -298,6 +303,8 @@ class _Check:
             return TORCH_FOR_JAX, FixSafety.SAFE, "the tensor"
         if producer.kind == CUPY:
             return AS_IS, FixSafety.SAFE, "the CuPy array"
+        if producer.kind == JAX_PRIVATE:
+            return AS_IS, FixSafety.SAFE, "the array"
         library = self.analysis.library(producer.source)
         if library == "torch":
             return TORCH_FOR_JAX, FixSafety.SAFE, "the tensor"
