@@ -217,7 +217,9 @@ def _fix(source: bytes, ctx: FileContext, findings: list[Finding], settings: Set
         if not fixable:
             # What the fixed code still has is reported too: a broken call that only shows
             # after a fix must not leave the file looking clean (`--check` honesty).
-            extra.extend(f for f in findings if pass_number and _key(f, ctx) not in original_keys)
+            # One already reported on the same line of code is the same finding, reworded.
+            seen = {(code, line) for code, _, line in original_keys}
+            extra.extend(f for f in findings if pass_number and (_key(f, ctx)[0], _key(f, ctx)[2]) not in seen)
             return current, extra
         if pass_number:
             extra.extend(replace(f, applied=True) for f in fixable if _key(f, ctx) not in original_keys)
