@@ -310,9 +310,9 @@ class CapsuleAnalysis:
     def _variable_uses(self, statement: ast.Assign, name: str) -> list[Use]:
         reads, closures, sure = self.reached(statement, name)
         if closures or not sure:
-            return [Use(statement, None, None, f"`{name}` is also read by a nested function")]
+            return [Use(statement, None, None, f"held in `{name}`, which a nested function reads")]
         if not reads:
-            return [Use(statement, None, None, f"`{name}` is never read")]
+            return [Use(statement, None, None, f"held in `{name}`, which is never read")]
         uses = []
         for load in reads:
             consumer, consumer_name = self._as_consumer_argument(load)
@@ -322,7 +322,7 @@ class CapsuleAnalysis:
                 uses.append(Use(load, None, None, self._escape_reason(load)))
         if len(uses) > 1:
             # a capsule can be consumed once: a second reader means it is handed on
-            uses.append(Use(statement, None, None, f"`{name}` is read {len(reads)} times"))
+            uses.append(Use(statement, None, None, f"held in `{name}`, which is read {len(reads)} times"))
         return uses
 
     def _container_of(self, call: ast.Call) -> tuple[ast.AST | None, ast.Assign | None]:
@@ -341,12 +341,12 @@ class CapsuleAnalysis:
         """Each element of the container ``name`` reaches: ``name[k]`` or a loop variable."""
         reads, closures, sure = self.reached(statement, name)
         if closures or not sure:
-            return [Use(statement, None, None, f"`{name}` is also read by a nested function")]
+            return [Use(statement, None, None, f"held in `{name}`, which a nested function reads")]
         uses: list[Use] = []
         for load in reads:
             uses.extend(self._element_uses(load))
         if not uses:
-            uses.append(Use(statement, None, None, f"`{name}` is never read"))
+            uses.append(Use(statement, None, None, f"held in `{name}`, which is never read"))
         return uses
 
     def _element_uses(self, load: ast.Name) -> list[Use]:
@@ -369,19 +369,19 @@ class CapsuleAnalysis:
             reads, closures, sure = self.reached(parent, target)
             inside = {id(n) for s in parent.body for n in ast.walk(s)}
             if closures or not sure or any(id(r) not in inside for r in reads):
-                return [Use(load, None, None, f"the loop variable `{target}` is read after the loop")]
+                return [Use(load, None, None, f"iterated into `{target}`, which is read after the loop")]
             return self._loop_variable_uses(reads, target, load)
         return [Use(load, None, None, self._escape_reason(load))]
 
     def _loop_variable_uses(self, reads: list[ast.Name], target: str, iterable: ast.AST) -> list[Use]:
         if not reads:
-            return [Use(iterable, None, None, f"`{target}` is never read")]
+            return [Use(iterable, None, None, f"iterated into `{target}`, which is never read")]
         uses = []
         for read in reads:
             consumer, name = self._as_consumer_argument(read)
             uses.append(Use(read, consumer, name) if consumer else Use(read, None, None, self._escape_reason(read)))
         if len(reads) > 1:
-            uses.append(Use(iterable, None, None, f"`{target}` is read {len(reads)} times"))
+            uses.append(Use(iterable, None, None, f"iterated into `{target}`, which is read {len(reads)} times"))
         return uses
 
     # Origins of consumed values -------------------------------------------------------
@@ -411,7 +411,7 @@ class CapsuleAnalysis:
                     return Origin("parameter", parameter=argument, function=function, evidence=evidence)
         value = self.values.value_of(node)
         if value.kind == CAPSULE:
-            return Origin("unknown", evidence=f"the file makes it from {value.why or 'a DLPack export'}")
+            return Origin("unknown", evidence="this file stores a DLPack capsule there")
         if value.kind != "unknown":
             return Origin("array")
         return Origin("unknown", evidence=self._evidence(node))
