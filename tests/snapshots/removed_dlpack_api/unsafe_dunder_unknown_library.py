@@ -10,4 +10,5 @@ def to_jax(value):
     return jax.dlpack.from_dlpack(value.__dlpack__())
 
 
-assert to_jax(torch.ones(3)).tolist() == [1.0, 1.0, 1.0]
+make = getattr(torch, "ones")  # a value whose library this file does not show
+assert to_jax(make(3)).tolist() == [1.0, 1.0, 1.0]
