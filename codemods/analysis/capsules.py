@@ -287,7 +287,31 @@ class CapsuleAnalysis:
                 uses = self._container_uses(statement, statement.targets[0].id)
                 return Flow(producer, "container", uses, statement, statement.targets[0].id)
             return Flow(producer, "escape", [Use(container, None, None, self._escape_reason(container))])
+        appended = self._appended_to(call)
+        if appended is not None:
+            statement, name = appended
+            uses = self._container_uses(statement, name)
+            return Flow(producer, "container", uses, statement, name)
         return Flow(producer, "escape", [Use(call, None, None, self._escape_reason(call))])
+
+    def _appended_to(self, call: ast.Call) -> tuple[ast.Assign, str] | None:
+        """``caps.append(producer)`` where ``caps = []`` is the only definition that reaches."""
+        parent = self.ctx.parent(call)
+        if not (isinstance(parent, ast.Call) and parent.args == [call] and not parent.keywords):
+            return None
+        func = parent.func
+        if not (isinstance(func, ast.Attribute) and func.attr == "append" and isinstance(func.value, ast.Name)):
+            return None
+        reaching, complete = self.scopes.reaching(func.value)
+        if not complete or len(reaching) != 1:
+            return None
+        statement = reaching[0].node
+        empty = isinstance(statement, ast.Assign) and (
+            isinstance(statement.value, ast.List) and not statement.value.elts
+        )
+        if empty and _single_name_assignment(statement, statement.value):
+            return statement, func.value.id
+        return None
 
     def _escape_reason(self, node: ast.AST) -> str:
         parent = self.ctx.parent(node)
@@ -351,6 +375,8 @@ class CapsuleAnalysis:
 
     def _element_uses(self, load: ast.Name) -> list[Use]:
         parent = self.ctx.parent(load)
+        if isinstance(parent, ast.Attribute) and parent.attr == "append" and self._appends_capsules(parent):
+            return []  # filling the container, not reading it
         if isinstance(parent, ast.Subscript) and parent.value is load and isinstance(parent.ctx, ast.Load):
             consumer, name = self._as_consumer_argument(parent)
             if consumer is not None:
@@ -372,6 +398,13 @@ class CapsuleAnalysis:
                 return [Use(load, None, None, f"iterated into `{target}`, which is read after the loop")]
             return self._loop_variable_uses(reads, target, load)
         return [Use(load, None, None, self._escape_reason(load))]
+
+    def _appends_capsules(self, attribute: ast.Attribute) -> bool:
+        call = self.ctx.parent(attribute)
+        return (
+            isinstance(call, ast.Call) and call.func is attribute and len(call.args) == 1
+            and self.producer(call.args[0]) is not None
+        )
 
     def _loop_variable_uses(self, reads: list[ast.Name], target: str, iterable: ast.AST) -> list[Use]:
         if not reads:

@@ -25,6 +25,13 @@ def batch_to_torch(batch):
     return out
 
 
+def gather(arrays):
+    capsules = []
+    for a in arrays:
+        capsules.append(jax.dlpack.to_dlpack(a))
+    return [torch.from_dlpack(c) for c in capsules]
+
+
 def torch_to_jax(tensors):
     capsules = [torch.utils.dlpack.to_dlpack(t) for t in tensors]
     return [jax.dlpack.from_dlpack(c) for c in capsules]
@@ -35,6 +42,7 @@ assert [t.tolist() for t in ts] == [[1.0, 1.0], [0.0, 1.0, 2.0]]
 mean, var = state_to_torch((jnp.zeros(2), jnp.ones(2)))
 assert (mean.tolist(), var.tolist()) == ([0.0, 0.0], [1.0, 1.0])
 assert [t.sum().item() for t in batch_to_torch([jnp.ones(3), jnp.ones(4)])] == [3.0, 4.0]
+assert [t.tolist() for t in gather([jnp.ones(1), jnp.zeros(1)])] == [[1.0], [0.0]]
 arrays = torch_to_jax([torch.arange(6.0).reshape(2, 3).T, torch.ones(2, requires_grad=True)])
 assert arrays[0].tolist() == [[0.0, 3.0], [1.0, 4.0], [2.0, 5.0]]
 assert arrays[1].tolist() == [1.0, 1.0]
