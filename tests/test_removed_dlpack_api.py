@@ -156,6 +156,7 @@ def test_a_capsule_read_twice_escapes():
         ("version.parse(jax.__version__) >= version.parse('0.7')", False),
         ("not hasattr(jax.dlpack, 'to_dlpack')", False),
         ("getattr(jax.dlpack, 'to_dlpack', None) is not None", True),
+        ("jax.__version__.startswith('0.4')", "both"),
         ("x > 3", None),
     ],
 )
@@ -179,6 +180,27 @@ def test_code_after_an_early_return_for_new_jax_is_the_old_side():
     gates = Gates(ctx, analysis.qualname, frozenset({"jax.dlpack.to_dlpack"}))
     (producer,) = analysis.producers
     assert gates.side(producer.call) == OLD
+
+
+def test_a_try_that_only_logs_and_reraises_is_not_a_gate():
+    source = textwrap.dedent(
+        """
+        import jax.dlpack, logging, torch
+        def export(x):
+            try:
+                return torch.utils.dlpack.from_dlpack(jax.dlpack.to_dlpack(x))
+            except Exception:
+                logging.exception("export failed")
+                raise
+        def export_or_fallback(x):
+            try:
+                return torch.utils.dlpack.from_dlpack(jax.dlpack.to_dlpack(x))
+            except Exception:
+                return torch.from_dlpack(x)
+        """
+    ).encode()
+    result = process_source(source, "a.py", Settings(rules=(RemovedDlpackApi(),)))
+    assert [f.line for f in result.findings] == [5]
 
 
 # Right values on every JAX the fix may run on --------------------------------------------

@@ -29,8 +29,8 @@ NEW = "new"
 BOTH = "both"  # a gate whose direction we cannot read: either branch may be the old one
 
 _VERSION_ATTRIBUTES = ("__version__", "__version_info__", "version_info")
-_GUARDING_ERRORS = frozenset({"ImportError", "ModuleNotFoundError", "AttributeError", "TypeError", "Exception",
-                              "BaseException"})
+_BROAD = frozenset({"Exception", "BaseException"})
+_GUARDING_ERRORS = frozenset({"ImportError", "ModuleNotFoundError", "AttributeError", "TypeError"}) | _BROAD
 
 
 class Gates:
@@ -77,8 +77,10 @@ class Gates:
             return True
         if isinstance(test, ast.Name):
             value = self._module_value(test.id)
-            return self.old_when(value, depth + 1) if value is not None else None
-        return None
+            if value is not None:
+                return self.old_when(value, depth + 1)
+        # jax.__version__.startswith("0.4"), a helper of the version: some release test
+        return BOTH if self.is_version(test, depth) else None
 
     def is_version(self, node: ast.AST, depth: int = 0) -> bool:
         """Whether ``node`` is computed from JAX's version (``jax.__version__`` and friends)."""
@@ -168,14 +170,20 @@ class Gates:
 
     @staticmethod
     def _catches(node: ast.Try) -> bool:
+        """A handler for the error the old API raises on new JAX, with a way on.
+
+        ImportError, AttributeError and TypeError are caught on purpose; a bare or broad
+        ``except`` counts only when it falls back to DLPack code rather than re-raising
+        or logging, since ``try: ... except Exception: log(); raise`` guards nothing."""
         for handler in node.handlers:
-            if handler.type is None:
+            types = [] if handler.type is None else (
+                handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
+            )
+            names = {kind.attr if isinstance(kind, ast.Attribute) else getattr(kind, "id", None) for kind in types}
+            if names & _GUARDING_ERRORS - _BROAD:
                 return True
-            types = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
-            for kind in types:
-                name = kind.attr if isinstance(kind, ast.Attribute) else getattr(kind, "id", None)
-                if name in _GUARDING_ERRORS:
-                    return True
+            if (not types or names & _BROAD) and _falls_back(handler):
+                return True
         return False
 
     # Where a node sits ------------------------------------------------------------------
@@ -235,3 +243,13 @@ def _exits(body: list[ast.stmt]) -> bool:
 
 def _is_none(node: ast.AST) -> bool:
     return isinstance(node, ast.Constant) and node.value is None
+
+
+def _falls_back(handler: ast.ExceptHandler) -> bool:
+    if handler.body and isinstance(handler.body[-1], ast.Raise):
+        return False
+    return any(
+        isinstance(n, ast.Attribute) and "dlpack" in n.attr.lower()
+        or isinstance(n, ast.Name) and "dlpack" in n.id.lower()
+        for n in ast.walk(handler)
+    )
