@@ -487,7 +487,12 @@ def test_container_annotations_hold_their_element_kind():
 def test_each_name_of_one_import_statement_is_its_own_module():
     analysis, expr = _probe("from jax import dlpack as jdl, numpy as jnp2\nprobe(jnp2.ones(3))")
     assert analysis.value_of(expr).kind == ARRAY
-    assert value("from jax import dlpack as jdl, numpy as jnp2\ndef f():\n    probe(jdl.to_dlpack(jnp2.ones(3)))").kind == CAPSULE
+    assert (
+        value(
+            "from jax import dlpack as jdl, numpy as jnp2\ndef f():\n    probe(jdl.to_dlpack(jnp2.ones(3)))"
+        ).kind
+        == CAPSULE
+    )
 
 
 def test_augmented_assignment_keeps_the_array():
@@ -529,3 +534,22 @@ def test_arguments_of_method_calls_on_self():
             return self.export(jax.device_put(jnp.ones(8), sharded))
     """
     assert value(source).placement == MULTI
+
+
+def test_ahead_of_time_compiled_jit_keeps_its_out_shardings():
+    source = "f = jax.jit(lambda x: x, out_shardings=sharded)\ncompiled = f.lower(jnp.ones(8)).compile()\nprobe(compiled(jnp.ones(8)))"
+    assert value(source).placement == MULTI
+
+
+def test_shardings_of_a_multi_process_job_are_not_fully_addressable():
+    source = "jax.distributed.initialize()\nprobe(jax.device_put(np.ones(8), NamedSharding(mesh, P('x'))))"
+    assert value(source).placement == NOT_ADDRESSABLE
+    local = "jax.distributed.initialize()\nlocal_mesh = jax.sharding.Mesh(jax.local_devices(), ('x',))\n"
+    assert value(local + "probe(NamedSharding(local_mesh, P('x')))").placement == MULTI
+
+
+def test_a_one_device_mesh_places_on_one_device():
+    source = (
+        "one = jax.make_mesh((1,), ('x',))\nprobe(jax.device_put(np.ones(8), NamedSharding(one, P('x'))))"
+    )
+    assert value(source).placement == SINGLE

@@ -472,6 +472,7 @@ class Analysis:
         self._active: set[ast.AST] = set()
         self._returns: dict[ast.AST, Value] = {}
         self._usage: dict[str, dict[str, list[ast.AST]]] | None = None
+        self._multi_process: bool | None = None
         self._mesh_statements: list[ast.AST] | None = None
 
     # Public queries ------------------------------------------------------------------
@@ -580,6 +581,18 @@ class Analysis:
                 result = replace(result, why=f"`{function.name}()`, which returns {result.why}")
         self._returns[function] = result
         return result
+
+    @property
+    def multi_process(self) -> bool:
+        """The file starts a multi-process job (``jax.distributed.initialize()``)."""
+        if self._multi_process is None:
+            self._multi_process = "initialize" in self.ctx.text and any(
+                isinstance(node, ast.Call)
+                and getattr(node.func, "attr", getattr(node.func, "id", None)) == "initialize"
+                and self.qualname(node.func) == "jax.distributed.initialize"
+                for node in ast.walk(self.ctx.tree)
+            )
+        return self._multi_process
 
     def in_explicit_mesh(self, node: ast.AST) -> bool:
         """``node`` runs with a mesh set (``with jax.set_mesh(mesh):``, or ``jax.set_mesh(mesh)``
@@ -1280,6 +1293,8 @@ class Analysis:
         returned = self.returns_of(transform.function) if transform.function is not None else UNKNOWN_VALUE
         if name in JIT_TRANSFORMS:
             out = transform.option("out_shardings")
+            if out is None:
+                out = transform.option("out_axis_resources")  # pjit's name before JAX 0.4.x
             if out is not None and not _is_none(out):
                 placed = self.value_of(out)
                 return self._shaped_like(returned, placed, f"{label} with `out_shardings`")
@@ -1454,6 +1469,8 @@ class Analysis:
             return None
         if kind == CONTAINER and method == "copy":
             return receiver
+        if kind == CALLABLE and method in ("lower", "compile"):
+            return receiver  # AOT: jax.jit(f, ...).lower(x).compile() runs like jax.jit(f, ...)
         if kind == SHARDING and method in ("reshape", "replicate", "with_memory_kind", "update"):
             return receiver
         if kind in (INSTANCE, CLASS):
@@ -1537,7 +1554,15 @@ class Analysis:
             )
         if qualified in SHARDING_TYPES:
             placement = SHARDING_TYPES[qualified]
-            return Value(SHARDING, f"a `{qualified.rsplit('.', 1)[1]}`", placement=placement)
+            label = f"a `{qualified.rsplit('.', 1)[1]}`"
+            if placement == MULTI and self.value_of(_argument(call, 0, "mesh")).constant == "single":
+                return Value(SHARDING, f"{label} over a one-device mesh", placement=SINGLE)
+            if placement == MULTI and self.multi_process and not self._local_mesh(call):
+                # After jax.distributed.initialize, a mesh over jax.devices() spans every process.
+                return Value(
+                    SHARDING, f"{label} over the devices of every process", placement=NOT_ADDRESSABLE
+                )
+            return Value(SHARDING, label, placement=placement)
         if qualified in ("jax.sharding.PartitionSpec",):
             return Value(PARTITION_SPEC, "a `PartitionSpec`")
         if qualified in (
@@ -1545,7 +1570,13 @@ class Analysis:
             "jax.sharding.Mesh",
             "jax.experimental.mesh_utils.create_device_mesh",
         ):
-            return Value(MESH, label)
+            shape = (
+                _constant_ints(_argument(call, 0, "axis_shapes")) if qualified == "jax.make_mesh" else None
+            )
+            if shape and all(size == 1 for size in shape):
+                return Value(MESH, f"{label} of one device", constant="single")
+            local = "local_devices" in self.ctx.source_of(call)
+            return Value(MESH, label, constant="local" if local else None)
         if qualified in TREE_LEAVES and call.args:
             return Value(CONTAINER, label, items=((None, self.leaves(call.args[0])),))
         if qualified in TREE_FLATTEN and call.args:
@@ -1565,6 +1596,11 @@ class Analysis:
         ):
             return Value(CONTAINER, items=((None, self._iterated(self.value_of(call.args[0]))),))
         return None
+
+    def _local_mesh(self, call: ast.Call) -> bool:
+        """A sharding over this process's devices only (a mesh of ``jax.local_devices()``)."""
+        mesh = _argument(call, 0, "mesh")
+        return "local_devices" in self.ctx.source_of(call) or self.value_of(mesh).constant == "local"
 
     def _computed(self, qualified: str, call: ast.Call) -> Value:
         label = f"`{qualified}`"

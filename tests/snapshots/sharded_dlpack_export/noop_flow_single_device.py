@@ -1,8 +1,8 @@
 # execute: yes
 # requires: multi-device
 """The same flows, with values the file proves single-device or that are not JAX arrays:
-nothing to gather. A SingleDeviceSharding reached through a dict or a config dataclass is
-one device; a parameter annotated with the Sharding base class says nothing (JAX006's
+nothing to gather. A SingleDeviceSharding reached through a dict or a config dataclass, or
+a NamedSharding over a one-device mesh, is one device; a parameter annotated with the Sharding base class says nothing (JAX006's
 business, not JAX002's)."""
 from dataclasses import dataclass
 
@@ -54,6 +54,9 @@ def to_torch(x):
         return x
     return torch.from_dlpack(x)
 
+
+one_device = jax.make_mesh((1,), ("data",))
+on_one = torch.from_dlpack(jax.device_put(np.ones(4), NamedSharding(one_device, P())))
 
 place(np.ones(2), SingleDeviceSharding(jax.devices()[1]))
 to_torch(torch.ones(1))

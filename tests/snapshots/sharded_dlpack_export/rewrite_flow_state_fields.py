@@ -1,7 +1,7 @@
 # expect: BufferError: __dlpack__ only supported for unsharded arrays
 # requires: multi-device
-"""Training state in a dataclass, a batch in a NamedTuple and parameters on `self`,
-exported for a PyTorch evaluator."""
+"""Training state in a dataclass, a batch in a NamedTuple and parameters on `self` (placed
+with a sharding spelled through `jax._src`), exported for a PyTorch evaluator."""
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -9,6 +9,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import torch
+from jax._src import sharding_impls
 from jax.sharding import NamedSharding, PartitionSpec as P
 
 mesh = jax.make_mesh((jax.device_count(),), ("data",))
@@ -34,7 +35,7 @@ def create_state():
 
 class Evaluator:
     def __init__(self, mesh):
-        self.sharding = NamedSharding(mesh, P("data"))
+        self.sharding = sharding_impls.NamedSharding(mesh, P("data"))
 
     def load(self, params):
         self.params = jax.device_put(params, self.sharding)
