@@ -285,14 +285,18 @@ def _match(live, ctx: FileContext, new: list[Finding], new_ctx) -> list:
             if links[index] is not None:
                 continue
             wanted = _key(finding, new_ctx) if strict else (finding.code, finding.message)
-            for entry, previous in live:
-                if id(entry) in taken:
-                    continue
-                have = _key(previous, ctx) if strict else (previous.code, previous.message)
-                if have == wanted:
-                    links[index] = entry
-                    taken.add(id(entry))
-                    break
+            candidates = [
+                (entry, previous)
+                for entry, previous in live
+                if id(entry) not in taken
+                # A fixed finding only continues as itself: never by its message alone.
+                and (strict or not entry.applied)
+                and (_key(previous, ctx) if strict else (previous.code, previous.message)) == wanted
+            ]
+            if candidates:
+                entry, _ = min(candidates, key=lambda pair: abs(pair[1].line - finding.line))
+                links[index] = entry
+                taken.add(id(entry))
     return links
 
 
