@@ -34,7 +34,7 @@ MANIFEST: tuple[RuleInfo, ...] = (
     RuleInfo('JAX002', 'sharded-dlpack-export', True, 'jax_codemod.rules.sharded_dlpack_export', 'ShardedDlpackExport', (b'dlpack', b'unsafe_buffer_pointer', b'__cuda_array_interface__')),
     RuleInfo('JAX003', 'unsupported-dl-device', True, 'jax_codemod.rules.unsupported_dl_device', 'UnsupportedDlDevice', (b'dl_device',)),
     RuleInfo('JAX004', 'dlpack-without-host-fallback', False, 'jax_codemod.rules.dlpack_without_host_fallback', 'DlpackWithoutHostFallback', (b'from_dlpack',)),
-    RuleInfo('JAX005', 'removed-dlpack-api', True, 'jax_codemod.rules.removed_dlpack_api', 'RemovedDlpackApi', (b'to_dlpack', b'toDlpack')),
+    RuleInfo('JAX005', 'removed-dlpack-api', True, 'jax_codemod.rules.removed_dlpack_api', 'RemovedDlpackApi', (b'to_dlpack', b'toDlpack', b'from_dlpack')),
     RuleInfo('JAX006', 'unguarded-dlpack-export', False, 'jax_codemod.rules.unguarded_dlpack_export', 'UnguardedDlpackExport', (b'dlpack', b'unsafe_buffer_pointer', b'__cuda_array_interface__')),
 )
 # manifest:end

@@ -3,52 +3,57 @@
 from __future__ import annotations
 
 import ast
-from typing import TYPE_CHECKING
+from dataclasses import replace
 
-from jax_codemod._lazy import lazy_module
+from jax_codemod.analysis.capsules import (
+    ARRAY_CONSUMERS,
+    CUPY,
+    JAX,
+    JAX_CONSUMERS,
+    JAX_PRIVATE,
+    JAX_TO_DLPACK,
+    TORCH,
+    Flow,
+    Producer,
+    capsules,
+)
 from jax_codemod.analysis.context import FileContext
+from jax_codemod.analysis.version_gates import OLD, Gates
 from jax_codemod.rule import Finding, FixSafety, Rule
 
-if TYPE_CHECKING:
-    import libcst as cst
-else:
-    cst = lazy_module("libcst")  # imported by the first fix, not at start-up
-
-TO_DLPACK = "jax.dlpack.to_dlpack"
-JAX_FROM_DLPACK = "jax.dlpack.from_dlpack"
-
-# Consumers that take any object with __dlpack__/__dlpack_device__ (the array protocol).
-ARRAY_PROTOCOL_CONSUMERS = frozenset(
-    {
-        "torch.from_dlpack",
-        "torch.utils.dlpack.from_dlpack",
-        "numpy.from_dlpack",
-        "cupy.from_dlpack",
-        "jax.numpy.from_dlpack",
-        "jax.dlpack.from_dlpack",
-    }
-)
 # Keyword arguments of the old to_dlpack that __dlpack__ accepts with the same meaning.
 DUNDER_KEYWORDS = frozenset({"stream", "max_version", "dl_device", "copy"})
-# Producers of capsules from torch tensors: the tensor itself speaks the array protocol.
-TORCH_CAPSULE_PRODUCERS = frozenset({"torch.utils.dlpack.to_dlpack", "torch.to_dlpack"})
+OLD_API = JAX_TO_DLPACK
 
 # How the anchored node is rewritten; carried in Finding.data.
-UNWRAP = "unwrap"  # to_dlpack(x) -> x, inside an array-protocol consumer
-DUNDER = "dunder"  # to_dlpack(x, **kw) -> x.__dlpack__(**kw)
-DETACH = "detach"  # torch to_dlpack(t) -> t.detach(), inside jax.dlpack.from_dlpack
-METHOD_RECEIVER = "receiver"  # cupy_array.toDlpack() -> cupy_array
+SOURCE = "source"  # producer(x) -> x (or x.detach().contiguous()): the array itself
+DUNDER_CALL = "dunder"  # to_dlpack(x, **kw) -> x.__dlpack__(**kw): still a capsule
+INLINE = "inline"  # drop `capsule = producer(x)`, hand x to its one consumer
 DROP_IMPORT = "drop-import"  # from jax.dlpack import to_dlpack -> (removed)
+DROP_ALIAS = "drop-alias"  # to_dl = jax.dlpack.to_dlpack -> (removed)
+# What the array becomes for the consumer: as is, or a contiguous torch tensor without
+# autograd (jax.dlpack.from_dlpack ignores torch strides on JAX 0.6.1-0.7.1).
+AS_IS = ""
+TORCH_FOR_JAX = "torch-for-jax"
+
+_STATE = "removed-dlpack-api:inline"
 
 
 class RemovedDlpackApi(Rule):
     """## What it does
-    Finds uses of the capsule-based DLPack API that JAX removed:
-    `jax.dlpack.to_dlpack(x)` (deprecated in JAX 0.6, removed in 0.7), and
-    `jax.dlpack.from_dlpack(capsule)`, which no longer accepts a DLPack capsule.
+    Migrates the capsule-based DLPack API that JAX removed: `jax.dlpack.to_dlpack(x)`
+    (deprecated in JAX 0.6, removed in 0.7; also through aliases, `from jax.dlpack
+    import to_dlpack` or `importlib.import_module("jax.dlpack")`), and DLPack capsules
+    -- from `torch.utils.dlpack.to_dlpack(t)`, `t.__dlpack__()`, CuPy's `toDlpack()` or
+    JAX's private `jax._src.dlpack.to_dlpack` -- handed to `jax.dlpack.from_dlpack`,
+    `jnp.from_dlpack` or `jax._src.dlpack.from_dlpack`, which take the array itself.
+    Each capsule is followed from the call that makes it to the calls that consume it,
+    through variables, containers and comprehensions. (`jax._src.dlpack.to_dlpack` itself
+    still exists -- it is what `x.__dlpack__()` calls -- and is left alone where its
+    capsule goes to another library, unless it passes the long-gone `take_ownership`.)
 
     ## Why is this bad?
-    On current JAX, `jax.dlpack.to_dlpack` raises `AttributeError` (and
+    On current JAX `jax.dlpack.to_dlpack` raises `AttributeError` (and
     `from jax.dlpack import to_dlpack` raises `ImportError`), while
     `jax.dlpack.from_dlpack(torch.utils.dlpack.to_dlpack(t))` raises `TypeError`:
     the consumer now asks the producer for the capsule itself, through the
@@ -56,213 +61,509 @@ class RemovedDlpackApi(Rule):
 
     ## Example
     ```python
-    import jax.dlpack
-    import torch.utils.dlpack
-
     t = torch.utils.dlpack.from_dlpack(jax.dlpack.to_dlpack(x))
-    y = jax.dlpack.from_dlpack(torch.utils.dlpack.to_dlpack(t))
-    capsule = jax.dlpack.to_dlpack(x)
+    capsule = torch.utils.dlpack.to_dlpack(weights)
+    w = jax.dlpack.from_dlpack(capsule)
+    caps = [jax.dlpack.to_dlpack(a) for a in arrays]
+    tensors = [torch.utils.dlpack.from_dlpack(c) for c in caps]
+    CACHE["x"] = jax.dlpack.to_dlpack(x)
     ```
 
     ## Use instead
     ```python
-    import jax.dlpack
-    import torch.utils.dlpack
-
     t = torch.utils.dlpack.from_dlpack(x)
-    y = jax.dlpack.from_dlpack(t.detach())
-    capsule = x.__dlpack__()
+    w = jax.dlpack.from_dlpack(weights.detach().contiguous())
+    caps = [a for a in arrays]
+    tensors = [torch.utils.dlpack.from_dlpack(c) for c in caps]
+    CACHE["x"] = x.__dlpack__()
     ```
 
     ## Fix safety
-    Safe. Inside an array-protocol consumer (`torch.from_dlpack`,
-    `torch.utils.dlpack.from_dlpack`, `np.from_dlpack`, `cupy.from_dlpack`,
-    `jax.dlpack.from_dlpack`) the array is passed directly; anywhere else the capsule
-    comes from `x.__dlpack__()` with the same `stream`, `max_version`, `dl_device` and
-    `copy` arguments. A torch tensor handed to `jax.dlpack.from_dlpack` is passed as
-    `t.detach()`, which shares memory and, like the old capsule path, also accepts
-    tensors that require grad. Calls with arguments that have no array-protocol
-    equivalent (`take_ownership`, `src_device`, positional options, `*args`), references
-    that are not calls, and capsules stored in variables are reported without a fix.
+    Safe. A capsule whose every use is one array-protocol consumer in the same function
+    (`torch.from_dlpack`, `torch.utils.dlpack.from_dlpack`, `np.from_dlpack`,
+    `cupy.from_dlpack`, `jax.dlpack.from_dlpack`, `jnp.from_dlpack`) becomes the array
+    itself, and a variable that only carried it is dropped; a capsule that escapes
+    (returned, stored, passed on, read twice, or fed to a consumer that takes only
+    capsules) comes from `x.__dlpack__()` instead, with the same `stream`, `max_version`,
+    `dl_device` and `copy` arguments, and the message says so. `take_ownership=False` (the
+    default) is dropped. A torch tensor handed to JAX becomes `t.detach().contiguous()`:
+    `detach()` accepts tensors that require grad as the capsule path did, and
+    `contiguous()` keeps the values right on JAX 0.6.1-0.7.1, whose `from_dlpack`
+    ignores torch strides (it is a no-op, still zero-copy, for a contiguous tensor). For
+    `jax.dlpack.from_dlpack(v.__dlpack__())` with `v` of unknown library, passing `v` is
+    an unsafe fix for that reason.
+
+    Reported without a fix: `take_ownership=True` or a non-constant `take_ownership`
+    (buffer donation no longer exists: pass the array and stop using it), `src_device`
+    (move the array with `jax.device_put` first), other arguments with no array-protocol
+    equivalent, references that are not calls (`tree_map(jax.dlpack.to_dlpack, xs)`),
+    capsules that reach a JAX consumer while also escaping, and capsules that arrive from
+    outside the function -- a parameter, `*args` or a value of unknown origin fed to a JAX
+    consumer -- when the file shows it is a capsule: a caller passes one, or its name or
+    annotation says so. Calls that only run on old JAX (behind `jax.__version__` /
+    `jax.__version_info__` comparisons, `hasattr(jax.dlpack, "to_dlpack")`,
+    `getattr(jax.dlpack, "to_dlpack", None)`, or a `try` that catches `ImportError`)
+    are version gates, not bugs, and are left alone -- unless the gate's other branch,
+    the one that runs on current JAX, uses the removed API too.
     """
 
     CODE = "JAX005"
     NAME = "removed-dlpack-api"
     DEFAULT_ENABLED = True
     FIX_SAFETY = FixSafety.SAFE
-    TRIGGERS = (b"to_dlpack", b"toDlpack")
+    TRIGGERS = (b"to_dlpack", b"toDlpack", b"from_dlpack")
+
+    def prefilter(self, source: bytes) -> bool:
+        # A JAX consumer fed a capsule needs no `to_dlpack` in the file, but needs jax.
+        if b"to_dlpack" in source or b"toDlpack" in source:
+            return True
+        return b"from_dlpack" in source and b"jax" in source
 
     def check(self, ctx: FileContext) -> list[Finding]:
-        findings: list[Finding] = []
-        fixed_references: set[ast.AST] = set()
-        references: list[ast.AST] = []
-        for node in ast.walk(ctx.tree):
-            if isinstance(node, ast.Call):
-                found = self._check_call(ctx, node)
-                if found is not None:
-                    findings.append(found)
-                    if found.fix is FixSafety.SAFE and not ctx.is_suppressed(self.CODE, found.line):
-                        fixed_references.add(node.func)
-            elif (
-                isinstance(node, (ast.Name, ast.Attribute))
-                and isinstance(node.ctx, ast.Load)
-                and ctx.qualname(node) == TO_DLPACK
-            ):
-                references.append(node)
-        for reference in references:
-            parent = ctx.parent(reference)
-            if isinstance(parent, ast.Call) and parent.func is reference:
-                continue
-            findings.append(
-                self.finding(
-                    ctx,
-                    reference,
-                    f"`{TO_DLPACK}` was removed in JAX 0.7; pass arrays to the consumer's "
-                    "`from_dlpack` directly, or call `x.__dlpack__()` for a capsule",
-                    FixSafety.NONE,
-                    node_type=type(reference).__name__,
-                )
-            )
-        findings.extend(self._check_imports(ctx, references, fixed_references))
-        return findings
-
-    def _check_call(self, ctx: FileContext, call: ast.Call) -> Finding | None:
-        qualified = ctx.qualname(call.func)
-        if qualified == TO_DLPACK:
-            return self._check_to_dlpack(ctx, call)
-        if qualified == JAX_FROM_DLPACK and call.args:
-            return self._check_capsule_argument(ctx, call.args[0])
-        return None
-
-    def _check_to_dlpack(self, ctx: FileContext, call: ast.Call) -> Finding:
-        message = f"`{TO_DLPACK}` was removed in JAX 0.7"
-        reason = _unsupported_arguments(call)
-        if reason:
-            return self.finding(ctx, call, f"{message}; {reason}, so no automatic fix", FixSafety.NONE)
-        consumer = ctx.parent(call)
-        if (
-            not call.keywords
-            and isinstance(consumer, ast.Call)
-            and consumer.args
-            and consumer.args[0] is call
-            and ctx.qualname(consumer.func) in ARRAY_PROTOCOL_CONSUMERS
-        ):
-            advice = "pass the array to the consumer directly"
-            return self.finding(ctx, call, f"{message}; {advice}", FixSafety.SAFE, data=(UNWRAP,))
-        return self.finding(ctx, call, f"{message}; use `x.__dlpack__()`", FixSafety.SAFE, data=(DUNDER,))
-
-    def _check_capsule_argument(self, ctx: FileContext, argument: ast.AST) -> Finding | None:
-        message = f"`{JAX_FROM_DLPACK}` no longer accepts a DLPack capsule"
-        if isinstance(argument, ast.Call):
-            producer = ctx.qualname(argument.func)
-            if producer in TORCH_CAPSULE_PRODUCERS and _single_plain_argument(argument):
-                return self.finding(
-                    ctx, argument, f"{message}; pass the tensor itself", FixSafety.SAFE, data=(DETACH,)
-                )
-            if producer is None and _is_cupy_to_dlpack(argument):
-                return self.finding(
-                    ctx, argument, f"{message}; pass the CuPy array itself", FixSafety.SAFE, data=(METHOD_RECEIVER,)
-                )
-            if producer != TO_DLPACK and (producer or "").endswith(".to_dlpack"):
-                return self.finding(
-                    ctx, argument, f"{message}; pass the producer's array itself", FixSafety.NONE
-                )
-        elif isinstance(argument, ast.Name) and _assigned_from_capsule_producer(ctx, argument):
-            return self.finding(
-                ctx,
-                argument,
-                f"{message}; `{argument.id}` holds a capsule: pass the tensor it came from",
-                FixSafety.NONE,
-                node_type="Name",
-            )
-        return None
-
-    def _check_imports(self, ctx, references, fixed_references) -> list[Finding]:
-        """`from jax.dlpack import to_dlpack` fails at import time on current JAX."""
-        findings = []
-        for node in ast.walk(ctx.tree):
-            if not (isinstance(node, ast.ImportFrom) and node.module == "jax.dlpack" and not node.level):
-                continue
-            for alias in node.names:
-                if alias.name != "to_dlpack":
-                    continue
-                local = alias.asname or alias.name
-                uses = [r for r in references if isinstance(r, ast.Name) and r.id == local]
-                removable = all(use in fixed_references for use in uses)
-                findings.append(
-                    self.finding(
-                        ctx,
-                        node,
-                        f"`{TO_DLPACK}` no longer exists: this import raises ImportError on JAX 0.7+",
-                        FixSafety.SAFE if removable else FixSafety.NONE,
-                        node_type="ImportFrom",
-                        data=(DROP_IMPORT,),
-                    )
-                )
-        return findings
+        return _Check(self, ctx).run()
 
     def rewrite(self, original, updated, finding: Finding, fixer):
         action = finding.data[0]
-        if action == UNWRAP:
-            return _parenthesized_like(updated.args[0].value, updated)
-        if action == DUNDER:
+        if action == SOURCE:
+            return _source_expression(updated, finding.data[1], finding.data[2])
+        if action == DUNDER_CALL:
+            import libcst as cst
+
             receiver = updated.args[0].value
-            return _method_call(receiver, "__dlpack__", list(updated.args[1:]), updated)
-        if action == DETACH:
-            return _method_call(updated.args[0].value, "detach", [], updated)
-        if action == METHOD_RECEIVER:
-            return _parenthesized_like(updated.func.value, updated)
-        if action == DROP_IMPORT:
-            return _drop_import_alias(updated, "to_dlpack")
+            keep = [a for a in updated.args[1:] if not _is_false_take_ownership(a, cst)]
+            return _method_call(receiver, "__dlpack__", keep, updated)
+        if action == INLINE:
+            fixer.state.setdefault(_STATE, {})[id(updated)] = (updated, finding.data[1], finding.data[2])
+            return updated
+        if action in (DROP_IMPORT, DROP_ALIAS):
+            import libcst as cst
+
+            if action == DROP_ALIAS:
+                return cst.RemovalSentinel.REMOVE
+            return _drop_import_alias(updated, finding.data[1])
         raise ValueError(f"unknown action {action!r}")
 
-
-def _unsupported_arguments(call: ast.Call) -> str | None:
-    if len(call.args) != 1 or isinstance(call.args[0], ast.Starred):
-        return "its arguments have no array-protocol equivalent"
-    for keyword in call.keywords:
-        if keyword.arg is None:
-            return "`**kwargs` may hold arguments `__dlpack__` does not take"
-        if keyword.arg == "take_ownership":
-            return "`take_ownership` (buffer donation) has no array-protocol equivalent"
-        if keyword.arg not in DUNDER_KEYWORDS:
-            return f"`{keyword.arg}` has no `__dlpack__` equivalent"
-    return None
+    def finalize(self, module, fixer):
+        pending = fixer.state.get(_STATE)
+        if not pending:
+            return module
+        return module.visit(_inline_transformer()(pending))
 
 
-def _single_plain_argument(call: ast.Call) -> bool:
-    return len(call.args) == 1 and not call.keywords and not isinstance(call.args[0], ast.Starred)
+class _Check:
+    """One file's findings: each capsule flow, then JAX consumers, references, imports."""
+
+    def __init__(self, rule: RemovedDlpackApi, ctx: FileContext) -> None:
+        self.rule = rule
+        self.ctx = ctx
+        self.analysis = capsules(ctx)
+        self.gates = Gates(ctx, self.analysis.qualname, OLD_API)
+        self.findings: list[Finding] = []
+        self.explained: set[int] = set()  # consumer calls a producer's flow already covers
+        self.fixed_calls: set[int] = set()  # producer calls (of the old API) that get a fix
+
+    def run(self) -> list[Finding]:
+        for producer in self.analysis.producers:
+            self.producer(producer)
+        for consumer, name in self.analysis.consumers:
+            if name in JAX_CONSUMERS and id(consumer) not in self.explained and consumer.args:
+                self.outside_capsule(consumer, name)
+        self.references_and_aliases()
+        self.imports()
+        return self.findings
+
+    # Helpers ----------------------------------------------------------------------
+
+    def add(self, node, message, fix, anchor=None, node_type="Call", data=()):
+        finding = self.rule.finding(self.ctx, node, message, fix, node_type=node_type, data=data)
+        if anchor is not None:
+            finding = replace(finding, span=self.ctx.span(anchor))
+        self.findings.append(finding)
+        return finding
+
+    def mark_fixed(self, call: ast.Call, finding: Finding) -> None:
+        # a suppressed finding is dropped by the engine, so its call stays as it was
+        if not self.ctx.is_suppressed(self.rule.CODE, finding.line):
+            self.fixed_calls.add(id(call))
+
+    def gated(self, node: ast.AST) -> bool:
+        if self.gates.side(node) in (OLD, "both"):
+            return True
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+            # through `from jax.dlpack import to_dlpack` in a try whose fallback defines it
+            for statement, guard in self.gates.guarded_imports.items():
+                if any((a.asname or a.name) == node.func.id for a in statement.names):
+                    return self.gates.fallback_binds(guard, node.func.id) == "callable"
+        return False
+
+    def spelled(self, producer: Producer) -> str:
+        if producer.qualname == "jax._src.dlpack.to_dlpack":
+            return ("`jax._src.dlpack.to_dlpack` is JAX's private twin of `jax.dlpack.to_dlpack`, "
+                    "removed from the public API in JAX 0.7")
+        return "`jax.dlpack.to_dlpack` was removed in JAX 0.7"
+
+    # Producers --------------------------------------------------------------------
+
+    def producer(self, producer: Producer) -> None:
+        flow = self.analysis.flow(producer)
+        if producer.kind == JAX:
+            self.jax_producer(producer, flow)
+        else:
+            self.foreign_producer(producer, flow)
+
+    def jax_producer(self, producer: Producer, flow: Flow) -> None:
+        call = producer.call
+        if self.gated(call):
+            for use in flow.consumers:
+                self.explained.add(id(use.consumer))
+            return
+        message = self.spelled(producer)
+        problem = _argument_problem(call, self.ctx)
+        for use in flow.consumers:
+            self.explained.add(id(use.consumer))
+        if problem:
+            self.add(call, f"{message}; {problem}", FixSafety.NONE)
+            return
+        keywords = [k for k in call.keywords if k.arg != "take_ownership"]
+        source = ast.unparse(producer.source)
+        only = flow.consumers[0] if len(flow.uses) == 1 and flow.consumers else None
+        array_consumer = only is not None and only.consumer_name in ARRAY_CONSUMERS and not keywords
+        if flow.via == "direct" and array_consumer:
+            self.fix_source(call, f"{message}; pass the array to `{_short(only.consumer_name)}` directly")
+            return
+        if flow.via == "variable" and array_consumer:
+            self.fix_variable(producer, flow, only, f"{message}; the capsule in `{flow.variable}` only feeds "
+                              f"`{_short(only.consumer_name)}` (line {only.node.lineno})", AS_IS)
+            return
+        if flow.via == "container" and flow.uses and not flow.escapes and not keywords and all(
+            use.consumer_name in ARRAY_CONSUMERS for use in flow.uses
+        ):
+            self.fix_source(call, f"{message}; every capsule in `{flow.variable}` goes to an array-protocol "
+                            f"consumer, so `{flow.variable}` now holds the arrays themselves")
+            return
+        # The capsule escapes (or goes to a consumer that takes only capsules): keep a capsule.
+        reason = _escape_words(flow)
+        finding = self.add(call, f"{message}; the capsule is {reason}, so it stays a capsule: "
+                           f"`{source}.__dlpack__()`", FixSafety.SAFE, data=(DUNDER_CALL,))
+        self.mark_fixed(call, finding)
+        for use in flow.consumers:
+            if use.consumer_name in JAX_CONSUMERS:
+                self.escaped_into_jax(use, call, reason, source)
+
+    def foreign_producer(self, producer: Producer, flow: Flow) -> None:
+        """A torch/CuPy/`__dlpack__` capsule: broken only where it reaches a JAX consumer."""
+        jax_uses = [use for use in flow.consumers if use.consumer_name in JAX_CONSUMERS]
+        if not jax_uses:
+            return
+        for use in jax_uses:
+            self.explained.add(id(use.consumer))
+        jax_uses = [use for use in jax_uses if not self.gated(use.consumer)]
+        if not jax_uses:
+            return
+        consumer = jax_uses[0]
+        message = f"`{_short(consumer.consumer_name)}` no longer accepts a DLPack capsule"
+        if producer.source is None:
+            for use in jax_uses:
+                self.add(use.consumer, f"{message}; this one comes from a call whose arguments cannot be turned "
+                         "into the array: pass the array itself", FixSafety.NONE)
+            return
+        wrap, safety, what = self.conversion(producer)
+        source = ast.unparse(producer.source)
+        shown = f"{source}.detach().contiguous()" if wrap == TORCH_FOR_JAX else source
+        single = len(flow.uses) == 1 and flow.uses[0] is consumer
+        if flow.via == "direct":
+            self.fix_source(producer.call, f"{message}; pass {what} itself: `{shown}`{_why(wrap, safety)}",
+                            wrap, safety, at=consumer.consumer)
+            return
+        if flow.via == "variable" and single:
+            self.fix_variable(producer, flow, consumer, f"{message}; `{flow.variable}` (line "
+                              f"{producer.call.lineno}) holds a capsule made from {what} `{source}`", wrap,
+                              safety, at=consumer.consumer)
+            return
+        if flow.via == "container" and not flow.escapes and all(
+            use.consumer_name in ARRAY_CONSUMERS for use in flow.uses
+        ) and all(use.consumer_name in JAX_CONSUMERS for use in flow.uses):
+            self.fix_source(producer.call, f"{message}; the capsules in `{flow.variable}` only feed JAX, so "
+                            f"it now holds {what} itself: `{shown}`{_why(wrap, safety)}", wrap, safety,
+                            at=consumer.consumer)
+            return
+        reason = _escape_words(flow)
+        for use in jax_uses:
+            self.escaped_into_jax(use, producer.call, reason, shown)
+
+    def escaped_into_jax(self, use, producer_call, reason, shown) -> None:
+        # One wording before and after the producer's own fix, so a re-check matches it.
+        self.add(use.consumer, f"`{_short(use.consumer_name)}` no longer accepts a DLPack capsule; it gets the "
+                 f"capsule made at line {producer_call.lineno}, which is also {reason}: pass `{shown}` here "
+                 "instead, and give the other users their own `__dlpack__()`", FixSafety.NONE)
+
+    def conversion(self, producer: Producer) -> tuple[str, FixSafety, str]:
+        """How the exported value must be passed to a JAX consumer, and how safe that is."""
+        if producer.kind == TORCH:
+            return TORCH_FOR_JAX, FixSafety.SAFE, "the tensor"
+        if producer.kind == CUPY:
+            return AS_IS, FixSafety.SAFE, "the CuPy array"
+        if producer.kind == JAX_PRIVATE:
+            return AS_IS, FixSafety.SAFE, "the array"
+        library = self.analysis.library(producer.source)
+        if library == "torch":
+            return TORCH_FOR_JAX, FixSafety.SAFE, "the tensor"
+        if library in ("numpy", "jax", "cupy"):
+            return AS_IS, FixSafety.SAFE, "the array"
+        return AS_IS, FixSafety.UNSAFE, "the array"
+
+    # Fixes ------------------------------------------------------------------------
+
+    def fix_source(self, call, message, wrap=AS_IS, safety=FixSafety.SAFE, at=None):
+        finding = self.add(at if at is not None else call, message, safety, anchor=call,
+                           data=(SOURCE, wrap, _kind(call)))
+        self.mark_fixed(call, finding)
+
+    def fix_variable(self, producer, flow, use, message, wrap, safety=FixSafety.SAFE, at=None):
+        """Drop the variable and pass the array to its one consumer, or make it hold the array."""
+        noun = "tensor" if wrap == TORCH_FOR_JAX else "array"
+        statement = flow.holder
+        source = producer.source
+        where = at if at is not None else producer.call
+        if self.can_inline(statement, source, use):
+            finding = self.add(where, f"{message}: pass the {noun} itself and drop `{flow.variable}`{_why(wrap, safety)}",
+                     safety, anchor=statement, node_type="Assign",
+                     data=(INLINE, flow.variable, (ast.unparse(source), wrap)))
+        else:
+            finding = self.add(where, f"{message}: `{flow.variable}` now holds the {noun} itself"
+                               f"{_why(wrap, safety)}", safety, anchor=producer.call,
+                               data=(SOURCE, wrap, _kind(producer.call)))
+        self.mark_fixed(producer.call, finding)
+
+    def can_inline(self, statement: ast.Assign, source: ast.AST, use) -> bool:
+        """Moving ``source`` from the assignment to its use must not change what it means."""
+        base = source
+        while isinstance(base, ast.Attribute):
+            base = base.value
+        if not isinstance(base, ast.Name):
+            return False
+        line = self.ctx.lines[statement.end_lineno - 1] if statement.end_lineno <= len(self.ctx.lines) else ""
+        if "#" in line[statement.end_col_offset:] or ";" in line or statement.lineno != statement.end_lineno:
+            return False  # a trailing comment or a shared line would be lost or mangled
+        block = _block_after(self.ctx, statement)
+        use_statement = next((s for s in block if any(n is use.node for n in ast.walk(s))), None)
+        if use_statement is None:
+            return False
+        between = block[:block.index(use_statement)]
+        if isinstance(source, ast.Attribute) and between:
+            return False  # an attribute may change under any statement
+        if any(_binds_name(s, base.id) for s in between):
+            return False
+        if _is_compound(use_statement) and _binds_name(use_statement, base.id):
+            return False
+        # the finalize step hands the array to the first read after the assignment: this one
+        return self.analysis.sole(statement, use.node)
+
+    # Capsules that arrive from outside ------------------------------------------------
+
+    def outside_capsule(self, consumer: ast.Call, name: str) -> None:
+        argument = consumer.args[0]
+        if isinstance(argument, ast.Starred) or self.gated(consumer):
+            return
+        origin = self.analysis.origin(argument)
+        short = _short(name)
+        message = f"`{short}` no longer accepts a DLPack capsule (deprecated in JAX 0.7, a TypeError since)"
+        shown = ast.unparse(argument)
+        if origin.kind == "capsule" and origin.flow is not None:
+            producer = origin.flow.producer
+            self.add(consumer, f"{message}; `{shown}` holds the capsule made at line {producer.call.lineno}, "
+                     "which is used elsewhere too: pass the array it was made from", FixSafety.NONE)
+        elif origin.kind == "parameter" and origin.evidence:
+            function = getattr(origin.function, "name", "lambda")
+            star = "*" if origin.parameter is getattr(origin.function.args, "vararg", None) else ""
+            self.add(consumer, f"{message}; `{shown}` comes from the parameter `{star}{origin.parameter.arg}` "
+                     f"of `{function}`, and {origin.evidence}: have callers pass the array or tensor itself "
+                     "(`t.detach().contiguous()` for torch) instead of its capsule", FixSafety.NONE)
+        elif origin.kind == "unknown" and origin.evidence:
+            self.add(consumer, f"{message}; `{shown}` looks like one ({origin.evidence}), and this file does "
+                     "not show where it is made: pass the array or tensor it was exported from "
+                     "(`t.detach().contiguous()` for torch)", FixSafety.NONE)
+
+    # References, aliases and imports ---------------------------------------------------
+
+    def references_and_aliases(self) -> None:
+        callees = {id(p.call.func) for p in self.analysis.producers}
+        for node in ast.walk(self.ctx.tree):
+            if not isinstance(node, (ast.Name, ast.Attribute)) or not isinstance(node.ctx, ast.Load):
+                continue
+            if id(node) in callees or isinstance(self.ctx.parent(node), ast.Attribute):
+                continue
+            qualified = self.analysis.qualname(node)
+            if qualified not in OLD_API or self.gated(node):
+                continue
+            if isinstance(node, ast.Name) and node.id in self.gates.optional_names:
+                continue
+            parent = self.ctx.parent(node)
+            if isinstance(parent, ast.Call) and isinstance(parent.func, ast.Name) and parent.func.id in (
+                "hasattr", "getattr"
+            ):
+                continue
+            single_target = isinstance(parent, ast.Assign) and len(parent.targets) == 1
+            if single_target and isinstance(parent.targets[0], ast.Name) and self.alias(parent, node):
+                continue
+            self.add(node, f"`{qualified}` was removed in JAX 0.7; pass arrays to the consumer's `from_dlpack` "
+                     "directly, or call `x.__dlpack__()` for a capsule", FixSafety.NONE,
+                     node_type=type(node).__name__)
+
+    def alias(self, statement: ast.Assign, value: ast.AST) -> bool:
+        """``to_dl = jax.dlpack.to_dlpack``: removable once every call through it is fixed."""
+        name = statement.targets[0].id
+        calls = [p.call for p in self.analysis.producers
+                 if isinstance(p.call.func, ast.Name) and p.call.func.id == name]
+        loads = [n for n in ast.walk(self.ctx.tree)
+                 if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)]
+        if not calls or len(loads) != len(calls) or not all(id(c) in self.fixed_calls for c in calls):
+            return False
+        self.add(value, f"`{ast.unparse(value)}` was removed in JAX 0.7; every call through `{name}` is "
+                 "migrated, so the alias goes", FixSafety.SAFE, anchor=statement, node_type="Assign",
+                 data=(DROP_ALIAS,))
+        return True
+
+    def imports(self) -> None:
+        """`from jax.dlpack import to_dlpack` fails at import time on current JAX."""
+        for node in ast.walk(self.ctx.tree):
+            if not (isinstance(node, ast.ImportFrom) and not node.level):
+                continue
+            if node.module not in ("jax.dlpack", "jax._src.dlpack") or node in self.gates.guarded_imports:
+                continue
+            if self.gates.side(node) in (OLD, "both"):
+                continue
+            for alias in node.names:
+                if alias.name != "to_dlpack" or node.module != "jax.dlpack":
+                    continue
+                local = alias.asname or alias.name
+                calls = [p.call for p in self.analysis.producers
+                         if isinstance(p.call.func, ast.Name) and p.call.func.id == local]
+                loads = [n for n in ast.walk(self.ctx.tree)
+                         if isinstance(n, ast.Name) and n.id == local and isinstance(n.ctx, ast.Load)]
+                removable = len(loads) == len(calls) and all(id(c) in self.fixed_calls for c in calls)
+                self.add(node, "`jax.dlpack.to_dlpack` no longer exists: this import raises ImportError on "
+                         "JAX 0.7+", FixSafety.SAFE if removable else FixSafety.NONE, node_type="ImportFrom",
+                         data=(DROP_IMPORT, alias.name))
 
 
-def _is_cupy_to_dlpack(call: ast.Call) -> bool:
-    # A method on a CuPy array: no import names it, but the spelling is CuPy's alone.
-    return (
-        isinstance(call.func, ast.Attribute)
-        and call.func.attr == "toDlpack"
-        and not call.args
-        and not call.keywords
+# Check-time helpers ---------------------------------------------------------------------
+
+
+def _short(qualified: str | None) -> str:
+    return {"jax.numpy.from_dlpack": "jnp.from_dlpack", "numpy.from_dlpack": "np.from_dlpack"}.get(
+        qualified or "", qualified or "the consumer"
     )
 
 
-def _assigned_from_capsule_producer(ctx: FileContext, name: ast.Name) -> bool:
-    scope = ctx.enclosing_function(name) or ctx.tree
-    for node in ast.walk(scope):
-        assigns_name = isinstance(node, ast.Assign) and any(
-            isinstance(target, ast.Name) and target.id == name.id for target in node.targets
-        )
-        if assigns_name and isinstance(node.value, ast.Call):
-            producer = ctx.qualname(node.value.func)
-            if producer in TORCH_CAPSULE_PRODUCERS or producer == TO_DLPACK or _is_cupy_to_dlpack(node.value):
-                return True
+def _kind(call: ast.Call) -> str:
+    """Where the exported value sits in the producer call: first argument or receiver."""
+    if isinstance(call.func, ast.Attribute) and call.func.attr in ("__dlpack__", "toDlpack"):
+        return "receiver"
+    return "argument"
+
+
+def _why(wrap: str, safety: FixSafety) -> str:
+    if wrap == TORCH_FOR_JAX:
+        return " (`contiguous()`: JAX 0.6.1-0.7.1 ignores torch strides)"
+    if safety is FixSafety.UNSAFE:
+        return (" -- unsafe: if it is a non-contiguous torch tensor, JAX 0.6.1-0.7.1 reads it with the wrong "
+                "strides; pass `.detach().contiguous()` for torch")
+    return ""
+
+
+def _escape_words(flow: Flow) -> str:
+    reasons = [use.escape for use in flow.escapes if use.escape]
+    if not reasons:
+        names = sorted({_short(u.consumer_name) for u in flow.consumers})
+        return f"handed to `{names[0]}`, which takes only capsules" if names else "not consumed here"
+    return reasons[0]
+
+
+def _argument_problem(call: ast.Call, ctx: FileContext) -> str | None:
+    """Why this ``to_dlpack`` call cannot be rewritten, with the manual fix; None if it can."""
+    source = ast.unparse(call.args[0]) if call.args and not isinstance(call.args[0], ast.Starred) else "x"
+    ownership = None
+    if len(call.args) == 2 and not isinstance(call.args[1], ast.Starred):
+        ownership = call.args[1]  # the old signature: to_dlpack(x, take_ownership=False, ...)
+    elif len(call.args) != 1 or isinstance(call.args[0], ast.Starred):
+        return "its arguments have no array-protocol equivalent, so no automatic fix"
+    for keyword in call.keywords:
+        if keyword.arg is None:
+            return "`**kwargs` may hold arguments `__dlpack__` does not take, so no automatic fix"
+        if keyword.arg == "take_ownership":
+            ownership = keyword.value
+        elif keyword.arg == "src_device":
+            device = ast.unparse(keyword.value)
+            return (f"`src_device` has no array-protocol equivalent: move the array first and pass "
+                    f"`jax.device_put({source}, {device})` (or its `__dlpack__()` where a capsule is needed)")
+        elif keyword.arg not in DUNDER_KEYWORDS:
+            return f"`{keyword.arg}` has no `__dlpack__` equivalent, so no automatic fix"
+    if ownership is None or (isinstance(ownership, ast.Constant) and ownership.value is False):
+        return None
+    if isinstance(ownership, ast.Constant) and ownership.value is True:
+        return (f"`take_ownership=True` donated the buffer, which the array protocol never does: pass `{source}` "
+                f"itself (or `{source}.__dlpack__()` where a capsule is needed) and stop using `{source}` "
+                f"afterwards (`del {source}`) if the point was to free it")
+    return (f"`take_ownership={ast.unparse(ownership)}` is decided at run time, and buffer donation no longer "
+            f"exists: drop the argument and pass `{source}` itself (or `{source}.__dlpack__()`), then stop "
+            f"using `{source}` where it was donated")
+
+
+def _block_after(ctx: FileContext, statement: ast.stmt) -> list[ast.stmt]:
+    parent = ctx.parent(statement)
+    for name in ("body", "orelse", "finalbody"):
+        children = getattr(parent, name, None)
+        if isinstance(children, list) and any(c is statement for c in children):
+            position = next(i for i, c in enumerate(children) if c is statement)
+            return children[position + 1:]
+    return []
+
+
+def _binds_name(statement: ast.AST, name: str) -> bool:
+    for node in ast.walk(statement):
+        if isinstance(node, ast.Name) and node.id == name and not isinstance(node.ctx, ast.Load):
+            return True
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node.name == name:
+            return True
+        if isinstance(node, (ast.Import, ast.ImportFrom)) and any(
+            (a.asname or a.name.split(".")[0]) == name for a in node.names
+        ):
+            return True
     return False
 
 
-def _needs_parentheses(expression: cst.BaseExpression) -> bool:
+def _is_compound(statement: ast.AST) -> bool:
+    return any(isinstance(getattr(statement, n, None), list) for n in ("body", "orelse", "handlers"))
+
+
+# libcst helpers: imported only when a fix is made ------------------------------------------
+
+
+def _source_expression(call, wrap: str, kind: str):
+    value = call.func.value if kind == "receiver" else call.args[0].value
+    if wrap == TORCH_FOR_JAX:
+        value = _method_call(_method_call(value, "detach", [], None), "contiguous", [], call)
+        return value
+    return _parenthesized_like(value, call)
+
+
+def _is_false_take_ownership(arg, cst) -> bool:
+    keyword = arg.keyword.value if arg.keyword is not None else None
+    return keyword == "take_ownership" or (keyword is None and isinstance(arg.value, cst.Name)
+                                           and arg.value.value == "False")
+
+
+def _needs_parentheses(expression) -> bool:
+    import libcst as cst
+
     atoms = (cst.Name, cst.Attribute, cst.Call, cst.Subscript, cst.SimpleString, cst.List, cst.Tuple)
     return not isinstance(expression, atoms) and not expression.lpar
 
 
-def _method_call(receiver, method: str, args, original_call: cst.Call) -> cst.Call:
+def _method_call(receiver, method: str, args, original_call):
+    import libcst as cst
+
     if _needs_parentheses(receiver):
         receiver = receiver.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
     if args:
@@ -270,20 +571,88 @@ def _method_call(receiver, method: str, args, original_call: cst.Call) -> cst.Ca
     return cst.Call(
         func=cst.Attribute(value=receiver, attr=cst.Name(method)),
         args=args,
-        lpar=original_call.lpar,
-        rpar=original_call.rpar,
+        lpar=original_call.lpar if original_call is not None else (),
+        rpar=original_call.rpar if original_call is not None else (),
     )
 
 
-def _parenthesized_like(expression: cst.BaseExpression, original: cst.BaseExpression) -> cst.BaseExpression:
+def _parenthesized_like(expression, original):
     if original.lpar and not expression.lpar:
         return expression.with_changes(lpar=original.lpar, rpar=original.rpar)
     return expression
 
 
-def _drop_import_alias(statement: cst.ImportFrom, name: str):
+def _drop_import_alias(statement, name: str):
+    import libcst as cst
+
     kept = [alias for alias in statement.names if alias.evaluated_name != name]
     if not kept:
         return cst.RemovalSentinel.REMOVE
     kept[-1] = kept[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
     return statement.with_changes(names=kept)
+
+
+def _inline_transformer():
+    """Drops each marked capsule assignment and hands its array to the next read of the name."""
+    import libcst as cst
+
+    class ReplaceFirstArgument(cst.CSTTransformer):
+        def __init__(self, name: str, replacement) -> None:
+            super().__init__()
+            self.name = name
+            self.replacement = replacement
+            self.done = False
+
+        def on_visit(self, node) -> bool:
+            return not self.done
+
+        def leave_Arg(self, original_node, updated_node):
+            value = updated_node.value
+            if not self.done and updated_node.keyword is None and isinstance(value, cst.Name) and (
+                value.value == self.name
+            ):
+                self.done = True
+                return updated_node.with_changes(value=self.replacement)
+            return updated_node
+
+    class Inline(cst.CSTTransformer):
+        def __init__(self, pending: dict) -> None:
+            super().__init__()
+            self.pending = pending
+
+        def leave_IndentedBlock(self, original_node, updated_node):
+            return updated_node.with_changes(body=self._body(original_node.body, updated_node.body))
+
+        def leave_Module(self, original_node, updated_node):
+            return updated_node.with_changes(body=self._body(original_node.body, updated_node.body))
+
+        def _body(self, originals, updated):
+            body = list(updated)
+            for position, statement in enumerate(originals):
+                if not isinstance(statement, cst.SimpleStatementLine):
+                    continue
+                marked = [s for s in statement.body if id(s) in self.pending and self.pending[id(s)][0] is s]
+                if not marked:
+                    continue
+                _, name, (source, wrap) = self.pending[id(marked[0])]
+                replacement = cst.parse_expression(source)
+                if wrap == TORCH_FOR_JAX:
+                    replacement = _method_call(_method_call(replacement, "detach", [], None), "contiguous", [],
+                                               None)
+                replacer = ReplaceFirstArgument(name, replacement)
+                for later in range(position + 1, len(body)):
+                    if body[later] is not None:
+                        body[later] = body[later].visit(replacer)
+                    if replacer.done:
+                        break
+                if not replacer.done:
+                    continue  # nothing to hand the array to: leave the assignment as it was
+                following = position + 1
+                if following < len(body) and body[following] is not None and statement.leading_lines:
+                    body[following] = body[following].with_changes(
+                        leading_lines=[*statement.leading_lines, *body[following].leading_lines]
+                    )
+                body[position] = None
+            return [s for s in body if s is not None]
+
+    return Inline

@@ -1,0 +1,561 @@
+"""DLPack capsules: which calls make one, where each one goes, and who consumes it.
+
+A DLPack capsule is a one-shot handle on an array's memory. The old API traded in them
+(``jax.dlpack.to_dlpack(x)`` -> ``torch.utils.dlpack.from_dlpack(capsule)``); the array
+protocol passes the array itself and lets the consumer ask for the capsule. Migrating
+means following each capsule from its producer to its consumers, through variables,
+containers and comprehensions, so this module answers, once per file:
+
+- ``producers``: every call that makes a capsule, with the array it exports;
+- ``flow(producer)``: where that capsule goes -- straight into a consumer, into a
+  variable or container whose every use is a consumer, or somewhere we cannot follow
+  (returned, stored, passed on, used twice), with the reason;
+- ``origin(expression)``: for a value fed to a consumer, whether it is a capsule, a
+  parameter or ``*args`` element, or of unknown origin, and what evidence says capsule.
+
+It is a set of forward queries over the shared analysis: ``scopes.Scopes`` says which
+definitions reach each read (so the reads one assignment reaches are the ones it is among
+the reaching definitions of), and ``values.Analysis`` says what a value is (a torch tensor,
+a NumPy array, a capsule made elsewhere) and resolves names through imports, aliases,
+``importlib.import_module("jax.dlpack")`` and private spellings.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import weakref
+from dataclasses import dataclass, field
+from functools import cached_property
+
+from jax_codemod.analysis.context import FileContext
+from jax_codemod.analysis.scopes import COMPREHENSIONS, Scopes
+from jax_codemod.analysis.values import ARRAY, CAPSULE, NUMPY, TRACER
+from jax_codemod.analysis.values import CUPY as CUPY_ARRAY
+from jax_codemod.analysis.values import TORCH as TORCH_TENSOR
+
+# Producers ------------------------------------------------------------------------
+
+JAX_TO_DLPACK = frozenset({"jax.dlpack.to_dlpack", "jax._src.dlpack.to_dlpack"})
+TORCH_TO_DLPACK = frozenset({"torch.utils.dlpack.to_dlpack", "torch.to_dlpack"})
+JAX = "jax"  # jax.dlpack.to_dlpack(x): removed in JAX 0.7
+# jax._src.dlpack.to_dlpack(x): the function behind `x.__dlpack__()`, still there (same
+# signature since 0.4.3x); its capsule is only wrong where JAX itself is asked to take it.
+JAX_PRIVATE = "jax-private"
+TORCH = "torch"  # torch.utils.dlpack.to_dlpack(t)
+DUNDER = "dunder"  # v.__dlpack__(...): any array-protocol object
+CUPY = "cupy"  # cupy_array.toDlpack()
+
+# Consumers ------------------------------------------------------------------------
+
+# JAX's consumers: they take an array-protocol object and reject capsules (TypeError).
+JAX_CONSUMERS = frozenset({"jax.dlpack.from_dlpack", "jax.numpy.from_dlpack", "jax._src.dlpack.from_dlpack"})
+# Consumers that take an array-protocol object; the torch ones take a capsule as well.
+ARRAY_CONSUMERS = JAX_CONSUMERS | {"torch.from_dlpack", "torch.utils.dlpack.from_dlpack", "numpy.from_dlpack",
+                                   "cupy.from_dlpack"}
+CAPSULE_TOLERANT = frozenset({"torch.from_dlpack", "torch.utils.dlpack.from_dlpack", "cupy.from_dlpack",
+                              "cupy.fromDlpack", "tensorflow.experimental.dlpack.from_dlpack"})
+
+# Words in a name, attribute, key or annotation that say "this holds a capsule".
+_CAPSULE_WORDS = re.compile(r"capsule|dlpack|dl_?tensor|dlpk|(^|_)dlp($|_)", re.IGNORECASE)
+
+@dataclass(frozen=True)
+class Producer:
+    call: ast.Call
+    kind: str
+    source: ast.expr | None  # the array the capsule exports (None: not a plain call)
+    qualname: str | None
+
+
+@dataclass(frozen=True)
+class Use:
+    """One place a capsule value reaches: a consumer's first argument, or an escape."""
+
+    node: ast.AST  # the expression that evaluates to the capsule there
+    consumer: ast.Call | None
+    consumer_name: str | None
+    escape: str | None = None  # why it is not a consumer: "returned", "passed to f", ...
+
+
+@dataclass
+class Flow:
+    producer: Producer
+    # "direct": the producer is a consumer's argument; "variable": bound to a name;
+    # "container": an element of a list/tuple/dict/comprehension bound to a name;
+    # "escape": anywhere else.
+    via: str
+    uses: list[Use] = field(default_factory=list)
+    holder: ast.stmt | None = None  # the assignment of the variable or container
+    variable: str | None = None
+
+    @property
+    def escapes(self) -> list[Use]:
+        return [use for use in self.uses if use.consumer is None]
+
+    @property
+    def consumers(self) -> list[Use]:
+        return [use for use in self.uses if use.consumer is not None]
+
+
+@dataclass(frozen=True)
+class Origin:
+    """Where a value fed to a consumer comes from."""
+
+    kind: str  # "capsule" | "parameter" | "unknown" | "array"
+    flow: Flow | None = None
+    parameter: ast.arg | None = None
+    function: ast.AST | None = None
+    evidence: str | None = None  # why we think it is a capsule, in words
+
+
+_ANALYSES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def capsules(ctx: FileContext) -> CapsuleAnalysis:
+    """The file's capsule analysis, computed once and shared by every rule that asks."""
+    analysis = _ANALYSES.get(ctx)
+    if analysis is None:
+        analysis = _ANALYSES[ctx] = CapsuleAnalysis(ctx)
+    return analysis
+
+
+class CapsuleAnalysis:
+    def __init__(self, ctx: FileContext) -> None:
+        self.ctx = ctx
+        self.values = ctx.analysis
+        self.scopes: Scopes = self.values.scopes
+        self._flows: dict[int, Flow] = {}
+        self._loads: dict[int, dict[str, list[ast.Name]]] = {}
+
+    # Names ------------------------------------------------------------------------
+
+    def qualname(self, node: ast.AST) -> str | None:
+        """The shared ``qualname``, plus names reached through a call: ``importlib.import_module(
+        "jax.dlpack").to_dlpack`` and ``getattr(jax.dlpack, "to_dlpack")`` (two arguments: with a
+        default, ``getattr`` is a version gate, not an alias)."""
+        if isinstance(node, ast.Attribute):
+            root = node
+            while isinstance(root, ast.Attribute):
+                root = root.value
+            if isinstance(root, ast.Call):
+                base = self.qualname(node.value)
+                return f"{base}.{node.attr}" if base else None
+        if isinstance(node, ast.Call):
+            return self._module_call(node)
+        found = self.values.qualname(node)
+        if found is None and isinstance(node, ast.Name):
+            value = self.values.value_of(node)
+            found = value.qualname if value.kind in ("module", "library") else None
+        return found
+
+    def _module_call(self, call: ast.Call) -> str | None:
+        func = self.values.qualname(call.func) if not isinstance(call.func, ast.Name) or call.func.id != "getattr" \
+            else None
+        literal = call.args[-1] if call.args else None
+        if not (isinstance(literal, ast.Constant) and isinstance(literal.value, str)) or call.keywords:
+            return None
+        if func == "importlib.import_module" and len(call.args) == 1:
+            return literal.value
+        if isinstance(call.func, ast.Name) and call.func.id == "getattr" and len(call.args) == 2:
+            base = self.qualname(call.args[0])
+            return f"{base}.{literal.value}" if base else None
+        return None
+
+    def loads(self, scope: ast.AST, name: str) -> list[ast.Name]:
+        """Reads of ``name`` that refer to ``scope``'s variable, nested scopes included."""
+        key = id(scope)
+        if key not in self._loads:
+            found: dict[str, list[ast.Name]] = {}
+            for node in ast.walk(scope):
+                if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+                    found.setdefault(node.id, []).append(node)
+            self._loads[key] = found
+        return [n for n in self._loads[key].get(name, []) if self.scopes.binding_scope(n) is scope]
+
+    def reached(self, definition: ast.stmt, name: str) -> tuple[list[ast.Name], list[ast.Name], bool]:
+        """(reads ``definition`` reaches, reads by nested functions, whether it is sure).
+
+        A read is reached when the shared analysis lists ``definition`` among the
+        definitions that may reach it; it is *only* reached when it is the one that always
+        runs before it (``sole``). Reads in comprehensions count as reads of the scope."""
+        scope = self.scopes.scope_of(definition)
+        reads, closures = [], []
+        for load in self.loads(scope, name):
+            own = self.scopes.scope_of(load)
+            while isinstance(own, COMPREHENSIONS) and own is not scope:
+                own = self.scopes.enclosing(own)
+            if own is not scope:
+                closures.append(load)
+                continue
+            anchor = load
+            inner = self.scopes.scope_of(load)
+            while isinstance(inner, COMPREHENSIONS) and inner is not scope:
+                anchor, inner = inner, self.scopes.enclosing(inner)
+            reaching, _ = (self.scopes.reaching(load) if anchor is load
+                           else self.scopes.reaching_in(name, anchor, scope))
+            if any(d.node is definition for d in reaching):
+                reads.append(load)
+        return reads, closures, not self.scopes.declared_global(name, scope)
+
+    def sole(self, definition: ast.stmt, load: ast.Name) -> bool:
+        """Whether ``definition`` is the only definition that reaches ``load``."""
+        reaching, complete = self.scopes.reaching(load)
+        return complete and len(reaching) == 1 and reaching[0].node is definition
+
+    # Producers and consumers --------------------------------------------------------
+
+    @cached_property
+    def _calls(self) -> list[ast.Call]:
+        return [node for node in ast.walk(self.ctx.tree) if isinstance(node, ast.Call)]
+
+    @cached_property
+    def producers(self) -> list[Producer]:
+        found = []
+        for call in self._calls:
+            producer = self.producer(call)
+            if producer is not None:
+                found.append(producer)
+        return found
+
+    def producer(self, node: ast.AST) -> Producer | None:
+        if not isinstance(node, ast.Call):
+            return None
+        qualified = self.qualname(node.func)
+        private = self.ctx.qualname(node.func)
+        if qualified in JAX_TO_DLPACK and private in JAX_TO_DLPACK:
+            qualified = private  # keep the spelling the file uses, for messages
+        plain = len(node.args) >= 1 and not isinstance(node.args[0], ast.Starred)
+        if qualified == "jax._src.dlpack.to_dlpack" and not _passes_take_ownership(node):
+            single = plain and len(node.args) == 1 and not node.keywords
+            return Producer(node, JAX_PRIVATE, node.args[0] if single else None, qualified)
+        if qualified in JAX_TO_DLPACK:
+            return Producer(node, JAX, node.args[0] if plain else None, qualified)
+        if qualified in TORCH_TO_DLPACK:
+            single = plain and len(node.args) == 1 and not node.keywords
+            return Producer(node, TORCH, node.args[0] if single else None, qualified)
+        if qualified is None and isinstance(node.func, ast.Attribute):
+            if node.func.attr == "__dlpack__":
+                source = node.func.value if not node.args and not node.keywords else None
+                return Producer(node, DUNDER, source, None)
+            if node.func.attr == "toDlpack" and not node.args and not node.keywords:
+                return Producer(node, CUPY, node.func.value, None)
+        return None
+
+    def consumer_name(self, call: ast.AST) -> str | None:
+        if not isinstance(call, ast.Call):
+            return None
+        qualified = self.qualname(call.func)
+        private = self.ctx.qualname(call.func)
+        if qualified in JAX_CONSUMERS and private in JAX_CONSUMERS:
+            qualified = private
+        if qualified in ARRAY_CONSUMERS or qualified in CAPSULE_TOLERANT:
+            return qualified
+        return None
+
+    def _as_consumer_argument(self, node: ast.AST) -> tuple[ast.Call | None, str | None]:
+        parent = self.ctx.parent(node)
+        if isinstance(parent, ast.Call) and parent.args and parent.args[0] is node:
+            name = self.consumer_name(parent)
+            if name is not None:
+                return parent, name
+        return None, None
+
+    @cached_property
+    def consumers(self) -> list[tuple[ast.Call, str]]:
+        return [(call, name) for call in self._calls if (name := self.consumer_name(call))]
+
+    # Flows ------------------------------------------------------------------------
+
+    def flow(self, producer: Producer) -> Flow:
+        key = id(producer.call)
+        if key not in self._flows:
+            self._flows[key] = self._follow(producer)
+        return self._flows[key]
+
+    def _follow(self, producer: Producer) -> Flow:
+        call = producer.call
+        consumer, name = self._as_consumer_argument(call)
+        if consumer is not None:
+            return Flow(producer, "direct", [Use(call, consumer, name)])
+        parent = self.ctx.parent(call)
+        if _single_name_assignment(parent, call):
+            uses = self._variable_uses(parent, parent.targets[0].id)
+            return Flow(producer, "variable", uses, parent, parent.targets[0].id)
+        container, statement = self._container_of(call)
+        if container is not None:
+            if statement is not None:
+                uses = self._container_uses(statement, statement.targets[0].id)
+                return Flow(producer, "container", uses, statement, statement.targets[0].id)
+            return Flow(producer, "escape", [Use(container, None, None, self._escape_reason(container))])
+        appended = self._appended_to(call)
+        if appended is not None:
+            statement, name = appended
+            uses = self._container_uses(statement, name)
+            return Flow(producer, "container", uses, statement, name)
+        return Flow(producer, "escape", [Use(call, None, None, self._escape_reason(call))])
+
+    def _appended_to(self, call: ast.Call) -> tuple[ast.Assign, str] | None:
+        """``caps.append(producer)`` where ``caps = []`` is the only definition that reaches."""
+        parent = self.ctx.parent(call)
+        if not (isinstance(parent, ast.Call) and parent.args == [call] and not parent.keywords):
+            return None
+        func = parent.func
+        if not (isinstance(func, ast.Attribute) and func.attr == "append" and isinstance(func.value, ast.Name)):
+            return None
+        reaching, complete = self.scopes.reaching(func.value)
+        if not complete or len(reaching) != 1:
+            return None
+        statement = reaching[0].node
+        empty = isinstance(statement, ast.Assign) and (
+            isinstance(statement.value, ast.List) and not statement.value.elts
+        )
+        if empty and _single_name_assignment(statement, statement.value):
+            return statement, func.value.id
+        return None
+
+    def _escape_reason(self, node: ast.AST) -> str:
+        parent = self.ctx.parent(node)
+        while isinstance(parent, (ast.IfExp, ast.BoolOp, ast.Tuple, ast.List)) and parent is not None:
+            node, parent = parent, self.ctx.parent(parent)
+        if isinstance(parent, ast.Return):
+            return "returned"
+        if isinstance(parent, (ast.Yield, ast.YieldFrom)):
+            return "yielded"
+        if isinstance(parent, ast.Call):
+            callee = ast.unparse(parent.func) if parent.func is not node else "called"
+            return f"passed to `{callee}`"
+        if isinstance(parent, (ast.Assign, ast.AnnAssign)):
+            targets = parent.targets if isinstance(parent, ast.Assign) else [parent.target]
+            return f"stored in `{ast.unparse(targets[0])}`"
+        if isinstance(parent, ast.keyword):
+            return f"passed as `{parent.arg}=`" if parent.arg else "passed as **kwargs"
+        return "used where it cannot be followed"
+
+    def _variable_uses(self, statement: ast.Assign, name: str) -> list[Use]:
+        reads, closures, sure = self.reached(statement, name)
+        if closures or not sure:
+            return [Use(statement, None, None, f"held in `{name}`, which a nested function reads")]
+        if not reads:
+            return [Use(statement, None, None, f"held in `{name}`, which is never read")]
+        uses = []
+        for load in reads:
+            consumer, consumer_name = self._as_consumer_argument(load)
+            if consumer is not None:
+                uses.append(Use(load, consumer, consumer_name))
+            else:
+                uses.append(Use(load, None, None, self._escape_reason(load)))
+        if len(uses) > 1:
+            # a capsule can be consumed once: a second reader means it is handed on
+            uses.append(Use(statement, None, None, f"held in `{name}`, which is read {len(reads)} times"))
+        return uses
+
+    def _container_of(self, call: ast.Call) -> tuple[ast.AST | None, ast.Assign | None]:
+        parent = self.ctx.parent(call)
+        container = None
+        if isinstance(parent, (ast.List, ast.Tuple, ast.Set)) and call in parent.elts or isinstance(parent, ast.Dict) and any(v is call for v in parent.values) or isinstance(parent, (ast.ListComp, ast.SetComp, ast.GeneratorExp)) and parent.elt is call or isinstance(parent, ast.DictComp) and parent.value is call:
+            container = parent
+        if container is None:
+            return None, None
+        holder = self.ctx.parent(container)
+        if _single_name_assignment(holder, container):
+            return container, holder
+        return container, None
+
+    def _container_uses(self, statement: ast.Assign, name: str) -> list[Use]:
+        """Each element of the container ``name`` reaches: ``name[k]`` or a loop variable."""
+        reads, closures, sure = self.reached(statement, name)
+        if closures or not sure:
+            return [Use(statement, None, None, f"held in `{name}`, which a nested function reads")]
+        uses: list[Use] = []
+        for load in reads:
+            uses.extend(self._element_uses(load))
+        if not uses:
+            uses.append(Use(statement, None, None, f"held in `{name}`, which is never read"))
+        return uses
+
+    def _element_uses(self, load: ast.Name) -> list[Use]:
+        parent = self.ctx.parent(load)
+        if isinstance(parent, ast.Attribute) and parent.attr == "append" and self._appends_capsules(parent):
+            return []  # filling the container, not reading it
+        if isinstance(parent, ast.Subscript) and parent.value is load and isinstance(parent.ctx, ast.Load):
+            consumer, name = self._as_consumer_argument(parent)
+            if consumer is not None:
+                return [Use(parent, consumer, name)]
+            return [Use(parent, None, None, self._escape_reason(parent))]
+        if isinstance(parent, ast.comprehension) and parent.iter is load and isinstance(parent.target, ast.Name):
+            comprehension = self.ctx.parent(parent)
+            target = parent.target.id
+            reads = [
+                n for n in ast.walk(comprehension)
+                if isinstance(n, ast.Name) and n.id == target and isinstance(n.ctx, ast.Load)
+            ]
+            return self._loop_variable_uses(reads, target, load)
+        if isinstance(parent, (ast.For, ast.AsyncFor)) and parent.iter is load and isinstance(parent.target, ast.Name):
+            target = parent.target.id
+            reads, closures, sure = self.reached(parent, target)
+            inside = {id(n) for s in parent.body for n in ast.walk(s)}
+            if closures or not sure or any(id(r) not in inside for r in reads):
+                return [Use(load, None, None, f"iterated into `{target}`, which is read after the loop")]
+            return self._loop_variable_uses(reads, target, load)
+        return [Use(load, None, None, self._escape_reason(load))]
+
+    def _appends_capsules(self, attribute: ast.Attribute) -> bool:
+        call = self.ctx.parent(attribute)
+        return (
+            isinstance(call, ast.Call) and call.func is attribute and len(call.args) == 1
+            and self.producer(call.args[0]) is not None
+        )
+
+    def _loop_variable_uses(self, reads: list[ast.Name], target: str, iterable: ast.AST) -> list[Use]:
+        if not reads:
+            return [Use(iterable, None, None, f"iterated into `{target}`, which is never read")]
+        uses = []
+        for read in reads:
+            consumer, name = self._as_consumer_argument(read)
+            uses.append(Use(read, consumer, name) if consumer else Use(read, None, None, self._escape_reason(read)))
+        if len(reads) > 1:
+            uses.append(Use(iterable, None, None, f"iterated into `{target}`, which is read {len(reads)} times"))
+        return uses
+
+    # Origins of consumed values -------------------------------------------------------
+
+    def origin(self, node: ast.AST) -> Origin:
+        """What the value ``node`` (a consumer's argument) is, as far as the file shows."""
+        producer = self.producer(node)
+        if producer is not None:
+            return Origin("capsule", self.flow(producer))
+        if isinstance(node, ast.Name):
+            for flow in self._flows_through(node):
+                return Origin("capsule", flow)
+            parameter = self._parameter_behind(node)
+            if parameter is not None:
+                function, argument = parameter
+                return Origin("parameter", parameter=argument, function=function,
+                              evidence=self._parameter_evidence(function, argument))
+        if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name):
+            for flow in self._flows_through(node.value):
+                if flow.via == "container":
+                    return Origin("capsule", flow)
+            parameter = self._parameter_behind(node.value)
+            if parameter is not None:
+                function, argument = parameter
+                evidence = self._parameter_evidence(function, argument) or self._evidence(node)
+                if evidence:
+                    return Origin("parameter", parameter=argument, function=function, evidence=evidence)
+        value = self.values.value_of(node)
+        if value.kind == CAPSULE:
+            return Origin("unknown", evidence="this file stores a DLPack capsule there")
+        if value.kind != "unknown":
+            return Origin("array")
+        return Origin("unknown", evidence=self._evidence(node))
+
+    def _parameter_behind(self, name: ast.Name, depth: int = 0) -> tuple[ast.AST, ast.arg] | None:
+        """The parameter whose value ``name`` holds -- directly, or as an element it iterates."""
+        if depth > 4:
+            return None
+        scope = self.scopes.scope_of(name)
+        reaching, _ = self.scopes.reaching(name)
+        if not reaching:
+            argument, outer, _ = self.scopes.entry(name.id, scope)
+            if argument is not None:
+                return self.scopes.scope_of(argument), argument
+            reaching = outer
+        if len(reaching) != 1:
+            return None
+        definition = reaching[0]
+        if isinstance(definition.node, (ast.comprehension, ast.For, ast.AsyncFor)) and isinstance(
+            definition.value, ast.Name
+        ):
+            return self._parameter_behind(definition.value, depth + 1)
+        return None
+
+    def _flows_through(self, name: ast.Name) -> list[Flow]:
+        found = []
+        for producer in self.producers:
+            flow = self.flow(producer)
+            if flow.via in ("variable", "container") and any(use.node is name for use in flow.uses) or flow.via == "container" and any(
+                isinstance(use.node, ast.Subscript) and use.node.value is name for use in flow.uses
+            ):
+                found.append(flow)
+        return found
+
+    def _parameter_evidence(self, function: ast.AST, parameter: ast.arg) -> str | None:
+        words = self._evidence_in_text(parameter.arg)
+        if words:
+            return f"its name `{parameter.arg}` says so"
+        if parameter.annotation is not None and _CAPSULE_WORDS.search(ast.unparse(parameter.annotation)):
+            return f"it is annotated `{ast.unparse(parameter.annotation)}`"
+        caller = self._capsule_passed_to(function, parameter)
+        if caller is not None:
+            return f"line {caller.lineno} passes it a capsule"
+        return None
+
+    def _capsule_passed_to(self, function: ast.AST, parameter: ast.arg) -> ast.Call | None:
+        if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            return None
+        arguments = function.args
+        positional = [a.arg for a in [*arguments.posonlyargs, *arguments.args]]
+        if self.ctx.parent(function) is not self.ctx.tree and positional and positional[0] in ("self", "cls"):
+            positional = positional[1:]
+        for call in self._calls:
+            if not (isinstance(call.func, ast.Name) and call.func.id == function.name) and not (
+                isinstance(call.func, ast.Attribute) and call.func.attr == function.name
+            ):
+                continue
+            passed = None
+            if parameter.arg in positional and positional.index(parameter.arg) < len(call.args):
+                passed = call.args[positional.index(parameter.arg)]
+            if arguments.vararg is parameter and len(call.args) > len(positional):
+                passed = call.args[len(positional)]
+            passed = next((k.value for k in call.keywords if k.arg == parameter.arg), passed)
+            if passed is not None and not isinstance(passed, ast.Starred):
+                if self.producer(passed) is not None:
+                    return call
+                if isinstance(passed, ast.Name) and self._flows_through(passed):
+                    return call
+        return None
+
+    def _evidence(self, node: ast.AST) -> str | None:
+        if isinstance(node, ast.Name) and self._evidence_in_text(node.id):
+            return f"its name `{node.id}` says so"
+        if isinstance(node, ast.Attribute) and self._evidence_in_text(node.attr):
+            return f"the attribute `{node.attr}` says so"
+        if isinstance(node, ast.Subscript):
+            key = node.slice
+            if isinstance(key, ast.Constant) and isinstance(key.value, str) and self._evidence_in_text(key.value):
+                return f"the key {key.value!r} says so"
+            return self._evidence(node.value)
+        if isinstance(node, ast.Call):
+            callee = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
+            if self._evidence_in_text(callee) and not callee.startswith("from_"):
+                return f"it comes from `{callee}()`"
+        return None
+
+    @staticmethod
+    def _evidence_in_text(text: str) -> bool:
+        return bool(_CAPSULE_WORDS.search(text)) and not text.startswith(("from_dlpack", "__dlpack"))
+
+    # Libraries of values --------------------------------------------------------------
+
+    def library(self, node: ast.AST) -> str | None:
+        """"torch", "numpy", "jax" or "cupy" when the file shows which library ``node`` is from."""
+        kind = self.values.value_of(node).kind
+        library = {TORCH_TENSOR: "torch", NUMPY: "numpy", ARRAY: "jax", TRACER: "jax", CUPY_ARRAY: "cupy"}.get(kind)
+        method = node.func.attr if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) else None
+        if library is None and method in ("detach", "contiguous", "requires_grad_"):
+            return "torch"  # torch's own methods, whatever the receiver
+        return library
+
+
+def _single_name_assignment(statement: ast.AST | None, value: ast.AST) -> bool:
+    return (
+        isinstance(statement, ast.Assign)
+        and statement.value is value
+        and len(statement.targets) == 1
+        and isinstance(statement.targets[0], ast.Name)
+    )
+
+
+def _passes_take_ownership(call: ast.Call) -> bool:
+    """``take_ownership`` (gone from every to_dlpack since JAX 0.4.3x), by keyword or position."""
+    return len(call.args) == 2 or any(k.arg == "take_ownership" for k in call.keywords)

@@ -1,0 +1,255 @@
+"""Version gates: code that runs an old JAX API only where that API exists.
+
+Real code that supports several JAX releases keeps the old call behind a check::
+
+    if version.parse(jax.__version__) < version.parse("0.7"):   # or jax.__version_info__
+        capsule = jax.dlpack.to_dlpack(x)
+    if hasattr(jax.dlpack, "to_dlpack"): ...
+    to_dlpack = getattr(jax.dlpack, "to_dlpack", None)
+    try:
+        from jax.dlpack import to_dlpack
+    except ImportError:
+        to_dlpack = None
+
+Such a call is not a bug. ``Gates.side(node)`` says on which side of a gate ``node``
+sits: ``OLD`` (only runs where the old API exists), ``NEW`` (runs on current JAX), or
+None (not gated). A gate whose direction cannot be read (``if USE_LEGACY:``) counts both
+of its branches as gated.
+"""
+
+from __future__ import annotations
+
+import ast
+from functools import cached_property
+
+from jax_codemod.analysis.context import FileContext
+
+OLD = "old"
+NEW = "new"
+BOTH = "both"  # a gate whose direction we cannot read: either branch may be the old one
+
+_VERSION_ATTRIBUTES = ("__version__", "__version_info__", "version_info")
+_BROAD = frozenset({"Exception", "BaseException"})
+_GUARDING_ERRORS = frozenset({"ImportError", "ModuleNotFoundError", "AttributeError", "TypeError"}) | _BROAD
+
+
+class Gates:
+    def __init__(self, ctx: FileContext, qualname, old_names: frozenset[str]) -> None:
+        """``old_names``: the qualified names of the old API (``jax.dlpack.to_dlpack``)."""
+        self.ctx = ctx
+        self.qualname = qualname
+        self.old_names = old_names
+
+    # Which way a test points ---------------------------------------------------------
+
+    def old_when(self, test: ast.AST, depth: int = 0) -> bool | str | None:
+        """True: the test holds where the old API exists; False: where it does not;
+        BOTH: it is a version test of unknown direction; None: not a version test."""
+        if depth > 5:
+            return None
+        if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+            inner = self.old_when(test.operand, depth + 1)
+            return (not inner) if isinstance(inner, bool) else inner
+        if isinstance(test, ast.BoolOp):
+            directions = {self.old_when(value, depth + 1) for value in test.values} - {None}
+            if not directions:
+                return None
+            return directions.pop() if len(directions) == 1 else BOTH
+        if isinstance(test, ast.Call) and isinstance(test.func, ast.Name) and test.func.id == "hasattr":
+            if len(test.args) == 2 and self._names_old_api(test.args[0], test.args[1]):
+                return True
+            return None
+        if isinstance(test, ast.Compare) and len(test.ops) == 1:
+            left, op, right = test.left, test.ops[0], test.comparators[0]
+            if isinstance(op, (ast.Is, ast.IsNot)) and _is_none(right):
+                if self._is_optional_old_api(left, depth):
+                    return isinstance(op, ast.IsNot)
+                return None
+            left_version, right_version = self.is_version(left, depth), self.is_version(right, depth)
+            if left_version or right_version:
+                if isinstance(op, (ast.Lt, ast.LtE)):
+                    return bool(left_version)
+                if isinstance(op, (ast.Gt, ast.GtE)):
+                    return bool(right_version)
+                return BOTH
+            return None
+        if self._is_optional_old_api(test, depth):
+            return True
+        if isinstance(test, ast.Name):
+            value = self._module_value(test.id)
+            if value is not None:
+                return self.old_when(value, depth + 1)
+        # jax.__version__.startswith("0.4"), a helper of the version: some release test
+        return BOTH if self.is_version(test, depth) else None
+
+    def is_version(self, node: ast.AST, depth: int = 0) -> bool:
+        """Whether ``node`` is computed from JAX's version (``jax.__version__`` and friends)."""
+        for inner in ast.walk(node):
+            if isinstance(inner, ast.Attribute) and inner.attr in _VERSION_ATTRIBUTES:
+                base = self.qualname(inner.value)
+                if base in ("jax", "jaxlib", "jax.version", "jax.lib"):
+                    return True
+            if isinstance(inner, ast.Name) and depth < 5:
+                value = self._module_value(inner.id)
+                if value is not None and value is not node and self.is_version(value, depth + 1):
+                    return True
+            if isinstance(inner, ast.Call) and self.qualname(inner.func) in (
+                "importlib.metadata.version", "importlib_metadata.version"
+            ) and inner.args and isinstance(inner.args[0], ast.Constant) and inner.args[0].value in ("jax", "jaxlib"):
+                return True
+        return False
+
+    def _names_old_api(self, module: ast.AST, attribute: ast.AST) -> bool:
+        if not (isinstance(attribute, ast.Constant) and isinstance(attribute.value, str)):
+            return False
+        base = self.qualname(module)
+        return base is not None and f"{base}.{attribute.value}" in self.old_names
+
+    def _is_optional_old_api(self, node: ast.AST, depth: int) -> bool:
+        """``getattr(jax.dlpack, "to_dlpack", None)``, or a name bound to it / to a gated import."""
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "getattr":
+            return len(node.args) == 3 and self._names_old_api(node.args[0], node.args[1])
+        if isinstance(node, ast.Name):
+            if node.id in self.optional_names:
+                return True
+            value = self._module_value(node.id)
+            return value is not None and depth < 5 and self._is_optional_old_api(value, depth + 1)
+        return False
+
+    @cached_property
+    def _module_values(self) -> dict[str, ast.AST | None]:
+        values: dict[str, ast.AST | None] = {}
+        for statement in ast.walk(self.ctx.tree):
+            if isinstance(statement, ast.Assign) and len(statement.targets) == 1:
+                target = statement.targets[0]
+                if isinstance(target, ast.Name):
+                    values[target.id] = statement.value if target.id not in values else None
+        return values
+
+    def _module_value(self, name: str) -> ast.AST | None:
+        return self._module_values.get(name)
+
+    # Imports guarded by try/except ----------------------------------------------------
+
+    @cached_property
+    def guarded_imports(self) -> dict[ast.ImportFrom, ast.Try]:
+        """``from jax.dlpack import to_dlpack`` inside a ``try`` that catches ImportError."""
+        found = {}
+        for node in ast.walk(self.ctx.tree):
+            if isinstance(node, ast.Try) and self._catches(node):
+                for statement in node.body:
+                    for inner in ast.walk(statement):
+                        if isinstance(inner, ast.ImportFrom):
+                            found[inner] = node
+        return found
+
+    @cached_property
+    def optional_names(self) -> set[str]:
+        """Local names of old API imported under a guard whose fallback rebinds them."""
+        names = set()
+        for statement in self.guarded_imports:
+            for alias in statement.names:
+                if f"{statement.module}.{alias.name}" in self.old_names:
+                    names.add(alias.asname or alias.name)
+        return names
+
+    def fallback_binds(self, guard: ast.Try, name: str) -> str | None:
+        """How the ``except`` branch of ``guard`` rebinds ``name``: "callable", "none", or None."""
+        how = None
+        for handler in guard.handlers:
+            for node in ast.walk(handler):
+                if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == name:
+                    return "callable"
+                if isinstance(node, ast.ImportFrom) and any((a.asname or a.name) == name for a in node.names):
+                    return "callable"
+                if isinstance(node, ast.Assign) and any(
+                    isinstance(t, ast.Name) and t.id == name for t in node.targets
+                ):
+                    how = "none" if _is_none(node.value) else "callable"
+        return how
+
+    @staticmethod
+    def _catches(node: ast.Try) -> bool:
+        """A handler for the error the old API raises on new JAX, with a way on.
+
+        ImportError, AttributeError and TypeError are caught on purpose; a bare or broad
+        ``except`` counts only when it falls back to DLPack code rather than re-raising
+        or logging, since ``try: ... except Exception: log(); raise`` guards nothing."""
+        for handler in node.handlers:
+            types = [] if handler.type is None else (
+                handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
+            )
+            names = {kind.attr if isinstance(kind, ast.Attribute) else getattr(kind, "id", None) for kind in types}
+            if names & _GUARDING_ERRORS - _BROAD:
+                return True
+            if (not types or names & _BROAD) and _falls_back(handler):
+                return True
+        return False
+
+    # Where a node sits ------------------------------------------------------------------
+
+    def side(self, node: ast.AST) -> str | None:
+        """OLD, NEW or BOTH for the innermost gate around ``node``; None when ungated."""
+        child = node
+        for ancestor in self.ctx.ancestors(node):
+            if isinstance(ancestor, (ast.If, ast.IfExp, ast.While)):
+                direction = self.old_when(ancestor.test)
+                if direction is not None and child is not ancestor.test:
+                    in_body = _in_branch(ancestor, child, "body")
+                    if direction == BOTH:
+                        return BOTH
+                    return OLD if in_body == direction else NEW
+            if isinstance(ancestor, ast.Try) and self._catches(ancestor):
+                if any(child is statement for statement in ancestor.body):
+                    return OLD
+                if any(child is handler for handler in ancestor.handlers):
+                    return NEW
+            if isinstance(ancestor, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef)):
+                early = self._after_early_exit(ancestor, child)
+                if early is not None:
+                    return early
+            child = ancestor
+        return None
+
+    def _after_early_exit(self, parent: ast.AST, child: ast.AST) -> str | None:
+        """``if <new JAX>: return new(x)`` followed by the old code in the same block."""
+        body = getattr(parent, "body", None)
+        if not isinstance(body, list) or not any(child is s for s in body):
+            return None
+        for statement in body:
+            if statement is child:
+                return None
+            if isinstance(statement, ast.If) and not statement.orelse and _exits(statement.body):
+                direction = self.old_when(statement.test)
+                if direction is False:
+                    return OLD
+                if direction is True:
+                    return NEW
+                if direction == BOTH:
+                    return BOTH
+        return None
+
+
+def _in_branch(statement: ast.AST, child: ast.AST, name: str) -> bool:
+    branch = getattr(statement, name)
+    if isinstance(branch, list):
+        return any(child is s for s in branch)
+    return child is branch
+
+
+def _exits(body: list[ast.stmt]) -> bool:
+    return bool(body) and isinstance(body[-1], (ast.Return, ast.Raise))
+
+
+def _is_none(node: ast.AST) -> bool:
+    return isinstance(node, ast.Constant) and node.value is None
+
+
+def _falls_back(handler: ast.ExceptHandler) -> bool:
+    if handler.body and isinstance(handler.body[-1], ast.Raise):
+        return False
+    return any(
+        isinstance(n, ast.Attribute) and "dlpack" in n.attr.lower()
+        or isinstance(n, ast.Name) and "dlpack" in n.id.lower()
+        for n in ast.walk(handler)
+    )
