@@ -84,16 +84,12 @@ def run_codemod(root: str, options: Options, *, write: bool, jobs: int | None = 
 
 
 def _advice(code: str) -> str:
-    """The rule's advice: the first paragraph of its "Use instead" section, on one line."""
+    """The rule's advice for a person: its "Use instead" section (``codemod explain`` shows it too)."""
     from jax_codemod import docs
     from jax_codemod.rules import RULES
 
     rule = next((r for r in RULES if r.CODE == code), None)
-    if rule is None:
-        return ""
-    text = docs.sections(rule).get("Use instead", "")
-    first = text.split("\n\n", 1)[0] if not text.startswith("```") else ""
-    return " ".join(first.split())
+    return docs.sections(rule).get("Use instead", "") if rule is not None else ""
 
 
 def reproduce_command(options: Options) -> str:
@@ -124,10 +120,13 @@ def commit_message(run: RepoRun, options: Options) -> str:
         for finding in remaining:
             where = f"{_relative(finding.path, run.root)}:{finding.line}:{finding.column}"
             lines.append(f"- `{where}` {finding.code} {finding.name}: {finding.message}")
-            advice = _advice(finding.code)
-            if advice:
-                lines.append(f"  Advice: {advice} (`codemod explain {finding.code}`)")
         lines.append("")
+        for code in sorted({f.code for f in remaining}):
+            advice = _advice(code)
+            if advice:
+                name = next(f.name for f in remaining if f.code == code)
+                summary = f"{code} {name}: what to write instead (<code>codemod explain {code}</code>)"
+                lines += [f"<details><summary>{summary}</summary>", "", advice, "", "</details>", ""]
     else:
         lines += ["No findings are left.", ""]
     lines += [
@@ -224,7 +223,8 @@ def _fix_in_clone(record, options, config, author, autofix_settings, engine_jobs
         record.update(status="declined", reason="declined interactively")
         return
     message = commit_message(run, options) + "\n\nCommitted via https://github.com/asottile/all-repos"
-    command = ["git", "commit", "--quiet", "-a", "-m", message]
+    # verbatim: git's default clean-up would squeeze the blank lines of the advice's code.
+    command = ["git", "commit", "--quiet", "-a", "--cleanup=verbatim", "-m", message]
     if author:
         command += ["--author", author]
     autofix_lib.run(*command)
