@@ -254,3 +254,20 @@ def test_triggers_are_those_of_the_selected_rules():
     assert trigger_strings(Options(select=["JAX003"])) == ["dl_device"]
     everything = trigger_strings(Options())
     assert {"to_dlpack", "dl_device", "from_dlpack", "unsafe_buffer_pointer"} <= set(everything)
+
+
+def test_readme_commands_parse():
+    pytest.importorskip("all_repos", reason="all-repos is the optional extra jax-codemod[all-repos]")
+    import re
+    import shlex
+
+    from jax_codemod.integrations.all_repos import parser
+
+    readme = (REPO / "README.md").read_text()
+    section = readme[readme.index("## Migrating an organisation"):readme.index("## Rules")]
+    commands = re.findall(r"^codemod-all-repos [^#\n]*", section, flags=re.M)
+    assert len(commands) >= 3
+    for command in commands:
+        parser().parse_args(shlex.split(command)[1:])
+    assert "pip install 'jax-codemod[all-repos]'" in section
+    assert '"source": "all_repos.source.github_org"' in section

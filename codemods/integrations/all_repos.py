@@ -218,7 +218,7 @@ def _fix_in_clone(record, options, config, author, autofix_settings, engine_jobs
         print(f"***Skipped, nothing committed: {record['reason']}", flush=True)
         return
     record.update(files_changed=len(run.changed), fixed=dict(sorted(Counter(f.code for f in run.fixed).items())))
-    autofix_lib.run("git", "--no-pager", "diff", "--stat", "origin/HEAD")
+    autofix_lib.run("git", "--no-pager", "diff", "origin/HEAD")  # as all-repos' own autofixers show it
     if autofix_settings.interactive and not autofix_lib._interactive_check(use_color=autofix_settings.color):
         record.update(status="declined", reason="declined interactively")
         return
