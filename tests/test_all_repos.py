@@ -172,7 +172,8 @@ def test_autofixer_output_is_byte_identical_to_codemod_run(org):
                               capture_output=True, env=ENV, check=False)
         assert done.returncode in (0, 1), done.stderr
         expected[name] = tree_bytes(manual)
-    autofix(tmp_path, config)
+    done, summary = autofix(tmp_path, config, "--jobs", "2")  # repositories in parallel processes
+    assert summary["organisations"]["org"]["changed"] == 3, done.stdout + done.stderr
     for name, files in expected.items():
         assert tree_bytes(checkout(remotes[name], tmp_path / "after" / name)) == files, name
 
