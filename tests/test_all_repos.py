@@ -72,7 +72,7 @@ def checkout(bare: Path, where: Path) -> Path:
 
 @pytest.fixture
 def org(tmp_path):
-    pytest.importorskip("all_repos", reason="all-repos is the optional extra jax-codemod[all-repos]")
+    pytest.importorskip("all_repos", reason="all-repos is not installed (the optional extra jax-codemod[all-repos])")
     remotes = {name: make_origin(tmp_path, name, files) for name, files in ORG.items()}
     (tmp_path / "repos.json").write_text(json.dumps({name: str(path) for name, path in remotes.items()}))
     config = tmp_path / "all-repos.json"
@@ -258,7 +258,7 @@ def test_triggers_are_those_of_the_selected_rules():
 
 
 def test_readme_commands_parse():
-    pytest.importorskip("all_repos", reason="all-repos is the optional extra jax-codemod[all-repos]")
+    pytest.importorskip("all_repos", reason="all-repos is not installed (the optional extra jax-codemod[all-repos])")
     import re
     import shlex
 
