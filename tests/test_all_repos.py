@@ -33,6 +33,7 @@ ORG = {
     "org/clean": {"clean.py": CLEAN},  # a trigger (from_dlpack) but nothing to fix
     "org/unrelated": {"app.py": b"print('hello')\n"},  # no rule's trigger: never scanned
     "org/syntax": {"good.py": BROKEN, "bad.py": b"x = jax.dlpack.to_dlpack(\n"},
+    "org/badconfig": {"pyproject.toml": b'[tool.codemod]\nselect = "JAX005"\n', "a.py": BROKEN},  # not a list
     "org/configured": {
         "pyproject.toml": b'[tool.codemod]\nextend-exclude = ["vendor/"]\n',
         "vendor/lib.py": BROKEN,
@@ -112,16 +113,19 @@ def test_autofixer_commits_one_reviewed_fix_per_repository(org):
 
     statuses = {r["repository"]: r["status"] for r in summary["repositories"]}
     assert statuses == {"org/broken": "changed", "org/mixed": "changed", "org/clean": "clean",
-                        "org/syntax": "failed", "org/configured": "changed"}  # org/unrelated: not scanned
-    assert summary["organisations"] == {"org": {"scanned": 5, "changed": 3, "findings_left": 1, "failed": 1}}
+                        "org/syntax": "failed", "org/badconfig": "failed",
+                        "org/configured": "changed"}  # org/unrelated: not scanned
+    assert summary["organisations"] == {"org": {"scanned": 6, "changed": 3, "findings_left": 1, "failed": 2}}
     (syntax,) = [r for r in summary["repositories"] if r["repository"] == "org/syntax"]
     assert "bad.py:1" in syntax["reason"] and "cannot parse" in syntax["reason"]
+    (badconfig,) = [r for r in summary["repositories"] if r["repository"] == "org/badconfig"]
+    assert badconfig["reason"].startswith("configuration error: ") and "select" in badconfig["reason"]
     markdown = (tmp_path / "summary.md").read_text()
-    assert "| org | 5 | 3 | 1 | 1 |" in markdown
+    assert "| org | 6 | 3 | 1 | 2 |" in markdown
     assert "| org/mixed | changed | 1 | JAX005 ×1 | 1 |" in markdown
 
     # Unchanged repositories: no new commit, no branch.
-    for name in ("org/clean", "org/unrelated", "org/syntax"):
+    for name in ("org/clean", "org/unrelated", "org/syntax", "org/badconfig"):
         assert head(remotes[name]) == before[name], name
         assert git("for-each-ref", "--format=%(refname)", cwd=remotes[name]).split() == ["refs/heads/main"]
 
@@ -190,6 +194,23 @@ def test_dry_run_changes_nothing(org):
     assert {name: git("for-each-ref", cwd=bare) for name, bare in remotes.items()} == refs
     assert tree_bytes(tmp_path / "output") == clones
     assert "src/model.py" in done.stdout  # the diff stat of what would be committed
+
+
+def test_interactive_no_and_limit(org):
+    tmp_path, config, remotes = org
+    refs = {name: git("for-each-ref", cwd=bare) for name, bare in remotes.items()}
+    summary_file = tmp_path / "summary.json"
+    done = subprocess.run(
+        [sys.executable, "-m", "jax_codemod.integrations.all_repos", "-C", str(config), "--color", "never",
+         "-i", "--limit", "2", "--summary-json", str(summary_file)],
+        cwd=tmp_path, input="n\n", capture_output=True, text=True, env=ENV, check=False,
+    )
+    summary = json.loads(summary_file.read_text())
+    # In name order: org/badconfig fails before any prompt, org/broken is declined at the prompt.
+    assert {r["repository"]: r["status"] for r in summary["repositories"]} == {
+        "org/badconfig": "failed", "org/broken": "declined"}, done.stdout + done.stderr
+    assert "Looks good" in done.stdout
+    assert {name: git("for-each-ref", cwd=bare) for name, bare in remotes.items()} == refs
 
 
 def test_select_narrows_the_repositories_scanned(org):
@@ -266,7 +287,7 @@ def test_readme_commands_parse():
 
     readme = (REPO / "README.md").read_text()
     section = readme[readme.index("## Migrating an organisation"):readme.index("## Rules")]
-    commands = re.findall(r"^codemod-all-repos [^#\n]*", section, flags=re.M)
+    commands = re.findall(r"^codemod-all-repos [^#\n]*", section, flags=re.MULTILINE)
     assert len(commands) >= 3
     for command in commands:
         parser().parse_args(shlex.split(command)[1:])
