@@ -16,18 +16,19 @@ import time
 import click
 import jax_codemod
 from jax_codemod.cli import output
-from jax_codemod.engine.config import (
-    Config,
-    ConfigError,
-    find_pyproject,
-    load_config,
-    parse_codes,
-    select_rules,
-)
-from jax_codemod.engine.discovery import DEFAULT_EXCLUDE, MAX_IGNORE_FILE_BYTES, Patterns, discover, matches
+from jax_codemod.engine.config import Config, ConfigError, find_pyproject, load_config, parse_codes
+from jax_codemod.engine.discovery import DEFAULT_EXCLUDE, MAX_IGNORE_FILE_BYTES, discover
 from jax_codemod.engine.pipeline import FileError, FileResult, Settings, process_source
+from jax_codemod.engine.resolve import (
+    Group,
+    Options,
+    check_grouped,
+    ignored_here,
+    prepare,
+    resolve,
+    settings_for,
+)
 from jax_codemod.engine.runner import check_files, write_results
-from jax_codemod.registry import MANIFEST, LazyRule
 
 EXIT_OK, EXIT_ATTENTION, EXIT_USAGE = 0, 1, 2
 EXIT_CODES_HELP = """\b
@@ -45,34 +46,6 @@ FILE_SELECTION_HELP = (
     "`extend-exclude` and --exclude): " + ", ".join(DEFAULT_EXCLUDE) + ". A PATH named on the command line "
     "is checked even if excluded, unless --force-exclude."
 )
-
-
-# Plain classes, not dataclasses: each @dataclass costs ~0.3 ms of start-up (it execs generated code).
-class Options:
-    """What the command line says, before any config is read."""
-
-    def __init__(self, select, extend_select, ignore, exclude, unsafe_fixes, config, force_exclude=None) -> None:
-        self.select: list[str] | None = select
-        self.extend_select: list[str] = extend_select
-        self.ignore: list[str] = ignore
-        self.exclude: tuple[str, ...] = exclude
-        self.unsafe_fixes: bool | None = unsafe_fixes
-        self.config: str | None = config
-        self.force_exclude: bool | None = force_exclude
-
-
-class Group:
-    """The roots one pyproject.toml governs, and what it says."""
-
-    def __init__(self, roots: list[str], config_path: str | None, config: Config, options: Options) -> None:
-        self.roots = roots
-        self.config_path = config_path
-        self.config = config
-        self.options = options
-        self.settings: Settings | None = None
-        self.excludes: list[Patterns] = []
-        self.per_file: list[tuple[Patterns, list[str]]] = []
-        self.variants: dict[frozenset[str], Settings] = {}  # codes turned off -> Settings
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]}, epilog=EXIT_CODES_HELP)
@@ -183,18 +156,20 @@ def run_command(paths, dry_run, check, select, extend_select, ignore, unsafe_fix
     # Where a named symlink may lead: the working directory, the folders named, the projects.
     allowed = [os.getcwd(), *(path for path in paths if os.path.isdir(path))]
     warnings: list[tuple[str, str]] = []
-    groups = [_prepare(group, options) for group in _group_by_config(paths, options)]
+    groups = resolve(paths, options)
     allowed += [os.path.dirname(os.path.abspath(g.config_path)) for g in groups if g.config_path]
     for group in groups:
-        force = options.force_exclude if options.force_exclude is not None else group.config.force_exclude
-        roots = [_discover_root(path, group.excludes, force, allowed, shard, seen, warnings) for path in group.roots]
+        roots = [_discover_root(path, group.excludes, group.force_exclude, allowed, shard, seen, warnings)
+                 for path in group.roots]
         if show_files or show_settings:
             report.results.extend(FileResult(path) for _root, files in roots for path in files)
             report.errors.extend(error for root, _files in roots for error in root.discovery_errors)
             continue
         files = [path for _root, root_files in roots for path in root_files]
         cache = None if no_cache else _LazyCache(cache_dir, group.config_path)
-        results = iter(_check_grouped(files, group, jobs, quiet, cache))
+        results = iter(check_grouped(
+            files, group, lambda batch, settings, cache=cache: _check_with_progress(
+                batch, settings, jobs, quiet, cache and cache.bound(settings))))
         for root, root_files in roots:
             root.results = [next(results) for _path in root_files]
             report.roots.append(root)
@@ -218,58 +193,6 @@ def run_command(paths, dry_run, check, select, extend_select, ignore, unsafe_fix
     if report_file:
         _write_report(report_file, output.render_report(report, str(shard) if shard else None))
     return _exit_code(report, exit_zero=exit_zero, exit_non_zero_on_fix=exit_non_zero_on_fix)
-
-
-def _prepare(group: Group, options: Options) -> Group:
-    """The group's settings, excludes and per-file-ignores, validated before any file is read."""
-    config, config_path = group.config, group.config_path
-    base = os.path.dirname(os.path.abspath(config_path)) if config_path else os.getcwd()
-    name = config_path or "defaults"
-    group.settings = _settings(config, options)
-    group.excludes = [
-        Patterns.at(base, DEFAULT_EXCLUDE if config.exclude is None else config.exclude,
-                    "default" if config.exclude is None else f"{name}: exclude"),
-        Patterns.at(base, config.extend_exclude, f"{name}: extend-exclude"),
-        Patterns.at(os.getcwd(), options.exclude, "--exclude"),
-    ]
-    for pattern, codes in config.per_file_ignores.items():
-        try:
-            select_rules(MANIFEST, [], [], codes)
-        except ConfigError as error:
-            raise ConfigError(f"{config_path}: [tool.codemod] per-file-ignores {pattern!r}: {error}") from error
-        group.per_file.append((Patterns.at(base, [pattern], f"{name}: per-file-ignores"), [c.upper() for c in codes]))
-    return group
-
-
-def _ignored_here(group: Group, path: str) -> frozenset[str]:
-    """The codes per-file-ignores turns off for ``path``."""
-    return frozenset(code for patterns, codes in group.per_file if matches(patterns, path) for code in codes)
-
-
-def _settings_for(group: Group, ignored: frozenset[str], options: Options) -> Settings:
-    if not ignored:
-        return group.settings
-    if ignored not in group.variants:
-        group.variants[ignored] = _settings(group.config, options, extra_ignore=sorted(ignored))
-    return group.variants[ignored]
-
-
-def _check_grouped(files: list[str], group: Group, jobs, quiet, cache):
-    """Results in the order of ``files``; files with per-file-ignores are checked with their own rule set."""
-    if not group.per_file:
-        return _check_with_progress(files, group.settings, jobs, quiet, cache and cache.bound(group.settings))
-    batches: dict[frozenset[str], list[int]] = {}
-    for index, path in enumerate(files):
-        batches.setdefault(_ignored_here(group, path), []).append(index)
-    results: list = [None] * len(files)
-    options = group.options
-    for ignored, indexes in batches.items():
-        settings = _settings_for(group, ignored, options)
-        batch = _check_with_progress([files[i] for i in indexes], settings, jobs, quiet,
-                                     cache and cache.bound(settings))
-        for index, result in zip(indexes, batch):
-            results[index] = result
-    return results
 
 
 class _LazyCache:
@@ -362,9 +285,9 @@ def _run_stdin(options: Options, mode: str, output_format: str, filename: str, e
     start = os.path.dirname(os.path.abspath(filename)) if filename != "<stdin>" else "."
     config_path = options.config or find_pyproject(start)
     config = load_config(config_path) if config_path else Config()
-    group = _prepare(Group([filename], config_path, config, options), options)
-    ignored = _ignored_here(group, filename) if filename != "<stdin>" else frozenset()
-    settings = _settings_for(group, ignored, options)
+    group = prepare(Group([filename], config_path, config, options), options)
+    ignored = ignored_here(group, filename) if filename != "<stdin>" else frozenset()
+    settings = settings_for(group, ignored)
     result = process_source(source, filename, settings)
     report = output.Report(results=[result], mode=mode)
     if result.error is not None:
@@ -381,39 +304,13 @@ def _run_stdin(options: Options, mode: str, output_format: str, filename: str, e
     return _exit_code(report, exit_zero=exit_zero, exit_non_zero_on_fix=exit_non_zero_on_fix)
 
 
-def _group_by_config(paths: list[str], options: Options) -> list[Group]:
-    """Roots grouped by the pyproject.toml that governs them, in the order given."""
-    groups: dict[str | None, Group] = {}
-    for path in paths:
-        config_path = options.config or find_pyproject(path)
-        if config_path not in groups:
-            config = load_config(config_path) if config_path else Config()
-            groups[config_path] = Group([], config_path, config, options)
-        groups[config_path].roots.append(path)
-    return list(groups.values())
-
-
-def _settings(config: Config, options: Options, extra_ignore=()) -> Settings:
-    select = options.select if options.select is not None else config.select
-    # From the manifest, not the rule modules: a rule is imported when a file has one of its triggers.
-    chosen = select_rules(
-        MANIFEST,
-        select,
-        [*config.extend_select, *options.extend_select],
-        [*config.ignore, *options.ignore, *extra_ignore],
-    )
-    unsafe = options.unsafe_fixes if options.unsafe_fixes is not None else config.unsafe_fixes
-    rules = tuple(LazyRule(info, config.rule_options) for info in chosen)
-    return Settings(rules=rules, unsafe_fixes=unsafe)
-
-
 def _show_settings(report: output.Report, groups: list[Group]) -> None:
     if not report.results:
         raise click.UsageError("--show-settings: no Python file found under the paths given")
     path = report.results[0].path
     group = next(g for g in groups if any(_under(path, root) for root in g.roots))
-    ignored = _ignored_here(group, path)
-    settings = _settings_for(group, ignored, group.options)
+    ignored = ignored_here(group, path)
+    settings = settings_for(group, ignored)
     config = group.config
     lines = [
         f"Settings for: {output.display_path(path)}",
@@ -422,7 +319,7 @@ def _show_settings(report: output.Report, groups: list[Group]) -> None:
         "Turned off here by per-file-ignores: " + (", ".join(sorted(ignored)) or "none"),
         f"Unsafe fixes: {str(settings.unsafe_fixes).lower()}",
         "Rule options: " + (", ".join(f"{k} = {v!r}" for k, v in sorted(config.rule_options.items())) or "none"),
-        f"Force exclude: {str(bool(group.options.force_exclude if group.options.force_exclude is not None else config.force_exclude)).lower()}",
+        f"Force exclude: {str(group.force_exclude).lower()}",
         "Excludes (gitignore-style):",
     ]
     for patterns in group.excludes:
