@@ -9,32 +9,123 @@ from dataclasses import dataclass
 
 import libcst as cst
 from jax_codemod.analysis.context import FileContext
+from jax_codemod.analysis.transforms import (
+    JIT,
+    JIT_LIKE,
+    MODULE_FIRST,
+    OTHER_TRANSFORMS,
+    Spellings,
+    Transform,
+    public,
+)
 from jax_codemod.rule import Finding, FixSafety, Rule
 from libcst.metadata import MetadataWrapper, PositionProvider
 
-# Concrete-only methods of jax.Array -> how many positional arguments they take.
-METHODS = {
-    "unsafe_buffer_pointer": 0,
-    "on_device_size_in_bytes": 0,
-    "devices": 0,
-    "delete": 0,
-    "is_deleted": 0,
-    "addressable_data": 1,
-    "__dlpack__": 0,
-    "__dlpack_device__": 0,
-}
-PROPERTIES = frozenset({"is_fully_replicated", "addressable_shards", "traceback"})
-# Consumers that need a concrete buffer (DLPack export or host conversion).
-CONSUMERS = frozenset(
-    {
-        "torch.from_dlpack",
-        "torch.utils.dlpack.from_dlpack",
-        "numpy.from_dlpack",
-        "numpy.asarray",
-        "numpy.array",
-        "cupy.from_dlpack",
-    }
+# What reading or calling a concrete-only member on a tracer raises.
+CONCRETIZATION = "ConcretizationTypeError"
+ARRAY_CONVERSION = "TracerArrayConversionError"
+UNAVAILABLE = "AttributeError"  # JAX hides the attribute so that hasattr() stays False
+Version = tuple[int, ...]
+EQUINOX_JIT = "equinox.filter_jit"
+OLDEST: Version = (0, 4, 30)
+
+
+@dataclass(frozen=True)
+class Member:
+    """A member of ``jax.core.Tracer`` that needs a concrete array, over a range of JAX versions.
+
+    ``positional``: (fewest, most) positional arguments of a method (most None: any), or
+    None for a property. ``unless``: a keyword that makes the call traceable
+    (``x.nonzero(size=n)``). ``since``/``until``: the first JAX version where a concrete
+    array has the member and a tracer raises ``error``, and the first where that stops.
+    """
+
+    name: str
+    positional: tuple[int, int | None] | None
+    error: str = CONCRETIZATION
+    since: Version = OLDEST
+    until: Version | None = None
+    unless: str | None = None
+
+
+# The one table of concrete-only members, checked against the installed JAX (every public
+# member and DLPack/NumPy protocol method of jax.core.Tracer, called on a real tracer inside
+# jax.jit) by tests/test_traced_concrete_access.py::test_member_table_matches_installed_jax.
+TRACER_MEMBERS: tuple[Member, ...] = (
+    Member("unsafe_buffer_pointer", (0, 0)),
+    Member("on_device_size_in_bytes", (0, 0)),
+    Member("devices", (0, 0)),
+    Member("delete", (0, 0)),
+    Member("is_deleted", (0, 0)),
+    Member("addressable_data", (1, 1)),
+    Member("tolist", (0, 0)),
+    Member("tobytes", (0, 1)),
+    Member("item", (0, None)),
+    Member("nonzero", (0, 0), unless="size"),
+    Member("__dlpack__", (0, 0)),
+    Member("__array__", (0, 2), ARRAY_CONVERSION),
+    Member("__reduce__", (0, 0)),
+    Member("addressable_shards", None),
+    Member("global_shards", None),
+    Member("is_fully_addressable", None),
+    Member("is_fully_replicated", None),
+    Member("traceback", None),
+    Member("committed", None, since=(0, 4, 35)),  # jax/_src/array.py gained it in 0.4.35
+    Member("sharding", None, UNAVAILABLE),
+    Member("device", None, UNAVAILABLE, since=(0, 4, 31)),  # a property of jax.Array from 0.4.31
+    Member("block_until_ready", (0, 0), UNAVAILABLE),
+    Member("copy_to_host_async", (0, 0), UNAVAILABLE),
+    Member("__dlpack_device__", (0, 0), UNAVAILABLE),
 )
+
+
+def members_for(version: Version | None) -> dict[str, Member]:
+    """The concrete-only members of JAX ``version`` (None: of every supported version)."""
+    return {
+        m.name: m
+        for m in TRACER_MEMBERS
+        if version is None or (m.since <= version and (m.until is None or version < m.until))
+    }
+
+
+@dataclass(frozen=True)
+class Consumer:
+    """A function that needs a concrete buffer; ``error``: what it raises on a tracer."""
+
+    error: str
+    argument: int = 0  # the position of the array among the call's arguments
+
+
+# Qualified name -> what it raises given a tracer (checked with the installed libraries by
+# tests/test_traced_concrete_access.py::test_consumer_table_matches_the_libraries).
+CONSUMERS: dict[str, Consumer] = {
+    # torch reads __dlpack_device__ first (torch/utils/dlpack.py, torch/_tensor.py).
+    "torch.from_dlpack": Consumer(UNAVAILABLE),
+    "torch.utils.dlpack.from_dlpack": Consumer(UNAVAILABLE),
+    "torch.as_tensor": Consumer(UNAVAILABLE),
+    "torch.asarray": Consumer(UNAVAILABLE),
+    "torch.tensor": Consumer(UNAVAILABLE),
+    "torch.frombuffer": Consumer("ValueError"),
+    "numpy.asarray": Consumer(ARRAY_CONVERSION),
+    "numpy.array": Consumer(ARRAY_CONVERSION),
+    "numpy.asanyarray": Consumer(ARRAY_CONVERSION),
+    "numpy.ascontiguousarray": Consumer(ARRAY_CONVERSION),
+    "numpy.from_dlpack": Consumer(CONCRETIZATION),
+    "numpy.frombuffer": Consumer("TypeError"),
+    # CuPy takes __cuda_array_interface__ or __dlpack__; a tracer has neither.
+    "cupy.from_dlpack": Consumer(CONCRETIZATION),
+    "cupy.asarray": Consumer(UNAVAILABLE),
+    "cupy.array": Consumer(UNAVAILABLE),
+    "memoryview": Consumer("TypeError"),
+    "bytes": Consumer("TypeError"),
+    "bytearray": Consumer("TypeError"),
+    "pickle.dumps": Consumer(CONCRETIZATION),
+    "pickle.dump": Consumer(CONCRETIZATION),
+}
+# Buffer-protocol helpers called as methods: `ffi.from_buffer([cdecl,] x)` on a cffi.FFI
+# (the array is the last positional argument) and `(ctypes.c_char * n).from_buffer_copy(x)`.
+CFFI_FFI = "cffi.FFI"
+BUFFER_METHODS = {"from_buffer": "cffi", "from_buffer_copy": "ctypes"}
 # Attributes a tracer answers from its abstract value: reading them is fine in a trace.
 STATIC_ATTRS = frozenset(
     {"shape", "dtype", "ndim", "size", "aval", "weak_type", "itemsize", "nbytes", "named_shape", "__class__"}
@@ -65,82 +156,45 @@ SHAPE_FUNCTIONS = frozenset(
         "canonicalize_dtype",
     }
 )
-# jax's own modules re-export these under the public names.
-_PRIVATE_PREFIXES = (
-    ("jax._src.api.", "jax."),
-    ("jax._src.ad_checkpoint.", "jax."),
-    ("jax._src.shard_map.", "jax."),
-    ("jax.experimental.shard_map.", "jax."),
-    ("jax._src.lax.control_flow.loops.", "jax.lax."),
-    ("jax._src.lax.control_flow.conditionals.", "jax.lax."),
-    ("jax._src.lax.control_flow.", "jax.lax."),
+# Pytree helpers whose results are the leaves of their argument: tracers when it is traced.
+TREE_LEAVES = frozenset(
+    {
+        "jax.tree.leaves",
+        "jax.tree.flatten",
+        "jax.tree_util.tree_leaves",
+        "jax.tree_util.tree_flatten",
+        "jax.tree_util.tree_leaves_with_path",
+        "jax.tree_util.tree_flatten_with_path",
+        "jax.tree.leaves_with_path",
+        "jax.tree.flatten_with_path",
+    }
 )
-JIT = "jax.jit"
-PARTIAL = "functools.partial"
-# Transforms under which hoisting would change meaning -> (positions of the traced
-# functions among the call's arguments, the option naming traced argument positions).
-REPORT_TRANSFORMS = {
-    "jax.vmap": ((0,), "in_axes"),
-    "jax.pmap": ((0,), None),  # traced like jit, whatever in_axes says
-    "jax.grad": ((0,), "argnums"),
-    "jax.value_and_grad": ((0,), "argnums"),
-    "jax.jacfwd": ((0,), "argnums"),
-    "jax.jacrev": ((0,), "argnums"),
-    "jax.hessian": ((0,), "argnums"),
-    "jax.checkpoint": ((0,), None),
-    "jax.remat": ((0,), None),
-    "jax.shard_map": ((0,), None),
-    "jax.jvp": ((0,), None),
-    "jax.vjp": ((0,), None),
-    "jax.linearize": ((0,), None),
-    "jax.lax.scan": ((0,), None),
-    "jax.lax.map": ((0,), None),
-    "jax.lax.associative_scan": ((0,), None),
-    "jax.lax.while_loop": ((0, 1), None),
-    "jax.lax.fori_loop": ((2,), None),
-    "jax.lax.cond": ((1, 2), None),
-    "jax.lax.switch": ((1,), None),
-}
 # Attributes of a jitted function that a plain wrapper does not have.
 JITTED_ATTRS = frozenset({"lower", "trace", "eval_shape", "clear_cache", "_cache_size", "__wrapped__"})
-# Lines that may hold an access, and lines that may call a transform: only the parts of
-# the tree that cover them are walked. Supersets are fine; these are found with str.find.
-_ACCESS_MARKS = (
-    "unsafe_buffer_pointer",
-    "on_device_size_in_bytes",
-    "is_fully_replicated",
-    "addressable_",
-    ".traceback",
-    ".devices(",
-    ".delete(",
-    ".is_deleted(",
-    "__dlpack",
-    "from_dlpack",
-    "array(",
-)
-# The last component of every transform's name, and of functools.partial.
-_TRANSFORM_NAMES = frozenset({"jit", "partial", *(name.rsplit(".", 1)[1] for name in REPORT_TRANSFORMS)})
-_CALL_MARKS = tuple(f"{name}(" for name in _TRANSFORM_NAMES)
-_TRANSFORM_MARKS = (
-    b"jit",
-    b"map",
-    b"grad",
-    b"jac",
-    b"hessian",
-    b"checkpoint",
-    b"remat",
-    b"jvp",
-    b"vjp",
-    b"linearize",
-    b"lax",
-)
-# Names bound to something under another spelling (`from jax import jit as compile`,
-# `fast = jax.jit`): the only bare names worth resolving besides the transforms' own.
-_ALIAS = re.compile(r"\bas\s+(\w+)|^(\w+)\s*=", re.MULTILINE)
 _BY_CALL = "the function is jitted by a call and may also run eagerly"
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 _HOISTABLE = (ast.Expr, ast.Assign, ast.AnnAssign)
 _UNSPLITTABLE = (ast.Yield, ast.YieldFrom, ast.Await, ast.NamedExpr, ast.Global, ast.Nonlocal)
+
+
+def _access_pattern(members) -> str:
+    """Text that may be an access: found with one regex, whitespace-tolerant (`x.devices ()`)."""
+    methods = sorted(m.name for m in members if m.positional is not None)
+    properties = sorted(m.name for m in members if m.positional is None)
+    consumers = sorted({name.rsplit(".", 1)[-1] for name in CONSUMERS} | set(BUFFER_METHODS))
+    return (
+        rf"\.\s*(?:{'|'.join(methods)})\s*\("
+        # `jax.sharding.NamedSharding` is a module path, not an access.
+        rf"|(?<!jax)\.\s*(?:{'|'.join(properties)})\b"
+        rf"|\b(?:{'|'.join(consumers)})\s*\("
+    )
+
+
+_ACCESS_TEXT = re.compile(_access_pattern(TRACER_MEMBERS))
+_ACCESS_BYTES = re.compile(_access_pattern(TRACER_MEMBERS).encode())
+# A file must name one of these to trace anything: jax's transforms and `lax`, equinox's
+# filter_* and flax's lifted ones all contain one of them.
+_TRANSFORM_BYTES = re.compile(rb"jit|vmap|pmap|grad|jac|hessian|checkpoint|remat|shard_map|jvp|vjp|linearize|lax")
 
 
 @dataclass
@@ -153,6 +207,7 @@ class Traced:
     donated: frozenset[str] = frozenset()
     # Why the fix cannot split it, for a jitted function; None when it can.
     unsplittable: str | None = None
+    spelled: Transform | None = None  # how the file applies the transform
 
 
 @dataclass(frozen=True)
@@ -231,24 +286,29 @@ class TracedConcreteAccess(Rule):
     NAME = "traced-concrete-access"
     DEFAULT_ENABLED = True
     FIX_SAFETY = FixSafety.SAFE
-    TRIGGERS = tuple(mark.encode() for mark in _ACCESS_MARKS)
+    # The member and consumer names; prefilter() also wants a transform named in the file.
+    TRIGGERS = tuple(sorted({m.name.encode() for m in TRACER_MEMBERS} | {c.rsplit(".", 1)[-1].encode() for c in CONSUMERS}))
 
     def prefilter(self, source: bytes) -> bool:
-        # Every transform is jax's: a file that names none of them traces nothing.
+        # A finding needs both a concrete-only access or consumer and a transform (every
+        # transform is jax's or a library's built on it: a file without "jax" traces nothing).
         return (
             b"jax" in source
-            and super().prefilter(source)
-            and any(mark in source for mark in _TRANSFORM_MARKS)
+            and _ACCESS_BYTES.search(source) is not None
+            and _TRANSFORM_BYTES.search(source) is not None
         )
 
     def check(self, ctx: FileContext) -> list[Finding]:
-        access_lines = _matching_lines(ctx.text, _ACCESS_MARKS)
+        members = members_for(_target_version(self.options))
+        access_lines = _matching_lines(ctx.text, _ACCESS_TEXT)
         if not access_lines:
             return []
-        region = _Region(ctx.tree, sorted(access_lines | _matching_lines(ctx.text, _CALL_MARKS)))
+        spellings = Spellings(ctx)
+        region = _Region(ctx.tree, sorted(access_lines | _matching_lines(ctx.text, spellings.call_pattern)))
+        buffers = _ffi_names(ctx)
         findings: list[Finding] = []
-        for traced in _traced_functions(ctx, region):
-            accesses = _accesses(ctx, traced)
+        for traced in _traced_functions(ctx, region, spellings):
+            accesses = _accesses(ctx, traced, members, buffers)
             if accesses:
                 findings.extend(self._check_function(ctx, region, traced, accesses))
         return findings
@@ -257,7 +317,7 @@ class TracedConcreteAccess(Rule):
         self, ctx: FileContext, region, traced: Traced, accesses: list[Access]
     ) -> list[Finding]:
         plan, fix, reason = None, FixSafety.NONE, None
-        if traced.transform == JIT and traced.unsplittable is None:
+        if traced.transform in JIT_LIKE and traced.unsplittable is None:
             plan, fix, reason = _plan_split(ctx, region, traced, accesses)
             if plan and any(ctx.is_suppressed(self.CODE, ctx.span(a.node).start_line) for a in accesses):
                 # Splitting would move the suppressed access too.
@@ -295,46 +355,19 @@ class TracedConcreteAccess(Rule):
 # Finding the traced functions ---------------------------------------------------------
 
 
-def _public(qualified: str | None) -> str | None:
-    if qualified is None:
+def _target_version(options: dict) -> Version | None:
+    """The JAX version the run targets, when the version plumbing (analysis.jax_versions) is there."""
+    try:
+        from jax_codemod.analysis import jax_versions
+    except ImportError:
         return None
-    for private, public in _PRIVATE_PREFIXES:
-        if qualified.startswith(private):
-            return public + qualified[len(private) :]
-    return qualified
+    return jax_versions.target(options)
 
 
-def _transform_of(
-    ctx: FileContext, expr: ast.AST, aliases: frozenset[str]
-) -> tuple[str, list[ast.keyword]] | None:
-    """(transform, options) for `jax.jit`, `jax.jit(**options)` and `partial(jax.jit, **options)`."""
-    if not _may_name_transform(expr.func if isinstance(expr, ast.Call) else expr, aliases):
-        return None
-    if isinstance(expr, ast.Call):
-        head = _public(ctx.qualname(expr.func))
-        if head == PARTIAL and expr.args:
-            inner = _public(ctx.qualname(expr.args[0]))
-            if inner == JIT or inner in REPORT_TRANSFORMS:
-                return inner, expr.keywords
-            return None
-        if head == JIT and not expr.args:
-            return head, expr.keywords
-        return None
-    name = _public(ctx.qualname(expr))
-    if name == JIT or name in REPORT_TRANSFORMS:
-        return name, []
-    return None
-
-
-def _matching_lines(text: str, marks: tuple[str, ...]) -> set[int]:
-    positions = []
-    for mark in marks:
-        position = text.find(mark)
-        while position != -1:
-            positions.append(position)
-            position = text.find(mark, position + 1)
+def _matching_lines(text: str, pattern: re.Pattern[str]) -> set[int]:
     lines, line, previous = set(), 1, 0
-    for position in sorted(positions):
+    for match in pattern.finditer(text):
+        position = match.start()
         line += text.count("\n", previous, position)
         previous = position
         lines.add(line)
@@ -374,82 +407,156 @@ def _covers(lines: list[int], start: int, end: int) -> bool:
     return index < len(lines) and lines[index] <= end
 
 
-def _may_name_transform(expr: ast.AST, aliases: frozenset[str]) -> bool:
-    """A spelling check that spares resolving names that cannot be a transform."""
-    if isinstance(expr, ast.Attribute):
-        return expr.attr in _TRANSFORM_NAMES
-    return isinstance(expr, ast.Name) and (expr.id in _TRANSFORM_NAMES or expr.id in aliases)
-
-
-def _traced_functions(ctx: FileContext, region: _Region) -> list[Traced]:
+def _traced_functions(ctx: FileContext, region: _Region, spellings: Spellings) -> list[Traced]:
     found: dict[ast.AST, Traced] = {}
-    aliases = frozenset(name for pair in _ALIAS.findall(ctx.text) for name in pair if name)
+    index: dict[str, list[ast.FunctionDef]] | None = None
     for node in region.nodes:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            for decorator in node.decorator_list:
-                transform = _transform_of(ctx, decorator, aliases)
-                if transform is not None:
-                    name, options = transform
-                    why = None
-                    if len(node.decorator_list) > 1:
-                        why = "the function has other decorators"
-                    elif isinstance(node, ast.AsyncFunctionDef):
-                        why = "the function is async"
-                    _add(found, node, name, options, unsplittable=why)
-        elif isinstance(node, ast.Call) and node.args and _may_name_transform(node.func, aliases):
-            name = _public(ctx.qualname(node.func))
-            if name == JIT:
-                positions: tuple[int, ...] = (0,)
-            elif name in REPORT_TRANSFORMS:
-                positions = REPORT_TRANSFORMS[name][0]
-            else:
+            applied = [t for t in map(spellings.transform_of, node.decorator_list) if t is not None]
+            if not applied:
                 continue
+            others = len(node.decorator_list) - len(applied)
+            others -= sum(map(spellings.is_transparent, node.decorator_list))
+            why = None
+            if others:
+                why = "the function has other decorators"
+            elif isinstance(node, ast.AsyncFunctionDef):
+                why = "the function is async"
+            for transform in applied:
+                _add(found, node, transform, unsplittable=why)
+        elif isinstance(node, ast.Call):
+            hit = spellings.applied(node)
+            if hit is None:
+                continue
+            if index is None:
+                index = _function_index(region)
+            transform, positions = hit
             for position in positions:
                 if position < len(node.args):
-                    for function in _functions_passed(region, node, node.args[position]):
-                        _add(found, function, name, node.keywords, unsplittable=_BY_CALL)
+                    for function, bound in _functions_passed(region, index, spellings, node, node.args[position]):
+                        _add(found, function, transform, unsplittable=_BY_CALL, bound=bound)
     return [traced for traced in found.values() if traced.traced]
 
 
-def _functions_passed(region: _Region, call: ast.Call, argument: ast.AST) -> list[ast.AST]:
+def _function_index(region: _Region) -> dict[str, list[ast.FunctionDef]]:
+    """Undecorated functions of the region by name (methods are found through their class)."""
+    index: dict[str, list[ast.FunctionDef]] = {}
+    for node in region.nodes:
+        if (
+            isinstance(node, ast.FunctionDef)
+            and not node.decorator_list
+            and not isinstance(region.parents.get(node), ast.ClassDef)
+        ):
+            index.setdefault(node.name, []).append(node)
+    return index
+
+
+def _functions_passed(region: _Region, index, spellings: Spellings, call: ast.Call, argument: ast.AST):
+    """(function, bound) for each function ``argument`` may be; ``bound``: a method reached
+    through `self`, whose first parameter is not an argument of the transformed function."""
+    argument = spellings.unwrap(argument)
     if isinstance(argument, ast.Lambda):
-        return [argument]
+        return [(argument, False)]
     if isinstance(argument, (ast.List, ast.Tuple)):  # lax.switch branches
-        return [f for element in argument.elts for f in _functions_passed(region, call, element)]
+        return [f for element in argument.elts for f in _functions_passed(region, index, spellings, call, element)]
+    if isinstance(argument, ast.Attribute):
+        return [(method, True) for method in _self_methods(region, call, argument)]
     if not isinstance(argument, ast.Name):
         return []
+    elements = _comprehension_elements(region, call, argument.id)
+    if elements is not None:
+        return [f for element in elements for f in _functions_passed(region, index, spellings, call, element)]
     # Only functions holding an access matter, and those are in the region. The name
     # resolves like a closure: the call's own scope first, then the enclosing ones.
-    definitions = [
-        node
-        for node in region.nodes
-        if isinstance(node, ast.FunctionDef)
-        and node.name == argument.id
-        and not node.decorator_list
-        and not isinstance(region.parents.get(node), ast.ClassDef)
-    ]
+    definitions = index.get(argument.id, [])
     scope = region.scope_of(call)
     while definitions:
         here = [node for node in definitions if region.scope_of(node) is scope]
         if here or scope is None or argument.id in _stored_names(scope):
-            return here
+            return [(node, False) for node in here]
         scope = region.scope_of(scope)
     return []
 
 
-def _add(found: dict, function, transform: str, options: list[ast.keyword], unsplittable):
-    params = _positional_params(function)
+def _self_methods(region: _Region, call: ast.Call, argument: ast.Attribute) -> list[ast.FunctionDef]:
+    """`jax.jit(self._step)` inside a method: the class's own `_step`."""
+    method = region.scope_of(call)
+    if not isinstance(method, ast.FunctionDef) or not isinstance(argument.value, ast.Name):
+        return []
+    positional = _positional_params(method)
+    owner = region.parents.get(method)
+    if not positional or argument.value.id != positional[0] or not isinstance(owner, ast.ClassDef):
+        return []
+    return [
+        node
+        for node in owner.body
+        if isinstance(node, ast.FunctionDef) and node.name == argument.attr and not node.decorator_list
+    ]
+
+
+def _comprehension_elements(region: _Region, call: ast.Call, name: str) -> list[ast.AST] | None:
+    """`[jax.jit(f) for f in (a, b)]`, `{k: jax.jit(f) for k, f in {"a": a}.items()}`: what the
+    comprehension variable ``name`` runs over, when that is written out; None when ``name`` is
+    not a comprehension variable around ``call``."""
+    node = region.parents.get(call)
+    while node is not None and not isinstance(node, (ast.stmt, ast.Lambda)):
+        if isinstance(node, (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
+            for generator in node.generators:
+                target, iterable = generator.target, generator.iter
+                if isinstance(target, ast.Name) and target.id == name:
+                    if isinstance(iterable, (ast.List, ast.Tuple, ast.Set)):
+                        return list(iterable.elts)
+                    if isinstance(iterable, ast.Dict) or _dict_view(iterable, "values"):
+                        return list((iterable if isinstance(iterable, ast.Dict) else iterable.func.value).values)
+                    return []
+                if (
+                    isinstance(target, ast.Tuple)
+                    and len(target.elts) == 2
+                    and isinstance(target.elts[1], ast.Name)
+                    and target.elts[1].id == name
+                ):
+                    return list(iterable.func.value.values) if _dict_view(iterable, "items") else []
+        node = region.parents.get(node)
+    return None
+
+
+def _dict_view(expr: ast.AST, method: str) -> bool:
+    return (
+        isinstance(expr, ast.Call)
+        and isinstance(expr.func, ast.Attribute)
+        and expr.func.attr == method
+        and isinstance(expr.func.value, ast.Dict)
+        and not expr.args
+    )
+
+
+def _add(found: dict, function, transform: Transform, unsplittable, bound: bool = False):
+    if not transform.readable:
+        return  # options we cannot read: which arguments are static is unknown
+    options = transform.options
+    positional = _positional_params(function)
     everything = {arg.arg for arg in _all_params(function)}
-    if transform == JIT:
+    if (bound or transform.name in MODULE_FIRST) and positional:
+        everything.discard(positional[0])  # `self` or the linen Module: not an array argument
+        positional = positional[1:]
+    params = positional
+    if transform.name == EQUINOX_JIT:
+        # Non-array arguments are static under filter_jit: those with a constant default.
+        static = _constant_defaulted(function)
+        donated = _equinox_donated(options, positional, everything)
+        if donated is None:
+            return
+        traced_names, donated_names = frozenset(everything - static), frozenset(donated)
+    elif transform.jit_like:
         static = _argument_names(options, "static_argnums", "static_argnames", params)
         if static is not None and function.args.vararg and _indexes_past(options, "static_argnums", params):
             static.add(function.args.vararg.arg)  # some of *args are static: treat them all so
         donated = _argument_names(options, "donate_argnums", "donate_argnames", params)
-        if static is None or donated is None or any(k.arg is None for k in options):
-            return  # options we cannot read: which arguments are static is unknown
+        if static is None or donated is None:
+            return
         traced_names, donated_names = frozenset(everything - static), frozenset(donated)
     else:
-        traced_names = _transformed_params(transform, options, params, everything)
+        traced_names = _transformed_params(transform.name, options, params, everything)
         if traced_names is None:
             return
         donated_names = frozenset()
@@ -457,10 +564,36 @@ def _add(found: dict, function, transform: str, options: list[ast.keyword], unsp
     if previous is not None:
         previous.unsplittable = previous.unsplittable or "the function is traced more than once"
         previous.traced = previous.traced | traced_names
-        if previous.transform == JIT:
-            previous.transform = transform
+        if previous.transform in JIT_LIKE:
+            previous.transform = transform.name
         return
-    found[function] = Traced(function, transform, traced_names, donated_names, unsplittable)
+    found[function] = Traced(function, transform.name, traced_names, donated_names, unsplittable, transform)
+
+
+def _constant_defaulted(function) -> set[str]:
+    args = function.args
+    positional = [*args.posonlyargs, *args.args]
+    pairs = list(zip(positional[len(positional) - len(args.defaults) :], args.defaults))
+    pairs += [(a, d) for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None]
+    return {
+        arg.arg
+        for arg, default in pairs
+        if isinstance(default, ast.Constant) and isinstance(default.value, (bool, int, float, str))
+    }
+
+
+def _equinox_donated(options, positional: list[str], everything: set[str]) -> set[str] | None:
+    """`eqx.filter_jit(donate="all")`: the donated arguments; None when not a literal."""
+    value = next((k.value for k in options if k.arg == "donate"), None)
+    if value is None:
+        return set()
+    if not (isinstance(value, ast.Constant) and isinstance(value.value, str)):
+        return None
+    if value.value == "all":
+        return set(everything)
+    if value.value == "all-except-first":
+        return set(everything) - set(positional[:1])
+    return set()
 
 
 def _transformed_params(transform: str, options, params: list[str], everything: set[str]) -> frozenset | None:
@@ -473,7 +606,7 @@ def _transformed_params(transform: str, options, params: list[str], everything: 
 
 
 def _traced_positions(transform: str, options, params: list[str], everything: set[str]) -> frozenset | None:
-    option = REPORT_TRANSFORMS[transform][1]
+    option = OTHER_TRANSFORMS[transform][1]
     value = next((k.value for k in options if k.arg == option), None) if option else None
     if any(k.arg is None for k in options):
         return None
@@ -576,17 +709,17 @@ def _stored_names(function) -> set[str]:
     }
 
 
-def _accesses(ctx: FileContext, traced: Traced) -> list[Access]:
+def _accesses(ctx: FileContext, traced: Traced, members: dict[str, Member], buffers: frozenset[str]) -> list[Access]:
     function = traced.node
     stored = _stored_names(function)
     params = {name for name in traced.traced if name not in stored}
-    aliases = _comprehension_aliases(function, params)
+    aliases = _comprehension_aliases(ctx, function, params)
     tainted = _tainted_names(ctx, function, traced.traced)
     nodes = list(_scope_nodes(function))
     called = {id(node.func) for node in nodes if isinstance(node, ast.Call)}
     found = []
     for node in nodes:
-        access = _as_access(ctx, node, called)
+        access = _as_access(ctx, node, called, members, buffers)
         if access is None:
             continue
         receiver, label = access
@@ -598,28 +731,76 @@ def _accesses(ctx: FileContext, traced: Traced) -> list[Access]:
     return sorted(found, key=lambda a: (a.node.lineno, a.node.col_offset))
 
 
-def _as_access(ctx: FileContext, node: ast.AST, called: set[int] = frozenset()) -> tuple[ast.AST, str] | None:
-    """(receiver, label) when ``node`` is a concrete-only access; ``called``: ids of called expressions."""
+ALL_MEMBERS = members_for(None)
+_BUILTIN_CONSUMERS = frozenset(name for name in CONSUMERS if "." not in name)
+
+
+def _as_access(
+    ctx: FileContext,
+    node: ast.AST,
+    called: set[int] = frozenset(),
+    members: dict[str, Member] = ALL_MEMBERS,
+    buffers: frozenset[str] = frozenset(),
+) -> tuple[ast.AST, str] | None:
+    """(receiver, label) when ``node`` is a concrete-only access; ``called``: ids of called
+    expressions; ``buffers``: local names of cffi ``FFI`` objects."""
     if isinstance(node, ast.Call):
         func = node.func
-        if (
-            isinstance(func, ast.Attribute)
-            and METHODS.get(func.attr) == len(node.args)
-            and not any(isinstance(a, ast.Starred) for a in node.args)
-            and (func.attr == "__dlpack__" or not node.keywords)
-        ):
-            return func.value, f".{func.attr}()"
-        if node.args and not isinstance(node.args[0], ast.Starred) and ctx.qualname(func) in CONSUMERS:
+        if any(isinstance(a, ast.Starred) for a in node.args):
+            return None
+        if isinstance(func, ast.Attribute):
+            member = members.get(func.attr)
+            if member is not None and member.positional is not None and _fits(member, node):
+                return func.value, f".{func.attr}()"
+            library = BUFFER_METHODS.get(func.attr)
+            if node.args and (
+                (library == "cffi" and isinstance(func.value, ast.Name) and func.value.id in buffers)
+                or (library == "ctypes" and _under(ctx, func.value, "ctypes"))
+            ):
+                return node.args[-1 if library == "cffi" else 0], f"{ast.unparse(func)}()"
+        if node.args and _consumer(ctx, func) is not None:
             return node.args[0], f"{ast.unparse(func)}()"
         return None
-    if (
-        isinstance(node, ast.Attribute)
-        and node.attr in PROPERTIES
-        and isinstance(node.ctx, ast.Load)
-        and id(node) not in called
-    ):
-        return node.value, f".{node.attr}"
+    if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load) and id(node) not in called:
+        member = members.get(node.attr)
+        if member is not None and member.positional is None:
+            return node.value, f".{node.attr}"
     return None
+
+
+def _fits(member: Member, call: ast.Call) -> bool:
+    fewest, most = member.positional
+    if len(call.args) < fewest or (most is not None and len(call.args) > most):
+        return False
+    return member.unless is None or not any(k.arg in (member.unless, None) for k in call.keywords)
+
+
+def _consumer(ctx: FileContext, func: ast.AST) -> Consumer | None:
+    if isinstance(func, ast.Name) and func.id in _BUILTIN_CONSUMERS:
+        return None if ctx.is_bound(func.id) else CONSUMERS[func.id]
+    qualified = ctx.qualname(func)
+    return CONSUMERS.get(qualified) if qualified else None
+
+
+def _under(ctx: FileContext, expr: ast.AST, module: str) -> bool:
+    """Whether ``expr`` is a name from ``module`` or an array type built from one (`c_char * n`)."""
+    if isinstance(expr, ast.BinOp):
+        return _under(ctx, expr.left, module)
+    qualified = ctx.qualname(expr) if isinstance(expr, (ast.Name, ast.Attribute)) else None
+    return qualified is not None and qualified.startswith(module + ".")
+
+
+def _ffi_names(ctx: FileContext) -> frozenset[str]:
+    """Module-level names of cffi ``FFI`` objects: ``ffi = cffi.FFI()`` or the ``ffi`` of a
+    compiled cffi module (``from ._lib import ffi``)."""
+    names = set()
+    for statement in ctx.tree.body:
+        if isinstance(statement, ast.Assign) and isinstance(statement.value, ast.Call):
+            if ctx.qualname(statement.value.func) == CFFI_FFI:
+                names.update(t.id for t in statement.targets if isinstance(t, ast.Name))
+        elif isinstance(statement, ast.ImportFrom):
+            names.update(a.asname or a.name for a in statement.names if a.name == "ffi")
+    return frozenset(names)
 
 
 def _param_root(expr: ast.AST) -> str | None:
@@ -631,14 +812,25 @@ def _param_root(expr: ast.AST) -> str | None:
     return expr.id if isinstance(expr, ast.Name) else None
 
 
-def _comprehension_aliases(function, params: set[str]) -> dict[str, str]:
+def _comprehension_aliases(ctx: FileContext, function, params: set[str]) -> dict[str, str]:
+    """Loop variables that run over a traced argument's elements or pytree leaves
+    (`for leaf in jax.tree.leaves(params)`) -> that argument."""
     aliases = {}
     for node in _scope_nodes(function):
-        if isinstance(node, ast.comprehension) and isinstance(node.target, ast.Name):
-            root = _param_root(node.iter)
+        if isinstance(node, (ast.comprehension, ast.For)) and isinstance(node.target, ast.Name):
+            root = _param_root(_leaves_of(ctx, node.iter))
             if root in params:
                 aliases[node.target.id] = root
     return aliases
+
+
+def _leaves_of(ctx: FileContext, expr: ast.AST) -> ast.AST:
+    """`jax.tree.leaves(p)`, `jax.tree.flatten(p)[0]` -> `p`: the leaves of a traced pytree are tracers."""
+    if isinstance(expr, ast.Subscript) and isinstance(expr.value, ast.Call):
+        expr = expr.value
+    if isinstance(expr, ast.Call) and expr.args and public(ctx.qualname(expr.func)) in TREE_LEAVES:
+        return expr.args[0]
+    return expr
 
 
 def _tainted_names(ctx: FileContext, function, traced: frozenset[str]) -> set[str]:
@@ -674,7 +866,7 @@ def _is_traced(ctx: FileContext, expr: ast.AST, tainted: set[str]) -> bool:
         return expr.id in tainted
     if isinstance(expr, ast.Attribute):
         # A concrete-only property is reported where it is read; its value is concrete.
-        if expr.attr in STATIC_ATTRS or expr.attr in PROPERTIES:
+        if expr.attr in STATIC_ATTRS or expr.attr in ALL_MEMBERS:
             return False
         return _is_traced(ctx, expr.value, tainted)
     if isinstance(expr, (ast.Subscript, ast.Starred)):
@@ -699,6 +891,8 @@ def _call_is_traced(ctx: FileContext, call: ast.Call, tainted: set[str]) -> bool
     if qualified is None:
         # A method of a tracer (`x.reshape(-1)`) returns a tracer.
         return isinstance(call.func, ast.Attribute) and _is_traced(ctx, call.func.value, tainted)
+    if public(qualified) in TREE_LEAVES:
+        return bool(call.args) and _is_traced(ctx, call.args[0], tainted)
     if not qualified.startswith(ARRAY_MODULES):
         return False
     function = qualified.rsplit(".", 1)[1]
