@@ -295,3 +295,195 @@ def test_static_locals_are_repeated_in_the_wrapper_and_traced_ones_are_not():
     traced = static.replace("static_argnums=1", "static_argnums=()")
     [finding] = findings(traced)
     assert finding.fix is FixSafety.NONE and "reads `k`" in finding.message
+
+
+# The member table against the installed JAX ------------------------------------------
+
+# Positional arguments for the members that need some, on a (1, 1) float32 array (a shape
+# every array method accepts: `item()` needs one element, `mT`/`diagonal` two dimensions).
+MEMBER_ARGUMENTS = {
+    "addressable_data": (0,),
+    "argpartition": (0,),
+    "astype": ("int32",),
+    "choose": ([0],),
+    "compress": ([True],),
+    "dot": "self",
+    "repeat": (2,),
+    "reshape": (-1,),
+    "searchsorted": (0.5,),
+    "swapaxes": (0, 1),
+    "take": (0,),
+    "to_device": "device",
+}
+# Protocol methods that hand out the buffer (DLPack, NumPy, pickle): reached through
+# consumers, and callable directly.
+PROTOCOL_MEMBERS = ("__array__", "__dlpack__", "__dlpack_device__", "__reduce__", "__array_interface__")
+
+
+def _exercise(array, name: str, jax):
+    """Read ``array.name`` and call it when it is a method; the exception it raises, or None."""
+    arguments = MEMBER_ARGUMENTS.get(name, ())
+    if arguments == "self":
+        arguments = (array,)
+    elif arguments == "device":
+        arguments = (jax.devices()[0],)
+    try:
+        value = getattr(array, name)
+        if callable(value) and not isinstance(value, jax.Array):
+            value(*arguments)
+    except Exception as error:  # noqa: BLE001 - the outcome under test, whatever it is
+        return error
+    return None
+
+
+def _family(error, jax) -> str | None:
+    """The table's name for what a tracer raised: a concretization-family error of
+    jax.errors, or the AttributeError JAX raises for concrete-only attributes."""
+    for name in ("TracerArrayConversionError", "TracerBoolConversionError", "TracerIntegerConversionError"):
+        if isinstance(error, getattr(jax.errors, name, ())):
+            return name
+    if isinstance(error, jax.errors.ConcretizationTypeError):
+        return "ConcretizationTypeError"
+    if isinstance(error, AttributeError):
+        return "AttributeError"
+    return None
+
+
+def test_member_table_matches_installed_jax():
+    """Every public member of jax.core.Tracer and of the concrete jax.Array type, and the
+    buffer protocol methods, called on a real tracer inside jax.jit and on a concrete array:
+    the members that raise a concretization-family error (or JAX's AttributeError for
+    concrete-only attributes) on the tracer and work on the array are exactly the rule's
+    table for this JAX version, with the error the table says."""
+    import importlib.metadata
+
+    import jax
+    import jax.numpy as jnp
+    from jax._src.core import Tracer
+    from jax_codemod.rules import traced_concrete_access as rule
+
+    version = tuple(int(p) for p in importlib.metadata.version("jax").split(".")[:3])
+    concrete_type = type(jnp.ones((1, 1), jnp.float32))
+    names = sorted(
+        {n for n in dir(Tracer) if not n.startswith("_")}
+        | {n for n in dir(concrete_type) if not n.startswith("_")}
+        | set(PROTOCOL_MEMBERS)
+        | {m.name for m in rule.TRACER_MEMBERS}
+    )
+    on_tracer: dict[str, BaseException | None] = {}
+
+    def probe(x):
+        for name in names:
+            on_tracer[name] = _exercise(x, name, jax)
+        return x
+
+    jax.jit(probe)(jnp.ones((1, 1), jnp.float32))
+    missing_arguments, concrete_only = [], {}
+    for name in names:
+        on_array = _exercise(jnp.ones((1, 1), jnp.float32), name, jax)  # fresh: delete() deletes
+        if isinstance(on_array, TypeError) and "required positional argument" in str(on_array):
+            missing_arguments.append(name)
+        family = _family(on_tracer[name], jax)
+        if on_array is None and family is not None:
+            concrete_only[name] = family
+    assert missing_arguments == [], "add arguments for these members to MEMBER_ARGUMENTS"
+    table = rule.members_for(version)
+    assert concrete_only == {name: member.error for name, member in table.items()}
+    for name, member in table.items():
+        value = getattr(jnp.ones((1, 1), jnp.float32), name)
+        assert callable(value) is (member.positional is not None), name
+        if member.positional is not None:
+            fewest, most = member.positional
+            given = len(MEMBER_ARGUMENTS.get(name, ()))
+            assert fewest <= given and (most is None or given <= most), name
+
+
+def test_nonzero_with_a_size_traces():
+    """The table's `unless`: `x.nonzero(size=n)` has a static shape and traces."""
+    import jax
+    import jax.numpy as jnp
+
+    jax.jit(lambda x: x.nonzero(size=1)[0])(jnp.ones(3))
+    source = "import jax\n\n\n@jax.jit\ndef f(x):\n    a = x.nonzero()\n    b = x.nonzero(size=2)\n    return a, b\n"
+    assert [f.line for f in findings(source)] == [6]
+
+
+def test_consumer_table_matches_the_libraries():
+    """Every consumer in the table, with the libraries installed here: given a tracer inside
+    jax.jit it raises the error the table says, given the concrete array it works (so moving
+    the call out of the trace is a fix)."""
+    import builtins
+    import importlib
+    import importlib.util
+    import io
+
+    import jax
+    import jax.numpy as jnp
+    from jax_codemod.rules import traced_concrete_access as rule
+
+    def resolve(qualified: str):
+        if "." not in qualified:
+            return getattr(builtins, qualified)
+        module, _, attr = qualified.rpartition(".")
+        return getattr(importlib.import_module(module), attr)
+
+    # How to call the consumers whose array is not their only argument.
+    adapters = {
+        "pickle.dump": lambda f: lambda x: f(x, io.BytesIO()),
+        "torch.frombuffer": lambda f: lambda x: f(x, dtype=importlib.import_module("torch").float32),
+        "numpy.frombuffer": lambda f: lambda x: f(x, dtype="float32"),
+    }
+    consumers = {}
+    for qualified in rule.CONSUMERS:
+        if "." in qualified and importlib.util.find_spec(qualified.split(".", 1)[0]) is None:
+            continue  # cupy: not installed here
+        function = resolve(qualified)
+        consumers[qualified] = adapters.get(qualified, lambda f: f)(function)
+    assert {"torch.as_tensor", "numpy.asarray", "memoryview"} <= set(consumers)
+    outcomes = {}
+
+    def probe(x):
+        for name, consumer in consumers.items():
+            try:
+                consumer(x)
+                outcomes[name] = None
+            except Exception as error:  # noqa: BLE001 - the outcome under test
+                outcomes[name] = error
+        return x
+
+    jax.jit(probe)(jnp.arange(4.0, dtype=jnp.float32))
+    family = {name: _family(error, jax) or type(error).__name__ for name, error in outcomes.items() if error is not None}
+    assert family == {name: rule.CONSUMERS[name].error for name in consumers}
+    for consumer in consumers.values():
+        consumer(jnp.arange(4.0, dtype=jnp.float32))  # the concrete array: no error
+
+
+def test_buffer_helpers_raise_on_tracers_and_work_on_arrays():
+    """cffi's `ffi.from_buffer` and ctypes' `from_buffer_copy`, the pointer helpers that take
+    an array, fail on a tracer and work on the concrete array."""
+    import ctypes
+    import importlib.util
+
+    import jax
+    import jax.numpy as jnp
+
+    helpers = [lambda x: (ctypes.c_char * 16).from_buffer_copy(x)]
+    if importlib.util.find_spec("cffi") is not None:
+        import cffi
+
+        ffi = cffi.FFI()
+        helpers += [lambda x: ffi.from_buffer(x), lambda x: ffi.from_buffer("float[]", x)]
+    errors = []
+
+    def probe(x):
+        for helper in helpers:
+            with pytest.raises(TypeError) as raised:
+                helper(x)
+            errors.append(raised.value)
+        return x
+
+    jax.jit(probe)(jnp.arange(4.0, dtype=jnp.float32))
+    assert len(errors) == len(helpers)
+    for helper in helpers:
+        helper(jnp.arange(4.0, dtype=jnp.float32))
+

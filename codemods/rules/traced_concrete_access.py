@@ -76,6 +76,12 @@ TRACER_MEMBERS: tuple[Member, ...] = (
     Member("block_until_ready", (0, 0), UNAVAILABLE),
     Member("copy_to_host_async", (0, 0), UNAVAILABLE),
     Member("__dlpack_device__", (0, 0), UNAVAILABLE),
+    # jax.Array members a tracer lacks altogether (jaxlib's ArrayImpl, jax/_src/array.py).
+    Member("is_ready", (0, 0), UNAVAILABLE),
+    Member("platform", (0, 0), UNAVAILABLE),
+    Member("clone", (0, 0), UNAVAILABLE),
+    Member("layout", None, UNAVAILABLE, until=(0, 6, 2)),  # renamed `format` in 0.6.2
+    Member("format", None, UNAVAILABLE, since=(0, 6, 2)),
 )
 
 
