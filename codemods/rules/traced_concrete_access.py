@@ -6,20 +6,24 @@ import ast
 import bisect
 import re
 from dataclasses import dataclass
+from functools import cache
+from typing import TYPE_CHECKING
 
-import libcst as cst
 from jax_codemod.analysis.context import FileContext
 from jax_codemod.analysis.transforms import (
     JIT,
     JIT_LIKE,
     MODULE_FIRST,
     OTHER_TRANSFORMS,
+    TRANSPARENT,
     Spellings,
     Transform,
     public,
 )
 from jax_codemod.rule import Finding, FixSafety, Rule
-from libcst.metadata import MetadataWrapper, PositionProvider
+
+if TYPE_CHECKING:
+    import libcst as cst
 
 # What reading or calling a concrete-only member on a tracer raises.
 CONCRETIZATION = "ConcretizationTypeError"
@@ -343,16 +347,16 @@ class TracedConcreteAccess(Rule):
     def rewrite(self, original, updated, finding: Finding, fixer):
         # The access itself stays; the function around it is split once, in finalize.
         plan = finding.data[0]
-        fixer.state.setdefault(self.CODE, {})[plan.key] = plan
+        partial = fixer.reference_code("functools.partial") if plan.jit_options else None
+        fixer.state.setdefault(self.CODE, {})[plan.key] = (plan, partial)
         return updated
 
     def finalize(self, module: cst.Module, fixer) -> cst.Module:
         plans = fixer.state.get(self.CODE)
         if not plans:
             return module
-        splitter = _Splitter(plans)
-        new_module = MetadataWrapper(module, unsafe_skip_copy=True).visit(splitter)
-        if not splitter.done:
+        new_module, done = _split(module, plans)
+        if not done:
             raise ValueError(f"no function at {sorted(plans)}")
         # A plan deferred because a function inside it was split is found again next pass.
         return new_module
@@ -923,6 +927,8 @@ class SplitPlan:
     hoisted_lines: tuple[int, ...]
     copied_lines: tuple[int, ...]  # static statements the wrapper repeats
     docstring_line: int | None
+    # (decorator index, `jax.jit` as spelled, its options' source) for `@jax.jit(...)`.
+    jit_options: tuple[int, str, str] | None = None
 
 
 def _plan_split(ctx: FileContext, region: _Region, traced: Traced, accesses: list[Access]):
@@ -935,7 +941,7 @@ def _plan_split(ctx: FileContext, region: _Region, traced: Traced, accesses: lis
     body = list(function.body)
     docstring = body.pop(0) if _is_docstring(body[0]) else None
     seeds = {id(s): s for s in body if any(s.lineno <= a.node.lineno <= s.end_lineno for a in accesses)}
-    hoisted, reason = _hoisted_statements(function, body, seeds)
+    hoisted, reason = _hoisted_statements(ctx, function, body, seeds)
     if not reason:
         static = {a.arg for a in _all_params(function)} - traced.traced
         reason, copies = _dependency_problem(ctx, function, body, hoisted, static)
@@ -964,8 +970,22 @@ def _plan_split(ctx: FileContext, region: _Region, traced: Traced, accesses: lis
         hoisted_lines=tuple(statement.lineno for statement in hoisted),
         copied_lines=tuple(statement.lineno for statement in copies),
         docstring_line=docstring.lineno if docstring else None,
+        jit_options=_jit_options(ctx, function),
     )
     return plan, fix, None
+
+
+def _jit_options(ctx: FileContext, function) -> tuple[int, str, str] | None:
+    for index, decorator in enumerate(function.decorator_list):
+        if (
+            isinstance(decorator, ast.Call)
+            and not decorator.args
+            and decorator.keywords
+            and public(ctx.qualname(decorator.func)) == JIT
+        ):
+            options = ", ".join(ctx.source_of(keyword) for keyword in decorator.keywords)
+            return index, ctx.source_of(decorator.func), options
+    return None
 
 
 def _is_docstring(statement: ast.stmt) -> bool:
@@ -976,7 +996,7 @@ def _is_docstring(statement: ast.stmt) -> bool:
     )
 
 
-def _hoisted_statements(function, body: list[ast.stmt], seeds: dict[int, ast.stmt]):
+def _hoisted_statements(ctx: FileContext, function, body: list[ast.stmt], seeds: dict[int, ast.stmt]):
     """The body statements to move out: the accessing ones and those reading their names."""
     chosen = {id(s) for s in body if id(s) in seeds}
     while True:
@@ -991,10 +1011,45 @@ def _hoisted_statements(function, body: list[ast.stmt], seeds: dict[int, ast.stm
             return [], "its value flows into the function's result"
         if isinstance(statement, _HOISTABLE) and getattr(statement, "value", None) is not None:
             continue
+        if id(statement) in seeds and _movable_block(ctx, statement):
+            continue
         if id(statement) not in seeds:
             return [], "its value flows into the traced computation"
         return [], "it is inside a compound statement"
     return hoisted, None
+
+
+def _movable_block(ctx: FileContext, statement: ast.stmt) -> bool:
+    """A compound statement that can leave the trace whole: a `for` over an argument or its
+    pytree leaves, or a `with jax.named_scope(...)` (it only names traced operations), whose
+    body is simple side-effect statements."""
+    if isinstance(statement, ast.For):
+        if statement.orelse or _param_root(_leaves_of(ctx, statement.iter)) is None:
+            return False
+    elif isinstance(statement, ast.With):
+        if not all(
+            isinstance(item.context_expr, ast.Call)
+            and public(ctx.qualname(item.context_expr.func)) in TRANSPARENT
+            and item.optional_vars is None
+            for item in statement.items
+        ):
+            return False
+    else:
+        return False
+    for inner in statement.body:
+        if isinstance(inner, (ast.For, ast.With)):
+            if not _movable_block(ctx, inner):
+                return False
+        elif not (isinstance(inner, _HOISTABLE) and getattr(inner, "value", None) is not None):
+            return False
+    return True
+
+
+def _block_bound(statement: ast.stmt) -> set[str]:
+    """Names a moved loop binds for its own body (`leaf` in `for leaf in ...`)."""
+    if isinstance(statement, ast.For):
+        return {n.id for n in ast.walk(statement.target) if isinstance(n, ast.Name)}
+    return set()
 
 
 def _dependency_problem(ctx: FileContext, function, body, hoisted, static: set[str]):
@@ -1009,7 +1064,7 @@ def _dependency_problem(ctx: FileContext, function, body, hoisted, static: set[s
     for statement in hoisted:
         if any(isinstance(node, _UNSPLITTABLE) for node in ast.walk(statement)):
             return "it assigns or yields inside an expression", []
-        for name in sorted(_reads(statement) - params - hoisted_names):
+        for name in sorted(_reads(statement) - params - hoisted_names - _block_bound(statement)):
             if name in local:
                 unknown = local | (params - static)
                 copy = _static_definition(
@@ -1213,64 +1268,101 @@ def _message(traced: Traced, access: Access, fix: FixSafety, reason: str | None)
 # The split ---------------------------------------------------------------------------
 
 
-class _Splitter(cst.CSTTransformer):
-    """Replaces each planned function by its traced body and a plain wrapper."""
+def _split(module: cst.Module, plans: dict) -> tuple[cst.Module, int]:
+    """Replace each planned function by its traced body and a plain wrapper; (module, splits)."""
+    from libcst.metadata import MetadataWrapper
 
-    METADATA_DEPENDENCIES = (PositionProvider,)
+    splitter = _splitter_class()(plans)
+    return MetadataWrapper(module, unsafe_skip_copy=True).visit(splitter), splitter.done
 
-    def __init__(self, plans: dict) -> None:
-        super().__init__()
-        self.plans = dict(plans)
-        self.depth = 0
-        self.done = 0
 
-    def visit_ClassDef(self, node) -> None:
-        self.depth += 1
+@cache
+def _splitter_class():
+    import libcst as cst
+    from libcst.metadata import PositionProvider
 
-    def leave_ClassDef(self, original, updated):
-        self.depth -= 1
-        return updated
+    class Splitter(cst.CSTTransformer):
+        METADATA_DEPENDENCIES = (PositionProvider,)
 
-    def visit_FunctionDef(self, node) -> None:
-        self.depth += 1
+        def __init__(self, plans: dict) -> None:
+            super().__init__()
+            self.plans = dict(plans)
+            self.depth = 0
+            self.done = 0
 
-    def leave_FunctionDef(self, original, updated):
-        self.depth -= 1
-        start = self.get_metadata(PositionProvider, original).start
-        plan = self.plans.pop((start.line, start.column), None)
-        if plan is None:
+        def visit_ClassDef(self, node) -> None:
+            self.depth += 1
+
+        def leave_ClassDef(self, original, updated):
+            self.depth -= 1
             return updated
-        lines = [self.get_metadata(PositionProvider, s).start.line for s in original.body.body]
-        if len(lines) != len(updated.body.body):
-            return updated  # a function nested in it was just split; the engine's next pass does this one
-        self.done += 1
-        kept, moved, docstring = [], [], []
-        for line, statement in zip(lines, updated.body.body):
-            if line == plan.docstring_line:
-                docstring.append(statement)
-            elif line in plan.hoisted_lines:
-                moved.append(statement)
-            elif line in plan.copied_lines:
-                moved.append(statement)
-                kept.append(statement)
-            else:
-                kept.append(statement)
-        kept[0] = _without_leading_blanks(kept[0])
-        moved = [*docstring, *moved]
-        moved[0] = _without_leading_blanks(moved[0])
-        traced = updated.with_changes(
-            name=cst.Name(plan.traced_name), body=updated.body.with_changes(body=kept)
-        )
-        returned = cst.parse_statement(f"return {plan.call}\n")
-        wrapper = updated.with_changes(
-            decorators=[],
-            leading_lines=[cst.EmptyLine(indent=False)] * (1 if self.depth else 2),
-            lines_after_decorators=[],
-            body=updated.body.with_changes(
-                body=[*moved, returned], header=cst.TrailingWhitespace(), footer=[]
-            ),
-        )
-        return cst.FlattenSentinel([traced, wrapper])
+
+        def visit_FunctionDef(self, node) -> None:
+            self.depth += 1
+
+        def leave_FunctionDef(self, original, updated):
+            self.depth -= 1
+            start = self.get_metadata(PositionProvider, original).start
+            planned = self.plans.pop((start.line, start.column), None)
+            if planned is None:
+                return updated
+            plan, partial = planned
+            lines = [self.get_metadata(PositionProvider, s).start.line for s in original.body.body]
+            if len(lines) != len(updated.body.body):
+                return updated  # a function nested in it was just split; the engine's next pass does this one
+            self.done += 1
+            kept, moved, docstring = [], [], []
+            detached: list = []  # comments above a moved statement, set off by a blank line
+            for line, statement in zip(lines, updated.body.body):
+                if line == plan.docstring_line:
+                    docstring.append(statement)
+                elif line in plan.hoisted_lines:
+                    own, other = _attached_comments(statement.leading_lines)
+                    detached += other
+                    moved.append(statement.with_changes(leading_lines=own))
+                elif line in plan.copied_lines:
+                    moved.append(statement)
+                    kept.append(statement)
+                else:
+                    if detached:
+                        # A comment about the traced computation stays with it.
+                        statement = statement.with_changes(leading_lines=[*detached, *statement.leading_lines])
+                        detached = []
+                    kept.append(statement)
+            kept[0] = _without_leading_blanks(kept[0])
+            moved = [*docstring, *moved]
+            moved[0] = _without_leading_blanks(moved[0])
+            decorators = list(updated.decorators)
+            if plan.jit_options is not None:
+                # `@jax.jit(...)` is JAX 0.8.1+; the traced copy uses a spelling every
+                # supported JAX accepts.
+                index, jit, options = plan.jit_options
+                decorators[index] = decorators[index].with_changes(
+                    decorator=cst.parse_expression(f"{partial}({jit}, {options})")
+                )
+            traced = updated.with_changes(
+                name=cst.Name(plan.traced_name), decorators=decorators, body=updated.body.with_changes(body=kept)
+            )
+            returned = cst.parse_statement(f"return {plan.call}\n")
+            wrapper = updated.with_changes(
+                decorators=[],
+                leading_lines=[cst.EmptyLine(indent=False)] * (1 if self.depth else 2),
+                lines_after_decorators=[],
+                body=updated.body.with_changes(body=[*moved, returned], header=cst.TrailingWhitespace(), footer=[]),
+            )
+            return cst.FlattenSentinel([traced, wrapper])
+
+    return Splitter
+
+
+def _attached_comments(leading_lines) -> tuple[list, list]:
+    """(the comment lines right above a statement, those set off from it by a blank line)."""
+    lines = list(leading_lines)
+    last_blank = max((i for i, line in enumerate(lines) if line.comment is None), default=-1)
+    detached = lines[: last_blank + 1]
+    if not any(line.comment is not None for line in detached):
+        return lines, []
+    return lines[last_blank + 1 :], detached
 
 
 def _without_leading_blanks(statement):
