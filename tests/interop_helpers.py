@@ -10,10 +10,10 @@ def ensure_single_device(x):
 
     DLPack and raw buffer pointers describe one device's memory. The lowest-id device of
     the array's own sharding is used, so no copy crosses backends; anything that is not
-    a multi-device JAX array is returned unchanged.
+    a multi-device JAX array, or spans processes, is returned unchanged.
     """
     devices = getattr(getattr(x, "sharding", None), "device_set", None)
-    if devices is None or len(devices) <= 1:
+    if devices is None or len(devices) <= 1 or not getattr(x, "is_fully_addressable", True):
         return x
     import jax
 

@@ -50,6 +50,13 @@ class FileContext:
         self.tree = tree
 
     @cached_property
+    def analysis(self):
+        """The file's value analysis (``analysis.values.Analysis``), built on first use, once."""
+        from jax_codemod.analysis.values import Analysis
+
+        return Analysis(self)
+
+    @cached_property
     def lines(self) -> list[str]:
         return self.text.splitlines(keepends=True)
 

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import ast
+from typing import TYPE_CHECKING
 
-import libcst as cst
+from jax_codemod.analysis import values as v
 from jax_codemod.analysis.context import FileContext
 from jax_codemod.rule import Finding, FixSafety, Rule
 from jax_codemod.rules._shared import (
-    JAX,
     TAKEN,
-    ArrayOrigins,
     helper_state,
     insert_helper,
     is_guarded,
@@ -19,6 +18,9 @@ from jax_codemod.rules._shared import (
     whole_statement,
     with_value,
 )
+
+if TYPE_CHECKING:
+    import libcst as cst
 
 # Consumer -> the same library's constructor, which takes the host (NumPy) copy.
 HOST_CONSTRUCTORS = {
@@ -117,16 +119,19 @@ class DlpackWithoutHostFallback(Rule):
 
     def check(self, ctx: FileContext) -> list[Finding]:
         findings: list[Finding] = []
-        origins = ArrayOrigins(ctx)
+        analysis = ctx.analysis
         helper = helper_state(ctx, HELPER_NAME, HELPER_SOURCE)
         for node in ast.walk(ctx.tree):
-            if not isinstance(node, ast.Call):
+            if not (
+                isinstance(node, ast.Call) and node.args and isinstance(node.func, (ast.Name, ast.Attribute))
+            ):
                 continue
-            consumer = ctx.qualname(node.func)
-            if consumer not in HOST_CONSTRUCTORS or not node.args or origins.shadowed(node.func):
+            if isinstance(node.func, ast.Attribute) and node.func.attr != "from_dlpack":
                 continue
-            array = exported_array(node.args[0])
-            if origins.of(array) != JAX or is_guarded(ctx, node):
+            consumer = analysis.qualname(node.func)
+            if consumer not in HOST_CONSTRUCTORS:
+                continue
+            if analysis.value_of(exported_array(node.args[0])).kind != v.ARRAY or is_guarded(ctx, node):
                 continue
             findings.append(self._finding(ctx, node, consumer, helper))
         return findings
@@ -166,6 +171,8 @@ class DlpackWithoutHostFallback(Rule):
         return self.finding(ctx, call, advice, FixSafety.SAFE, data=(HELPER, consumer))
 
     def rewrite(self, original, updated, finding: Finding, fixer):
+        import libcst as cst
+
         shape, consumer = finding.data
         numpy = numpy_name(fixer)
         if shape == STATEMENT:
@@ -190,6 +197,8 @@ class DlpackWithoutHostFallback(Rule):
 
 
 def _host_copy(call: cst.Call, consumer: str, numpy: str, fixer) -> cst.BaseExpression:
+    import libcst as cst
+
     host = f"{numpy}.array({code_of(_array_of(call))})"
     if HOST_CONSTRUCTORS[consumer].startswith("numpy."):
         return cst.parse_expression(host)
@@ -205,6 +214,8 @@ def _constructor_code(consumer: str, numpy: str, fixer) -> str:
 
 def _array_of(consumer_call: cst.Call) -> cst.BaseExpression:
     """The exported array: ``x`` for both ``f(x)`` and ``f(x.__dlpack__())``."""
+    import libcst as cst
+
     array = consumer_call.args[0].value
     if (
         isinstance(array, cst.Call)
@@ -230,4 +241,6 @@ def exported_array(argument: ast.AST) -> ast.AST:
 
 
 def code_of(node: cst.CSTNode) -> str:
+    import libcst as cst
+
     return cst.Module(body=[]).code_for_node(node)

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from jax_codemod.analysis import values as v
 from jax_codemod.rule import FixSafety
-from jax_codemod.rules._dlpack_exports import MULTI, Export, GatherBeforeExport, Origin
+from jax_codemod.rules._dlpack_exports import Export, GatherBeforeExport
 
 
 class ShardedDlpackExport(GatherBeforeExport):
@@ -54,7 +55,7 @@ class ShardedDlpackExport(GatherBeforeExport):
 
     def ensure_single_device(x):
         devices = getattr(getattr(x, "sharding", None), "device_set", None)
-        if devices is None or len(devices) <= 1:
+        if devices is None or len(devices) <= 1 or not getattr(x, "is_fully_addressable", True):
             return x
         import jax
 
@@ -85,11 +86,11 @@ class ShardedDlpackExport(GatherBeforeExport):
     NAME = "sharded-dlpack-export"
     DEFAULT_ENABLED = True
     FIX_SAFETY = FixSafety.SAFE
-    LEVEL = MULTI
+    PLACEMENTS = frozenset({v.MULTI, v.NOT_ADDRESSABLE})
     WRAP_SAFETY = FixSafety.SAFE
 
-    def describe(self, source: str, origin: Origin, export: Export) -> str:
+    def describe(self, source: str, value: v.Value, export: Export) -> str:
         return (
-            f"`{source}` spans several devices (from {origin.why}), so {export.via} raises "
+            f"`{source}` spans several devices (from {value.why}), so {export.via} raises "
             f"{export.error}: it exports one device's buffer"
         )

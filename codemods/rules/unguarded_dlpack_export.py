@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from jax_codemod.analysis import values as v
 from jax_codemod.rule import FixSafety
-from jax_codemod.rules._dlpack_exports import JAX, Export, GatherBeforeExport, Origin
+from jax_codemod.rules._dlpack_exports import Export, GatherBeforeExport
 
 
 class UnguardedDlpackExport(GatherBeforeExport):
@@ -45,7 +46,7 @@ class UnguardedDlpackExport(GatherBeforeExport):
 
     def ensure_single_device(x):
         devices = getattr(getattr(x, "sharding", None), "device_set", None)
-        if devices is None or len(devices) <= 1:
+        if devices is None or len(devices) <= 1 or not getattr(x, "is_fully_addressable", True):
             return x
         import jax
 
@@ -70,11 +71,11 @@ class UnguardedDlpackExport(GatherBeforeExport):
     NAME = "unguarded-dlpack-export"
     DEFAULT_ENABLED = False
     FIX_SAFETY = FixSafety.UNSAFE
-    LEVEL = JAX
+    PLACEMENTS = frozenset({v.PLACEMENT_UNKNOWN})
     WRAP_SAFETY = FixSafety.UNSAFE
 
-    def describe(self, source: str, origin: Origin, export: Export) -> str:
+    def describe(self, source: str, value: v.Value, export: Export) -> str:
         return (
-            f"`{source}` is a JAX array of unknown sharding (from {origin.why}); {export.via} raises "
+            f"`{source}` is a JAX array of unknown sharding (from {value.why}); {export.via} raises "
             f"{export.error} if it spans several devices"
         )

@@ -3,41 +3,24 @@
 from __future__ import annotations
 
 import ast
+from typing import TYPE_CHECKING
 
-import libcst as cst
+from jax_codemod.analysis import values as v
 from jax_codemod.analysis.context import FileContext
+from jax_codemod.analysis.values import DL_DEVICE_TYPES
 from jax_codemod.rule import Finding, FixSafety, Rule
 from jax_codemod.rules._shared import (
-    OTHER,
     TAKEN,
-    ArrayOrigins,
     helper_state,
     insert_helper,
     is_guarded,
-    scope_bindings,
     try_except_buffer_error,
     whole_statement,
     with_value,
 )
 
-# DLDeviceType members of the DLPack standard (dlpack.h), by name.
-DL_DEVICE_TYPES = {
-    "kDLCPU": 1,
-    "kDLCUDA": 2,
-    "kDLCUDAHost": 3,
-    "kDLOpenCL": 4,
-    "kDLVulkan": 7,
-    "kDLMetal": 8,
-    "kDLVPI": 9,
-    "kDLROCM": 10,
-    "kDLROCMHost": 11,
-    "kDLExtDev": 12,
-    "kDLCUDAManaged": 13,
-    "kDLOneAPI": 14,
-    "kDLWebGPU": 15,
-    "kDLHexagon": 16,
-    "kDLMAIA": 17,
-}
+if TYPE_CHECKING:
+    import libcst as cst
 _NAMES = {value: name for name, value in DL_DEVICE_TYPES.items()}
 
 # The keys of _DL_DEVICE_TO_PLATFORM in jax/_src/dlpack.py of JAX 0.10.2 (kDLCPU, kDLCUDA,
@@ -117,8 +100,7 @@ class UnsupportedDlDevice(Rule):
         if not _imports_jax(ctx.tree):
             return []
         findings: list[Finding] = []
-        origins = ArrayOrigins(ctx)
-        constants = _Constants(ctx)
+        analysis = ctx.analysis
         helper = None
         for node in ast.walk(ctx.tree):
             if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
@@ -126,9 +108,9 @@ class UnsupportedDlDevice(Rule):
             if node.func.attr != "__dlpack__":
                 continue
             keyword = next((k for k in node.keywords if k.arg == "dl_device"), None)
-            if keyword is None or origins.of(node.func.value) == OTHER:
+            if keyword is None or analysis.value_of(node.func.value).is_other_array:
                 continue
-            device_type = _device_type(keyword.value, node.func.value, constants)
+            device_type = _device_type(analysis, keyword.value, node.func.value)
             if device_type is _SUPPORTED:
                 continue
             if device_type is not _UNKNOWN:
@@ -178,6 +160,8 @@ class UnsupportedDlDevice(Rule):
         return self.finding(ctx, call, message, FixSafety.UNSAFE, data=(HELPER,))
 
     def rewrite(self, original, updated, finding: Finding, fixer):
+        import libcst as cst
+
         shape = finding.data[0]
         if shape == STATIC:
             return _without_dl_device(updated)
@@ -232,88 +216,29 @@ _SUPPORTED = object()  # JAX exports there (or ignores the type)
 _UNKNOWN = object()  # not statically known
 
 
-class _Constants:
-    """Names assigned exactly once in their scope, and the attributes of classes so named."""
-
-    def __init__(self, ctx: FileContext) -> None:
-        self.ctx = ctx
-        self._bindings: dict[ast.AST, dict] = {}
-
-    def lookup(self, node: ast.AST) -> ast.AST | None:
-        """The value a constant reference stands for, when it is statically one value."""
-        if isinstance(node, ast.Name):
-            return self._single(self._scope_of(node), node.id)
-        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
-            owner = self.lookup(node.value)
-            return self._single(owner, node.attr) if isinstance(owner, ast.ClassDef) else None
-        return None
-
-    def is_module_level(self, node: ast.AST) -> bool:
-        """Whether the name at the root of ``node`` is the module's, not a function's own."""
-        while isinstance(node, ast.Attribute):
-            node = node.value
-        return isinstance(node, ast.Name) and self._scope_of(node) is self.ctx.tree
-
-    def _single(self, scope: ast.AST, name: str) -> ast.AST | None:
-        values = self._bindings_of(scope).get(name, ())
-        if len(values) != 1 or values[0] is None or isinstance(values[0], ast.arg):
-            return None
-        return values[0]
-
-    def _scope_of(self, name: ast.Name) -> ast.AST:
-        function = self.ctx.enclosing_function(name)
-        while function is not None:
-            if name.id in self._bindings_of(function):
-                return function
-            function = self.ctx.enclosing_function(function)
-        return self.ctx.tree
-
-    def _bindings_of(self, scope: ast.AST) -> dict:
-        if scope not in self._bindings:
-            self._bindings[scope] = scope_bindings(scope)
-        return self._bindings[scope]
-
-
-def _device_type(dl_device: ast.AST, receiver: ast.AST, constants: _Constants, depth: int = 0):
+def _device_type(analysis: v.Analysis, dl_device: ast.AST, receiver: ast.AST):
     """The int device type ``dl_device`` statically asks for, _SUPPORTED or _UNKNOWN."""
-    if depth > 4:
-        return _UNKNOWN
     if isinstance(dl_device, ast.Constant) and dl_device.value is None:
         return _SUPPORTED
-    if _is_own_device(dl_device, receiver):
-        return _SUPPORTED
-    if isinstance(dl_device, ast.Tuple):
-        if len(dl_device.elts) != 2 or any(isinstance(e, ast.Starred) for e in dl_device.elts):
-            return _SUPPORTED  # not a device spec this rule understands: not its business
-        value = _type_value(dl_device.elts[0], constants)
-        if value is None:
-            return _UNKNOWN
-        if value in JAX_EXPORTABLE_DEVICE_TYPES or value == _IGNORED_DEVICE_TYPE:
-            return _SUPPORTED
-        return value
-    bound = constants.lookup(dl_device)
-    if bound is None:
+    value = analysis.value_of(dl_device)
+    if value.kind == v.DLPACK_DEVICE:
+        own = value.node is not None and ast.dump(value.node) == ast.dump(receiver)
+        return _SUPPORTED if own or analysis.value_of(value.node).is_jax_array else _UNKNOWN
+    if value.kind == v.CONSTANT and value.constant is None and value.why == "":
+        return _UNKNOWN if not isinstance(dl_device, ast.Constant) else _SUPPORTED
+    if value.kind != v.CONTAINER:
         return _UNKNOWN
-    return _device_type(bound, receiver, constants, depth + 1)
-
-
-def _type_value(node: ast.AST, constants: _Constants, depth: int = 0) -> int | None:
-    if depth > 4:
-        return None
-    if isinstance(node, ast.Constant):
-        value = node.value
-        return value if isinstance(value, int) and not isinstance(value, bool) else None
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
-        value = _type_value(node.operand, constants, depth + 1)
-        return -value if value is not None else None
-    qualified = constants.ctx.qualname(node) if constants.is_module_level(node) else None
-    if qualified:
-        owner, _, member = qualified.rpartition(".")
-        if owner.rpartition(".")[2] == "DLDeviceType":
-            return DL_DEVICE_TYPES.get(member)
-        return None
-    bound = constants.lookup(node)
-    return _type_value(bound, constants, depth + 1) if bound is not None else None
+    if len(value.items) != 2 or any(key is None for key, _ in value.items):
+        return _SUPPORTED  # not a device spec this rule understands: not its business
+    device_type = value.element(0)
+    if device_type.kind not in (v.CONSTANT, v.DEVICE_TYPE):
+        return _UNKNOWN
+    number = device_type.constant
+    if not isinstance(number, int) or isinstance(number, bool):
+        return _UNKNOWN
+    if number in JAX_EXPORTABLE_DEVICE_TYPES or number == _IGNORED_DEVICE_TYPE:
+        return _SUPPORTED
+    return number
 
 
 def _is_own_device(dl_device: ast.AST, receiver: ast.AST) -> bool:

@@ -30,14 +30,6 @@ def loop(batches):
         yield torch.from_dlpack(x)
 
 
-class Holder:
-    def __init__(self, values):
-        self.x = jax.device_put(values, NamedSharding(mesh, P("x")))
-
-    def export(self):
-        return torch.from_dlpack(self.x)
-
-
 def rebound_by_loops(values, batches, items):
     x = jax.device_put(values, NamedSharding(mesh, P("x")))
     for x in batches:

@@ -13,9 +13,6 @@ data = np.arange(8.0)
 from_callback = jax.make_array_from_callback(data.shape, sharding, lambda index: data[index])
 assert np.array_equal(np.from_dlpack(from_callback), data)
 
-local = jax.make_array_from_process_local_data(sharding, data)
-assert np.array_equal(np.from_dlpack(local), data)
-
 pieces = [jax.device_put(data[2 * i : 2 * i + 2], d) for i, d in enumerate(mesh.devices.flat)]
 assembled = jax.make_array_from_single_device_arrays(data.shape, sharding, pieces)
 assert np.array_equal(np.from_dlpack(assembled), data)

@@ -1,0 +1,343 @@
+"""Scopes, bindings and the definitions that reach a use, for one file's ``ast``.
+
+The layer under ``values``: it knows names, not values.
+
+- ``Scopes.scope_of(node)``: the function, lambda, comprehension, class body or module whose
+  names ``node`` sees first.
+- ``Scopes.definitions(scope)``: name -> every ``Definition`` the scope makes, in order. A
+  definition says which expression is bound and how to get from it to the name
+  (``path``: tuple positions and ``ITER``, one element of iterating), so ``a, (b, c) = f()``
+  and ``for key, value in params.items()`` are followed, not given up on.
+- ``Scopes.reaching(name)``: the definitions of the name's own scope that may reach that
+  use (latest first, stopping at one that always runs before it; a loop lets the
+  definitions later in its body reach too), and whether they are complete. When they are
+  not, ``Scopes.entry(name)`` says what the name held before the scope bound it: a
+  parameter (``ast.arg``) or the definitions of an enclosing scope.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
+COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+SCOPES = (*FUNCTIONS, *COMPREHENSIONS, ast.ClassDef, ast.Module)
+TRY_STAR = getattr(ast, "TryStar", ast.Try)
+_BRANCHES = (ast.If, ast.For, ast.AsyncFor, ast.While, ast.Try, TRY_STAR, ast.Match, ast.IfExp, ast.BoolOp)
+_LOOPS = (ast.For, ast.AsyncFor, ast.While)
+ALWAYS_BEFORE = (0, 0)
+
+# A step of Definition.path: one element of iterating the value (a for target).
+ITER = "iter"
+
+
+@dataclass(frozen=True)
+class Definition:
+    """One binding of a name."""
+
+    node: ast.AST  # the statement or expression that binds it
+    value: ast.expr | None  # the expression bound; None: nothing this analysis can follow
+    path: tuple = ()  # from ``value`` to the name: tuple indexes (int) and ITER
+    bound_at: tuple[int, int] = ALWAYS_BEFORE  # uses from this position on see it
+
+    @property
+    def kind(self) -> str:
+        return type(self.node).__name__
+
+
+def end_of(node: ast.AST) -> tuple[int, int]:
+    return (node.end_lineno, node.end_col_offset)
+
+
+def start_of(node: ast.AST) -> tuple[int, int]:
+    return (node.lineno, node.col_offset)
+
+
+def scope_nodes(scope: ast.AST) -> Iterator[ast.AST]:
+    """Nodes that run in ``scope`` itself, not in the functions, classes or comprehensions in it.
+
+    Decorators, defaults and a comprehension's first iterable run in the enclosing scope.
+    """
+    if isinstance(scope, COMPREHENSIONS):
+        first, *rest = scope.generators
+        stack: list[ast.AST] = [first.target, *first.ifs, *rest]
+        stack += [scope.key, scope.value] if isinstance(scope, ast.DictComp) else [scope.elt]
+    elif isinstance(scope, ast.Lambda):
+        stack = [scope.body]
+    else:
+        stack = list(scope.body)
+    while stack:
+        node = stack.pop()
+        yield node
+        if isinstance(node, (*FUNCTIONS, ast.ClassDef)):
+            stack.extend(getattr(node, "decorator_list", ()))
+            stack.extend(_defaults(node))
+            continue
+        if isinstance(node, COMPREHENSIONS):
+            stack.append(node.generators[0].iter)
+            continue
+        stack.extend(ast.iter_child_nodes(node))
+
+
+def _defaults(node: ast.AST) -> list[ast.AST]:
+    if isinstance(node, ast.ClassDef):
+        return [*node.bases, *(k.value for k in node.keywords)]
+    arguments = node.args
+    found = [*arguments.defaults, *(d for d in arguments.kw_defaults if d is not None)]
+    if not isinstance(node, ast.Lambda):
+        every = [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs]
+        found += [a.annotation for a in every if a.annotation is not None]
+    return found
+
+
+def parameters(scope: ast.AST) -> list[ast.arg]:
+    if not isinstance(scope, FUNCTIONS):
+        return []
+    arguments = scope.args
+    extra = [a for a in (arguments.vararg, arguments.kwarg) if a is not None]
+    return [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs, *extra]
+
+
+def bound_names(target: ast.AST, path: tuple = ()) -> Iterator[tuple[ast.Name, tuple]]:
+    """(name, path) for each name a target binds; a starred element's path is unknown (None)."""
+    if isinstance(target, ast.Name):
+        yield target, path
+    elif isinstance(target, (ast.Tuple, ast.List)):
+        starred = any(isinstance(e, ast.Starred) for e in target.elts)
+        for index, element in enumerate(target.elts):
+            if isinstance(element, ast.Starred):
+                yield from ((n, None) for n, _ in bound_names(element.value))
+            elif path is None or starred:
+                yield from ((n, None) for n, _ in bound_names(element))
+            else:
+                yield from bound_names(element, (*path, index))
+
+
+class Scopes:
+    """Scopes and reaching definitions of one file; computed lazily, per scope."""
+
+    def __init__(self, ctx) -> None:
+        self.ctx = ctx
+        self._definitions: dict[ast.AST, dict[str, list[Definition]]] = {}
+        self._declared: dict[ast.AST, set[str]] = {}
+
+    # Scopes ----------------------------------------------------------------------------
+
+    def scope_of(self, node: ast.AST) -> ast.AST:
+        """The innermost scope whose names ``node`` sees (decorators and defaults: the outer one)."""
+        if isinstance(node, ast.arg):
+            arguments = self.ctx.parent(node)
+            return self.ctx.parent(arguments) if arguments is not None else self.ctx.tree
+        child, grandchild = node, None
+        for ancestor in self.ctx.ancestors(node):
+            if isinstance(ancestor, SCOPES) and not self._runs_outside(ancestor, child, grandchild):
+                return ancestor
+            child, grandchild = ancestor, child
+        return self.ctx.tree
+
+    @staticmethod
+    def _runs_outside(scope: ast.AST, child: ast.AST, grandchild: ast.AST | None) -> bool:
+        if isinstance(scope, COMPREHENSIONS):
+            return child is scope.generators[0] and grandchild is child.iter
+        if isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            if isinstance(scope, ast.ClassDef):
+                return child in scope.decorator_list or child in _defaults(scope)
+            return child in scope.decorator_list or child is scope.args or child is scope.returns
+        if isinstance(scope, ast.Lambda):
+            return child is scope.args
+        return False
+
+    def enclosing(self, scope: ast.AST) -> ast.AST | None:
+        """The scope a nested scope's free names resolve in (class bodies are skipped)."""
+        if scope is self.ctx.tree:
+            return None
+        outer = self.scope_of(scope)
+        while isinstance(outer, ast.ClassDef) and not isinstance(scope, COMPREHENSIONS):
+            outer = self.scope_of(outer)
+        return outer
+
+    def declared_global(self, name: str, scope: ast.AST) -> bool:
+        if scope not in self._declared:
+            self._declared[scope] = (
+                {
+                    n
+                    for node in scope_nodes(scope)
+                    if isinstance(node, (ast.Global, ast.Nonlocal))
+                    for n in node.names
+                }
+                if not isinstance(scope, ast.Module)
+                else set()
+            )
+        return name in self._declared[scope]
+
+    # Definitions -----------------------------------------------------------------------
+
+    def definitions(self, scope: ast.AST) -> dict[str, list[Definition]]:
+        found = self._definitions.get(scope)
+        if found is None:
+            found = self._definitions[scope] = _collect(scope)
+        return found
+
+    def parameter(self, name: str, scope: ast.AST) -> ast.arg | None:
+        return next((a for a in parameters(scope) if a.arg == name), None)
+
+    def binds(self, name: str, scope: ast.AST) -> bool:
+        return name in self.definitions(scope) or self.parameter(name, scope) is not None
+
+    def binding_scope(self, name: ast.Name) -> ast.AST:
+        """The scope whose ``name.id`` the use refers to (the module when none binds it)."""
+        scope = self.scope_of(name)
+        while scope is not None:
+            if self.declared_global(name.id, scope):
+                return self.ctx.tree
+            if self.binds(name.id, scope):
+                return scope
+            scope = self.enclosing(scope)
+        return self.ctx.tree
+
+    def reaching(self, name: ast.Name) -> tuple[list[Definition], bool]:
+        """Definitions of ``name``'s own scope that may reach this use, latest first; and
+        whether one of them always runs before it (so the list is complete)."""
+        scope = self.scope_of(name)
+        if self.declared_global(name.id, scope):
+            return [], False
+        return self.reaching_in(name.id, name, scope)
+
+    def reaching_in(self, ident: str, use: ast.AST, scope: ast.AST) -> tuple[list[Definition], bool]:
+        start = start_of(use)
+        reaching: list[Definition] = []
+        later: list[Definition] = []
+        loops = [a for a in self._ancestors_within(use, scope) if isinstance(a, _LOOPS)]
+        for definition in reversed(self.definitions(scope).get(ident, [])):
+            if definition.bound_at > start or _contains(definition.node, use, definition):
+                if any(_contains_plain(loop, definition.node) for loop in loops):
+                    later.append(definition)
+                continue
+            reaching.append(definition)
+            if self._always_before(definition.node, use, scope):
+                return reaching + later, True
+        return reaching + later, False
+
+    def entry(self, ident: str, scope: ast.AST) -> tuple[ast.arg | None, list[Definition], bool]:
+        """What ``ident`` holds when ``scope`` starts: (parameter, outer definitions, complete)."""
+        parameter = self.parameter(ident, scope)
+        if parameter is not None:
+            return parameter, [], True
+        outer = self.enclosing(scope)
+        if outer is None:
+            return None, [], False
+        if isinstance(scope, COMPREHENSIONS):
+            reaching, complete = self.reaching_in(ident, scope, outer)
+            if complete:
+                return None, reaching, True
+            parameter, more, complete = self.entry(ident, outer)
+            return parameter, reaching + more, complete
+        # A function runs later: any definition of the enclosing scopes may reach it.
+        while outer is not None:
+            parameter = self.parameter(ident, outer)
+            if parameter is not None:
+                return parameter, [], True
+            definitions = self.definitions(outer).get(ident)
+            if definitions:
+                return None, list(reversed(definitions)), True
+            outer = self.enclosing(outer)
+        return None, [], False
+
+    def _ancestors_within(self, node: ast.AST, scope: ast.AST) -> Iterator[ast.AST]:
+        for ancestor in self.ctx.ancestors(node):
+            if ancestor is scope:
+                return
+            yield ancestor
+
+    def _always_before(self, node: ast.AST, use: ast.AST, scope: ast.AST) -> bool:
+        """``node`` runs whenever ``use`` does: no branch holds it that does not hold ``use``."""
+        if isinstance(node, (*FUNCTIONS, ast.ClassDef)) and node is scope:
+            return True
+        use_ancestors = set(self._ancestors_within(use, scope))
+        for ancestor in self._ancestors_within(node, scope):
+            if isinstance(ancestor, _BRANCHES) and ancestor not in use_ancestors:
+                return False
+            # A handler's use sees the definitions of the try body only maybe.
+            if (
+                isinstance(ancestor, (ast.Try, TRY_STAR))
+                and ancestor in use_ancestors
+                and any(_contains_plain(h, use) for h in ancestor.handlers)
+                and any(_contains_plain(s, node) for s in ancestor.body)
+            ):
+                return False
+        return True
+
+
+def _contains_plain(outer: ast.AST, inner: ast.AST) -> bool:
+    if not hasattr(outer, "lineno") or not hasattr(inner, "lineno"):
+        return False
+    return start_of(outer) <= start_of(inner) and end_of(inner) <= end_of(outer)
+
+
+def _contains(node: ast.AST, use: ast.AST, definition: Definition) -> bool:
+    """A use inside the very statement that binds (``x = f(x)``) sees the previous binding."""
+    if definition.bound_at == ALWAYS_BEFORE:
+        return False
+    if isinstance(node, (ast.For, ast.AsyncFor)):
+        return _contains_plain(node.iter, use)
+    if isinstance(node, (ast.With, ast.AsyncWith)):
+        return any(_contains_plain(item.context_expr, use) for item in node.items)
+    if isinstance(node, (*FUNCTIONS, ast.ClassDef)):
+        return False
+    return _contains_plain(node, use) and not isinstance(node, ast.ExceptHandler)
+
+
+def _collect(scope: ast.AST) -> dict[str, list[Definition]]:
+    found: dict[str, list[Definition]] = {}
+
+    def add(name: str, node: ast.AST, value, path, bound_at) -> None:
+        if path is None:
+            value, path = None, ()
+        found.setdefault(name, []).append(Definition(node, value, path, bound_at))
+
+    def bind(target: ast.AST, node: ast.AST, value, path: tuple, bound_at) -> None:
+        for name, name_path in bound_names(target, path):
+            add(name.id, node, value, name_path, bound_at)
+
+    if isinstance(scope, COMPREHENSIONS):
+        for generator in scope.generators:
+            bind(generator.target, generator, generator.iter, (ITER,), ALWAYS_BEFORE)
+    for node in scope_nodes(scope):
+        if isinstance(node, ast.Assign):
+            for target in node.targets:
+                bind(target, node, node.value, (), end_of(node))
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+            if node.value is not None:
+                add(node.target.id, node, node.value, (), end_of(node))
+            elif isinstance(scope, ast.ClassDef):
+                add(node.target.id, node, None, (), end_of(node))
+        elif isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
+            add(node.target.id, node, node, (), end_of(node))
+        elif isinstance(node, ast.NamedExpr):
+            add(node.target.id, node, node.value, (), end_of(node))
+        elif isinstance(node, (ast.For, ast.AsyncFor)):
+            bind(node.target, node, node.iter, (ITER,), end_of(node.target))
+        elif isinstance(node, (ast.With, ast.AsyncWith)):
+            for item in node.items:
+                if item.optional_vars is not None:
+                    bind(item.optional_vars, node, None, (), end_of(item.optional_vars))
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            add(node.name, node, None, (), end_of(node))
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            for alias in node.names:
+                if alias.name != "*":
+                    add((alias.asname or alias.name).split(".", 1)[0], node, None, (), end_of(node))
+        elif isinstance(node, ast.ExceptHandler) and node.name:
+            add(node.name, node, None, (), start_of(node))
+        elif isinstance(node, ast.Delete):
+            for target in node.targets:
+                bind(target, node, None, (), end_of(node))
+        elif isinstance(node, ast.MatchAs) and node.name or isinstance(node, ast.MatchStar) and node.name:
+            add(node.name, node, None, (), end_of(node))
+        elif isinstance(node, ast.MatchMapping) and node.rest:
+            add(node.rest, node, None, (), end_of(node))
+    for definitions in found.values():
+        definitions.sort(key=lambda d: d.bound_at)
+    return found

@@ -1,0 +1,1568 @@
+"""What each expression of a file holds, and why: the one value analysis every rule queries.
+
+``analysis_for(ctx)`` (also ``ctx.analysis``) returns the file's ``Analysis``, built at most
+once per ``FileContext`` and lazily: nothing is computed until a rule asks, and each answer
+is memoized. The API (stable; add, don't rename):
+
+- ``value_of(expr) -> Value``: the value's ``kind`` (``ARRAY``, ``TRACER``, ``TORCH``,
+  ``NUMPY``, ``CUPY``, ``CAPSULE``, ``DEVICE_TYPE``, ``DLPACK_DEVICE``, ``CALLABLE``,
+  ``TRANSFORM``, ``SHARDING``, ``DEVICE``, ``MESH``, ``PARTITION_SPEC``, ``CONTAINER``,
+  ``MAPPING``, ``INSTANCE``, ``CLASS``, ``FUNCTION``, ``MODULE``, ``LIBRARY``,
+  ``CONSTANT`` or ``UNKNOWN``), its ``placement`` for arrays, tracers and shardings
+  (``SINGLE``, ``MULTI``, ``NOT_ADDRESSABLE`` or ``PLACEMENT_UNKNOWN``), a capsule's
+  ``producer`` (``"jax"``, ``"torch"``, ``"cupy"``, ``"numpy"``, ``"parameter"``,
+  ``"unknown"``), a callable's ``transform``, a constant's or device type's ``constant``,
+  the ``qualname`` of a module or library object, and ``why``: a short origin for messages
+  ("`jax.device_put` with a multi-device sharding").
+- ``transform_of(expr) -> Transform | None``: the JAX transform an expression applies or
+  has applied: ``jax.jit``, ``partial(jax.jit, static_argnames=...)``, an alias of either
+  (``fast = partial(jax.jit, ...)``), a decorator factory (``def jit_with(**kw): return
+  partial(jax.jit, **kw)``), a jitted function or method, an element of a dict of jitted
+  functions. ``Transform.name`` is the public qualified name (``jax.jit``, ``jax.pmap``,
+  ``jax.shard_map``, ``jax.vmap``, ...), ``Transform.options`` its keywords, and
+  ``Transform.function`` the function it wraps when the file defines it.
+- ``function_transforms(def) -> list[Transform]``: the transforms a ``def`` is traced under,
+  from its decorators and from calls such as ``jax.jit(step)`` in the file.
+- ``is_tracer(expr)``, ``placement(expr)``, ``leaves(expr)`` (a pytree's leaves, joined),
+  ``returns_of(def)``, ``qualname(expr)`` (``ctx.qualname`` that also follows
+  ``importlib.import_module("jax.dlpack")``, local aliases and private spellings such as
+  ``jax._src.dlpack``, and that knows a local binding shadows an import).
+
+Flows followed within the file: the definitions that reach a use (``scopes``), tuple
+unpacking, ``for`` targets over lists, dicts, ``.items()`` and ``.values()``, literals,
+comprehensions and their subscripts, dataclass and NamedTuple instances and their fields,
+``self.attr`` set in methods, return values of the file's functions and methods, parameter
+annotations (``jax.Array``, ``jnp.ndarray``, jaxtyping ``Float[Array, "b"]``, ``torch.Tensor``,
+``np.ndarray``), ``isinstance`` and ``match`` narrowing, parameters of functions passed to
+``jax.tree.map``, and explicit-sharding mode (``jax.set_mesh``), under which JAX's creation
+and computation results live on the mesh. When possibilities disagree the weaker claim
+wins: a value is multi-device only if every definition that reaches it is.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterable
+from dataclasses import dataclass, field, replace
+
+from jax_codemod.analysis.scopes import ITER, Definition, Scopes
+
+# Kinds -------------------------------------------------------------------------------
+UNKNOWN = "unknown"
+ARRAY = "jax-array"
+TRACER = "tracer"
+TORCH = "torch-tensor"
+NUMPY = "numpy-array"
+CUPY = "cupy-array"
+CAPSULE = "dlpack-capsule"
+DEVICE_TYPE = "dlpack-device-type"  # a DLDeviceType member
+DLPACK_DEVICE = "dlpack-device"  # what ``__dlpack_device__()`` returns
+CALLABLE = "transformed-callable"  # jax.jit(f), a @jax.jit function
+TRANSFORM = "transform"  # jax.jit, partial(jax.jit, ...): applied to a function, a CALLABLE
+SHARDING = "sharding"
+DEVICE = "device"
+MESH = "mesh"
+PARTITION_SPEC = "partition-spec"
+CONTAINER = "container"  # list, tuple, set, generator
+MAPPING = "mapping"  # dict
+INSTANCE = "instance"  # of a class the file defines
+CLASS = "class"  # a class the file defines
+FUNCTION = "function"  # a function the file defines, not transformed
+MODULE = "module"
+LIBRARY = "library"  # a library object known by qualified name (torch.from_dlpack)
+CONSTANT = "constant"
+
+# Placements --------------------------------------------------------------------------
+PLACEMENT_UNKNOWN = "unknown"
+SINGLE = "single-device"
+MULTI = "multi-device"
+NOT_ADDRESSABLE = "not-fully-addressable"
+# When possibilities disagree, the lowest rank wins (precision first).
+_RANK = {SINGLE: 0, PLACEMENT_UNKNOWN: 1, MULTI: 2, NOT_ADDRESSABLE: 3}
+
+ARRAY_KINDS = frozenset({ARRAY, TRACER})
+OTHER_ARRAYS = frozenset({TORCH, NUMPY, CUPY})
+
+# DLDeviceType members of the DLPack standard (dlpack.h).
+DL_DEVICE_TYPES = {
+    "kDLCPU": 1,
+    "kDLCUDA": 2,
+    "kDLCUDAHost": 3,
+    "kDLOpenCL": 4,
+    "kDLVulkan": 7,
+    "kDLMetal": 8,
+    "kDLVPI": 9,
+    "kDLROCM": 10,
+    "kDLROCMHost": 11,
+    "kDLExtDev": 12,
+    "kDLCUDAManaged": 13,
+    "kDLOneAPI": 14,
+    "kDLWebGPU": 15,
+    "kDLHexagon": 16,
+    "kDLMAIA": 17,
+}
+
+# Private and legacy spellings -> the public name.
+_PRIVATE_PREFIXES = (
+    ("jax._src.dlpack.", "jax.dlpack."),
+    ("jax._src.api.", "jax."),
+    ("jax._src.pjit.", "jax."),
+    ("jax._src.ad_checkpoint.", "jax."),
+    ("jax._src.shard_map.", "jax."),
+    ("jax.experimental.shard_map.", "jax."),
+    ("jax._src.sharding_impls.", "jax.sharding."),
+    ("jax._src.sharding.", "jax.sharding."),
+    ("jax._src.mesh.", "jax.sharding."),
+    ("jax._src.partition_spec.", "jax.sharding."),
+    ("jax._src.numpy.lax_numpy.", "jax.numpy."),
+    ("jax._src.numpy.", "jax.numpy."),
+    ("jax._src.tree_util.", "jax.tree_util."),
+    ("jax._src.tree.", "jax.tree."),
+    ("jax._src.lax.control_flow.loops.", "jax.lax."),
+    ("jax._src.lax.control_flow.conditionals.", "jax.lax."),
+    ("jax._src.lax.control_flow.", "jax.lax."),
+    ("jax._src.lax.lax.", "jax.lax."),
+    ("jax._src.lax.", "jax.lax."),
+    ("jax._src.random.", "jax.random."),
+    ("jax._src.array.", "jax."),
+    ("jax._src.basearray.", "jax."),
+    ("jax._src.core.", "jax.core."),
+    ("jax._src.device_array.", "jax."),
+    ("jax.interpreters.pxla.", "jax.sharding."),
+)
+_RENAMES = {
+    "jax.experimental.pjit.pjit": "jax.experimental.pjit.pjit",
+    "jax.ArrayImpl": "jax.Array",
+    "jax.core.Array": "jax.Array",
+    "jax.numpy.ndarray": "jax.Array",
+    "jaxtyping.Array": "jax.Array",
+    "jax.tree_map": "jax.tree_util.tree_map",
+    "jax.tree_leaves": "jax.tree_util.tree_leaves",
+    "jax.tree_flatten": "jax.tree_util.tree_flatten",
+    "jax.tree.map": "jax.tree_util.tree_map",
+    "jax.tree.leaves": "jax.tree_util.tree_leaves",
+    "jax.tree.flatten": "jax.tree_util.tree_flatten",
+    "jax.sharding.use_mesh": "jax.set_mesh",
+    "jax.sharding.set_mesh": "jax.set_mesh",
+    "jax.NamedSharding": "jax.sharding.NamedSharding",
+    "jax.P": "jax.sharding.PartitionSpec",
+    "jax.remat": "jax.checkpoint",
+    "torch.utils.dlpack.to_dlpack": "torch.utils.dlpack.to_dlpack",
+    "torch.to_dlpack": "torch.utils.dlpack.to_dlpack",
+}
+
+# Transforms: a function passed through them runs on tracers.
+TRACING_TRANSFORMS = frozenset(
+    {
+        "jax.jit",
+        "jax.experimental.pjit.pjit",
+        "jax.pmap",
+        "jax.vmap",
+        "jax.grad",
+        "jax.value_and_grad",
+        "jax.jacfwd",
+        "jax.jacrev",
+        "jax.hessian",
+        "jax.checkpoint",
+        "jax.shard_map",
+        "jax.jvp",
+        "jax.vjp",
+        "jax.linearize",
+        "jax.lax.scan",
+        "jax.lax.map",
+        "jax.lax.associative_scan",
+        "jax.lax.while_loop",
+        "jax.lax.fori_loop",
+        "jax.lax.cond",
+        "jax.lax.switch",
+    }
+)
+JIT_TRANSFORMS = frozenset({"jax.jit", "jax.experimental.pjit.pjit"})
+# Transforms applied as ``T(f, ...)`` or ``@T``/``@T(...)`` whose call returns the function.
+WRAPPING_TRANSFORMS = frozenset(
+    {
+        "jax.jit",
+        "jax.experimental.pjit.pjit",
+        "jax.pmap",
+        "jax.vmap",
+        "jax.grad",
+        "jax.value_and_grad",
+        "jax.jacfwd",
+        "jax.jacrev",
+        "jax.hessian",
+        "jax.checkpoint",
+        "jax.shard_map",
+    }
+)
+MULTI_TRANSFORMS = frozenset({"jax.pmap", "jax.shard_map"})
+PARTIAL = frozenset({"functools.partial"})
+
+JAX_ARRAY_TYPES = frozenset({"jax.Array"})
+TORCH_TYPES = frozenset({"torch.Tensor", "torch.nn.Parameter"})
+NUMPY_TYPES = frozenset({"numpy.ndarray", "numpy.typing.NDArray"})
+CAPSULE_TYPES = frozenset({"types.CapsuleType", "typing_extensions.CapsuleType"})
+SHARDING_TYPES = {
+    "jax.sharding.NamedSharding": MULTI,
+    "jax.sharding.PositionalSharding": MULTI,
+    "jax.sharding.PmapSharding": MULTI,
+    "jax.sharding.GSPMDSharding": MULTI,
+    "jax.sharding.SingleDeviceSharding": SINGLE,
+    "jax.sharding.Sharding": PLACEMENT_UNKNOWN,
+}
+DEVICE_TYPES = frozenset({"jax.Device", "jaxlib.xla_client.Device", "jax.lib.xla_client.Device"})
+
+# Modules whose functions return arrays placed like their array arguments...
+ARRAY_MODULES = ("jax.numpy.", "jax.lax.", "jax.nn.", "jax.scipy.", "jax.random.", "jax.image.")
+# ...except these, which return something else (dtypes, shapes, functions).
+NOT_ARRAYS = frozenset(
+    {
+        "jax.numpy.dtype",
+        "jax.numpy.finfo",
+        "jax.numpy.iinfo",
+        "jax.numpy.shape",
+        "jax.numpy.ndim",
+        "jax.numpy.size",
+        "jax.numpy.issubdtype",
+        "jax.numpy.result_type",
+        "jax.numpy.promote_types",
+        "jax.numpy.can_cast",
+        "jax.numpy.isdtype",
+        "jax.numpy.vectorize",
+        "jax.lax.fori_loop",
+        "jax.lax.while_loop",
+        "jax.lax.scan",
+        "jax.lax.cond",
+        "jax.lax.switch",
+        "jax.lax.map",
+    }
+)
+# Creation without array arguments: on the default device (or, in explicit mode, the mesh).
+CREATION = frozenset(
+    {
+        "arange",
+        "zeros",
+        "ones",
+        "empty",
+        "full",
+        "eye",
+        "identity",
+        "linspace",
+        "logspace",
+        "geomspace",
+        "tri",
+        "key",
+        "PRNGKey",
+    }
+)
+# jax.* callables whose result is known.
+SINGLE_PRODUCERS = frozenset({"jax.dlpack.from_dlpack", "jax.numpy.from_dlpack"})
+MULTI_PRODUCERS = frozenset({"jax.device_put_sharded", "jax.device_put_replicated"})
+SHARDED_BY_ARGUMENT = {  # producer -> (position, keyword) of its sharding
+    "jax.make_array_from_callback": (1, "sharding"),
+    "jax.make_array_from_single_device_arrays": (1, "sharding"),
+    "jax.lax.with_sharding_constraint": (1, "shardings"),
+    "jax.reshard": (1, "out_shardings"),
+    "jax.sharding.reshard": (1, "out_shardings"),
+}
+NOT_ADDRESSABLE_PRODUCERS = frozenset(
+    {
+        "jax.make_array_from_process_local_data",
+        "jax.experimental.multihost_utils.host_local_array_to_global_array",
+    }
+)
+HOST_PRODUCERS = frozenset({"jax.device_get", "jax.experimental.multihost_utils.process_allgather"})
+CAPSULE_PRODUCERS = {"jax.dlpack.to_dlpack": "jax", "torch.utils.dlpack.to_dlpack": "torch"}
+TREE_LEAVES = frozenset({"jax.tree_util.tree_leaves"})
+TREE_MAPS = frozenset({"jax.tree_util.tree_map"})
+TREE_FLATTEN = frozenset({"jax.tree_util.tree_flatten"})
+MESH_CONTEXTS = frozenset({"jax.set_mesh"})
+# Methods and attributes of an array that return an array placed like the receiver.
+ARRAY_METHODS = frozenset(
+    {
+        "astype",
+        "reshape",
+        "transpose",
+        "ravel",
+        "flatten",
+        "squeeze",
+        "swapaxes",
+        "copy",
+        "sum",
+        "mean",
+        "max",
+        "min",
+        "prod",
+        "clip",
+        "round",
+        "conj",
+        "block_until_ready",
+        "view",
+        "cumsum",
+        "__getitem__",
+    }
+)
+ARRAY_ATTRIBUTES = frozenset({"T", "mT", "real", "imag"})
+_TORCH_NON_TENSORS = (
+    "torch.nn.",
+    "torch.device",
+    "torch.dtype",
+    "torch.cuda.",
+    "torch.compile",
+    "torch.jit.",
+)
+MAX_DEPTH = 40
+
+
+@dataclass(frozen=True)
+class Transform:
+    """A JAX transform and the options it is applied with."""
+
+    name: str  # public qualified name: "jax.jit", "jax.pmap", ...
+    options: tuple[ast.keyword, ...] = ()
+    function: ast.AST | None = None  # the transformed function, when the file defines it
+    why: str = ""
+
+    def option(self, name: str) -> ast.expr | None:
+        found = None
+        for keyword in self.options:
+            if keyword.arg == name:
+                found = keyword.value
+        return found
+
+    @property
+    def has_unknown_options(self) -> bool:
+        """``**options`` spread into the transform: what it sets is not known."""
+        return any(keyword.arg is None for keyword in self.options)
+
+    @property
+    def traces(self) -> bool:
+        return self.name in TRACING_TRANSFORMS
+
+    def with_options(self, keywords: Iterable[ast.keyword], function: ast.AST | None = None) -> Transform:
+        return replace(
+            self,
+            options=(*self.options, *keywords),
+            function=function if function is not None else self.function,
+        )
+
+
+@dataclass(frozen=True)
+class Value:
+    """What an expression holds, as far as the file shows."""
+
+    kind: str = UNKNOWN
+    why: str = ""
+    placement: str = PLACEMENT_UNKNOWN
+    producer: str | None = None  # capsules
+    transform: Transform | None = None  # CALLABLE and TRANSFORM
+    constant: object = None  # CONSTANT, DEVICE_TYPE (the int type)
+    qualname: str | None = None  # MODULE, LIBRARY
+    items: tuple = ()  # CONTAINER, MAPPING, INSTANCE: ((key or None, Value), ...)
+    node: ast.AST | None = field(default=None, compare=False)  # FUNCTION/CLASS def; receiver
+
+    @property
+    def is_jax_array(self) -> bool:
+        return self.kind in ARRAY_KINDS
+
+    @property
+    def is_other_array(self) -> bool:
+        return self.kind in OTHER_ARRAYS
+
+    def element(self, key: object = None) -> Value:
+        """The item under ``key`` (None: any item; every possibility, joined)."""
+        if self.kind in (CONTAINER, MAPPING, INSTANCE):
+            exact = [v for k, v in self.items if k is not None and k == key]
+            if key is not None and exact:
+                return join(exact)
+            return join(v for k, v in self.items if key is None or k is None or k == key)
+        if self.kind in (*ARRAY_KINDS, *OTHER_ARRAYS):
+            return self
+        return UNKNOWN_VALUE
+
+
+UNKNOWN_VALUE = Value()
+
+
+def join(values: Iterable[Value]) -> Value:
+    """What a value is when it may be any of ``values``: the claim all of them support."""
+    values = list(values)
+    if not values:
+        return UNKNOWN_VALUE
+    first = values[0]
+    if len(values) == 1:
+        return first
+    kinds = {v.kind for v in values}
+    if kinds <= ARRAY_KINDS and len(kinds) == 2:
+        kinds = {TRACER}
+        values = [replace(v, kind=TRACER) for v in values]
+        first = values[0]
+    if len(kinds) != 1:
+        return UNKNOWN_VALUE
+    kind = first.kind
+    weakest = min(values, key=lambda v: _RANK.get(v.placement, 1))
+    if kind in (CONTAINER, MAPPING, INSTANCE):
+        items = tuple(item for v in values for item in v.items)
+        node = first.node if all(v.node is first.node for v in values) else None
+        return Value(kind, first.why, items=items, node=node)
+    if kind == CAPSULE:
+        producers = {v.producer for v in values}
+        return replace(weakest, producer=producers.pop() if len(producers) == 1 else "unknown")
+    if kind in (CALLABLE, TRANSFORM):
+        names = {v.transform.name for v in values if v.transform}
+        if len(names) != 1:
+            return UNKNOWN_VALUE
+        return weakest
+    if kind in (CONSTANT, DEVICE_TYPE, MODULE, LIBRARY, FUNCTION, CLASS):
+        if len({(v.constant, v.qualname, id(v.node)) for v in values}) != 1:
+            return Value(kind, first.why) if kind in (CONSTANT, DEVICE_TYPE) else UNKNOWN_VALUE
+        return first
+    return weakest
+
+
+def public_name(qualified: str | None) -> str | None:
+    """The public spelling of a qualified name (``jax._src.dlpack.to_dlpack`` -> ``jax.dlpack.to_dlpack``)."""
+    if qualified is None:
+        return None
+    for private, public in _PRIVATE_PREFIXES:
+        if qualified.startswith(private):
+            qualified = public + qualified[len(private) :]
+            break
+    return _RENAMES.get(qualified, qualified)
+
+
+def _constant_ints(node: ast.AST | None) -> list[int] | None:
+    if node is None:
+        return []
+    elements = node.elts if isinstance(node, (ast.Tuple, ast.List)) else [node]
+    found = []
+    for element in elements:
+        if not (isinstance(element, ast.Constant) and isinstance(element.value, int)):
+            return None
+        found.append(element.value)
+    return found
+
+
+def _constant_strs(node: ast.AST | None) -> list[str] | None:
+    if node is None:
+        return []
+    elements = node.elts if isinstance(node, (ast.Tuple, ast.List)) else [node]
+    found = []
+    for element in elements:
+        if not (isinstance(element, ast.Constant) and isinstance(element.value, str)):
+            return None
+        found.append(element.value)
+    return found
+
+
+class Analysis:
+    """The value analysis of one file. Use ``analysis_for(ctx)``; never build one per rule."""
+
+    def __init__(self, ctx) -> None:
+        self.ctx = ctx
+        self.scopes = Scopes(ctx)
+        self._values: dict[ast.AST, Value] = {}
+        self._active: set[ast.AST] = set()
+        self._returns: dict[ast.AST, Value] = {}
+        self._calls_by_first_name: dict[str, list[ast.Call]] | None = None
+        self._mesh_statements: list[ast.AST] | None = None
+
+    # Public queries ------------------------------------------------------------------
+
+    def value_of(self, expr: ast.AST | None) -> Value:
+        if expr is None:
+            return UNKNOWN_VALUE
+        found = self._values.get(expr)
+        if found is not None:
+            return found
+        if expr in self._active or len(self._active) > MAX_DEPTH:
+            return UNKNOWN_VALUE
+        self._active.add(expr)
+        try:
+            found = self._value(expr)
+        finally:
+            self._active.discard(expr)
+        self._values[expr] = found
+        return found
+
+    def placement(self, expr: ast.AST) -> str:
+        return self.value_of(expr).placement
+
+    def is_tracer(self, expr: ast.AST) -> bool:
+        return self.value_of(expr).kind == TRACER
+
+    def transform_of(self, expr: ast.AST) -> Transform | None:
+        value = self.value_of(expr)
+        return value.transform if value.kind in (CALLABLE, TRANSFORM) else None
+
+    def leaves(self, expr: ast.AST) -> Value:
+        return self._leaves(self.value_of(expr))
+
+    def qualname(self, expr: ast.AST) -> str | None:
+        """The public qualified name ``expr`` refers to, or None."""
+        root = expr
+        while isinstance(root, ast.Attribute):
+            root = root.value
+        if not isinstance(root, ast.Name):
+            return None
+        scope = self.scopes.binding_scope(root)
+        if scope is not self.ctx.tree:
+            value = self.value_of(root)
+            if value.kind not in (MODULE, LIBRARY):
+                return None
+            return public_name(self._extend(value.qualname, expr, root))
+        found = self.ctx.qualname(expr)
+        if found is None:
+            value = self.value_of(root)
+            if value.kind in (MODULE, LIBRARY) and value.qualname:
+                found = self._extend(value.qualname, expr, root)
+        return public_name(found)
+
+    @staticmethod
+    def _extend(base: str, expr: ast.AST, root: ast.AST) -> str:
+        parts = []
+        while expr is not root:
+            parts.append(expr.attr)
+            expr = expr.value
+        return ".".join([base, *reversed(parts)])
+
+    def function_transforms(self, function: ast.AST) -> list[Transform]:
+        """Transforms ``function`` runs under: its decorators, and calls that pass it to one."""
+        found = []
+        for decorator in getattr(function, "decorator_list", ()):
+            transform = self.transform_of(decorator)
+            if transform is not None and self.value_of(decorator).kind == TRANSFORM:
+                found.append(replace(transform, function=function))
+        if isinstance(function, ast.Lambda):
+            parent = self.ctx.parent(function)
+            if isinstance(parent, ast.Call) and parent.args and parent.args[0] is function:
+                callee = self.value_of(parent.func)
+                if callee.kind == TRANSFORM:
+                    found.append(callee.transform.with_options(parent.keywords, function))
+            return found
+        for call in self._calls_passing(getattr(function, "name", "")):
+            callee = self.value_of(call.func)
+            if callee.kind != TRANSFORM:
+                continue
+            definitions = self._function_definitions(call.args[0])
+            if function in definitions:
+                found.append(callee.transform.with_options(call.keywords, function))
+        return found
+
+    def returns_of(self, function: ast.AST) -> Value:
+        """What calling ``function`` (a def or lambda of this file) returns, joined over its returns."""
+        if function in self._returns:
+            return self._returns[function]
+        self._returns[function] = UNKNOWN_VALUE  # recursion
+        if isinstance(function, ast.Lambda):
+            result = self.value_of(function.body)
+        else:
+            returns = [
+                node.value
+                for node in self.scopes_nodes(function)
+                if isinstance(node, ast.Return) and node.value is not None
+            ]
+            if any(isinstance(node, (ast.Yield, ast.YieldFrom)) for node in self.scopes_nodes(function)):
+                returns = []
+            result = join(self.value_of(value) for value in returns)
+            if result.why and result.kind != UNKNOWN:
+                result = replace(result, why=f"`{function.name}()`, which returns {result.why}")
+        self._returns[function] = result
+        return result
+
+    def scopes_nodes(self, scope: ast.AST):
+        from jax_codemod.analysis.scopes import scope_nodes
+
+        return scope_nodes(scope)
+
+    def in_explicit_mesh(self, node: ast.AST) -> bool:
+        """``node`` runs with a mesh set (``with jax.set_mesh(mesh):``, or ``jax.set_mesh(mesh)``
+        called at module level before it), so JAX's creation results live on the mesh."""
+        for ancestor in self.ctx.ancestors(node):
+            if isinstance(ancestor, (ast.With, ast.AsyncWith)) and any(
+                isinstance(item.context_expr, ast.Call)
+                and self.qualname(item.context_expr.func) in MESH_CONTEXTS
+                for item in ancestor.items
+            ):
+                return True
+        if self._mesh_statements is None:
+            self._mesh_statements = [
+                statement
+                for statement in self.ctx.tree.body
+                if isinstance(statement, ast.Expr)
+                and isinstance(statement.value, ast.Call)
+                and "set_mesh" in ast.dump(statement.value.func)
+                and self.qualname(statement.value.func) in MESH_CONTEXTS
+            ]
+        return any(
+            statement.lineno < node.lineno or self.ctx.enclosing_function(node) is not None
+            for statement in self._mesh_statements
+        )
+
+    # Expressions ---------------------------------------------------------------------
+
+    def _value(self, expr: ast.AST) -> Value:
+        if isinstance(expr, ast.Name):
+            return self._name_value(expr)
+        if isinstance(expr, ast.Call):
+            return self._call_value(expr)
+        if isinstance(expr, ast.Attribute):
+            return self._attribute_value(expr)
+        if isinstance(expr, ast.Subscript):
+            return self._subscript_value(expr)
+        if isinstance(expr, ast.Constant):
+            return Value(CONSTANT, constant=expr.value)
+        if isinstance(expr, (ast.Tuple, ast.List, ast.Set)):
+            return self._sequence_value(expr)
+        if isinstance(expr, ast.Dict):
+            return self._dict_value(expr)
+        if isinstance(expr, (ast.ListComp, ast.SetComp, ast.GeneratorExp)):
+            return Value(CONTAINER, items=((None, self.value_of(expr.elt)),))
+        if isinstance(expr, ast.DictComp):
+            return Value(MAPPING, items=((None, self.value_of(expr.value)),))
+        if isinstance(expr, ast.BinOp):
+            return self._combined([expr.left, expr.right], expr)
+        if isinstance(expr, ast.UnaryOp):
+            operand = self.value_of(expr.operand)
+            if (
+                isinstance(expr.op, ast.USub)
+                and operand.kind == CONSTANT
+                and isinstance(operand.constant, int)
+            ):
+                return Value(CONSTANT, constant=-operand.constant)
+            return operand if operand.kind in (*ARRAY_KINDS, *OTHER_ARRAYS) else UNKNOWN_VALUE
+        if isinstance(expr, ast.NamedExpr):
+            return self.value_of(expr.value)
+        if isinstance(expr, ast.IfExp):
+            return join([self.value_of(expr.body), self.value_of(expr.orelse)])
+        if isinstance(expr, ast.Lambda):
+            return Value(FUNCTION, node=expr)
+        if isinstance(expr, ast.Starred):
+            return self.value_of(expr.value)
+        if isinstance(expr, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            return self._function_value(expr)
+        return UNKNOWN_VALUE
+
+    def _sequence_value(self, expr) -> Value:
+        items = []
+        starred = False
+        for index, element in enumerate(expr.elts):
+            if isinstance(element, ast.Starred):
+                starred = True
+                items.extend((None, v) for _, v in self.value_of(element.value).items)
+            else:
+                items.append(
+                    (None if starred or isinstance(expr, ast.Set) else index, self.value_of(element))
+                )
+        return Value(CONTAINER, items=tuple(items))
+
+    def _dict_value(self, expr: ast.Dict) -> Value:
+        items = []
+        for key, value in zip(expr.keys, expr.values, strict=True):
+            if key is None:  # {**other}
+                items.extend(self.value_of(value).items)
+                continue
+            constant = key.value if isinstance(key, ast.Constant) else None
+            items.append((constant, self.value_of(value)))
+        return Value(MAPPING, items=tuple(items))
+
+    def _combined(self, operands: list[ast.AST], expr: ast.AST) -> Value:
+        values = [self.value_of(o) for o in operands]
+        kinds = {v.kind for v in values}
+        if TRACER in kinds and not kinds & OTHER_ARRAYS:
+            return Value(TRACER, "a traced computation")
+        for kind in (TORCH, CUPY):
+            if kind in kinds:
+                return Value(kind, values[[v.kind for v in values].index(kind)].why)
+        arrays = [v for v in values if v.kind == ARRAY]
+        if arrays:
+            return self._placed_like(arrays, values, "an array computation", expr)
+        if kinds == {NUMPY} or kinds == {NUMPY, CONSTANT}:
+            return Value(NUMPY, values[0].why)
+        if kinds == {CONSTANT}:
+            return Value(CONSTANT)
+        return UNKNOWN_VALUE
+
+    def _placed_like(self, arrays: list[Value], values: list[Value], why: str, node: ast.AST) -> Value:
+        """A computation on arrays: multi-device if one is, single-device if all are."""
+        multi = next((v for v in arrays if v.placement in (MULTI, NOT_ADDRESSABLE)), None)
+        if multi is not None:
+            return Value(ARRAY, multi.why, placement=multi.placement)
+        if self.in_explicit_mesh(node):
+            return Value(ARRAY, "a computation under `jax.set_mesh`", placement=MULTI)
+        if all(v.placement == SINGLE or _placement_free(v) for v in values):
+            return Value(ARRAY, arrays[0].why if arrays else why, placement=SINGLE)
+        return Value(ARRAY, next((v.why for v in arrays if v.why), why))
+
+    # Names -----------------------------------------------------------------------------
+
+    def _name_value(self, name: ast.Name) -> Value:
+        scopes = self.scopes
+        scope = scopes.scope_of(name)
+        if scopes.declared_global(name.id, scope):
+            definitions = list(reversed(scopes.definitions(self.ctx.tree).get(name.id, [])))
+            return join(self._definition_value(d) for d in definitions) if definitions else UNKNOWN_VALUE
+        reaching, complete = scopes.reaching(name)
+        values = [self._definition_value(d) for d in reaching]
+        if not complete:
+            parameter, outer, known = scopes.entry(name.id, scope)
+            if parameter is not None:
+                values.append(self.parameter_value(parameter))
+            elif known:
+                values.extend(self._definition_value(d) for d in outer)
+            elif not values:
+                values.append(self._global_value(name))
+            else:
+                values.append(UNKNOWN_VALUE)
+        result = join(values)
+        if result.kind == UNKNOWN:
+            narrowed = self._narrowed(name, reaching)
+            if narrowed is not None:
+                return narrowed
+        return result
+
+    def _global_value(self, name: ast.Name) -> Value:
+        qualified = public_name(self.ctx.qualname(name))
+        return self._qualified_value(qualified) if qualified else UNKNOWN_VALUE
+
+    def _definition_value(self, definition: Definition) -> Value:
+        node = definition.node
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            return self._import_value(node, definition)
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            return self._function_value(node)
+        if isinstance(node, ast.ClassDef):
+            return Value(CLASS, f"class `{node.name}`", node=node)
+        if isinstance(node, ast.AugAssign):
+            previous = self.value_of(node.target) if False else UNKNOWN_VALUE
+            value = self.value_of(node.value)
+            return value if value.kind in ARRAY_KINDS | OTHER_ARRAYS else previous
+        if definition.value is None:
+            return UNKNOWN_VALUE
+        value = self.value_of(definition.value)
+        for step in definition.path:
+            value = self._iterated(value) if step == ITER else value.element(step)
+        return value
+
+    def _import_value(self, node: ast.AST, definition: Definition) -> Value:
+        for alias in node.names:
+            local = (alias.asname or alias.name).split(".", 1)[0]
+            if local != self._defined_name(definition, alias):
+                continue
+            if isinstance(node, ast.Import):
+                qualified = alias.name if alias.asname else alias.name.split(".", 1)[0]
+            elif node.level or not node.module:
+                return UNKNOWN_VALUE
+            else:
+                qualified = f"{node.module}.{alias.name}"
+            return self._qualified_value(public_name(qualified))
+        return UNKNOWN_VALUE
+
+    @staticmethod
+    def _defined_name(definition: Definition, alias: ast.alias) -> str:
+        return (alias.asname or alias.name).split(".", 1)[0]
+
+    def _function_value(self, function: ast.AST) -> Value:
+        decorators = list(getattr(function, "decorator_list", ()))
+        if not decorators:
+            return Value(FUNCTION, f"`{function.name}`", node=function)
+        transform = None
+        for decorator in reversed(decorators):
+            value = self.value_of(decorator)
+            if value.kind != TRANSFORM:
+                if self.qualname(decorator) in ("staticmethod", "classmethod", "functools.wraps"):
+                    continue
+                return UNKNOWN_VALUE if transform is None else self._callable(transform, function)
+            if transform is None:
+                transform = value.transform.with_options((), function)
+        return self._callable(transform, function)
+
+    def _callable(self, transform: Transform, function: ast.AST | None) -> Value:
+        transform = replace(transform, function=function) if function is not None else transform
+        return Value(
+            CALLABLE, transform.why or f"a `{transform.name}` function", transform=transform, node=function
+        )
+
+    def _function_definitions(self, expr: ast.AST) -> list[ast.AST]:
+        if not isinstance(expr, ast.Name):
+            return []
+        scope = self.scopes.binding_scope(expr)
+        return [
+            d.node
+            for d in self.scopes.definitions(scope).get(expr.id, [])
+            if isinstance(d.node, (ast.FunctionDef, ast.AsyncFunctionDef))
+        ]
+
+    def _calls_passing(self, name: str) -> list[ast.Call]:
+        if self._calls_by_first_name is None:
+            index: dict[str, list[ast.Call]] = {}
+            for node in ast.walk(self.ctx.tree):
+                if isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Name):
+                    index.setdefault(node.args[0].id, []).append(node)
+            self._calls_by_first_name = index
+        return self._calls_by_first_name.get(name, [])
+
+    # Parameters ------------------------------------------------------------------------
+
+    def parameter_value(self, parameter: ast.arg) -> Value:
+        function = self.ctx.parent(self.ctx.parent(parameter))
+        if function is None:
+            return UNKNOWN_VALUE
+        arguments = function.args
+        if parameter in (arguments.vararg, arguments.kwarg):
+            return UNKNOWN_VALUE
+        if self._traced_parameter(parameter, function):
+            return Value(TRACER, f"a parameter of a traced function (`{parameter.arg}`)")
+        if parameter.annotation is not None:
+            annotated = self.annotation_value(parameter.annotation)
+            if annotated.kind != UNKNOWN:
+                return replace(
+                    annotated, why=f"a parameter annotated `{self.ctx.source_of(parameter.annotation)}`"
+                )
+        if self._registered_for_jax(parameter, function):
+            return Value(ARRAY, "a function registered for `jax.Array`")
+        owner = self.ctx.parent(function)
+        positional = [*arguments.posonlyargs, *arguments.args]
+        if (
+            isinstance(owner, ast.ClassDef)
+            and positional
+            and positional[0] is parameter
+            and not any(self.qualname(d) == "staticmethod" for d in function.decorator_list)
+        ):
+            if any(self.qualname(d) == "classmethod" for d in function.decorator_list):
+                return Value(CLASS, f"class `{owner.name}`", node=owner)
+            return Value(INSTANCE, f"`{owner.name}`", node=owner)
+        mapped = self._mapped_parameter(parameter, function)
+        if mapped is not None:
+            return mapped
+        return UNKNOWN_VALUE
+
+    def _traced_parameter(self, parameter: ast.arg, function: ast.AST) -> bool:
+        transforms = [t for t in self.function_transforms(function) if t.traces]
+        if not transforms:
+            return False
+        positional = [a.arg for a in [*function.args.posonlyargs, *function.args.args]]
+        for transform in transforms:
+            if transform.has_unknown_options:
+                return False
+            numbers = _constant_ints(transform.option("static_argnums"))
+            names = _constant_strs(transform.option("static_argnames"))
+            if numbers is None or names is None:
+                return False
+            static = set(names) | {positional[i] for i in numbers if -len(positional) <= i < len(positional)}
+            if parameter.arg in static:
+                return False
+        return True
+
+    def _mapped_parameter(self, parameter: ast.arg, function: ast.AST) -> Value | None:
+        """A parameter of a function that ``jax.tree.map`` applies to a tree's leaves."""
+        positional = [*function.args.posonlyargs, *function.args.args]
+        if not positional or positional[0] is not parameter:
+            return None
+        calls = []
+        if isinstance(function, ast.Lambda):
+            parent = self.ctx.parent(function)
+            if isinstance(parent, ast.Call) and parent.args and parent.args[0] is function:
+                calls.append(parent)
+        else:
+            calls = [
+                c
+                for c in self._calls_passing(function.name)
+                if function in self._function_definitions(c.args[0])
+            ]
+        trees = [
+            call.args[1] for call in calls if len(call.args) > 1 and self.qualname(call.func) in TREE_MAPS
+        ]
+        if not trees or len(trees) != len(calls):
+            return None
+        return join(self.leaves(tree) for tree in trees)
+
+    def _registered_for_jax(self, parameter: ast.arg, function: ast.AST) -> bool:
+        """The first parameter of ``@dispatcher.register(jax.Array)``."""
+        positional = [*function.args.posonlyargs, *function.args.args]
+        if not positional or positional[0] is not parameter:
+            return False
+        return any(
+            isinstance(d, ast.Call)
+            and isinstance(d.func, ast.Attribute)
+            and d.func.attr == "register"
+            and len(d.args) == 1
+            and self.annotation_value(d.args[0]).kind == ARRAY
+            for d in getattr(function, "decorator_list", ())
+        )
+
+    def annotation_value(self, annotation: ast.AST) -> Value:
+        """What a value annotated ``annotation`` is; base classes (``Sharding``) say little."""
+        if isinstance(annotation, ast.Constant) and isinstance(annotation.value, str):
+            try:
+                annotation = ast.parse(annotation.value, mode="eval").body
+            except SyntaxError:
+                return UNKNOWN_VALUE
+        if isinstance(annotation, ast.BinOp) and isinstance(annotation.op, ast.BitOr):
+            members = [m for m in (annotation.left, annotation.right) if not _is_none(m)]
+            return join(self.annotation_value(m) for m in members) if members else UNKNOWN_VALUE
+        if isinstance(annotation, ast.Subscript):
+            head = self.qualname(annotation.value)
+            inner = annotation.slice
+            if head in ("typing.Optional", "typing_extensions.Optional"):
+                return self.annotation_value(inner)
+            if head in ("typing.Union",) and isinstance(inner, ast.Tuple):
+                members = [m for m in inner.elts if not _is_none(m)]
+                return join(self.annotation_value(m) for m in members)
+            if head in ("typing.Annotated",) and isinstance(inner, ast.Tuple):
+                return self.annotation_value(inner.elts[0])
+            if head and head.startswith("jaxtyping.") and isinstance(inner, ast.Tuple) and inner.elts:
+                return self.annotation_value(inner.elts[0])
+            if head in NUMPY_TYPES:
+                return Value(NUMPY)
+            return UNKNOWN_VALUE
+        qualified = self.qualname(annotation)
+        if qualified is None:
+            return UNKNOWN_VALUE
+        if qualified in JAX_ARRAY_TYPES:
+            return Value(ARRAY)
+        if qualified in TORCH_TYPES:
+            return Value(TORCH)
+        if qualified in NUMPY_TYPES:
+            return Value(NUMPY)
+        if qualified in CAPSULE_TYPES:
+            return Value(CAPSULE, producer="parameter")
+        if qualified in SHARDING_TYPES:
+            return Value(SHARDING, placement=SHARDING_TYPES[qualified])
+        if qualified in DEVICE_TYPES:
+            return Value(DEVICE, placement=SINGLE)
+        return UNKNOWN_VALUE
+
+    # Narrowing -------------------------------------------------------------------------
+
+    def _narrowed(self, name: ast.Name, reaching: list[Definition]) -> Value | None:
+        """``isinstance(name, T)`` around the use, an early exit unless it holds, or ``case T():``;
+        only while no definition after the check reaches the use."""
+        found = self._narrowing(name)
+        if found is None:
+            return None
+        value, check = found
+        if any(d.bound_at > (check.lineno, check.col_offset) for d in reaching):
+            return None
+        return value
+
+    def _narrowing(self, name: ast.Name) -> tuple[Value, ast.AST] | None:
+        scope = self.scopes.scope_of(name)
+        child: ast.AST = name
+        for ancestor in self.ctx.ancestors(name):
+            if isinstance(ancestor, (ast.If, ast.IfExp, ast.While)) and child is not ancestor.test:
+                body = ancestor.body if isinstance(ancestor.body, list) else [ancestor.body]
+                found = self._isinstance_type(ancestor.test, name.id, negated=child not in body)
+                if found is not None:
+                    return found, ancestor.test
+            if isinstance(ancestor, ast.match_case) and child is not ancestor.pattern:
+                match = self.ctx.parent(ancestor)
+                if isinstance(match.subject, ast.Name) and match.subject.id == name.id:
+                    pattern = ancestor.pattern
+                    if isinstance(pattern, ast.MatchAs) and pattern.pattern is not None:
+                        pattern = pattern.pattern
+                    if isinstance(pattern, ast.MatchClass):
+                        found = self.annotation_value(pattern.cls)
+                        if found.kind != UNKNOWN:
+                            return replace(found, why=f"`case {self.ctx.source_of(pattern.cls)}()`"), pattern
+            for block_name in ("body", "orelse", "finalbody"):
+                block = getattr(ancestor, block_name, None)
+                if not (isinstance(block, list) and child in block):
+                    continue
+                for statement in block[: block.index(child)]:
+                    if (
+                        isinstance(statement, ast.If)
+                        and not statement.orelse
+                        and statement.body
+                        and isinstance(statement.body[-1], (ast.Return, ast.Raise, ast.Continue, ast.Break))
+                    ):
+                        found = self._isinstance_type(statement.test, name.id, negated=True)
+                        if found is not None:
+                            return found, statement
+            if ancestor is scope:
+                return None
+            child = ancestor
+        return None
+
+    def _isinstance_type(self, test: ast.AST, ident: str, negated: bool = False) -> Value | None:
+        if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+            return self._isinstance_type(test.operand, ident, not negated)
+        if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.Or if negated else ast.And):
+            for value in test.values:
+                found = self._isinstance_type(value, ident, negated)
+                if found is not None:
+                    return found
+            return None
+        if negated:
+            return None
+        if (
+            isinstance(test, ast.Call)
+            and isinstance(test.func, ast.Name)
+            and test.func.id == "isinstance"
+            and len(test.args) == 2
+            and isinstance(test.args[0], ast.Name)
+            and test.args[0].id == ident
+        ):
+            types = test.args[1].elts if isinstance(test.args[1], ast.Tuple) else [test.args[1]]
+            found = join(self.annotation_value(t) for t in types)
+            if found.kind != UNKNOWN:
+                return replace(found, why="an `isinstance` check")
+        return None
+
+    # Attributes and subscripts ---------------------------------------------------------
+
+    def _attribute_value(self, expr: ast.Attribute) -> Value:
+        qualified = self.qualname(expr)
+        if qualified is not None:
+            return self._qualified_value(qualified)
+        receiver = self.value_of(expr.value)
+        return self.attribute_of(receiver, expr.attr, expr)
+
+    def attribute_of(self, receiver: Value, attr: str, node: ast.AST | None = None) -> Value:
+        kind = receiver.kind
+        if kind in ARRAY_KINDS:
+            if attr in ARRAY_ATTRIBUTES or attr == "at":
+                return receiver
+            if attr == "sharding":
+                return Value(SHARDING, receiver.why, placement=receiver.placement)
+            return UNKNOWN_VALUE
+        if kind in OTHER_ARRAYS:
+            return receiver if attr in ARRAY_ATTRIBUTES or attr in ("data", "grad") else UNKNOWN_VALUE
+        if kind == INSTANCE:
+            fields = [v for k, v in receiver.items if k == attr]
+            if fields:
+                return join(fields)
+            if receiver.node is not None:
+                return self._class_attribute(receiver.node, attr)
+            return UNKNOWN_VALUE
+        if kind == CLASS and receiver.node is not None:
+            return self._class_attribute(receiver.node, attr, instance=False)
+        if kind == MODULE and receiver.qualname:
+            return self._qualified_value(public_name(f"{receiver.qualname}.{attr}"))
+        return UNKNOWN_VALUE
+
+    def _class_attribute(self, cls: ast.ClassDef, attr: str, instance: bool = True) -> Value:
+        """``self.attr``: what the class body and its methods assign to it, joined."""
+        values = []
+        for statement in cls.body:
+            if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                if statement.name == attr:
+                    value = self._function_value(statement)
+                    values.append(replace(value, why=value.why) if value.kind else value)
+                    continue
+                if not instance:
+                    continue
+                positional = [*statement.args.posonlyargs, *statement.args.args]
+                if not positional:
+                    continue
+                this = positional[0].arg
+                for node in self.scopes_nodes(statement):
+                    targets = (
+                        node.targets
+                        if isinstance(node, ast.Assign)
+                        else [node.target]
+                        if isinstance(node, ast.AnnAssign) and node.value is not None
+                        else []
+                    )
+                    for target in targets:
+                        if (
+                            isinstance(target, ast.Attribute)
+                            and target.attr == attr
+                            and isinstance(target.value, ast.Name)
+                            and target.value.id == this
+                        ):
+                            values.append(self.value_of(node.value))
+            elif isinstance(statement, ast.Assign) and any(
+                isinstance(t, ast.Name) and t.id == attr for t in statement.targets
+            ):
+                values.append(self.value_of(statement.value))
+            elif (
+                isinstance(statement, ast.AnnAssign)
+                and isinstance(statement.target, ast.Name)
+                and statement.target.id == attr
+            ):
+                values.append(
+                    self.annotation_value(statement.annotation)
+                    if statement.value is None
+                    else self.value_of(statement.value)
+                )
+        return join(values)
+
+    def _subscript_value(self, expr: ast.Subscript) -> Value:
+        receiver = self.value_of(expr.value)
+        if receiver.kind in (CONTAINER, MAPPING, INSTANCE):
+            key = expr.slice
+            if isinstance(key, ast.Constant):
+                return receiver.element(key.value)
+            if isinstance(key, ast.Slice):
+                return receiver
+            return receiver.element(None)
+        if receiver.kind in ARRAY_KINDS | OTHER_ARRAYS:
+            return receiver
+        return UNKNOWN_VALUE
+
+    def _iterated(self, value: Value) -> Value:
+        """One element of iterating ``value``: a dict's keys, a list's items, an array's rows."""
+        if value.kind == MAPPING:
+            return UNKNOWN_VALUE
+        return value.element(None)
+
+    def _leaves(self, value: Value, depth: int = 0) -> Value:
+        if value.kind in (CONTAINER, MAPPING, INSTANCE) and depth < 8:
+            return join(self._leaves(v, depth + 1) for _, v in value.items)
+        return value
+
+    # Calls -----------------------------------------------------------------------------
+
+    def _call_value(self, call: ast.Call) -> Value:
+        func = call.func
+        qualified = self.qualname(func)
+        if qualified is not None:
+            found = self._library_call(qualified, call)
+            if found is not None:
+                return found
+            return self.apply(self._qualified_value(qualified), call)
+        if isinstance(func, ast.Attribute):
+            receiver = self.value_of(func.value)
+            found = self._method_value(receiver, func.attr, call)
+            if found is not None:
+                return found
+        return self.apply(self.value_of(func), call)
+
+    def apply(self, callee: Value, call: ast.Call) -> Value:
+        """What calling ``callee`` as ``call`` returns."""
+        kind = callee.kind
+        if kind == TRANSFORM:
+            transform = callee.transform
+            if call.args and not isinstance(call.args[0], ast.Starred):
+                wrapped = self.value_of(call.args[0])
+                function = wrapped.node if wrapped.kind in (FUNCTION, CALLABLE) else None
+                inner = wrapped.transform if wrapped.kind == CALLABLE else None
+                result = self._callable(transform.with_options(call.keywords, function), function)
+                if (
+                    inner is not None
+                    and result.transform.name in JIT_TRANSFORMS
+                    and inner.name in MULTI_TRANSFORMS
+                ):
+                    return replace(result, transform=replace(result.transform, name=inner.name))
+                return result
+            return Value(TRANSFORM, callee.why, transform=transform.with_options(call.keywords))
+        if kind == CALLABLE:
+            return self._transformed_result(callee.transform, call)
+        if kind == FUNCTION and callee.node is not None:
+            return self.returns_of(callee.node)
+        if kind == CLASS and callee.node is not None:
+            return self._instance(callee.node, call)
+        return UNKNOWN_VALUE
+
+    def _transformed_result(self, transform: Transform, call: ast.Call) -> Value:
+        name = transform.name
+        label = f"a `{name}` function"
+        if transform.function is not None and getattr(transform.function, "name", None):
+            label = f"`{transform.function.name}`, a `{name}` function"
+        if name in MULTI_TRANSFORMS:
+            return Value(ARRAY, label, placement=MULTI)
+        arguments = [self.value_of(a) for a in [*call.args, *(k.value for k in call.keywords)]]
+        if any(v.kind == TRACER for v in arguments):
+            return Value(TRACER, "a traced computation")
+        returned = self.returns_of(transform.function) if transform.function is not None else UNKNOWN_VALUE
+        if name in JIT_TRANSFORMS:
+            out = transform.option("out_shardings")
+            if out is not None and not _is_none(out):
+                placed = self.value_of(out)
+                return self._shaped_like(returned, placed, f"{label} with `out_shardings`")
+        if returned.kind in ARRAY_KINDS and returned.placement == MULTI and returned.why:
+            return Value(ARRAY, f"{label}, which returns {returned.why}", placement=MULTI)
+        if returned.kind in (CONTAINER, MAPPING):
+            return Value(
+                returned.kind,
+                items=tuple(
+                    (
+                        k,
+                        self._placed_like([Value(ARRAY)], arguments, label, call)
+                        if v.kind in ARRAY_KINDS
+                        else v,
+                    )
+                    for k, v in returned.items
+                ),
+            )
+        arrays = [v for v in arguments if v.kind == ARRAY]
+        result = self._placed_like(arrays, arguments, label, call)
+        if result.placement != MULTI and returned.kind in OTHER_ARRAYS | {CONSTANT}:
+            return UNKNOWN_VALUE
+        return replace(result, why=label) if result.placement != MULTI else result
+
+    def _shaped_like(self, returned: Value, placed: Value, why: str) -> Value:
+        """Results placed by ``out_shardings`` (a sharding, or a tuple/dict of them)."""
+        if placed.kind in (CONTAINER, MAPPING):
+            if returned.kind == placed.kind:
+                items = []
+                for key, value in returned.items:
+                    sharding = placed.element(key)
+                    items.append((key, self._placed_by(sharding, why) if True else value))
+                return Value(returned.kind, items=tuple(items))
+            return (
+                join(self._placed_by(v, why) for _, v in placed.items) if placed.items else Value(ARRAY, why)
+            )
+        placed_value = self._placed_by(placed, why)
+        if returned.kind in (CONTAINER, MAPPING):
+            return Value(returned.kind, items=tuple((k, placed_value) for k, _ in returned.items))
+        return placed_value
+
+    def _placed_by(self, sharding: Value, why: str) -> Value:
+        placement = self._sharding_placement(sharding)
+        if placement == PLACEMENT_UNKNOWN:
+            return Value(ARRAY, why)
+        return Value(ARRAY, why if placement != SINGLE else sharding.why or why, placement=placement)
+
+    def _sharding_placement(self, value: Value) -> str:
+        if value.kind in (SHARDING, DEVICE):
+            return value.placement
+        if value.kind == PARTITION_SPEC:
+            return MULTI
+        return PLACEMENT_UNKNOWN
+
+    def _instance(self, cls: ast.ClassDef, call: ast.Call) -> Value:
+        fields = self._record_fields(cls)
+        items = []
+        if fields is not None:
+            names = [name for name, _ in fields]
+            given: dict[str, ast.AST] = {}
+            for index, argument in enumerate(call.args):
+                if isinstance(argument, ast.Starred):
+                    given = {}
+                    break
+                if index < len(names):
+                    given[names[index]] = argument
+            for keyword in call.keywords:
+                if keyword.arg is not None:
+                    given[keyword.arg] = keyword.value
+            for name, default in fields:
+                if name in given:
+                    items.append((name, self.value_of(given[name])))
+                elif default is not None:
+                    items.append((name, self.value_of(default)))
+        else:
+            init = next(
+                (s for s in cls.body if isinstance(s, ast.FunctionDef) and s.name == "__init__"), None
+            )
+            if init is not None:
+                items = self._init_fields(init, call)
+        return Value(INSTANCE, f"`{cls.name}`", items=tuple(items), node=cls)
+
+    def _init_fields(self, init: ast.FunctionDef, call: ast.Call) -> list:
+        """``self.x = x`` in ``__init__``: the constructor's argument for ``x``."""
+        positional = [a.arg for a in [*init.args.posonlyargs, *init.args.args]][1:]
+        given: dict[str, ast.AST] = {}
+        for index, argument in enumerate(call.args):
+            if isinstance(argument, ast.Starred):
+                return []
+            if index < len(positional):
+                given[positional[index]] = argument
+        given.update({k.arg: k.value for k in call.keywords if k.arg is not None})
+        this = init.args.args[0].arg if init.args.args else None
+        items = []
+        for statement in init.body:
+            if (
+                isinstance(statement, ast.Assign)
+                and len(statement.targets) == 1
+                and isinstance(statement.targets[0], ast.Attribute)
+                and isinstance(statement.targets[0].value, ast.Name)
+                and statement.targets[0].value.id == this
+                and isinstance(statement.value, ast.Name)
+                and statement.value.id in given
+            ):
+                items.append((statement.targets[0].attr, self.value_of(given[statement.value.id])))
+        return items
+
+    def _record_fields(self, cls: ast.ClassDef) -> list[tuple[str, ast.AST | None]] | None:
+        """The fields of a dataclass or NamedTuple, in order; None for other classes."""
+        record = any(
+            (self.qualname(d.func if isinstance(d, ast.Call) else d) or "").endswith("dataclass")
+            for d in cls.decorator_list
+        ) or any(
+            (self.qualname(base) or "") in ("typing.NamedTuple", "flax.struct.PyTreeNode")
+            or (self.qualname(base) or "").endswith(".NamedTuple")
+            for base in cls.bases
+        )
+        if not record:
+            return None
+        return [
+            (statement.target.id, statement.value)
+            for statement in cls.body
+            if isinstance(statement, ast.AnnAssign) and isinstance(statement.target, ast.Name)
+        ]
+
+    def _method_value(self, receiver: Value, method: str, call: ast.Call) -> Value | None:
+        kind = receiver.kind
+        if method == "__dlpack__":
+            producer = {ARRAY: "jax", TRACER: "jax", TORCH: "torch", CUPY: "cupy", NUMPY: "numpy"}.get(kind)
+            if producer is None:
+                producer = "parameter" if self._is_parameter(call.func.value) else "unknown"
+            return Value(
+                CAPSULE,
+                f"`.__dlpack__()` of {receiver.why or 'a value'}",
+                placement=receiver.placement,
+                producer=producer,
+            )
+        if method == "toDlpack":
+            return Value(CAPSULE, "CuPy's `.toDlpack()`", producer="cupy")
+        if method == "__dlpack_device__":
+            return Value(DLPACK_DEVICE, node=call.func.value)
+        if kind in ARRAY_KINDS:
+            if method == "addressable_data":
+                return Value(ARRAY, "`.addressable_data()`", placement=SINGLE)
+            if method in ARRAY_METHODS:
+                return receiver
+            if method in ("tolist", "item", "unsafe_buffer_pointer", "devices", "__array__"):
+                return UNKNOWN_VALUE
+            return UNKNOWN_VALUE
+        if kind == TORCH:
+            if method in ("numpy", "tolist", "item", "data_ptr", "size", "dim", "stride", "element_size"):
+                return Value(NUMPY, receiver.why) if method == "numpy" else UNKNOWN_VALUE
+            return receiver
+        if kind in (NUMPY, CUPY):
+            return receiver if method in ARRAY_METHODS else UNKNOWN_VALUE
+        if kind == MAPPING:
+            if method == "items":
+                return Value(
+                    CONTAINER,
+                    items=tuple(
+                        (None, Value(CONTAINER, items=((0, Value(CONSTANT, constant=k)), (1, v))))
+                        for k, v in receiver.items
+                    ),
+                )
+            if method == "values":
+                return Value(CONTAINER, items=tuple((None, v) for _, v in receiver.items))
+            if method in ("get", "pop", "setdefault") and call.args:
+                key = call.args[0]
+                return receiver.element(key.value if isinstance(key, ast.Constant) else None)
+            if method == "copy":
+                return receiver
+            return None
+        if kind == CONTAINER and method == "copy":
+            return receiver
+        if kind == SHARDING and method in ("reshape", "replicate", "with_memory_kind", "update"):
+            return receiver
+        if kind in (INSTANCE, CLASS):
+            value = self.attribute_of(receiver, method)
+            if value.kind in (FUNCTION, CALLABLE, TRANSFORM, CLASS):
+                return self.apply(value, call)
+            return None
+        return None
+
+    def _is_parameter(self, expr: ast.AST) -> bool:
+        if not isinstance(expr, ast.Name):
+            return False
+        reaching, _complete = self.scopes.reaching(expr)
+        if reaching:
+            return False
+        parameter = self.scopes.parameter(expr.id, self.scopes.scope_of(expr))
+        return parameter is not None
+
+    def _qualified_value(self, qualified: str) -> Value:
+        if qualified in WRAPPING_TRANSFORMS or qualified in TRACING_TRANSFORMS:
+            return Value(TRANSFORM, f"`{qualified}`", transform=Transform(qualified, why=""))
+        owner, _, member = qualified.rpartition(".")
+        if owner.rpartition(".")[2] == "DLDeviceType" and member in DL_DEVICE_TYPES:
+            return Value(DEVICE_TYPE, f"`{qualified}`", constant=DL_DEVICE_TYPES[member], qualname=qualified)
+        if "." not in qualified or _is_module_name(qualified):
+            return Value(MODULE, qualname=qualified)
+        return Value(LIBRARY, f"`{qualified}`", qualname=qualified)
+
+    def _library_call(self, qualified: str, call: ast.Call) -> Value | None:
+        label = f"`{qualified}`"
+        if qualified == "importlib.import_module" and call.args and isinstance(call.args[0], ast.Constant):
+            name = call.args[0].value
+            if isinstance(name, str) and not name.startswith("."):
+                return Value(MODULE, qualname=public_name(name) if "." in name else name)
+            return UNKNOWN_VALUE
+        if qualified in PARTIAL:
+            if not call.args:
+                return UNKNOWN_VALUE
+            inner = self.value_of(call.args[0])
+            if inner.kind == TRANSFORM:
+                if len(call.args) > 1:
+                    return self.apply(
+                        inner, ast.Call(func=call.args[0], args=call.args[1:], keywords=call.keywords)
+                    )
+                return Value(TRANSFORM, inner.why, transform=inner.transform.with_options(call.keywords))
+            if inner.kind == CALLABLE:
+                return inner
+            if inner.kind == LIBRARY:
+                return inner
+            return UNKNOWN_VALUE
+        if qualified == "jax.device_put":
+            return self._device_put(call)
+        if qualified in CAPSULE_PRODUCERS:
+            exported = self.value_of(call.args[0]) if call.args else UNKNOWN_VALUE
+            return Value(CAPSULE, label, placement=exported.placement, producer=CAPSULE_PRODUCERS[qualified])
+        if qualified in SINGLE_PRODUCERS:
+            return Value(ARRAY, label, placement=SINGLE)
+        if qualified in MULTI_PRODUCERS:
+            return Value(ARRAY, label, placement=MULTI)
+        if qualified in NOT_ADDRESSABLE_PRODUCERS:
+            return Value(ARRAY, label, placement=NOT_ADDRESSABLE)
+        if qualified in SHARDED_BY_ARGUMENT:
+            position, keyword = SHARDED_BY_ARGUMENT[qualified]
+            sharding = _argument(call, position, keyword)
+            placement = self._sharding_placement(self.value_of(sharding))
+            if placement == PLACEMENT_UNKNOWN:
+                placement = MULTI  # these exist to place arrays over several devices
+            kind = TRACER if self.value_of(call.args[0]).kind == TRACER and call.args else ARRAY
+            return Value(kind, f"{label}", placement=placement)
+        if qualified in HOST_PRODUCERS or qualified.startswith("numpy."):
+            return Value(NUMPY, label)
+        if qualified.startswith("torch."):
+            if qualified.startswith(_TORCH_NON_TENSORS):
+                return UNKNOWN_VALUE
+            return Value(TORCH, label)
+        if qualified.startswith("cupy."):
+            return Value(CUPY, label)
+        if qualified in ("jax.devices", "jax.local_devices"):
+            return Value(
+                CONTAINER, label, items=((None, Value(DEVICE, f"`{qualified}()[...]`", placement=SINGLE)),)
+            )
+        if qualified in SHARDING_TYPES:
+            placement = SHARDING_TYPES[qualified]
+            return Value(SHARDING, f"a `{qualified.rsplit('.', 1)[1]}`", placement=placement)
+        if qualified in ("jax.sharding.PartitionSpec",):
+            return Value(PARTITION_SPEC, "a `PartitionSpec`")
+        if qualified in (
+            "jax.make_mesh",
+            "jax.sharding.Mesh",
+            "jax.experimental.mesh_utils.create_device_mesh",
+        ):
+            return Value(MESH, label)
+        if qualified in TREE_LEAVES and call.args:
+            return Value(CONTAINER, label, items=((None, self.leaves(call.args[0])),))
+        if qualified in TREE_FLATTEN and call.args:
+            leaves = Value(CONTAINER, label, items=((None, self.leaves(call.args[0])),))
+            return Value(CONTAINER, label, items=((0, leaves), (1, UNKNOWN_VALUE)))
+        if qualified in ("jax.block_until_ready",) and call.args:
+            return self.value_of(call.args[0])
+        if (
+            qualified.startswith(ARRAY_MODULES)
+            and qualified not in NOT_ARRAYS
+            and qualified not in TRACING_TRANSFORMS
+        ):
+            return self._computed(qualified, call)
+        if (
+            qualified in ("builtins.list", "builtins.tuple", "list", "tuple", "sorted", "builtins.sorted")
+            and call.args
+        ):
+            return Value(CONTAINER, items=((None, self._iterated(self.value_of(call.args[0]))),))
+        return None
+
+    def _computed(self, qualified: str, call: ast.Call) -> Value:
+        label = f"`{qualified}`"
+        out = _argument(call, None, "out_sharding") or _argument(call, None, "device")
+        if out is not None and not _is_none(out):
+            placed = self.value_of(out)
+            placement = self._sharding_placement(placed)
+            if placement != PLACEMENT_UNKNOWN:
+                return Value(ARRAY, f"{label} with `{_keyword_name(call, out)}=`", placement=placement)
+        arguments = [self.value_of(a) for a in [*call.args, *(k.value for k in call.keywords)]]
+        if any(v.kind == TRACER for v in arguments):
+            return Value(TRACER, "a traced computation")
+        arrays = [v for v in arguments if v.kind == ARRAY]
+        member = qualified.rsplit(".", 1)[1]
+        if not arrays and member in CREATION:
+            if self.in_explicit_mesh(call):
+                return Value(ARRAY, f"{label} under `jax.set_mesh`", placement=MULTI)
+            return Value(ARRAY, label, placement=SINGLE)
+        result = self._placed_like(arrays, arguments, label, call)
+        return result if result.placement == MULTI else replace(result, why=label)
+
+    def _device_put(self, call: ast.Call) -> Value:
+        target = _argument(call, 1, "device")
+        data = self.value_of(call.args[0]) if call.args else UNKNOWN_VALUE
+        if target is None or _is_none(target):
+            if data.kind in ARRAY_KINDS:
+                return data if data.placement != PLACEMENT_UNKNOWN else Value(ARRAY, "`jax.device_put`")
+            if data.kind in (NUMPY, CONSTANT, CONTAINER) or (call.args and _is_literal(call.args[0])):
+                return Value(ARRAY, "`jax.device_put` of host data", placement=SINGLE)
+            return Value(ARRAY, "`jax.device_put`")
+        placed = self.value_of(target)
+        placement = self._sharding_placement(placed)
+        if placed.kind == DEVICE:
+            return Value(ARRAY, "`jax.device_put` to one device", placement=SINGLE)
+        if placement == MULTI:
+            return Value(ARRAY, "`jax.device_put` with a multi-device sharding", placement=MULTI)
+        if placement == SINGLE:
+            why = "`jax.device_put` with a single-device sharding"
+            return Value(ARRAY, why, placement=SINGLE)
+        if placement == NOT_ADDRESSABLE:
+            return Value(
+                ARRAY, "`jax.device_put` with a sharding over several processes", placement=NOT_ADDRESSABLE
+            )
+        return Value(ARRAY, "`jax.device_put`")
+
+
+def _placement_free(value: Value) -> bool:
+    """Host data, literals and dtypes: values that cannot carry a sharding."""
+    if value.kind in (CONTAINER, MAPPING):
+        return all(_placement_free(v) for _, v in value.items)
+    return value.kind in (CONSTANT, NUMPY, LIBRARY)
+
+
+def _is_module_name(qualified: str) -> bool:
+    return qualified in _KNOWN_MODULES
+
+
+_KNOWN_MODULES = frozenset(
+    {
+        "jax.numpy",
+        "jax.dlpack",
+        "jax.lax",
+        "jax.nn",
+        "jax.random",
+        "jax.sharding",
+        "jax.experimental",
+        "jax.experimental.pjit",
+        "jax.experimental.multihost_utils",
+        "jax.experimental.mesh_utils",
+        "jax.tree_util",
+        "jax.tree",
+        "jax.scipy",
+        "jax.typing",
+        "torch.utils",
+        "torch.utils.dlpack",
+        "numpy.typing",
+        "jax._src",
+        "jax._src.dlpack",
+    }
+)
+
+
+def _argument(call: ast.Call, position: int | None, keyword: str) -> ast.AST | None:
+    for k in call.keywords:
+        if k.arg == keyword:
+            return k.value
+    if (
+        position is not None
+        and len(call.args) > position
+        and not any(isinstance(a, ast.Starred) for a in call.args[: position + 1])
+    ):
+        return call.args[position]
+    return None
+
+
+def _keyword_name(call: ast.Call, value: ast.AST) -> str:
+    return next((k.arg for k in call.keywords if k.value is value), "device")
+
+
+def _is_none(node: ast.AST) -> bool:
+    return isinstance(node, ast.Constant) and node.value is None
+
+
+def _is_literal(node: ast.AST) -> bool:
+    if isinstance(node, ast.Constant):
+        return True
+    if isinstance(node, (ast.List, ast.Tuple)):
+        return all(_is_literal(e) for e in node.elts)
+    return False
+
+
+def analysis_for(ctx) -> Analysis:
+    """The file's one analysis, however many rules ask (cached on the context)."""
+    return ctx.analysis

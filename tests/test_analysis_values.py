@@ -1,0 +1,461 @@
+"""The value analysis on its own: one test per kind and per flow, independent of the rules.
+
+Each program marks the expression under test as the argument of ``probe(...)`` (the last
+such call is the one asked about).
+"""
+
+from __future__ import annotations
+
+import ast
+import textwrap
+
+import pytest
+from jax_codemod.analysis.context import FileContext
+from jax_codemod.analysis.values import (
+    ARRAY,
+    CALLABLE,
+    CAPSULE,
+    DEVICE_TYPE,
+    MODULE,
+    MULTI,
+    NOT_ADDRESSABLE,
+    NUMPY,
+    PLACEMENT_UNKNOWN,
+    SHARDING,
+    SINGLE,
+    TORCH,
+    TRACER,
+    TRANSFORM,
+    UNKNOWN,
+    analysis_for,
+)
+
+HEADER = """\
+import functools
+import importlib
+from dataclasses import dataclass
+from functools import partial
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import torch
+from jax.sharding import NamedSharding, PartitionSpec as P, SingleDeviceSharding
+
+mesh = jax.make_mesh((4,), ("x",))
+sharded = NamedSharding(mesh, P("x"))
+"""
+
+
+def _probe(source: str, header: bool = True):
+    text = (HEADER if header else "") + textwrap.dedent(source)
+    ctx = FileContext("probe.py", text, ast.parse(text))
+    calls = [
+        n
+        for n in ast.walk(ctx.tree)
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "probe"
+    ]
+    assert calls, "the program has no probe(...)"
+    last = max(calls, key=lambda c: (c.lineno, c.col_offset))
+    return analysis_for(ctx), last.args[0]
+
+
+def value(source: str, header: bool = True):
+    analysis, expr = _probe(source, header)
+    return analysis.value_of(expr)
+
+
+def test_computed_once_per_context():
+    text = "import jax\nx = jax.numpy.ones(3)\n"
+    ctx = FileContext("a.py", text, ast.parse(text))
+    assert analysis_for(ctx) is analysis_for(ctx) is ctx.analysis
+
+
+# Kinds -----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("source", "kind", "placement"),
+    [
+        ("probe(jax.device_put(jnp.ones(8), sharded))", ARRAY, MULTI),
+        ("probe(jnp.arange(8.0))", ARRAY, SINGLE),
+        ("def f(x: jax.Array):\n    probe(x)", ARRAY, PLACEMENT_UNKNOWN),
+        ("probe(jax.make_array_from_process_local_data(sharded, np.ones(4)))", ARRAY, NOT_ADDRESSABLE),
+        ("probe(torch.zeros(3))", TORCH, PLACEMENT_UNKNOWN),
+        ("probe(np.asarray(jnp.ones(3)))", NUMPY, PLACEMENT_UNKNOWN),
+        ("probe(jax.device_get(jnp.ones(3)))", NUMPY, PLACEMENT_UNKNOWN),
+    ],
+)
+def test_array_kinds_and_placement(source, kind, placement):
+    found = value(source)
+    assert (found.kind, found.placement) == (kind, placement)
+    assert kind == TORCH or kind == NUMPY or found.why
+
+
+def test_tracer_inside_a_jitted_function_but_not_its_static_argument():
+    source = """
+    @partial(jax.jit, static_argnames=("n",))
+    def step(x, n):
+        y = x * 2
+        probe(y)
+    """
+    assert value(source).kind == TRACER
+    assert value(source.replace("probe(y)", "probe(n)")).kind != TRACER
+
+
+def test_tracer_of_a_function_jitted_by_a_call():
+    assert value("def step(x):\n    probe(x)\nfast = jax.jit(step)\n").kind == TRACER
+
+
+@pytest.mark.parametrize(
+    ("source", "producer"),
+    [
+        ("probe(jnp.ones(3).__dlpack__())", "jax"),
+        ("probe(jax.dlpack.to_dlpack(jnp.ones(3)))", "jax"),
+        ("probe(torch.utils.dlpack.to_dlpack(torch.ones(3)))", "torch"),
+        ("probe(torch.ones(3).__dlpack__())", "torch"),
+        ("def f(x):\n    probe(x.toDlpack())", "cupy"),
+        ("def f(x):\n    probe(x.__dlpack__())", "parameter"),
+        ("import jax._src.dlpack as private\nprobe(private.to_dlpack(jnp.ones(3)))", "jax"),
+    ],
+)
+def test_capsule_producer(source, producer):
+    found = value(source)
+    assert (found.kind, found.producer) == (CAPSULE, producer)
+
+
+def test_dlpack_device_type_constant_through_an_alias():
+    found = value("from torch.utils.dlpack import DLDeviceType\nKIND = DLDeviceType.kDLOpenCL\nprobe(KIND)")
+    assert (found.kind, found.constant) == (DEVICE_TYPE, 4)
+
+
+def test_sharding_kinds():
+    assert value("probe(sharded)").placement == MULTI
+    assert value("probe(SingleDeviceSharding(jax.devices()[0]))").placement == SINGLE
+    base = value("from jax.sharding import Sharding\ndef f(s: Sharding):\n    probe(s)")
+    assert (base.kind, base.placement) == (SHARDING, PLACEMENT_UNKNOWN)
+
+
+# Callables and transforms -----------------------------------------------------------
+
+
+def test_transform_of_alias_of_partial_jit():
+    analysis, expr = _probe("fast = partial(jax.jit, static_argnames=('n',))\nprobe(fast)")
+    transform = analysis.transform_of(expr)
+    assert transform.name == "jax.jit"
+    assert [k.arg for k in transform.options] == ["static_argnames"]
+    assert analysis.value_of(expr).kind == TRANSFORM
+
+
+def test_transform_of_a_decorated_function_keeps_options_and_function():
+    analysis, expr = _probe(
+        "fast = partial(jax.jit, out_shardings=sharded)\n@fast\ndef step(x):\n    return x\nprobe(step)"
+    )
+    transform = analysis.transform_of(expr)
+    assert analysis.value_of(expr).kind == CALLABLE
+    assert transform.function.name == "step" and transform.option("out_shardings") is not None
+
+
+def test_decorator_factory_returning_partial_jit():
+    source = """
+    def jit_with(**options):
+        return functools.partial(jax.jit, **options)
+
+    @jit_with(donate_argnums=0)
+    def step(x):
+        return x
+
+    probe(step)
+    """
+    analysis, expr = _probe(source)
+    assert analysis.transform_of(expr).name == "jax.jit"
+
+
+def test_private_and_renamed_transform_spellings():
+    analysis, expr = _probe("from jax.experimental.shard_map import shard_map\nprobe(shard_map)")
+    assert analysis.transform_of(expr).name == "jax.shard_map"
+
+
+def test_function_transforms_lists_decorators_and_calls():
+    text = HEADER + "def step(x):\n    return x\nfast = jax.jit(step, donate_argnums=0)\n"
+    ctx = FileContext("a.py", text, ast.parse(text))
+    function = next(n for n in ctx.tree.body if isinstance(n, ast.FunctionDef))
+    [transform] = analysis_for(ctx).function_transforms(function)
+    assert transform.name == "jax.jit" and transform.option("donate_argnums").value == 0
+
+
+# Placement facts ---------------------------------------------------------------------
+
+
+def test_jit_out_shardings_places_the_result():
+    assert value("f = jax.jit(lambda x: x, out_shardings=sharded)\nprobe(f(jnp.ones(8)))").placement == MULTI
+
+
+def test_jit_out_shardings_single_device_from_a_config_dict():
+    source = """
+    SHARDINGS = {"host": SingleDeviceSharding(jax.devices()[0])}
+    f = jax.jit(lambda x: x, out_shardings=SHARDINGS["host"])
+    probe(f(jax.device_put(jnp.ones(8), sharded)))
+    """
+    assert value(source).placement == SINGLE
+
+
+def test_dict_of_jitted_functions():
+    source = """
+    steps = {"train": jax.jit(lambda x: x * 2, out_shardings=sharded)}
+    probe(steps["train"](jnp.ones(8)))
+    """
+    assert value(source).placement == MULTI
+
+
+def test_jitted_method_with_out_shardings():
+    source = """
+    class Trainer:
+        @partial(jax.jit, static_argnums=0, out_shardings=sharded)
+        def step(self, x):
+            return x + 1
+
+        def export(self, x):
+            probe(self.step(x))
+    """
+    assert value(source).placement == MULTI
+
+
+def test_with_sharding_constraint_inside_jit_places_the_result():
+    source = """
+    @jax.jit
+    def step(x):
+        return jax.lax.with_sharding_constraint(x * 2, sharded)
+
+    probe(step(jnp.ones(8)))
+    """
+    assert value(source).placement == MULTI
+
+
+def test_device_put_with_another_arrays_sharding():
+    source = """
+    a = jax.device_put(jnp.ones(8), sharded)
+    probe(jax.device_put(np.ones(8), a.sharding))
+    """
+    assert value(source).placement == MULTI
+
+
+def test_device_put_to_one_device_is_single():
+    assert value("probe(jax.device_put(jnp.ones(8), jax.devices()[0]))").placement == SINGLE
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "probe(jax.pmap(lambda x: x)(jnp.ones((4, 2))))",
+        "probe(jax.shard_map(lambda x: x, mesh=mesh, in_specs=P('x'), out_specs=P('x'))(jnp.ones(8)))",
+        "probe(jax.make_array_from_callback((8,), sharded, lambda i: np.ones(8)[i]))",
+        "probe(jax.device_put_replicated(jnp.ones(2), jax.devices()))",
+    ],
+)
+def test_multi_device_producers(source):
+    assert value(source).placement == MULTI
+
+
+def test_explicit_sharding_mode_places_creation_on_the_mesh():
+    assert value("with jax.set_mesh(mesh):\n    probe(jnp.zeros(8))").placement == MULTI
+    assert value("probe(jnp.zeros(8, out_sharding=P('x')))").placement == MULTI
+    assert value("with jax.set_mesh(mesh):\n    probe(jax.device_put(np.ones(8)))").placement == SINGLE
+    assert value("probe(jnp.zeros(8))").placement == SINGLE
+
+
+# Flows -------------------------------------------------------------------------------
+
+
+def test_reaching_definitions_not_every_assignment():
+    source = """
+    x = jax.device_put(jnp.ones(8), sharded)
+    x = jnp.ones(8)
+    probe(x)
+    """
+    assert value(source).placement == SINGLE
+    later = "x = jnp.ones(8)\nprobe(x)\nx = jax.device_put(x, sharded)\n"
+    assert value(later).placement == SINGLE
+
+
+def test_branches_join_to_the_weaker_claim():
+    source = """
+    def f(flag):
+        x = jax.device_put(jnp.ones(8), sharded)
+        if flag:
+            x = jnp.ones(8)
+        probe(x)
+    """
+    assert value(source).placement == SINGLE
+
+
+def test_tuple_unpacking():
+    assert (
+        value(
+            "a, (b, c) = jnp.ones(1), (torch.ones(1), jax.device_put(jnp.ones(8), sharded))\nprobe(c)"
+        ).placement
+        == MULTI
+    )
+    assert value("a, (b, c) = jnp.ones(1), (torch.ones(1), jnp.ones(8))\nprobe(b)").kind == TORCH
+
+
+def test_for_over_list_dict_items_and_values():
+    base = "params = {'w': jax.device_put(jnp.ones(8), sharded), 'b': jax.device_put(jnp.ones(8), sharded)}\n"
+    assert value(base + "for name, p in params.items():\n    probe(p)").placement == MULTI
+    assert value(base + "for p in params.values():\n    probe(p)").placement == MULTI
+    assert value(base + "for p in [params['w'], params['b']]:\n    probe(p)").placement == MULTI
+    assert value(base + "for p in params:\n    probe(p)").kind == UNKNOWN
+
+
+def test_literals_comprehensions_and_subscripts():
+    base = "xs = [jax.device_put(jnp.ones(8), sharded) for _ in range(3)]\n"
+    assert value(base + "probe(xs[0])").placement == MULTI
+    assert value(base + "ys = {i: x for i, x in enumerate(xs)}\nprobe([y for y in xs][1])").placement == MULTI
+    assert value("state = {'a': torch.ones(1), 'b': jnp.ones(1)}\nprobe(state['a'])").kind == TORCH
+
+
+def test_dataclass_and_namedtuple_fields():
+    source = """
+    @dataclass
+    class State:
+        params: object
+        step: int = 0
+
+    class Batch(NamedTuple):
+        images: object
+        labels: object
+
+    state = State(jax.device_put(jnp.ones(8), sharded))
+    batch = Batch(torch.ones(2), labels=jnp.ones(2))
+    probe(state.params)
+    """
+    assert value(source).placement == MULTI
+    assert value(source.replace("probe(state.params)", "probe(batch.images)")).kind == TORCH
+    assert value(source.replace("probe(state.params)", "probe(batch.labels)")).placement == SINGLE
+
+
+def test_self_attribute_set_in_a_method():
+    source = """
+    class Model:
+        def __init__(self):
+            self.params = jax.device_put(jnp.ones(8), sharded)
+
+        def export(self):
+            probe(self.params)
+    """
+    assert value(source).placement == MULTI
+
+
+def test_constructor_argument_stored_on_self():
+    source = """
+    class Holder:
+        def __init__(self, weights):
+            self.weights = weights
+
+    holder = Holder(torch.ones(3))
+    probe(holder.weights)
+    """
+    assert value(source).kind == TORCH
+
+
+def test_return_values_of_functions_and_methods():
+    source = """
+    def shard(x):
+        return jax.device_put(x, sharded)
+
+    class Loader:
+        def batch(self):
+            return torch.ones(3)
+
+    probe(shard(jnp.ones(8)))
+    """
+    assert value(source).placement == MULTI
+    assert value(source.replace("probe(shard(jnp.ones(8)))", "probe(Loader().batch())")).kind == TORCH
+
+
+@pytest.mark.parametrize(
+    "annotation",
+    [
+        "jax.Array",
+        "jnp.ndarray",
+        "'jax.Array'",
+        "jax.Array | None",
+        "Float[Array, 'b n']",
+        "Float[jax.Array, '...']",
+    ],
+)
+def test_annotated_parameters(annotation):
+    source = f"from jaxtyping import Array, Float\ndef f(x: {annotation}):\n    probe(x)"
+    assert value(source).kind == ARRAY
+
+
+def test_annotations_of_other_libraries():
+    assert value("def f(x: torch.Tensor):\n    probe(x)").kind == TORCH
+    assert value("def f(x: np.ndarray):\n    probe(x)").kind == NUMPY
+
+
+def test_isinstance_narrowing_and_early_exit():
+    assert value("def f(x):\n    if isinstance(x, jax.Array):\n        probe(x)").kind == ARRAY
+    assert (
+        value("def f(x):\n    if not isinstance(x, jax.Array):\n        return x\n    probe(x)").kind == ARRAY
+    )
+    assert value("def f(x):\n    if isinstance(x, torch.Tensor):\n        probe(x)").kind == TORCH
+
+
+def test_match_case_narrowing():
+    source = "def f(x):\n    match x:\n        case jax.Array():\n            probe(x)\n        case _:\n            pass"
+    assert value(source).kind == ARRAY
+    assert value(source.replace("jax.Array()", "torch.Tensor()")).kind == TORCH
+
+
+def test_tree_map_passes_leaves_to_the_function():
+    base = "tree = {'w': jax.device_put(jnp.ones(8), sharded)}\n"
+    assert value(base + "jax.tree.map(lambda leaf: probe(leaf), tree)").placement == MULTI
+    assert (
+        value(
+            base + "def to_torch(leaf):\n    return probe(leaf)\njax.tree_util.tree_map(to_torch, tree)"
+        ).placement
+        == MULTI
+    )
+    assert value(base + "for leaf in jax.tree.leaves(tree):\n    probe(leaf)").placement == MULTI
+    analysis, expr = _probe(base + "probe(tree)")
+    assert analysis.leaves(expr).placement == MULTI
+
+
+def test_import_module_bindings():
+    analysis, expr = _probe("dl = importlib.import_module('jax.dlpack')\nprobe(dl.to_dlpack)")
+    assert analysis.qualname(expr) == "jax.dlpack.to_dlpack"
+    assert value("def f():\n    t = importlib.import_module('torch')\n    probe(t)").kind == MODULE
+    assert value("def f():\n    t = importlib.import_module('torch')\n    probe(t.ones(3))").kind == TORCH
+
+
+def test_private_spellings():
+    analysis, expr = _probe("from jax._src.dlpack import to_dlpack\nprobe(to_dlpack)")
+    assert analysis.qualname(expr) == "jax.dlpack.to_dlpack"
+
+
+def test_a_local_binding_shadows_an_import():
+    analysis, expr = _probe("def f(torch):\n    probe(torch.from_dlpack)")
+    assert analysis.qualname(expr) is None
+
+
+def test_closures_see_the_enclosing_definitions():
+    source = """
+    def outer():
+        x = jax.device_put(jnp.ones(8), sharded)
+        def inner():
+            probe(x)
+    """
+    assert value(source).placement == MULTI
+
+
+def test_loop_carried_definition_reaches_an_earlier_use():
+    source = """
+    def f(xs):
+        y = jax.device_put(jnp.ones(8), sharded)
+        for _ in xs:
+            probe(y)
+            y = torch.ones(8)
+    """
+    assert value(source).kind == UNKNOWN
