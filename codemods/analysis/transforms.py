@@ -136,12 +136,23 @@ class Transform:
 
 @dataclass
 class _Factory:
-    """A module-level function whose only statement returns a transform."""
+    """A module-level function that returns a transform on every path.
+
+    ``bare``: used as `@factory`, it applies the transform to the function it is given
+    (`def jit(fn, **kw): return jax.jit(fn, **kw)`); ``called``: `@factory(...)` returns a
+    decorator (`return partial(jax.jit, **kw)`, `return lambda f: jax.jit(f, **kw)`, or an
+    inner `def decorator(fn): return jax.jit(fn, **kw)`). Both hold for the common
+    `def jit(fn=None, **kw)` that accepts either use.
+    """
 
     node: ast.FunctionDef
     returned: Transform
-    # The factory takes the function itself (`def compile(fn): return jax.jit(fn, ...)`).
-    takes_function: bool
+    bare: bool
+    called: bool
+
+    @property
+    def takes_function(self) -> bool:
+        return self.bare and not self.called
 
 
 @dataclass
@@ -181,12 +192,12 @@ class Spellings:
             return self.aliases[expr.id]
         if isinstance(expr, ast.Name) and expr.id in self.factories:
             factory = self.factories[expr.id]
-            if factory.takes_function:  # `@compile` with `def compile(fn): return jax.jit(fn, ...)`
+            if factory.bare:  # `@compile` with `def compile(fn): return jax.jit(fn, ...)`
                 return self._substituted(factory, None)
             return None
         if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Name):
             factory = self.factories.get(expr.func.id)
-            if factory is not None and not factory.takes_function:
+            if factory is not None and factory.called and not (factory.bare and expr.args):
                 return self._substituted(factory, expr)
         return None
 
@@ -205,7 +216,7 @@ class Spellings:
         decorator = self.transform_of(call.func)
         if decorator is None and isinstance(call.func, ast.Name) and call.func.id in self.factories:
             factory = self.factories[call.func.id]
-            if factory.takes_function:
+            if factory.bare:
                 decorator = self._substituted(factory, call, skip_first=True)
         if decorator is None:
             return None
@@ -271,33 +282,66 @@ class Spellings:
         return None
 
     def _factory(self, function: ast.FunctionDef) -> _Factory | None:
-        body = [s for s in function.body if not _is_docstring(s)]
-        if len(body) != 1 or not isinstance(body[0], ast.Return) or body[0].value is None:
+        returns = [node for node in _own_nodes(function) if isinstance(node, ast.Return)]
+        if not returns or any(isinstance(n, (ast.Yield, ast.YieldFrom)) for n in _own_nodes(function)):
             return None
-        value = body[0].value
+        found = [self._returned(function, r.value) for r in returns]
+        if any(f is None for f in found):
+            return None  # some path returns something else (the plain function, say)
+        transforms = {(t.name, tuple(ast.dump(k) for k in t.options)) for t, _ in found}
+        if len(transforms) != 1:
+            return None
+        returned = found[0][0]
+        bare = any(takes for _, takes in found)
+        called = any(not takes for _, takes in found)
+        return _Factory(function, Transform(returned.name, returned.options, "factory", returned.readable), bare, called)
+
+    def _returned(self, function: ast.FunctionDef, value: ast.AST | None) -> tuple[Transform, bool] | None:
+        """(transform, whether it is applied to the factory's first parameter) for a return value."""
+        if value is None:
+            return None
         found = self._direct(value)
         if found is not None:
-            return _Factory(function, Transform(found.name, found.options, "factory", found.readable), False)
-        # `def compile(fn, ...): return jax.jit(fn, **options)`
+            return found, False
         params = [a.arg for a in (*function.args.posonlyargs, *function.args.args)]
-        if (
-            isinstance(value, ast.Call)
-            and params
+        applied = self._applied_to(value, params[:1])
+        if applied is not None:
+            return applied, True
+        if isinstance(value, ast.Lambda):
+            inner = [a.arg for a in value.args.args]
+            applied = self._applied_to(value.body, inner[:1]) if len(inner) == 1 else None
+            return (applied, False) if applied is not None else None
+        if isinstance(value, ast.Name):
+            for statement in function.body:
+                if isinstance(statement, ast.FunctionDef) and statement.name == value.id and not statement.decorator_list:
+                    inner = [a.arg for a in (*statement.args.posonlyargs, *statement.args.args)]
+                    body = [s for s in statement.body if not _is_docstring(s)]
+                    if len(inner) == 1 and len(body) == 1 and isinstance(body[0], ast.Return):
+                        applied = self._applied_to(body[0].value, inner)
+                        return (applied, False) if applied is not None else None
+        return None
+
+    def _applied_to(self, value: ast.AST | None, names: list[str]) -> Transform | None:
+        """`jax.jit(fn, **options)` applied to the one parameter in ``names``."""
+        if not (
+            names
+            and isinstance(value, ast.Call)
             and len(value.args) == 1
             and isinstance(value.args[0], ast.Name)
-            and value.args[0].id == params[0]
+            and value.args[0].id == names[0]
         ):
-            name = self._name(value.func)
-            if name in JIT_LIKE:
-                return _Factory(function, Transform(name, tuple(value.keywords), "factory", _readable(value.keywords)), True)
-        return None
+            return None
+        name = self._name(value.func)
+        if name not in JIT_LIKE:
+            return None
+        return Transform(name, tuple(value.keywords), "factory", True)
 
     def _substituted(self, factory: _Factory, call: ast.Call | None, skip_first: bool = False) -> Transform:
         """The factory's transform with its parameters replaced by the call's arguments."""
         function = factory.node
         args = function.args
         positional = [*args.posonlyargs, *args.args]
-        if factory.takes_function:
+        if factory.bare:
             positional = positional[1:]
         values: dict[str, ast.AST] = {}
         defaults = args.defaults
@@ -306,20 +350,35 @@ class Spellings:
         for arg, default in zip(args.kwonlyargs, args.kw_defaults):
             if default is not None:
                 values[arg.arg] = default
-        readable = factory.returned.readable
+        readable = True
+        extra: list[ast.keyword] = []  # keywords the factory's **kwargs collects
+        named = {a.arg for a in (*positional, *args.kwonlyargs)}
         if call is not None:
             given = call.args[1:] if skip_first else call.args
             if any(isinstance(a, ast.Starred) for a in given) or any(k.arg is None for k in call.keywords):
                 readable = False
+            if len(given) > len(positional):
+                readable = False
             for arg, value in zip(positional, given):
                 values[arg.arg] = value
             for keyword in call.keywords:
-                if keyword.arg is not None:
+                if keyword.arg in named:
                     values[keyword.arg] = keyword.value
-        every = {a.arg for a in (*positional, *args.kwonlyargs)}
+                elif keyword.arg is not None:
+                    extra.append(keyword)
+        if extra and args.kwarg is None:
+            readable = False
+        every = named
         options = []
         for keyword in factory.returned.options:
             value = keyword.value
+            if keyword.arg is None:
+                # `**kwargs` forwarded from the factory's own: the call's extra keywords.
+                if args.kwarg is not None and isinstance(value, ast.Name) and value.id == args.kwarg.arg:
+                    options.extend(extra)
+                else:
+                    readable = False
+                continue
             if isinstance(value, ast.Name) and value.id in every:
                 if value.id not in values:
                     readable = False
@@ -338,6 +397,16 @@ class Spellings:
             elif isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                 count += statement.name == name
         return count > 1
+
+
+def _own_nodes(function: ast.AST):
+    """Nodes of ``function``'s own body (nested functions, lambdas and classes excluded)."""
+    stack = list(function.body)
+    while stack:
+        node = stack.pop()
+        yield node
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            stack.extend(ast.iter_child_nodes(node))
 
 
 def _readable(keywords) -> bool:
