@@ -1236,6 +1236,15 @@ def _has_traced_defaults(function, traced: frozenset[str]) -> bool:
 # Messages -------------------------------------------------------------------------
 
 
+_ADVICE = {
+    ".nonzero()": "pass `size=` (and `fill_value=`) so that its result has a static shape",
+    ".item()": "a Python number cannot come out of a trace: keep the value an array, or make the "
+    "argument static with `static_argnums`/`static_argnames`",
+    ".tolist()": "a Python list cannot come out of a trace: keep the value an array, or convert the "
+    "result after the jitted call returns",
+}
+
+
 def _message(traced: Traced, access: Access, fix: FixSafety, reason: str | None) -> str:
     receiver = ast.unparse(access.receiver)
     if access.label.startswith("."):
@@ -1243,17 +1252,22 @@ def _message(traced: Traced, access: Access, fix: FixSafety, reason: str | None)
     else:
         what = f"`{access.label[:-1]}{receiver})` needs a concrete array"
     where = f"inside `{traced.transform}`"
+    advice = _ADVICE.get(access.label)
+    if advice and fix is FixSafety.NONE:
+        return f"{what}, but `{receiver}` is a tracer {where}; {advice}"
     if access.param is None:
         return (
             f"{what}, but `{receiver}` is computed {where}; call it on the concrete result after the "
             "transformed function returns, or use `jax.dlpack` / `jax.Array.__dlpack__` on that result"
         )
     head = f"{what}, but `{access.param}` is a tracer {where}"
+    if _param_root(access.receiver) != access.param:
+        head = f"{what}, but `{receiver}` comes from `{access.param}`, a tracer {where}"
     if fix is not FixSafety.NONE:
         return f"{head}; hoist the access out of the trace: run it on the concrete argument before the jitted call"
     if access.label == ".delete()":
         return f"{head}; delete the array after the jitted call returns, or donate it with `donate_argnums`"
-    if traced.transform != JIT:
+    if traced.transform not in JIT_LIKE:
         return (
             f"{head}; hoisting it would change what the transform computes: move it outside the "
             "transformed function and pass the concrete array in, or compute it from the result"
