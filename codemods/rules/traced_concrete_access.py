@@ -196,7 +196,8 @@ def _access_pattern(members) -> str:
         rf"\.\s*(?:{'|'.join(methods)})\s*\("
         # `jax.sharding.NamedSharding` is a module path, not an access.
         rf"|(?<!jax)\.\s*(?:{'|'.join(properties)})\b"
-        rf"|\b(?:{'|'.join(consumers)})\s*\("
+        # `jnp.array(x)` is jax's own: traceable.
+        rf"|(?<!jnp\.)\b(?:{'|'.join(consumers)})\s*\("
     )
 
 
