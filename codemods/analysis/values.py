@@ -44,7 +44,9 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 
+from jax_codemod.analysis import transforms as spelled
 from jax_codemod.analysis.scopes import ITER, Definition, Scopes
 
 # Kinds -------------------------------------------------------------------------------
@@ -336,7 +338,7 @@ class Transform:
 
     @property
     def traces(self) -> bool:
-        return self.name in TRACING_TRANSFORMS
+        return self.name in TRACING_TRANSFORMS or self.name in spelled.TRANSFORMS
 
     def with_options(self, keywords: Iterable[ast.keyword], function: ast.AST | None = None) -> Transform:
         return replace(
@@ -546,6 +548,20 @@ class Analysis:
             definitions = self._function_definitions(call.args[0])
             if function in definitions:
                 found.append(callee.transform.with_options(call.keywords, function))
+        return found or self._spelled_transforms(function)
+
+    @cached_property
+    def spellings(self):
+        """How the file spells transforms (``analysis.transforms``): equinox and flax ones,
+        factories that take the function (``def jit(fn=None, **kw)``), substituted options."""
+        return spelled.Spellings(self.ctx)
+
+    def _spelled_transforms(self, function: ast.AST) -> list[Transform]:
+        found = []
+        for decorator in getattr(function, "decorator_list", ()):
+            spelled = self.spellings.transform_of(decorator)
+            if spelled is not None and spelled.readable:
+                found.append(Transform(public_name(spelled.name), spelled.options, function))
         return found
 
     def returns_of(self, function: ast.AST) -> Value:
