@@ -419,3 +419,165 @@ def _is_docstring(statement: ast.stmt) -> bool:
         and isinstance(statement.value, ast.Constant)
         and isinstance(statement.value.value, str)
     )
+
+
+# Which parameters a transform traces ---------------------------------------------------
+
+EQUINOX_JIT = "equinox.filter_jit"
+
+
+def traced_parameters(function, transform: Transform, bound: bool = False):
+    """(traced, donated) parameter names of ``function`` under ``transform``, or None when its
+    options cannot be read (then which arguments are static is unknown). ``bound``: reached as
+    `self.method`, so its first parameter is not an argument. Static arguments
+    (`static_argnums`/`static_argnames`, `static_broadcasted_argnums`), unmapped ones
+    (`in_axes=None`), undifferentiated ones (`argnums`), filter_jit's non-array defaults and a
+    linen transform's Module are not traced."""
+    if not transform.readable:
+        return None
+    options = transform.options
+    positional = positional_params(function)
+    everything = {arg.arg for arg in all_params(function)}
+    if (bound or transform.name in MODULE_FIRST) and positional:
+        everything.discard(positional[0])  # `self` or the linen Module: not an array argument
+        positional = positional[1:]
+    params = positional
+    if transform.name == EQUINOX_JIT:
+        # Non-array arguments are static under filter_jit: those with a constant default.
+        static = _constant_defaulted(function)
+        donated = _equinox_donated(options, positional, everything)
+        if donated is None:
+            return None
+        return frozenset(everything - static), frozenset(donated)
+    if transform.jit_like:
+        static = _argument_names(options, "static_argnums", "static_argnames", params)
+        if static is not None and function.args.vararg and _indexes_past(options, "static_argnums", params):
+            static.add(function.args.vararg.arg)  # some of *args are static: treat them all so
+        donated = _argument_names(options, "donate_argnums", "donate_argnames", params)
+        if static is None or donated is None:
+            return None
+        return frozenset(everything - static), frozenset(donated)
+    if transform.name not in OTHER_TRANSFORMS:
+        return None
+    traced = _transformed_params(transform.name, options, params, everything)
+    return None if traced is None else (traced, frozenset())
+
+
+def _constant_defaulted(function) -> set[str]:
+    args = function.args
+    positional = [*args.posonlyargs, *args.args]
+    pairs = list(zip(positional[len(positional) - len(args.defaults) :], args.defaults))
+    pairs += [(a, d) for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None]
+    return {
+        arg.arg
+        for arg, default in pairs
+        if isinstance(default, ast.Constant) and isinstance(default.value, (bool, int, float, str))
+    }
+
+
+def _equinox_donated(options, positional: list[str], everything: set[str]) -> set[str] | None:
+    """`eqx.filter_jit(donate="all")`: the donated arguments; None when not a literal."""
+    value = next((k.value for k in options if k.arg == "donate"), None)
+    if value is None:
+        return set()
+    if not (isinstance(value, ast.Constant) and isinstance(value.value, str)):
+        return None
+    if value.value == "all":
+        return set(everything)
+    if value.value == "all-except-first":
+        return set(everything) - set(positional[:1])
+    return set()
+
+
+def _transformed_params(transform: str, options, params: list[str], everything: set[str]) -> frozenset | None:
+    traced = _traced_positions(transform, options, params, everything)
+    static = _argument_names(options, "static_argnums", "static_argnames", params)
+    broadcast = _argument_names(options, "static_broadcasted_argnums", None, params)
+    if traced is None or static is None or broadcast is None:
+        return None
+    return traced - static - broadcast
+
+
+def _traced_positions(transform: str, options, params: list[str], everything: set[str]) -> frozenset | None:
+    option = OTHER_TRANSFORMS[transform][1]
+    value = next((k.value for k in options if k.arg == option), None) if option else None
+    if any(k.arg is None for k in options):
+        return None
+    if value is None:
+        if option == "argnums":
+            return frozenset(params[:1])
+        return frozenset(everything)
+    if option == "argnums":
+        positions = _int_literals(value)
+        if positions is None:
+            return None
+        return frozenset(params[i] for i in positions if -len(params) <= i < len(params))
+    # in_axes: an int maps every positional argument; a tuple/list maps them one by one.
+    if isinstance(value, ast.Constant) and isinstance(value.value, int):
+        return frozenset(everything)
+    if isinstance(value, (ast.Tuple, ast.List)) and len(value.elts) == len(params):
+        return frozenset(
+            name
+            for name, axis in zip(params, value.elts)
+            if not (isinstance(axis, ast.Constant) and axis.value is None)
+        )
+    return None
+
+
+def _argument_names(options, nums_key: str, names_key: str | None, params: list[str]) -> set[str] | None:
+    """The parameters named by an `*_argnums` / `*_argnames` pair; None when not literals."""
+    names: set[str] = set()
+    for keyword in options:
+        if keyword.arg == nums_key:
+            positions = _int_literals(keyword.value)
+            if positions is None:
+                return None
+            names.update(params[i] for i in positions if -len(params) <= i < len(params))
+        elif names_key is not None and keyword.arg == names_key:
+            strings = _str_literals(keyword.value)
+            if strings is None:
+                return None
+            names.update(strings)
+    return names
+
+
+def _indexes_past(options, key: str, params: list[str]) -> bool:
+    keyword = next((k for k in options if k.arg == key), None)
+    return keyword is not None and any(i >= len(params) for i in _int_literals(keyword.value) or ())
+
+
+def _int_literals(value: ast.AST) -> list[int] | None:
+    """The ints of `1`, `-1`, `(0, 2)` or `None`; None when they are not literals."""
+    if isinstance(value, ast.Constant) and value.value is None:
+        return []
+    items = value.elts if isinstance(value, (ast.Tuple, ast.List)) else [value]
+    out = []
+    for item in items:
+        sign = 1
+        if isinstance(item, ast.UnaryOp) and isinstance(item.op, ast.USub):
+            sign, item = -1, item.operand
+        if not (isinstance(item, ast.Constant) and type(item.value) is int):
+            return None
+        out.append(sign * item.value)
+    return out
+
+
+def _str_literals(value: ast.AST) -> list[str] | None:
+    if isinstance(value, ast.Constant) and value.value is None:
+        return []
+    items = value.elts if isinstance(value, (ast.Tuple, ast.List)) else [value]
+    if not all(isinstance(i, ast.Constant) and isinstance(i.value, str) for i in items):
+        return None
+    return [i.value for i in items]
+
+
+def positional_params(function) -> list[str]:
+    return [a.arg for a in (*function.args.posonlyargs, *function.args.args)]
+
+
+def all_params(function) -> list[ast.arg]:
+    args = function.args
+    extra = [a for a in (args.vararg, args.kwarg) if a is not None]
+    return [*args.posonlyargs, *args.args, *args.kwonlyargs, *extra]
+
+

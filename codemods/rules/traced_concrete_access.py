@@ -13,12 +13,13 @@ from jax_codemod.analysis.context import FileContext
 from jax_codemod.analysis.transforms import (
     JIT,
     JIT_LIKE,
-    MODULE_FIRST,
-    OTHER_TRANSFORMS,
     TRANSPARENT,
     Spellings,
     Transform,
+    all_params,
+    positional_params,
     public,
+    traced_parameters,
 )
 from jax_codemod.rule import Finding, FixSafety, Rule
 
@@ -30,7 +31,6 @@ CONCRETIZATION = "ConcretizationTypeError"
 ARRAY_CONVERSION = "TracerArrayConversionError"
 UNAVAILABLE = "AttributeError"  # JAX hides the attribute so that hasattr() stays False
 Version = tuple[int, ...]
-EQUINOX_JIT = "equinox.filter_jit"
 OLDEST: Version = (0, 4, 30)
 
 
@@ -494,7 +494,7 @@ def _self_methods(region: _Region, call: ast.Call, argument: ast.Attribute) -> l
     method = region.scope_of(call)
     if not isinstance(method, ast.FunctionDef) or not isinstance(argument.value, ast.Name):
         return []
-    positional = _positional_params(method)
+    positional = positional_params(method)
     owner = region.parents.get(method)
     if not positional or argument.value.id != positional[0] or not isinstance(owner, ast.ClassDef):
         return []
@@ -542,35 +542,10 @@ def _dict_view(expr: ast.AST, method: str) -> bool:
 
 
 def _add(found: dict, function, transform: Transform, unsplittable, bound: bool = False):
-    if not transform.readable:
+    parameters = traced_parameters(function, transform, bound)
+    if parameters is None:
         return  # options we cannot read: which arguments are static is unknown
-    options = transform.options
-    positional = _positional_params(function)
-    everything = {arg.arg for arg in _all_params(function)}
-    if (bound or transform.name in MODULE_FIRST) and positional:
-        everything.discard(positional[0])  # `self` or the linen Module: not an array argument
-        positional = positional[1:]
-    params = positional
-    if transform.name == EQUINOX_JIT:
-        # Non-array arguments are static under filter_jit: those with a constant default.
-        static = _constant_defaulted(function)
-        donated = _equinox_donated(options, positional, everything)
-        if donated is None:
-            return
-        traced_names, donated_names = frozenset(everything - static), frozenset(donated)
-    elif transform.jit_like:
-        static = _argument_names(options, "static_argnums", "static_argnames", params)
-        if static is not None and function.args.vararg and _indexes_past(options, "static_argnums", params):
-            static.add(function.args.vararg.arg)  # some of *args are static: treat them all so
-        donated = _argument_names(options, "donate_argnums", "donate_argnames", params)
-        if static is None or donated is None:
-            return
-        traced_names, donated_names = frozenset(everything - static), frozenset(donated)
-    else:
-        traced_names = _transformed_params(transform.name, options, params, everything)
-        if traced_names is None:
-            return
-        donated_names = frozenset()
+    traced_names, donated_names = parameters
     previous = found.get(function)
     if previous is not None:
         previous.unsplittable = previous.unsplittable or "the function is traced more than once"
@@ -579,124 +554,6 @@ def _add(found: dict, function, transform: Transform, unsplittable, bound: bool 
             previous.transform = transform.name
         return
     found[function] = Traced(function, transform.name, traced_names, donated_names, unsplittable, transform)
-
-
-def _constant_defaulted(function) -> set[str]:
-    args = function.args
-    positional = [*args.posonlyargs, *args.args]
-    pairs = list(zip(positional[len(positional) - len(args.defaults) :], args.defaults))
-    pairs += [(a, d) for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None]
-    return {
-        arg.arg
-        for arg, default in pairs
-        if isinstance(default, ast.Constant) and isinstance(default.value, (bool, int, float, str))
-    }
-
-
-def _equinox_donated(options, positional: list[str], everything: set[str]) -> set[str] | None:
-    """`eqx.filter_jit(donate="all")`: the donated arguments; None when not a literal."""
-    value = next((k.value for k in options if k.arg == "donate"), None)
-    if value is None:
-        return set()
-    if not (isinstance(value, ast.Constant) and isinstance(value.value, str)):
-        return None
-    if value.value == "all":
-        return set(everything)
-    if value.value == "all-except-first":
-        return set(everything) - set(positional[:1])
-    return set()
-
-
-def _transformed_params(transform: str, options, params: list[str], everything: set[str]) -> frozenset | None:
-    traced = _traced_positions(transform, options, params, everything)
-    static = _argument_names(options, "static_argnums", "static_argnames", params)
-    broadcast = _argument_names(options, "static_broadcasted_argnums", None, params)
-    if traced is None or static is None or broadcast is None:
-        return None
-    return traced - static - broadcast
-
-
-def _traced_positions(transform: str, options, params: list[str], everything: set[str]) -> frozenset | None:
-    option = OTHER_TRANSFORMS[transform][1]
-    value = next((k.value for k in options if k.arg == option), None) if option else None
-    if any(k.arg is None for k in options):
-        return None
-    if value is None:
-        if option == "argnums":
-            return frozenset(params[:1])
-        return frozenset(everything)
-    if option == "argnums":
-        positions = _int_literals(value)
-        if positions is None:
-            return None
-        return frozenset(params[i] for i in positions if -len(params) <= i < len(params))
-    # in_axes: an int maps every positional argument; a tuple/list maps them one by one.
-    if isinstance(value, ast.Constant) and isinstance(value.value, int):
-        return frozenset(everything)
-    if isinstance(value, (ast.Tuple, ast.List)) and len(value.elts) == len(params):
-        return frozenset(
-            name
-            for name, axis in zip(params, value.elts)
-            if not (isinstance(axis, ast.Constant) and axis.value is None)
-        )
-    return None
-
-
-def _argument_names(options, nums_key: str, names_key: str | None, params: list[str]) -> set[str] | None:
-    """The parameters named by an `*_argnums` / `*_argnames` pair; None when not literals."""
-    names: set[str] = set()
-    for keyword in options:
-        if keyword.arg == nums_key:
-            positions = _int_literals(keyword.value)
-            if positions is None:
-                return None
-            names.update(params[i] for i in positions if -len(params) <= i < len(params))
-        elif names_key is not None and keyword.arg == names_key:
-            strings = _str_literals(keyword.value)
-            if strings is None:
-                return None
-            names.update(strings)
-    return names
-
-
-def _indexes_past(options, key: str, params: list[str]) -> bool:
-    keyword = next((k for k in options if k.arg == key), None)
-    return keyword is not None and any(i >= len(params) for i in _int_literals(keyword.value) or ())
-
-
-def _int_literals(value: ast.AST) -> list[int] | None:
-    """The ints of `1`, `-1`, `(0, 2)` or `None`; None when they are not literals."""
-    if isinstance(value, ast.Constant) and value.value is None:
-        return []
-    items = value.elts if isinstance(value, (ast.Tuple, ast.List)) else [value]
-    out = []
-    for item in items:
-        sign = 1
-        if isinstance(item, ast.UnaryOp) and isinstance(item.op, ast.USub):
-            sign, item = -1, item.operand
-        if not (isinstance(item, ast.Constant) and type(item.value) is int):
-            return None
-        out.append(sign * item.value)
-    return out
-
-
-def _str_literals(value: ast.AST) -> list[str] | None:
-    if isinstance(value, ast.Constant) and value.value is None:
-        return []
-    items = value.elts if isinstance(value, (ast.Tuple, ast.List)) else [value]
-    if not all(isinstance(i, ast.Constant) and isinstance(i.value, str) for i in items):
-        return None
-    return [i.value for i in items]
-
-
-def _positional_params(function) -> list[str]:
-    return [a.arg for a in (*function.args.posonlyargs, *function.args.args)]
-
-
-def _all_params(function) -> list[ast.arg]:
-    args = function.args
-    extra = [a for a in (args.vararg, args.kwarg) if a is not None]
-    return [*args.posonlyargs, *args.args, *args.kwonlyargs, *extra]
 
 
 # Finding the accesses -------------------------------------------------------------
@@ -944,7 +801,7 @@ def _plan_split(ctx: FileContext, region: _Region, traced: Traced, accesses: lis
     seeds = {id(s): s for s in body if any(s.lineno <= a.node.lineno <= s.end_lineno for a in accesses)}
     hoisted, reason = _hoisted_statements(ctx, function, body, seeds)
     if not reason:
-        static = {a.arg for a in _all_params(function)} - traced.traced
+        static = {a.arg for a in all_params(function)} - traced.traced
         reason, copies = _dependency_problem(ctx, function, body, hoisted, static)
     if reason:
         return None, FixSafety.NONE, reason
@@ -1056,7 +913,7 @@ def _block_bound(statement: ast.stmt) -> set[str]:
 def _dependency_problem(ctx: FileContext, function, body, hoisted, static: set[str]):
     """(reason, copies): why the hoisted statements cannot run before the trace, or the
     static statements (`n = x.shape[0]`) they need copied into the wrapper."""
-    params = {a.arg for a in _all_params(function)}
+    params = {a.arg for a in all_params(function)}
     local = _stored_names(function) | {
         node.name for node in _scope_nodes(function) if isinstance(node, (ast.FunctionDef, ast.ClassDef))
     }
@@ -1176,7 +1033,7 @@ def _locally_bound(statement: ast.stmt) -> set[str]:
         if isinstance(node, ast.comprehension):
             bound |= {n.id for n in ast.walk(node.target) if isinstance(n, ast.Name)}
         elif isinstance(node, ast.Lambda):
-            bound |= {a.arg for a in _all_params(node)}
+            bound |= {a.arg for a in all_params(node)}
     return bound
 
 
