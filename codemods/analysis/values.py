@@ -856,16 +856,14 @@ class Analysis:
         transforms = [t for t in self.function_transforms(function) if t.traces]
         if not transforms:
             return False
-        positional = [a.arg for a in [*function.args.posonlyargs, *function.args.args]]
         for transform in transforms:
-            if transform.has_unknown_options:
-                return False
-            numbers = _constant_ints(transform.option("static_argnums"))
-            names = _constant_strs(transform.option("static_argnames"))
-            if numbers is None or names is None:
-                return False
-            static = set(names) | {positional[i] for i in numbers if -len(positional) <= i < len(positional)}
-            if parameter.arg in static:
+            # Which arguments each transform traces (static, unmapped, undifferentiated ones
+            # are concrete): analysis.transforms.traced_parameters.
+            readable = not transform.has_unknown_options
+            traced = spelled.traced_parameters(
+                function, spelled.Transform(transform.name, transform.options, readable=readable)
+            )
+            if traced is None or parameter.arg not in traced[0]:
                 return False
         return True
 
