@@ -489,3 +489,38 @@ def test_buffer_helpers_raise_on_tracers_and_work_on_arrays():
     for helper in helpers:
         helper(jnp.arange(4.0, dtype=jnp.float32))
 
+
+
+def test_tracers_through_containers_come_from_the_shared_analysis():
+    """A tracer stored in a dict or a tuple is still a tracer: the shared value analysis
+    follows those flows, and the finding is an intermediate (report, no split)."""
+    source = """
+    import jax
+
+    @jax.jit
+    def step(x, y):
+        state = {"input": x}
+        record(state["input"].unsafe_buffer_pointer())
+        pair = (x, y)
+        first, _ = pair
+        record(first.on_device_size_in_bytes())
+        return x
+    """
+    found = findings(source)
+    assert [(f.line, f.fix) for f in found] == [(7, FixSafety.NONE), (10, FixSafety.NONE)]
+    assert all("computed inside `jax.jit`" in f.message for f in found)
+
+
+def test_static_parameters_stay_concrete_whatever_the_spelling():
+    source = """
+    import functools
+    import jax
+    import numpy as np
+
+    @functools.partial(jax.vmap, in_axes=(0, None))
+    def apply(row, table):
+        lookup = {"t": table}
+        record(np.asarray(lookup["t"]))
+        return row
+    """
+    assert findings(source) == []

@@ -581,6 +581,9 @@ def _accesses(ctx: FileContext, traced: Traced, members: dict[str, Member], buff
     function = traced.node
     stored = _stored_names(function)
     params = {name for name in traced.traced if name not in stored}
+    # Parameters this rule has decided about (static ones are concrete, whatever the
+    # analysis of a differently spelled transform says).
+    every = {a.arg for a in all_params(function)} - stored
     aliases = _comprehension_aliases(ctx, function, params)
     tainted = _tainted_names(ctx, function, traced.traced)
     nodes = list(_scope_nodes(function))
@@ -594,9 +597,19 @@ def _accesses(ctx: FileContext, traced: Traced, members: dict[str, Member], buff
         root = _param_root(receiver)
         if root in params or root in aliases:
             found.append(Access(node, receiver, label, aliases.get(root, root)))
-        elif _is_traced(ctx, receiver, tainted):
+        elif _is_traced(ctx, receiver, tainted) or (
+            _base_name(receiver) not in every and ctx.analysis.is_tracer(receiver)
+        ):
+            # The shared value analysis follows what the local taint does not: containers,
+            # `self` attributes, records, helpers' return values, closures over a trace.
             found.append(Access(node, receiver, label, None))
     return sorted(found, key=lambda a: (a.node.lineno, a.node.col_offset))
+
+
+def _base_name(expr: ast.AST) -> str | None:
+    while isinstance(expr, (ast.Attribute, ast.Subscript, ast.Call)):
+        expr = expr.func if isinstance(expr, ast.Call) else expr.value
+    return expr.id if isinstance(expr, ast.Name) else None
 
 
 ALL_MEMBERS = members_for(None)
