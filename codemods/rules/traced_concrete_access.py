@@ -166,6 +166,8 @@ SHAPE_FUNCTIONS = frozenset(
         "canonicalize_dtype",
     }
 )
+# Pytree maps: their function runs on the leaves of the trees.
+TREE_MAPS = frozenset({"jax.tree.map", "jax.tree_util.tree_map", "jax.tree_map"})
 # Pytree helpers whose results are the leaves of their argument: tracers when it is traced.
 TREE_LEAVES = frozenset(
     {
@@ -184,6 +186,7 @@ JITTED_ATTRS = frozenset({"lower", "trace", "eval_shape", "clear_cache", "_cache
 _BY_CALL = "the function is jitted by a call and may also run eagerly"
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 _HOISTABLE = (ast.Expr, ast.Assign, ast.AnnAssign)
+_COMPOUND = (ast.If, ast.For, ast.AsyncFor, ast.While, ast.Try, ast.With, ast.AsyncWith, ast.Match)
 _UNSPLITTABLE = (ast.Yield, ast.YieldFrom, ast.Await, ast.NamedExpr, ast.Global, ast.Nonlocal)
 
 
@@ -219,6 +222,8 @@ class Traced:
     # Why the fix cannot split it, for a jitted function; None when it can.
     unsplittable: str | None = None
     spelled: Transform | None = None  # how the file applies the transform
+    # A helper called from inside a trace: only its top-level statements are checked.
+    caller: str | None = None
 
 
 @dataclass(frozen=True)
@@ -446,7 +451,63 @@ def _traced_functions(ctx: FileContext, region: _Region, spellings: Spellings) -
                 if position < len(node.args):
                     for function, bound in _functions_passed(region, index, spellings, node, node.args[position]):
                         _add(found, function, transform, unsplittable=_BY_CALL, bound=bound)
+    _add_helpers(ctx, region, index if index is not None else _function_index(region), spellings, found)
     return [traced for traced in found.values() if traced.traced]
+
+
+def _add_helpers(ctx: FileContext, region: _Region, index, spellings: Spellings, found: dict) -> None:
+    """Functions of this file called from inside a trace with tracer arguments
+    (`scaled(x)`, `jax.named_call(scaled, name="s")(x)`, `jax.tree.map(record, params)`) run
+    in the trace too. Host callbacks (`jax.pure_callback(host, ...)`) are not calls of
+    their function: it runs on concrete arrays."""
+    pending = list(found.values())
+    for _ in range(3):  # helpers of helpers, a few levels deep
+        added = []
+        for traced in pending:
+            tainted = _tainted_names(ctx, traced.node, traced.traced)
+            for node in _scope_nodes(traced.node):
+                if not isinstance(node, ast.Call):
+                    continue
+                callee, arguments = node.func, list(node.args)
+                if public(ctx.qualname(callee)) in TREE_MAPS and node.args:
+                    callee, arguments = node.args[0], node.args[1:]  # a leaf of a traced tree is traced
+                for function, _ in _functions_passed(region, index, spellings, node, callee):
+                    if function in found or isinstance(function, ast.Lambda):
+                        continue
+                    params = _called_params(ctx, function, arguments, node.keywords, tainted)
+                    if params:
+                        helper = Traced(
+                            function,
+                            traced.transform,
+                            params,
+                            unsplittable=f"it is called from inside the traced `{_name_of(traced.node)}`",
+                            caller=_name_of(traced.node),
+                        )
+                        found[function] = helper
+                        added.append(helper)
+        if not added:
+            return
+        pending = added
+
+
+def _called_params(ctx: FileContext, function, arguments, keywords, tainted: set[str]) -> frozenset[str]:
+    """The parameters of ``function`` that a call passes a tracer to."""
+    positional = positional_params(function)
+    traced = set()
+    for name, argument in zip(positional, arguments):
+        if isinstance(argument, ast.Starred):
+            break
+        if _is_traced(ctx, argument, tainted):
+            traced.add(name)
+    names = {a.arg for a in all_params(function)}
+    for keyword in keywords:
+        if keyword.arg in names and _is_traced(ctx, keyword.value, tainted):
+            traced.add(keyword.arg)
+    return frozenset(traced)
+
+
+def _name_of(function) -> str:
+    return getattr(function, "name", "<lambda>")
 
 
 def _function_index(region: _Region) -> dict[str, list[ast.FunctionDef]]:
@@ -588,10 +649,15 @@ def _accesses(ctx: FileContext, traced: Traced, members: dict[str, Member], buff
     tainted = _tainted_names(ctx, function, traced.traced)
     nodes = list(_scope_nodes(function))
     called = {id(node.func) for node in nodes if isinstance(node, ast.Call)}
+    # A helper often guards concrete-only code (`if isinstance(x, core.Tracer): return x`):
+    # only the statements before its first compound statement surely run on the tracer.
+    body = function.body if traced.caller and isinstance(function.body, list) else []
+    first = next((s for s in body if isinstance(s, _COMPOUND)), None)
+    guarded = [(first.lineno, function.end_lineno)] if first is not None else []
     found = []
     for node in nodes:
         access = _as_access(ctx, node, called, members, buffers)
-        if access is None:
+        if access is None or any(start <= node.lineno <= end for start, end in guarded):
             continue
         receiver, label = access
         root = _param_root(receiver)
