@@ -236,20 +236,33 @@ class Access:
 
 class TracedConcreteAccess(Rule):
     """## What it does
-    Finds concrete-only `jax.Array` APIs used on tracers inside a traced function:
-    `unsafe_buffer_pointer()`, `on_device_size_in_bytes()`, `is_fully_replicated`,
-    `addressable_data(...)`, `addressable_shards`, `traceback`, `devices()`, `delete()`,
-    `__dlpack__()`, and DLPack or host consumers (`torch.from_dlpack(x)`, `np.asarray(x)`)
-    on the arguments of a function traced by `jax.jit`, `vmap`, `grad`, `pmap`,
-    `shard_map`, `checkpoint` or a `lax` control-flow body.
+    Finds concrete-only `jax.Array` APIs used on tracers inside a traced function: every
+    member of `jax.core.Tracer` that raises `ConcretizationTypeError` or a sibling
+    (`unsafe_buffer_pointer()`, `on_device_size_in_bytes()`, `tolist()`, `tobytes()`,
+    `item()`, `nonzero()` without `size=`, `devices()`, `delete()`, `addressable_data()`,
+    `__dlpack__()`, `__array__()`, `addressable_shards`, `global_shards`,
+    `is_fully_addressable`, `is_fully_replicated`, `committed`, `traceback`), the ones a
+    tracer hides (`sharding`, `device`, `block_until_ready()`, `is_ready()`,
+    `__dlpack_device__()`, `format`), and consumers that need a concrete buffer
+    (`torch.from_dlpack`/`as_tensor`/`tensor`/`asarray`, NumPy's `asarray`/`array`/
+    `from_dlpack`/`frombuffer`, CuPy, `memoryview`, `bytes`, `pickle`, cffi's
+    `ffi.from_buffer`, ctypes' `from_buffer_copy`). The table is keyed by JAX version and
+    checked against the installed JAX. Traced functions are found however they are
+    spelled: `jax.jit` and its aliases, `functools.partial(jax.jit, ...)`, `@jax.jit(...)`,
+    decorator factories, `jax.jit(f)` and `jax.jit(self._step)` calls, jitted dicts and
+    comprehensions, `equinox.filter_jit`, `flax.nnx.jit`, the other transforms (`vmap`,
+    `grad`, `pmap`, `shard_map`, `checkpoint`, `lax` control flow, equinox's and flax's),
+    helpers called from inside a trace, and the pytree leaves of a traced argument.
 
     ## Why is this bad?
     Inside a trace the arguments are abstract tracers with no buffer behind them: these
-    calls raise `ConcretizationTypeError` (or `AttributeError` /
-    `TracerArrayConversionError` for DLPack and NumPy consumers) the first time the
-    function is traced. Static attributes (`shape`, `dtype`, `ndim`, `size`), values
-    captured from module or closure scope and static arguments are concrete and are not
-    reported.
+    calls raise `ConcretizationTypeError` (or `TracerArrayConversionError`,
+    `AttributeError` or `TypeError` for NumPy, DLPack and buffer-protocol consumers) the
+    first time the function is traced. Static attributes (`shape`, `dtype`, `ndim`,
+    `size`), values captured from module or closure scope, static arguments, unmapped
+    (`in_axes=None`) and undifferentiated arguments, and the arrays host callbacks
+    (`jax.pure_callback`, `jax.debug.callback`, `io_callback`) receive are concrete and
+    are not reported.
 
     ## Example
     ```python
@@ -278,24 +291,31 @@ class TracedConcreteAccess(Rule):
     ```
 
     ## Fix safety
-    Safe when the accesses are side-effect statements of a function decorated by `jax.jit`
-    alone (any spelling, including `functools.partial(jax.jit, ...)` and `jax.jit(...)`
-    with options), that read only its parameters, module or closure names and locals
-    computed from shapes, dtypes and static arguments (`n = x.shape[0]`, repeated in the
-    wrapper), and whose assigned names feed nothing but other hoisted statements. The fix keeps the traced body
-    under a private name with the same decorator and puts a plain wrapper with the original
-    name and signature in front of it: the hoisted statements run on the concrete arguments
-    on every call (the original would have run them once per trace, and failed), then the
-    wrapper forwards every argument. Methods forward through `self`. Call sites keep
-    working; attributes of the jitted object (`step.lower(...)`) are no longer on the
-    wrapper, so a file that uses them is reported instead, and uses in other files are not
-    seen. The fix is unsafe when a non-static parameter has a default other than `None`
-    (forwarded explicitly, it becomes a traced argument instead of a Python constant) or
-    when an accessed argument is donated (the hoisted pointer or export outlives the
-    donated buffer). When the value flows into the traced computation or the result, is
-    read from an intermediate of the trace, or the function is traced by `vmap`, `grad`,
-    `pmap`, `shard_map`, `checkpoint`, a `lax` control-flow body or a `jax.jit(f)` call
-    (where `f` may also run eagerly), the rule reports without a fix.
+    Safe when the accesses are side-effect statements (or a `for` loop over an argument or
+    its pytree leaves, or a `with jax.named_scope(...)` block, made of them) of a function
+    decorated by `jax.jit`, `equinox.filter_jit` or `flax.nnx.jit` in any spelling (aliases,
+    `functools.partial`, factories, `@jax.jit(...)`, with `jax.named_call`/`named_scope`
+    decorators alongside), that read only its parameters, module or closure names and
+    locals computed from shapes, dtypes and static arguments (`n = x.shape[0]`, repeated in
+    the wrapper), and whose assigned names feed nothing but other hoisted statements. The
+    fix keeps the traced body under a private name with the same decorators and puts a
+    plain wrapper with the original name and signature in front of it: the hoisted
+    statements run on the concrete arguments on every call (the original would have run
+    them once per trace, and failed), then the wrapper forwards every argument. Methods
+    forward through `self`. `@jax.jit(...)` (JAX 0.8.1+) becomes
+    `@functools.partial(jax.jit, ...)` on the traced copy, so the fixed file runs on every
+    supported JAX. A comment right above a hoisted statement, and its trailing comment, move
+    with it; a comment set off by a blank line describes the traced computation and stays.
+    Call sites keep working; attributes of the jitted object (`step.lower(...)`) are no
+    longer on the wrapper, so a file that uses them is reported instead, and uses in other
+    files are not seen. The fix is unsafe when a non-static parameter has a default other
+    than `None` (forwarded explicitly, it becomes a traced argument instead of a Python
+    constant) or when an accessed argument is donated (the hoisted pointer or export
+    outlives the donated buffer). When the value flows into the traced computation or the
+    result, is read from an intermediate of the trace, the function is traced by `vmap`,
+    `grad`, `pmap`, `shard_map`, `checkpoint`, a `lax` control-flow body, a lifted linen
+    transform or a `jax.jit(f)` call (where `f` may also run eagerly), or it is a helper
+    called from inside a trace, the rule reports without a fix.
     """
 
     CODE = "JAX001"
