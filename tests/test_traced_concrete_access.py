@@ -147,7 +147,9 @@ def test_suppressed_access_blocks_the_split():
     assert fixed(source) == textwrap.dedent(source)
 
 
-def test_jit_nested_in_jit_converges():
+def test_jit_called_inside_another_trace_is_reported_not_split():
+    """`inner` runs inside `outer`'s trace: a wrapper in front of it would run there too.
+    `outer` is split; `inner` is reported, before and after, and the fix converges."""
     source = """
     import jax
 
@@ -162,9 +164,15 @@ def test_jit_nested_in_jit_converges():
 
         return inner(x)
     """
+    [reported, split] = sorted(findings(source), key=lambda f: f.fix.value)
+    assert split.line == 6 and split.fix is FixSafety.SAFE
+    assert reported.line == 10 and reported.fix is FixSafety.NONE
+    assert "called from inside the traced `outer`" in reported.message
     after = fixed(source)
-    assert "def _outer_traced(x):" in after and "def _inner_traced(y):" in after
-    assert findings(after) == []
+    assert "def _outer_traced(x):" in after and "_inner_traced" not in after
+    [left] = findings(after)
+    assert left.fix is FixSafety.NONE and "y.unsafe_buffer_pointer()" in left.message
+    assert fixed(after) == after
 
 
 def test_fresh_name_avoids_existing_names():
@@ -524,3 +532,48 @@ def test_static_parameters_stay_concrete_whatever_the_spelling():
         return row
     """
     assert findings(source) == []
+
+
+def test_arguments_bound_by_partial_are_constants():
+    source = """
+    import functools
+    import jax
+    import numpy as np
+
+    def loss(params, batch, *, table):
+        record(np.asarray(table))
+        record(np.asarray(batch))
+        return params
+
+    fast = jax.jit(functools.partial(loss, table=np.ones(3)))
+    """
+    assert [f.line for f in findings(source)] == [8]
+    both = source.rstrip() + "\n    slow = jax.jit(functools.partial(loss, np.ones(2)))\n"
+    assert [f.line for f in findings(both)] == [7, 8]
+
+
+def test_helpers_called_in_a_trace_are_reported_and_callbacks_are_not():
+    source = """
+    import jax
+    import numpy as np
+
+    def record(v):
+        LOG.append(v.unsafe_buffer_pointer())
+
+    def host(v):
+        return np.asarray(v)
+
+    def guarded(v):
+        if isinstance(v, jax.core.Tracer):
+            return v
+        return np.asarray(v)
+
+    @jax.jit
+    def step(x):
+        record(x * 2)
+        guarded(x)
+        return jax.pure_callback(host, jax.ShapeDtypeStruct(x.shape, x.dtype), x)
+    """
+    [finding] = findings(source)
+    assert finding.line == 6 and finding.fix is FixSafety.NONE
+    assert "called from inside the traced `step`" in finding.message

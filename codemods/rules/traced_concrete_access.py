@@ -13,6 +13,7 @@ from jax_codemod.analysis.context import FileContext
 from jax_codemod.analysis.transforms import (
     JIT,
     JIT_LIKE,
+    PARTIAL,
     TRANSPARENT,
     Spellings,
     Transform,
@@ -204,6 +205,7 @@ def _access_pattern(members) -> str:
     )
 
 
+_DECORATED_DEF = re.compile(r"^[ \t]*@.*\n(?:[ \t]*(?:@.*|#.*)?\n)*[ \t]*(?:async[ \t]+)?def\b", re.MULTILINE)
 _ACCESS_TEXT = re.compile(_access_pattern(TRACER_MEMBERS))
 _ACCESS_BYTES = re.compile(_access_pattern(TRACER_MEMBERS).encode())
 # A file must name one of these to trace anything: jax's transforms and `lax`, equinox's
@@ -340,7 +342,9 @@ class TracedConcreteAccess(Rule):
         if not access_lines:
             return []
         spellings = Spellings(ctx)
-        region = _Region(ctx.tree, sorted(access_lines | _matching_lines(ctx.text, spellings.call_pattern)))
+        # Decorated functions too: a helper with an access may be called from one.
+        candidates = access_lines | _matching_lines(ctx.text, spellings.call_pattern)
+        region = _Region(ctx.tree, sorted(candidates | _matching_lines(ctx.text, _DECORATED_DEF, end=True)))
         buffers = _ffi_names(ctx)
         findings: list[Finding] = []
         for traced in _traced_functions(ctx, region, spellings):
@@ -400,10 +404,10 @@ def _target_version(options: dict) -> Version | None:
     return jax_versions.target(options)
 
 
-def _matching_lines(text: str, pattern: re.Pattern[str]) -> set[int]:
+def _matching_lines(text: str, pattern: re.Pattern[str], end: bool = False) -> set[int]:
     lines, line, previous = set(), 1, 0
     for match in pattern.finditer(text):
-        position = match.start()
+        position = match.end() if end else match.start()
         line += text.count("\n", previous, position)
         previous = position
         lines.add(line)
@@ -469,9 +473,12 @@ def _traced_functions(ctx: FileContext, region: _Region, spellings: Spellings) -
             transform, positions = hit
             for position in positions:
                 if position < len(node.args):
-                    for function, bound in _functions_passed(region, index, spellings, node, node.args[position]):
-                        _add(found, function, transform, unsplittable=_BY_CALL, bound=bound)
-    _add_helpers(ctx, region, index if index is not None else _function_index(region), spellings, found)
+                    argument, fixed = _partial_binding(ctx, node.args[position])
+                    for function, bound in _functions_passed(region, index, spellings, node, argument):
+                        # `jax.jit(partial(loss, model=model))`: bound arguments are constants.
+                        constants = _bound_names(function, fixed, bound) if fixed else frozenset()
+                        _add(found, function, transform, unsplittable=_BY_CALL, bound=bound, constants=constants)
+    _add_helpers(ctx, region, _function_index(region, decorated=True), spellings, found)
     return [traced for traced in found.values() if traced.traced]
 
 
@@ -491,11 +498,18 @@ def _add_helpers(ctx: FileContext, region: _Region, index, spellings: Spellings,
                 callee, arguments = node.func, list(node.args)
                 if public(ctx.qualname(callee)) in TREE_MAPS and node.args:
                     callee, arguments = node.args[0], node.args[1:]  # a leaf of a traced tree is traced
-                for function, _ in _functions_passed(region, index, spellings, node, callee):
-                    if function in found or isinstance(function, ast.Lambda):
+                for function, _ in _functions_passed(region, index, spellings, node, callee, traced.node):
+                    if isinstance(function, ast.Lambda):
                         continue
                     params = _called_params(ctx, function, arguments, node.keywords, tainted)
-                    if params:
+                    if params and function in found:
+                        # A jitted function called inside another trace: its wrapper would
+                        # run in that trace too, so splitting it fixes nothing.
+                        known = found[function]
+                        known.unsplittable = known.unsplittable or (
+                            f"it is called from inside the traced `{_name_of(traced.node)}`"
+                        )
+                    elif params:
                         helper = Traced(
                             function,
                             traced.transform,
@@ -530,38 +544,57 @@ def _name_of(function) -> str:
     return getattr(function, "name", "<lambda>")
 
 
-def _function_index(region: _Region) -> dict[str, list[ast.FunctionDef]]:
-    """Undecorated functions of the region by name (methods are found through their class)."""
+def _partial_binding(ctx: FileContext, argument: ast.AST) -> tuple[ast.AST, ast.Call | None]:
+    """`functools.partial(f, a, k=v)` -> (f, the partial call); anything else -> (it, None)."""
+    if (
+        isinstance(argument, ast.Call)
+        and argument.args
+        and public(ctx.qualname(argument.func)) == PARTIAL
+        and not any(isinstance(a, ast.Starred) for a in argument.args)
+    ):
+        return argument.args[0], argument
+    return argument, None
+
+
+def _bound_names(function, partial_call: ast.Call, bound: bool) -> set[str]:
+    positional = positional_params(function)[1 if bound else 0 :]
+    names = set(positional[: len(partial_call.args) - 1])
+    return names | {k.arg for k in partial_call.keywords if k.arg is not None}
+
+
+def _function_index(region: _Region, decorated: bool = False) -> dict[str, list[ast.FunctionDef]]:
+    """Functions of the region by name, undecorated ones unless ``decorated`` (methods are
+    found through their class)."""
     index: dict[str, list[ast.FunctionDef]] = {}
     for node in region.nodes:
         if (
             isinstance(node, ast.FunctionDef)
-            and not node.decorator_list
+            and (decorated or not node.decorator_list)
             and not isinstance(region.parents.get(node), ast.ClassDef)
         ):
             index.setdefault(node.name, []).append(node)
     return index
 
 
-def _functions_passed(region: _Region, index, spellings: Spellings, call: ast.Call, argument: ast.AST):
+def _functions_passed(region: _Region, index, spellings: Spellings, call: ast.Call, argument: ast.AST, scope=None):
     """(function, bound) for each function ``argument`` may be; ``bound``: a method reached
     through `self`, whose first parameter is not an argument of the transformed function."""
     argument = spellings.unwrap(argument)
     if isinstance(argument, ast.Lambda):
         return [(argument, False)]
     if isinstance(argument, (ast.List, ast.Tuple)):  # lax.switch branches
-        return [f for element in argument.elts for f in _functions_passed(region, index, spellings, call, element)]
+        return [f for e in argument.elts for f in _functions_passed(region, index, spellings, call, e, scope)]
     if isinstance(argument, ast.Attribute):
         return [(method, True) for method in _self_methods(region, call, argument)]
     if not isinstance(argument, ast.Name):
         return []
     elements = _comprehension_elements(region, call, argument.id)
     if elements is not None:
-        return [f for element in elements for f in _functions_passed(region, index, spellings, call, element)]
+        return [f for e in elements for f in _functions_passed(region, index, spellings, call, e, scope)]
     # Only functions holding an access matter, and those are in the region. The name
     # resolves like a closure: the call's own scope first, then the enclosing ones.
     definitions = index.get(argument.id, [])
-    scope = region.scope_of(call)
+    scope = scope or region.scope_of(call)
     while definitions:
         here = [node for node in definitions if region.scope_of(node) is scope]
         if here or scope is None or argument.id in _stored_names(scope):
@@ -622,11 +655,12 @@ def _dict_view(expr: ast.AST, method: str) -> bool:
     )
 
 
-def _add(found: dict, function, transform: Transform, unsplittable, bound: bool = False):
+def _add(found: dict, function, transform: Transform, unsplittable, bound: bool = False, constants=frozenset()):
     parameters = traced_parameters(function, transform, bound)
     if parameters is None:
         return  # options we cannot read: which arguments are static is unknown
     traced_names, donated_names = parameters
+    traced_names = traced_names - constants
     previous = found.get(function)
     if previous is not None:
         previous.unsplittable = previous.unsplittable or "the function is traced more than once"
