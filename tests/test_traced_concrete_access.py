@@ -577,3 +577,20 @@ def test_helpers_called_in_a_trace_are_reported_and_callbacks_are_not():
     [finding] = findings(source)
     assert finding.line == 6 and finding.fix is FixSafety.NONE
     assert "called from inside the traced `step`" in finding.message
+
+
+def test_detection_is_whitespace_tolerant_and_skips_jax_lookalikes():
+    source = """
+    import jax
+    import jax.numpy as jnp
+    import numpy as np
+
+    @jax.jit
+    def f(x):
+        record(x.devices ())
+        record(x . is_fully_replicated)
+        record(np.asarray (x))
+        y = jnp.array(x)
+        return y
+    """
+    assert [f.line for f in findings(source)] == [8, 9, 10]

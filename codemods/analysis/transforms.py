@@ -102,6 +102,7 @@ _PUBLIC_ALIASES = (("flax.experimental.nnx.", "flax.nnx."),)
 # The last component of every transform's name: a cheap test before resolving a name.
 TRANSFORM_LEAVES = frozenset({"partial", *(name.rsplit(".", 1)[1] for name in TRANSFORMS)})
 _NAMED = TRANSFORMS | {PARTIAL}
+_LEAF_WORD = re.compile(r"\b(?:" + "|".join(sorted(TRANSFORM_LEAVES)) + r")\b")
 
 
 def public(qualified: str | None) -> str | None:
@@ -172,7 +173,7 @@ class Spellings:
                     found = self._direct(statement.value)
                     if found is not None:
                         self.aliases[target.id] = Transform(found.name, found.options, "alias", found.readable)
-            elif isinstance(statement, ast.FunctionDef) and not statement.decorator_list:
+            elif isinstance(statement, ast.FunctionDef) and not statement.decorator_list and self._names_transform(statement):
                 factory = self._factory(statement)
                 if factory is not None:
                     self.factories[statement.name] = factory
@@ -281,13 +282,21 @@ class Spellings:
             return Transform(name)
         return None
 
+    def _names_transform(self, function: ast.FunctionDef) -> bool:
+        """Whether the function's text names a transform at all: most module-level functions
+        are not factories, and reading their text is much cheaper than walking them."""
+        lines = self.ctx.lines[function.lineno - 1 : function.end_lineno]
+        return _LEAF_WORD.search("".join(lines)) is not None
+
     def _factory(self, function: ast.FunctionDef) -> _Factory | None:
-        returns = [node for node in _own_nodes(function) if isinstance(node, ast.Return)]
-        if not returns or any(isinstance(n, (ast.Yield, ast.YieldFrom)) for n in _own_nodes(function)):
+        returns = [node for node in _own_statements(function) if isinstance(node, ast.Return)]
+        if not returns:
             return None
         found = [self._returned(function, r.value) for r in returns]
         if any(f is None for f in found):
             return None  # some path returns something else (the plain function, say)
+        if any(isinstance(n, (ast.Yield, ast.YieldFrom)) for n in _own_nodes(function)):
+            return None  # a generator
         transforms = {(t.name, tuple(ast.dump(k) for k in t.options)) for t, _ in found}
         if len(transforms) != 1:
             return None
@@ -397,6 +406,20 @@ class Spellings:
             elif isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                 count += statement.name == name
         return count > 1
+
+
+def _own_statements(function: ast.AST):
+    """Statements of ``function``'s own body, nested blocks included, nested functions not."""
+    stack = list(function.body)
+    while stack:
+        node = stack.pop()
+        yield node
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
+        for name in ("body", "orelse", "finalbody", "handlers", "cases"):
+            children = getattr(node, name, None)
+            if isinstance(children, list):
+                stack.extend(children)
 
 
 def _own_nodes(function: ast.AST):
