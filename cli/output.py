@@ -54,23 +54,37 @@ class Report:
     @property
     def remaining(self) -> list[Finding]:
         """Findings the run leaves for a person (not fixed by this run)."""
-        return [f for f in self.findings if not (f.applied and self.mode == "fix")]
+        return [f for f in self.findings if not (_fixed(f) and self.mode == "fix")]
 
     @property
     def unfixed(self) -> list[Finding]:
-        return [f for f in self.findings if not f.applied]
+        return [f for f in self.findings if not _fixed(f)]
 
     def summary(self) -> dict:
+        """Counts per rule; ``fixed`` counts each rule's own edits, ``resolved`` (present only
+        when non-zero) the findings another rule's fix made moot."""
         found = Counter(f.code for f in self.findings)
         fixed = Counter(f.code for f in self.findings if f.applied)
+        resolved = Counter(f.code for f in self.findings if f.resolved_by and not f.applied)
+        by_rule = {}
+        for code in sorted(found):
+            counts = {"found": found[code], "fixed": fixed[code]}
+            if resolved[code]:
+                counts["resolved"] = resolved[code]
+            by_rule[code] = counts
         return {
             "files_scanned": len(self.results),
             "files_changed": len(self.changed),
             "files_failed": len(self.errors),
             "findings": sum(found.values()),
             "fixed": sum(fixed.values()),
-            "by_rule": {code: {"found": found[code], "fixed": fixed[code]} for code in sorted(found)},
+            "by_rule": by_rule,
         }
+
+
+def _fixed(finding: Finding) -> bool:
+    """The run took care of it: its own rule's fix, or another rule's that made it moot."""
+    return finding.applied or finding.resolved_by is not None
 
 
 def display_path(path: str) -> str:
@@ -82,6 +96,8 @@ def display_path(path: str) -> str:
 
 
 def fix_marker(finding: Finding, mode: str) -> str:
+    if finding.resolved_by and not finding.applied:
+        return f" [resolved by {finding.resolved_by}'s fix]"
     if finding.applied:
         return " [fixed]" if mode == "fix" else " [*]"
     if finding.fix is FixSafety.SAFE:
@@ -126,8 +142,18 @@ def render_summary(report: Report) -> str:
     else:
         changed = summary["files_changed"]
     line = f"{summary['files_scanned']} files scanned, {changed} {verb}, {summary['files_failed']} failed"
+    resolvers: dict[str, set[str]] = {}
+    for finding in report.findings:
+        if finding.resolved_by and not finding.applied:
+            resolvers.setdefault(finding.code, set()).add(finding.resolved_by)
     rules = ", ".join(
-        f"{code} {counts['found']}" + (f" ({counts['fixed']} fixed)" if counts["fixed"] and report.mode == "fix" else "")
+        f"{code} {counts['found']}"
+        + (f" ({counts['fixed']} fixed)" if counts["fixed"] and report.mode == "fix" else "")
+        + (
+            f" ({counts['resolved']} resolved by {', '.join(sorted(resolvers[code]))}'s fix)"
+            if counts.get("resolved")
+            else ""
+        )
         for code, counts in summary["by_rule"].items()
     )
     return f"{line}; findings: {rules}" if rules else f"{line}; no findings"
@@ -155,7 +181,7 @@ def render_github(report: Report) -> str:
     """One annotation per finding (findings this run fixed are notices) and per error."""
     lines = []
     for finding in report.findings:
-        fixed = finding.applied and report.mode == "fix"
+        fixed = _fixed(finding) and report.mode == "fix"
         properties = {
             "file": display_path(finding.path),
             "line": finding.line,

@@ -34,7 +34,8 @@ def render_sarif(report: Report) -> str:
     for result in report.results:
         fix = _fix(result) if report.mode != "fix" and result.changed and result.error is None else None
         for finding in result.findings:
-            results.append(_result(finding, index, report.mode, fix if finding.applied else None))
+            taken_care_of = finding.applied or finding.resolved_by is not None
+            results.append(_result(finding, index, report.mode, fix if taken_care_of else None))
     run = {
         "tool": {
             "driver": {
@@ -79,7 +80,7 @@ def _rule(rule) -> dict:
 
 
 def _result(finding: Finding, index: dict, mode: str, fix: dict | None) -> dict:
-    fixed = finding.applied and mode == "fix"
+    fixed = (finding.applied or finding.resolved_by is not None) and mode == "fix"
     span = finding.span
     result = {
         "ruleId": finding.code,
@@ -100,6 +101,10 @@ def _result(finding: Finding, index: dict, mode: str, fix: dict | None) -> dict:
         ],
         "properties": {"fixSafety": finding.fix.value, "applied": finding.applied},
     }
+    if finding.resolved_by is not None:
+        # Another rule's fix made this finding moot: say which, in the message too.
+        result["properties"]["resolvedBy"] = finding.resolved_by
+        result["message"]["text"] += f" (resolved by {finding.resolved_by}'s fix)"
     if finding.code in index:
         result["ruleIndex"] = index[finding.code]
     if fix is not None:

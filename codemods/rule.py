@@ -37,7 +37,9 @@ class Finding:
     """One occurrence of an anti-pattern.
 
     ``span`` anchors the fix: the engine hands the rule the libcst node of type
-    ``node_type`` that covers exactly this span. ``applied`` is filled in by the engine.
+    ``node_type`` that covers exactly this span. ``applied`` (this finding's own rule made
+    the edit) and ``resolved_by`` (the code of another rule whose fix made it moot) are
+    filled in by the engine.
     """
 
     code: str
@@ -51,9 +53,11 @@ class Finding:
     node_type: str = "Call"
     applied: bool = False
     data: tuple = field(default=(), compare=False)
+    resolved_by: str | None = None
 
     def to_json(self) -> dict:
-        return {
+        """The finding in ``--format json``; ``resolved_by`` is present only when set."""
+        document = {
             "code": self.code,
             "name": self.name,
             "path": self.path,
@@ -63,6 +67,9 @@ class Finding:
             "fix": self.fix.value,
             "applied": self.applied,
         }
+        if self.resolved_by is not None:
+            document["resolved_by"] = self.resolved_by
+        return document
 
 
 class Rule:

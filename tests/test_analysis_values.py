@@ -459,3 +459,97 @@ def test_loop_carried_definition_reaches_an_earlier_use():
             y = torch.ones(8)
     """
     assert value(source).kind == UNKNOWN
+
+
+def test_decorator_factory_forwards_its_keywords_into_the_transform():
+    source = """
+    def jit_with(**options):
+        return partial(jax.jit, **options)
+
+    @jit_with(out_shardings=sharded)
+    def scale(x, factor=2.0):
+        return x * factor
+
+    probe(scale(jnp.ones(8)))
+    """
+    assert value(source).placement == MULTI
+
+
+def test_container_annotations_hold_their_element_kind():
+    analysis, expr = _probe("def f(params: dict[str, jax.Array]):\n    probe(params)")
+    assert analysis.leaves(expr).kind == ARRAY
+    assert (
+        value("from typing import Sequence\ndef f(xs: Sequence[torch.Tensor]):\n    probe(xs[0])").kind
+        == TORCH
+    )
+
+
+def test_each_name_of_one_import_statement_is_its_own_module():
+    analysis, expr = _probe("from jax import dlpack as jdl, numpy as jnp2\nprobe(jnp2.ones(3))")
+    assert analysis.value_of(expr).kind == ARRAY
+    assert (
+        value(
+            "from jax import dlpack as jdl, numpy as jnp2\ndef f():\n    probe(jdl.to_dlpack(jnp2.ones(3)))"
+        ).kind
+        == CAPSULE
+    )
+
+
+def test_augmented_assignment_keeps_the_array():
+    assert value("x = jax.device_put(jnp.ones(8), sharded)\nx += 1\nprobe(x)").placement == MULTI
+
+
+def test_cupy_arrays_and_dlpack_devices():
+    from jax_codemod.analysis.values import CUPY, DLPACK_DEVICE
+
+    assert value("import cupy\nprobe(cupy.asarray([1, 2]))").kind == CUPY
+    analysis, expr = _probe("x = jnp.ones(3)\nprobe(x.__dlpack_device__())")
+    found = analysis.value_of(expr)
+    assert found.kind == DLPACK_DEVICE and analysis.value_of(found.node).kind == ARRAY
+
+
+def test_arguments_of_the_files_own_calls_reach_a_helpers_parameter():
+    source = """
+    def to_torch(x):
+        probe(x)
+        return torch.from_dlpack(x)
+
+    a = to_torch(jax.device_put(jnp.ones(8), sharded))
+    b = to_torch(jax.device_put(jnp.zeros(8), sharded))
+    """
+    assert value(source).placement == MULTI
+    mixed = source.replace("jax.device_put(jnp.zeros(8), sharded)", "jnp.zeros(8)")
+    assert value(mixed).placement == SINGLE
+    passed_on = source + "callbacks = [to_torch]\n"
+    assert value(passed_on).kind == UNKNOWN
+
+
+def test_arguments_of_method_calls_on_self():
+    source = """
+    class Bridge:
+        def export(self, x):
+            return torch.from_dlpack(probe(x))
+
+        def run(self):
+            return self.export(jax.device_put(jnp.ones(8), sharded))
+    """
+    assert value(source).placement == MULTI
+
+
+def test_ahead_of_time_compiled_jit_keeps_its_out_shardings():
+    source = "f = jax.jit(lambda x: x, out_shardings=sharded)\ncompiled = f.lower(jnp.ones(8)).compile()\nprobe(compiled(jnp.ones(8)))"
+    assert value(source).placement == MULTI
+
+
+def test_shardings_of_a_multi_process_job_are_not_fully_addressable():
+    source = "jax.distributed.initialize()\nprobe(jax.device_put(np.ones(8), NamedSharding(mesh, P('x'))))"
+    assert value(source).placement == NOT_ADDRESSABLE
+    local = "jax.distributed.initialize()\nlocal_mesh = jax.sharding.Mesh(jax.local_devices(), ('x',))\n"
+    assert value(local + "probe(NamedSharding(local_mesh, P('x')))").placement == MULTI
+
+
+def test_a_one_device_mesh_places_on_one_device():
+    source = (
+        "one = jax.make_mesh((1,), ('x',))\nprobe(jax.device_put(np.ones(8), NamedSharding(one, P('x'))))"
+    )
+    assert value(source).placement == SINGLE

@@ -41,6 +41,7 @@ class Definition:
     value: ast.expr | None  # the expression bound; None: nothing this analysis can follow
     path: tuple = ()  # from ``value`` to the name: tuple indexes (int) and ITER
     bound_at: tuple[int, int] = ALWAYS_BEFORE  # uses from this position on see it
+    name: str = ""  # the name bound
 
     @property
     def kind(self) -> str:
@@ -295,7 +296,7 @@ def _collect(scope: ast.AST) -> dict[str, list[Definition]]:
     def add(name: str, node: ast.AST, value, path, bound_at) -> None:
         if path is None:
             value, path = None, ()
-        found.setdefault(name, []).append(Definition(node, value, path, bound_at))
+        found.setdefault(name, []).append(Definition(node, value, path, bound_at, name))
 
     def bind(target: ast.AST, node: ast.AST, value, path: tuple, bound_at) -> None:
         for name, name_path in bound_names(target, path):

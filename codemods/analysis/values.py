@@ -47,7 +47,7 @@ from dataclasses import dataclass, field, replace
 from functools import cached_property
 
 from jax_codemod.analysis import transforms as spelled
-from jax_codemod.analysis.scopes import ITER, Definition, Scopes
+from jax_codemod.analysis.scopes import ITER, Definition, Scopes, scope_nodes
 
 # Kinds -------------------------------------------------------------------------------
 UNKNOWN = "unknown"
@@ -200,6 +200,12 @@ MULTI_TRANSFORMS = frozenset({"jax.pmap", "jax.shard_map"})
 PARTIAL = frozenset({"functools.partial"})
 
 JAX_ARRAY_TYPES = frozenset({"jax.Array"})
+MAPPING_TYPES = frozenset(
+    {"dict", "typing.Dict", "typing.Mapping", "collections.abc.Mapping", "typing.MutableMapping"}
+)
+SEQUENCE_TYPES = frozenset(
+    {"list", "tuple", "typing.List", "typing.Tuple", "typing.Sequence", "collections.abc.Sequence"}
+)
 TORCH_TYPES = frozenset({"torch.Tensor", "torch.nn.Parameter"})
 NUMPY_TYPES = frozenset({"numpy.ndarray", "numpy.typing.NDArray"})
 CAPSULE_TYPES = frozenset({"types.CapsuleType", "typing_extensions.CapsuleType"})
@@ -313,6 +319,8 @@ _TORCH_NON_TENSORS = (
     "torch.jit.",
 )
 MAX_DEPTH = 40
+# The helper JAX002/JAX006 insert: what it returns is known, whatever the file defines it as.
+GATHER_HELPER = "ensure_single_device"
 
 
 @dataclass(frozen=True)
@@ -465,7 +473,8 @@ class Analysis:
         self._values: dict[ast.AST, Value] = {}
         self._active: set[ast.AST] = set()
         self._returns: dict[ast.AST, Value] = {}
-        self._calls_by_first_name: dict[str, list[ast.Call]] | None = None
+        self._usage: dict[str, dict[str, list[ast.AST]]] | None = None
+        self._multi_process: bool | None = None
         self._mesh_statements: list[ast.AST] | None = None
 
     # Public queries ------------------------------------------------------------------
@@ -498,6 +507,10 @@ class Analysis:
 
     def leaves(self, expr: ast.AST) -> Value:
         return self._leaves(self.value_of(expr))
+
+    def iterated(self, expr: ast.AST) -> Value:
+        """One element of iterating ``expr`` (``for x in expr``, ``map(f, expr)``), joined."""
+        return self._iterated(self.value_of(expr))
 
     def qualname(self, expr: ast.AST) -> str | None:
         """The public qualified name ``expr`` refers to, or None."""
@@ -574,10 +587,10 @@ class Analysis:
         else:
             returns = [
                 node.value
-                for node in self.scopes_nodes(function)
+                for node in scope_nodes(function)
                 if isinstance(node, ast.Return) and node.value is not None
             ]
-            if any(isinstance(node, (ast.Yield, ast.YieldFrom)) for node in self.scopes_nodes(function)):
+            if any(isinstance(node, (ast.Yield, ast.YieldFrom)) for node in scope_nodes(function)):
                 returns = []
             result = join(self.value_of(value) for value in returns)
             if result.why and result.kind != UNKNOWN:
@@ -585,10 +598,17 @@ class Analysis:
         self._returns[function] = result
         return result
 
-    def scopes_nodes(self, scope: ast.AST):
-        from jax_codemod.analysis.scopes import scope_nodes
-
-        return scope_nodes(scope)
+    @property
+    def multi_process(self) -> bool:
+        """The file starts a multi-process job (``jax.distributed.initialize()``)."""
+        if self._multi_process is None:
+            self._multi_process = "initialize" in self.ctx.text and any(
+                isinstance(node, ast.Call)
+                and getattr(node.func, "attr", getattr(node.func, "id", None)) == "initialize"
+                and self.qualname(node.func) == "jax.distributed.initialize"
+                for node in ast.walk(self.ctx.tree)
+            )
+        return self._multi_process
 
     def in_explicit_mesh(self, node: ast.AST) -> bool:
         """``node`` runs with a mesh set (``with jax.set_mesh(mesh):``, or ``jax.set_mesh(mesh)``
@@ -682,7 +702,10 @@ class Analysis:
         return Value(MAPPING, items=tuple(items))
 
     def _combined(self, operands: list[ast.AST], expr: ast.AST) -> Value:
-        values = [self.value_of(o) for o in operands]
+        return self._combine([self.value_of(o) for o in operands], expr)
+
+    def _combine(self, values: list[Value], expr: ast.AST) -> Value:
+        """An operator's result (``a + b``, ``x += y``) from its operands' values."""
         kinds = {v.kind for v in values}
         if TRACER in kinds and not kinds & OTHER_ARRAYS:
             return Value(TRACER, "a traced computation")
@@ -749,9 +772,8 @@ class Analysis:
         if isinstance(node, ast.ClassDef):
             return Value(CLASS, f"class `{node.name}`", node=node)
         if isinstance(node, ast.AugAssign):
-            previous = self.value_of(node.target) if False else UNKNOWN_VALUE
-            value = self.value_of(node.value)
-            return value if value.kind in ARRAY_KINDS | OTHER_ARRAYS else previous
+            # ``x += y``: what ``x`` held before, combined with ``y``.
+            return self._combine([self.value_of(node.target), self.value_of(node.value)], node)
         if definition.value is None:
             return UNKNOWN_VALUE
         value = self.value_of(definition.value)
@@ -762,7 +784,7 @@ class Analysis:
     def _import_value(self, node: ast.AST, definition: Definition) -> Value:
         for alias in node.names:
             local = (alias.asname or alias.name).split(".", 1)[0]
-            if local != self._defined_name(definition, alias):
+            if local != definition.name:
                 continue
             if isinstance(node, ast.Import):
                 qualified = alias.name if alias.asname else alias.name.split(".", 1)[0]
@@ -772,10 +794,6 @@ class Analysis:
                 qualified = f"{node.module}.{alias.name}"
             return self._qualified_value(public_name(qualified))
         return UNKNOWN_VALUE
-
-    @staticmethod
-    def _defined_name(definition: Definition, alias: ast.alias) -> str:
-        return (alias.asname or alias.name).split(".", 1)[0]
 
     def _function_value(self, function: ast.AST) -> Value:
         decorators = list(getattr(function, "decorator_list", ()))
@@ -808,14 +826,85 @@ class Analysis:
             if isinstance(d.node, (ast.FunctionDef, ast.AsyncFunctionDef))
         ]
 
-    def _calls_passing(self, name: str) -> list[ast.Call]:
-        if self._calls_by_first_name is None:
-            index: dict[str, list[ast.Call]] = {}
+    def _index(self) -> dict[str, dict[str, list[ast.AST]]]:
+        """Calls by the name of their first argument, of their function, of their method; and
+        every read of a bare name: one walk of the file, on first use."""
+        if self._usage is None:
+            index: dict[str, dict[str, list[ast.AST]]] = {"first": {}, "func": {}, "method": {}, "load": {}}
             for node in ast.walk(self.ctx.tree):
-                if isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Name):
-                    index.setdefault(node.args[0].id, []).append(node)
-            self._calls_by_first_name = index
-        return self._calls_by_first_name.get(name, [])
+                if isinstance(node, ast.Call):
+                    if node.args and isinstance(node.args[0], ast.Name):
+                        index["first"].setdefault(node.args[0].id, []).append(node)
+                    if isinstance(node.func, ast.Name):
+                        index["func"].setdefault(node.func.id, []).append(node)
+                    elif isinstance(node.func, ast.Attribute):
+                        index["method"].setdefault(node.func.attr, []).append(node)
+                elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+                    index["load"].setdefault(node.id, []).append(node)
+            self._usage = index
+        return self._usage
+
+    def _calls_passing(self, name: str) -> list[ast.Call]:
+        return self._index()["first"].get(name, [])
+
+    def _argument_value(self, parameter: ast.arg, function: ast.AST) -> Value:
+        """What the file's own calls of ``function`` pass for ``parameter``, joined; unknown
+        unless every use of the function is such a call."""
+        if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)) or function.decorator_list:
+            return UNKNOWN_VALUE
+        index = self._index()
+        owner = self.ctx.parent(function)
+        positional = [*function.args.posonlyargs, *function.args.args]
+        if isinstance(owner, ast.ClassDef) and function.name == "__init__":
+            # Constructor calls; the class name also appears in annotations and isinstance checks.
+            calls = [
+                call
+                for call in index["func"].get(owner.name, [])
+                if self.value_of(call.func).kind == CLASS and self.value_of(call.func).node is owner
+            ]
+            positional = positional[1:]
+        elif isinstance(owner, ast.ClassDef):
+            calls = [
+                call
+                for call in index["method"].get(function.name, [])
+                if self.value_of(call.func.value).kind == INSTANCE
+                and self.value_of(call.func.value).node is owner
+            ]
+            positional = positional[1:]
+        else:
+            uses = index["load"].get(function.name, [])
+            calls = [
+                c
+                for c in index["func"].get(function.name, [])
+                if function in self._function_definitions(c.func)
+            ]
+            if len(calls) != len(uses):
+                return UNKNOWN_VALUE  # passed or stored somewhere: other callers are unknown
+        if not calls:
+            return UNKNOWN_VALUE
+        defaults = dict(
+            zip([a.arg for a in reversed(positional)], reversed(function.args.defaults), strict=False)
+        )
+        defaults.update(
+            (a.arg, d)
+            for a, d in zip(function.args.kwonlyargs, function.args.kw_defaults, strict=True)
+            if d is not None
+        )
+        values = []
+        for call in calls:
+            if any(isinstance(a, ast.Starred) for a in call.args) or any(
+                k.arg is None for k in call.keywords
+            ):
+                return UNKNOWN_VALUE
+            argument = next((k.value for k in call.keywords if k.arg == parameter.arg), None)
+            if argument is None and parameter in positional and positional.index(parameter) < len(call.args):
+                argument = call.args[positional.index(parameter)]
+            if argument is None:
+                argument = defaults.get(parameter.arg)
+            if argument is None:
+                return UNKNOWN_VALUE
+            values.append(self.value_of(argument))
+        return join(values)
 
     # Parameters ------------------------------------------------------------------------
 
@@ -834,6 +923,12 @@ class Analysis:
                 return replace(
                     annotated, why=f"a parameter annotated `{self.ctx.source_of(parameter.annotation)}`"
                 )
+        else:
+            # Arrays and placements only: a constant some caller passes (a dl_device) says nothing
+            # of what callers elsewhere pass, and a fix built on it could break them.
+            passed = self._argument_value(parameter, function)
+            if self._leaves(passed).kind in ARRAY_KINDS | OTHER_ARRAYS | {SHARDING, DEVICE, MESH}:
+                return replace(passed, why=f"{passed.why}, passed to `{function.name}`" if passed.why else "")
         if self._registered_for_jax(parameter, function):
             return Value(ARRAY, "a function registered for `jax.Array`")
         owner = self.ctx.parent(function)
@@ -916,7 +1011,19 @@ class Analysis:
             return join(self.annotation_value(m) for m in members) if members else UNKNOWN_VALUE
         if isinstance(annotation, ast.Subscript):
             head = self.qualname(annotation.value)
+            if (
+                head is None
+                and isinstance(annotation.value, ast.Name)
+                and not self.ctx.is_bound(annotation.value.id)
+            ):
+                head = annotation.value.id  # a builtin: dict[str, jax.Array]
             inner = annotation.slice
+            members = inner.elts if isinstance(inner, ast.Tuple) else [inner]
+            if head in MAPPING_TYPES and len(members) == 2:
+                return Value(MAPPING, items=((None, self.annotation_value(members[1])),))
+            if head in SEQUENCE_TYPES and members:
+                elements = [m for m in members if not (isinstance(m, ast.Constant) and m.value is Ellipsis)]
+                return Value(CONTAINER, items=tuple((None, self.annotation_value(m)) for m in elements))
             if head in ("typing.Optional", "typing_extensions.Optional"):
                 return self.annotation_value(inner)
             if head in ("typing.Union",) and isinstance(inner, ast.Tuple):
@@ -1060,8 +1167,7 @@ class Analysis:
         for statement in cls.body:
             if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 if statement.name == attr:
-                    value = self._function_value(statement)
-                    values.append(replace(value, why=value.why) if value.kind else value)
+                    values.append(self._function_value(statement))
                     continue
                 if not instance:
                     continue
@@ -1069,7 +1175,7 @@ class Analysis:
                 if not positional:
                     continue
                 this = positional[0].arg
-                for node in self.scopes_nodes(statement):
+                for node in scope_nodes(statement):
                     targets = (
                         node.targets
                         if isinstance(node, ast.Assign)
@@ -1140,6 +1246,11 @@ class Analysis:
             found = self._method_value(receiver, func.attr, call)
             if found is not None:
                 return found
+        if isinstance(func, ast.Name) and func.id == GATHER_HELPER and len(call.args) == 1:
+            gathered = self.value_of(call.args[0])
+            if gathered.kind == ARRAY and gathered.placement != NOT_ADDRESSABLE:
+                return Value(ARRAY, f"`{GATHER_HELPER}`", placement=SINGLE)
+            return gathered
         return self.apply(self.value_of(func), call)
 
     def apply(self, callee: Value, call: ast.Call) -> Value:
@@ -1163,10 +1274,25 @@ class Analysis:
         if kind == CALLABLE:
             return self._transformed_result(callee.transform, call)
         if kind == FUNCTION and callee.node is not None:
-            return self.returns_of(callee.node)
+            returned = self.returns_of(callee.node)
+            if returned.kind == TRANSFORM and returned.transform.has_unknown_options:
+                return replace(returned, transform=self._forwarded(returned.transform, callee.node, call))
+            return returned
         if kind == CLASS and callee.node is not None:
             return self._instance(callee.node, call)
         return UNKNOWN_VALUE
+
+    def _forwarded(self, transform: Transform, factory: ast.AST, call: ast.Call) -> Transform:
+        """A decorator factory's ``partial(jax.jit, **options)``: the call's keywords fill ``**options``."""
+        kwarg = getattr(getattr(factory, "args", None), "kwarg", None)
+        options = []
+        for keyword in transform.options:
+            spread = keyword.arg is None and isinstance(keyword.value, ast.Name)
+            if spread and kwarg is not None and keyword.value.id == kwarg.arg:
+                options.extend(call.keywords)
+            else:
+                options.append(keyword)
+        return replace(transform, options=tuple(options))
 
     def _transformed_result(self, transform: Transform, call: ast.Call) -> Value:
         name = transform.name
@@ -1181,6 +1307,8 @@ class Analysis:
         returned = self.returns_of(transform.function) if transform.function is not None else UNKNOWN_VALUE
         if name in JIT_TRANSFORMS:
             out = transform.option("out_shardings")
+            if out is None:
+                out = transform.option("out_axis_resources")  # pjit's name before JAX 0.4.x
             if out is not None and not _is_none(out):
                 placed = self.value_of(out)
                 return self._shaped_like(returned, placed, f"{label} with `out_shardings`")
@@ -1355,6 +1483,8 @@ class Analysis:
             return None
         if kind == CONTAINER and method == "copy":
             return receiver
+        if kind == CALLABLE and method in ("lower", "compile"):
+            return receiver  # AOT: jax.jit(f, ...).lower(x).compile() runs like jax.jit(f, ...)
         if kind == SHARDING and method in ("reshape", "replicate", "with_memory_kind", "update"):
             return receiver
         if kind in (INSTANCE, CLASS):
@@ -1438,7 +1568,15 @@ class Analysis:
             )
         if qualified in SHARDING_TYPES:
             placement = SHARDING_TYPES[qualified]
-            return Value(SHARDING, f"a `{qualified.rsplit('.', 1)[1]}`", placement=placement)
+            label = f"a `{qualified.rsplit('.', 1)[1]}`"
+            if placement == MULTI and self.value_of(_argument(call, 0, "mesh")).constant == "single":
+                return Value(SHARDING, f"{label} over a one-device mesh", placement=SINGLE)
+            if placement == MULTI and self.multi_process and not self._local_mesh(call):
+                # After jax.distributed.initialize, a mesh over jax.devices() spans every process.
+                return Value(
+                    SHARDING, f"{label} over the devices of every process", placement=NOT_ADDRESSABLE
+                )
+            return Value(SHARDING, label, placement=placement)
         if qualified in ("jax.sharding.PartitionSpec",):
             return Value(PARTITION_SPEC, "a `PartitionSpec`")
         if qualified in (
@@ -1446,7 +1584,13 @@ class Analysis:
             "jax.sharding.Mesh",
             "jax.experimental.mesh_utils.create_device_mesh",
         ):
-            return Value(MESH, label)
+            shape = (
+                _constant_ints(_argument(call, 0, "axis_shapes")) if qualified == "jax.make_mesh" else None
+            )
+            if shape and all(size == 1 for size in shape):
+                return Value(MESH, f"{label} of one device", constant="single")
+            local = "local_devices" in self.ctx.source_of(call)
+            return Value(MESH, label, constant="local" if local else None)
         if qualified in TREE_LEAVES and call.args:
             return Value(CONTAINER, label, items=((None, self.leaves(call.args[0])),))
         if qualified in TREE_FLATTEN and call.args:
@@ -1466,6 +1610,11 @@ class Analysis:
         ):
             return Value(CONTAINER, items=((None, self._iterated(self.value_of(call.args[0]))),))
         return None
+
+    def _local_mesh(self, call: ast.Call) -> bool:
+        """A sharding over this process's devices only (a mesh of ``jax.local_devices()``)."""
+        mesh = _argument(call, 0, "mesh")
+        return "local_devices" in self.ctx.source_of(call) or self.value_of(mesh).constant == "local"
 
     def _computed(self, qualified: str, call: ast.Call) -> Value:
         label = f"`{qualified}`"

@@ -155,6 +155,7 @@ def _finding_json(finding: Finding) -> dict:
         "span": [span.start_line, span.start_column, span.end_line, span.end_column],
         "node_type": finding.node_type,
         "applied": finding.applied,
+        "resolved_by": finding.resolved_by,
     }
 
 
@@ -171,4 +172,5 @@ def _finding(item: dict, path: str) -> Finding:
         span=Span(*item["span"]),
         node_type=item["node_type"],
         applied=item["applied"],
+        resolved_by=item.get("resolved_by"),
     )

@@ -194,32 +194,45 @@ def process_source(source: bytes, path: str, settings: Settings) -> FileResult:
         result.findings = findings
         return result
     try:
-        result.fixed, extra = _fix(source, ctx, findings, settings)
+        result.fixed, reported = _fix(source, ctx, findings, settings)
     except FixError as error:
         result.findings = findings
         result.error = FileError(path, f"fix not applied: {error}")
         return result
-    applied = [replace(f, applied=settings.applies(f)) for f in findings] + extra
-    result.findings = sorted(applied, key=lambda f: (f.line, f.column, f.code))
+    result.findings = sorted(reported, key=lambda f: (f.line, f.column, f.code))
     return result
 
 
+@dataclass
+class _Tracked:
+    """One finding across fix passes: as first seen, and what became of it."""
+
+    finding: Finding
+    ctx: FileContext
+    applied: bool = False
+    resolved_by: str | None = None
+
+
 def _fix(source: bytes, ctx: FileContext, findings: list[Finding], settings: Settings):
-    """Apply fixes rule by rule until no fixable finding is left; return (bytes, extra findings)."""
+    """Apply fixes rule by rule until no fixable finding is left; return (bytes, findings to report).
+
+    The fixed source is checked again after every pass, so a finding that only appears
+    after another rule's fix (an export inside a line JAX005 rewrites) is reported in the
+    same run, fixed when its own rule can. A finding is ``applied`` only when its own rule
+    made the edit; one that disappears after another rule's pass is ``resolved_by`` it.
+    """
     import libcst as cst  # only files that get a fix pay for importing libcst
 
     current = source
     module = None  # libcst's parse of ``current``, kept from the check that validated it
-    original_keys = {_key(f, ctx) for f in findings}
-    extra: list[Finding] = []
-    for pass_number in range(MAX_FIX_PASSES):
-        fixable = [f for f in findings if settings.applies(f)]
+    tracked = [_Tracked(finding, ctx) for finding in findings]
+    live = list(zip(tracked, findings))  # the current source's findings, with their history
+    for _ in range(MAX_FIX_PASSES):
+        fixable = [(entry, f) for entry, f in live if settings.applies(f)]
         if not fixable:
-            return current, extra
-        if pass_number:
-            extra.extend(replace(f, applied=True) for f in fixable if _key(f, ctx) not in original_keys)
-        rule = next(r for r in settings.rules if any(f.code == r.CODE for f in fixable))
-        targets = [f for f in fixable if f.code == rule.CODE]
+            return current, [_reported(entry) for entry in tracked]
+        rule = next(r for r in settings.rules if any(f.code == r.CODE for _, f in fixable))
+        targets = [f for _, f in fixable if f.code == rule.CODE]
         try:
             module = module or cst.parse_module(current)
             new = _apply_rule(module, rule, targets, ctx).bytes
@@ -229,18 +242,68 @@ def _fix(source: bytes, ctx: FileContext, findings: list[Finding], settings: Set
             raise FixError(f"{rule.CODE} failed: {type(error).__name__}: {error}") from error
         if new == current:
             raise FixError(f"{rule.CODE} reported a fix but changed nothing")
+        for entry, finding in fixable:
+            if finding.code == rule.CODE:
+                entry.applied = True
         try:
-            ctx, findings = check_source(new, ctx.path, settings.rules)
+            new_ctx, new_findings = check_source(new, ctx.path, settings.rules)
             module = cst.parse_module(new)
         except Exception as error:
             raise FixError(f"{rule.CODE} produced code that does not parse: {error}") from error
+        new_findings.sort(key=lambda f: (f.line, f.column, f.code))
+        links = _match(live, ctx, new_findings, new_ctx)
+        still_there = {id(entry) for entry in links if entry is not None}
+        for entry, _ in live:
+            if id(entry) not in still_there and not entry.applied and entry.resolved_by is None:
+                entry.resolved_by = rule.CODE
+        live = []
+        for entry, finding in zip(links, new_findings, strict=True):
+            if entry is None:
+                entry = _Tracked(finding, new_ctx)
+                tracked.append(entry)
+            live.append((entry, finding))
+        ctx = new_ctx or ctx
         current = new
     raise FixError(f"fixes did not converge after {MAX_FIX_PASSES} passes")
 
 
-def _key(finding: Finding, ctx: FileContext) -> tuple:
+def _reported(entry: _Tracked) -> Finding:
+    resolved_by = None if entry.applied else entry.resolved_by
+    return replace(entry.finding, applied=entry.applied, resolved_by=resolved_by)
+
+
+def _match(live, ctx: FileContext, new: list[Finding], new_ctx) -> list:
+    """For each new finding, the live finding it continues (None: it is new).
+
+    The same code, message and line text first; then the same code and message, since
+    another rule's edit may have changed the rest of the line.
+    """
+    links: list = [None] * len(new)
+    taken: set[int] = set()
+    for strict in (True, False):
+        for index, finding in enumerate(new):
+            if links[index] is not None:
+                continue
+            wanted = _key(finding, new_ctx) if strict else (finding.code, finding.message)
+            candidates = [
+                (entry, previous)
+                for entry, previous in live
+                if id(entry) not in taken
+                # A fixed finding only continues as itself: never by its message alone.
+                and (strict or not entry.applied)
+                and (_key(previous, ctx) if strict else (previous.code, previous.message)) == wanted
+            ]
+            if candidates:
+                entry, _ = min(candidates, key=lambda pair: abs(pair[1].line - finding.line))
+                links[index] = entry
+                taken.add(id(entry))
+    return links
+
+
+def _key(finding: Finding, ctx: FileContext | None) -> tuple:
     """Identifies a finding across passes: an earlier fix may shift lines, not their text."""
-    line = ctx.lines[finding.line - 1].strip() if finding.line <= len(ctx.lines) else ""
+    lines = ctx.lines if ctx is not None else []
+    line = lines[finding.line - 1].strip() if finding.line <= len(lines) else ""
     return (finding.code, finding.message, line)
 
 

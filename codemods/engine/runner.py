@@ -231,5 +231,5 @@ def write_results(results: Iterable[FileResult]) -> list[FileError]:
             failure = FileError(result.path, str(error))
             errors.append(failure)
             result.error = failure
-            result.findings = [replace(f, applied=False) for f in result.findings]
+            result.findings = [replace(f, applied=False, resolved_by=None) for f in result.findings]
     return errors

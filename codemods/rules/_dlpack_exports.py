@@ -108,7 +108,8 @@ class Export:
     via: str  # how it is handed over, for messages
     pointer: bool
     forbids_copy: bool
-    leaves: bool = False  # the consumer is mapped over the leaves of ``value``
+    leaves: bool = False  # the consumer is mapped over the leaves of ``value`` (jax.tree.map)
+    elements: bool = False  # ... over the elements of ``value`` (the builtin map)
 
     @property
     def error(self) -> str:
@@ -176,11 +177,18 @@ def find_exports(ctx: FileContext) -> Iterator[Export]:
                 qualified = analysis.qualname(func)
                 if qualified in CONSUMERS:
                     yield Export(node.args[0], node, f"`{qualified}`", False, _forbids_copy(node))
-                elif qualified in TREE_MAPS and len(node.args) == 2 and not node.keywords:
+                elif (
+                    (qualified in TREE_MAPS or _is_builtin_map(ctx, func))
+                    and len(node.args) == 2
+                    and not node.keywords
+                ):
                     consumer = analysis.qualname(node.args[0])
                     if consumer in CONSUMERS:
-                        via = f"`{consumer}` on every leaf"
-                        yield Export(node.args[1], node, via, False, False, leaves=True)
+                        leaves = qualified in TREE_MAPS
+                        via = f"`{consumer}` on every {'leaf' if leaves else 'element'}"
+                        yield Export(
+                            node.args[1], node, via, False, False, leaves=leaves, elements=not leaves
+                        )
         elif (
             isinstance(node, ast.Attribute)
             and node.attr in POINTER_ATTRIBUTES
@@ -201,7 +209,15 @@ def _forbids_copy(call: ast.Call) -> bool:
 
 def exported_value(ctx: FileContext, export: Export) -> v.Value:
     analysis = ctx.analysis
-    return analysis.leaves(export.value) if export.leaves else analysis.value_of(export.value)
+    if export.leaves:
+        return analysis.leaves(export.value)
+    if export.elements:
+        return analysis.iterated(export.value)
+    return analysis.value_of(export.value)
+
+
+def _is_builtin_map(ctx: FileContext, func: ast.AST) -> bool:
+    return isinstance(func, ast.Name) and func.id == "map" and not ctx.is_bound("map")
 
 
 def is_guarded(ctx: FileContext, export: Export) -> bool:
@@ -307,8 +323,8 @@ class GatherBeforeExport(Rule):
         node_type = WRAPPABLE.get(type(export.value).__name__)
         if node_type is None:
             return self._report(ctx, export, f"{message}; {by_hand} (no automatic fix for this expression)")
-        if export.leaves:
-            fix = f"gather every leaf first: `{ctx.source_of(export.site.func)}({HELPER}, {source})`"
+        if export.leaves or export.elements:
+            fix = f"gather every {'leaf' if export.leaves else 'element'} first: `{ctx.source_of(export.site.func)}({HELPER}, {source})`"
             data = (WRAP_LEAVES, ctx.source_of(export.site.func))
             return self.finding(ctx, export.value, f"{message}; {fix}", self.WRAP_SAFETY, node_type, data)
         fix = f"gather it first: `{HELPER}({source})`"

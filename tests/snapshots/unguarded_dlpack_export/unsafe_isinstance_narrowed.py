@@ -24,6 +24,9 @@ def pointer(value):
     return value.unsafe_buffer_pointer() if isinstance(value, jnp.ndarray) else None
 
 
+# The library's public converters: callers elsewhere pass arrays of any placement.
+CONVERTERS = (as_torch, as_numpy, pointer)
+
 mesh = jax.sharding.Mesh(jax.devices()[:4], ("x",))
 x = jax.device_put(jnp.arange(8.0), NamedSharding(mesh, P("x")))
 assert torch.equal(as_torch(x), torch.arange(8.0))

@@ -1,0 +1,83 @@
+"""The engine's fix loop across rules: one run finds everything, and each finding says who
+fixed it (``applied``: its own rule; ``resolved_by``: another rule's fix made it moot)."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+
+from jax_codemod.engine.pipeline import Settings, process_source
+from jax_codemod.rules.dlpack_without_host_fallback import DlpackWithoutHostFallback
+from jax_codemod.rules.removed_dlpack_api import RemovedDlpackApi
+from jax_codemod.rules.unguarded_dlpack_export import UnguardedDlpackExport
+
+
+def run(source: str, rules, unsafe: bool = False):
+    return process_source(textwrap.dedent(source).encode(), "case.py", Settings(tuple(rules), unsafe))
+
+
+def states(result):
+    return [(f.code, f.fix.value, f.applied, f.resolved_by) for f in result.findings]
+
+
+EXPORT_IN_REMOVED_CALL = """
+import jax
+import jax.dlpack
+import torch
+
+def to_torch(value: jax.Array):
+    return torch.from_dlpack(jax.dlpack.to_dlpack(value))
+"""
+
+
+def test_finding_that_appears_after_another_rules_fix_is_reported_in_the_same_run():
+    result = run(EXPORT_IN_REMOVED_CALL, [RemovedDlpackApi(), UnguardedDlpackExport()])
+    assert b"return torch.from_dlpack(value)" in result.fixed
+    # JAX006 could not see the export until JAX005 removed to_dlpack; its fix is unsafe.
+    assert states(result) == [("JAX005", "safe", True, None), ("JAX006", "unsafe", False, None)]
+
+
+def test_a_later_finding_is_fixed_by_its_own_rule_when_allowed():
+    result = run(EXPORT_IN_REMOVED_CALL, [RemovedDlpackApi(), UnguardedDlpackExport()], unsafe=True)
+    assert b"torch.from_dlpack(ensure_single_device(value))" in result.fixed
+    assert states(result) == [("JAX005", "safe", True, None), ("JAX006", "unsafe", True, None)]
+
+
+MOOT = """
+import jax
+import torch
+
+def to_torch(value: jax.Array):
+    tensor = torch.from_dlpack(value)
+    return tensor
+"""
+
+
+def test_finding_made_moot_by_another_rule_is_resolved_by_it_not_applied():
+    result = run(MOOT, [DlpackWithoutHostFallback(), UnguardedDlpackExport()])
+    assert b"except BufferError:" in result.fixed
+    # JAX004's try/except BufferError answers the multi-device BufferError too.
+    assert states(result) == [("JAX004", "safe", True, None), ("JAX006", "unsafe", False, "JAX004")]
+    moot = result.findings[1].to_json()
+    assert moot["applied"] is False and moot["resolved_by"] == "JAX004"
+    assert "resolved_by" not in result.findings[0].to_json()
+
+
+def test_cli_shows_resolved_by_in_text_json_and_sarif(tmp_path):
+    from click.testing import CliRunner
+    from jax_codemod.cli.main import cli
+
+    (tmp_path / "m.py").write_text(textwrap.dedent(MOOT))
+    runner = CliRunner()
+    base = ["run", "--dry-run", "--select", "JAX004,JAX006", str(tmp_path)]
+    text = runner.invoke(cli, base).output
+    assert "JAX006 1 (1 resolved by JAX004's fix)" in text
+    document = json.loads(runner.invoke(cli, [*base, "--format", "json"]).stdout)
+    by_code = {f["code"]: f for f in document["findings"]}
+    assert by_code["JAX006"]["resolved_by"] == "JAX004" and not by_code["JAX006"]["applied"]
+    assert document["summary"]["by_rule"]["JAX006"] == {"found": 1, "fixed": 0, "resolved": 1}
+    assert document["summary"]["by_rule"]["JAX004"] == {"found": 1, "fixed": 1}
+    sarif = json.loads(runner.invoke(cli, [*base, "--format", "sarif"]).stdout)
+    [resolved] = [r for r in sarif["runs"][0]["results"] if r["ruleId"] == "JAX006"]
+    assert resolved["properties"] == {"fixSafety": "unsafe", "applied": False, "resolvedBy": "JAX004"}
+    assert "resolved by JAX004's fix" in resolved["message"]["text"]
