@@ -59,7 +59,9 @@ def test_every_jit_spelling_is_split(imports, decorator):
     assert finding.fix is FixSafety.SAFE
     assert (finding.line, finding.column) == (source.count("\n", 0, source.index("record(")) + 1, 12)
     after = fixed(source)
-    assert f"{decorator}\ndef _step_traced(x, n):\n    return x * n\n" in after
+    # `@jax.jit(...)` needs JAX 0.8.1: the traced copy gets the spelling every JAX accepts.
+    kept = decorator.replace("@jax.jit(", "@functools.partial(jax.jit, ")
+    assert f"{kept}\ndef _step_traced(x, n):\n    return x * n\n" in after
     assert "def step(x, n):\n    record(x.unsafe_buffer_pointer())\n    return _step_traced(x, n)\n" in after
 
 
@@ -145,7 +147,9 @@ def test_suppressed_access_blocks_the_split():
     assert fixed(source) == textwrap.dedent(source)
 
 
-def test_jit_nested_in_jit_converges():
+def test_jit_called_inside_another_trace_is_reported_not_split():
+    """`inner` runs inside `outer`'s trace: a wrapper in front of it would run there too.
+    `outer` is split; `inner` is reported, before and after, and the fix converges."""
     source = """
     import jax
 
@@ -160,9 +164,15 @@ def test_jit_nested_in_jit_converges():
 
         return inner(x)
     """
+    [reported, split] = sorted(findings(source), key=lambda f: f.fix.value)
+    assert split.line == 6 and split.fix is FixSafety.SAFE
+    assert reported.line == 10 and reported.fix is FixSafety.NONE
+    assert "called from inside the traced `outer`" in reported.message
     after = fixed(source)
-    assert "def _outer_traced(x):" in after and "def _inner_traced(y):" in after
-    assert findings(after) == []
+    assert "def _outer_traced(x):" in after and "_inner_traced" not in after
+    [left] = findings(after)
+    assert left.fix is FixSafety.NONE and "y.unsafe_buffer_pointer()" in left.message
+    assert fixed(after) == after
 
 
 def test_fresh_name_avoids_existing_names():
@@ -295,3 +305,292 @@ def test_static_locals_are_repeated_in_the_wrapper_and_traced_ones_are_not():
     traced = static.replace("static_argnums=1", "static_argnums=()")
     [finding] = findings(traced)
     assert finding.fix is FixSafety.NONE and "reads `k`" in finding.message
+
+
+# The member table against the installed JAX ------------------------------------------
+
+# Positional arguments for the members that need some, on a (1, 1) float32 array (a shape
+# every array method accepts: `item()` needs one element, `mT`/`diagonal` two dimensions).
+MEMBER_ARGUMENTS = {
+    "addressable_data": (0,),
+    "argpartition": (0,),
+    "astype": ("int32",),
+    "choose": ([0],),
+    "compress": ([True],),
+    "dot": "self",
+    "repeat": (2,),
+    "reshape": (-1,),
+    "searchsorted": (0.5,),
+    "swapaxes": (0, 1),
+    "take": (0,),
+    "to_device": "device",
+}
+# Protocol methods that hand out the buffer (DLPack, NumPy, pickle): reached through
+# consumers, and callable directly.
+PROTOCOL_MEMBERS = ("__array__", "__dlpack__", "__dlpack_device__", "__reduce__", "__array_interface__")
+
+
+def _exercise(array, name: str, jax):
+    """Read ``array.name`` and call it when it is a method; the exception it raises, or None."""
+    arguments = MEMBER_ARGUMENTS.get(name, ())
+    if arguments == "self":
+        arguments = (array,)
+    elif arguments == "device":
+        arguments = (jax.devices()[0],)
+    try:
+        value = getattr(array, name)
+        if callable(value) and not isinstance(value, jax.Array):
+            value(*arguments)
+    except Exception as error:  # noqa: BLE001 - the outcome under test, whatever it is
+        return error
+    return None
+
+
+def _family(error, jax) -> str | None:
+    """The table's name for what a tracer raised: a concretization-family error of
+    jax.errors, or the AttributeError JAX raises for concrete-only attributes."""
+    for name in ("TracerArrayConversionError", "TracerBoolConversionError", "TracerIntegerConversionError"):
+        if isinstance(error, getattr(jax.errors, name, ())):
+            return name
+    if isinstance(error, jax.errors.ConcretizationTypeError):
+        return "ConcretizationTypeError"
+    if isinstance(error, AttributeError):
+        return "AttributeError"
+    return None
+
+
+def test_member_table_matches_installed_jax():
+    """Every public member of jax.core.Tracer and of the concrete jax.Array type, and the
+    buffer protocol methods, called on a real tracer inside jax.jit and on a concrete array:
+    the members that raise a concretization-family error (or JAX's AttributeError for
+    concrete-only attributes) on the tracer and work on the array are exactly the rule's
+    table for this JAX version, with the error the table says."""
+    import importlib.metadata
+
+    import jax
+    import jax.numpy as jnp
+    from jax._src.core import Tracer
+    from jax_codemod.rules import traced_concrete_access as rule
+
+    version = tuple(int(p) for p in importlib.metadata.version("jax").split(".")[:3])
+    concrete_type = type(jnp.ones((1, 1), jnp.float32))
+    names = sorted(
+        {n for n in dir(Tracer) if not n.startswith("_")}
+        | {n for n in dir(concrete_type) if not n.startswith("_")}
+        | set(PROTOCOL_MEMBERS)
+        | {m.name for m in rule.TRACER_MEMBERS}
+    )
+    on_tracer: dict[str, BaseException | None] = {}
+
+    def probe(x):
+        for name in names:
+            on_tracer[name] = _exercise(x, name, jax)
+        return x
+
+    jax.jit(probe)(jnp.ones((1, 1), jnp.float32))
+    missing_arguments, concrete_only = [], {}
+    for name in names:
+        on_array = _exercise(jnp.ones((1, 1), jnp.float32), name, jax)  # fresh: delete() deletes
+        if isinstance(on_array, TypeError) and "required positional argument" in str(on_array):
+            missing_arguments.append(name)
+        family = _family(on_tracer[name], jax)
+        if on_array is None and family is not None:
+            concrete_only[name] = family
+    assert missing_arguments == [], "add arguments for these members to MEMBER_ARGUMENTS"
+    table = rule.members_for(version)
+    assert concrete_only == {name: member.error for name, member in table.items()}
+    for name, member in table.items():
+        value = getattr(jnp.ones((1, 1), jnp.float32), name)
+        assert callable(value) is (member.positional is not None), name
+        if member.positional is not None:
+            fewest, most = member.positional
+            given = len(MEMBER_ARGUMENTS.get(name, ()))
+            assert fewest <= given and (most is None or given <= most), name
+
+
+def test_nonzero_with_a_size_traces():
+    """The table's `unless`: `x.nonzero(size=n)` has a static shape and traces."""
+    import jax
+    import jax.numpy as jnp
+
+    jax.jit(lambda x: x.nonzero(size=1)[0])(jnp.ones(3))
+    source = "import jax\n\n\n@jax.jit\ndef f(x):\n    a = x.nonzero()\n    b = x.nonzero(size=2)\n    return a, b\n"
+    assert [f.line for f in findings(source)] == [6]
+
+
+def test_consumer_table_matches_the_libraries():
+    """Every consumer in the table, with the libraries installed here: given a tracer inside
+    jax.jit it raises the error the table says, given the concrete array it works (so moving
+    the call out of the trace is a fix)."""
+    import builtins
+    import importlib
+    import importlib.util
+    import io
+
+    import jax
+    import jax.numpy as jnp
+    from jax_codemod.rules import traced_concrete_access as rule
+
+    def resolve(qualified: str):
+        if "." not in qualified:
+            return getattr(builtins, qualified)
+        module, _, attr = qualified.rpartition(".")
+        return getattr(importlib.import_module(module), attr)
+
+    # How to call the consumers whose array is not their only argument.
+    adapters = {
+        "pickle.dump": lambda f: lambda x: f(x, io.BytesIO()),
+        "torch.frombuffer": lambda f: lambda x: f(x, dtype=importlib.import_module("torch").float32),
+        "numpy.frombuffer": lambda f: lambda x: f(x, dtype="float32"),
+    }
+    consumers = {}
+    for qualified in rule.CONSUMERS:
+        if "." in qualified and importlib.util.find_spec(qualified.split(".", 1)[0]) is None:
+            continue  # cupy: not installed here
+        function = resolve(qualified)
+        consumers[qualified] = adapters.get(qualified, lambda f: f)(function)
+    assert {"torch.as_tensor", "numpy.asarray", "memoryview"} <= set(consumers)
+    outcomes = {}
+
+    def probe(x):
+        for name, consumer in consumers.items():
+            try:
+                consumer(x)
+                outcomes[name] = None
+            except Exception as error:  # noqa: BLE001 - the outcome under test
+                outcomes[name] = error
+        return x
+
+    jax.jit(probe)(jnp.arange(4.0, dtype=jnp.float32))
+    family = {name: _family(error, jax) or type(error).__name__ for name, error in outcomes.items() if error is not None}
+    assert family == {name: rule.CONSUMERS[name].error for name in consumers}
+    for consumer in consumers.values():
+        consumer(jnp.arange(4.0, dtype=jnp.float32))  # the concrete array: no error
+
+
+def test_buffer_helpers_raise_on_tracers_and_work_on_arrays():
+    """cffi's `ffi.from_buffer` and ctypes' `from_buffer_copy`, the pointer helpers that take
+    an array, fail on a tracer and work on the concrete array."""
+    import ctypes
+    import importlib.util
+
+    import jax
+    import jax.numpy as jnp
+
+    helpers = [lambda x: (ctypes.c_char * 16).from_buffer_copy(x)]
+    if importlib.util.find_spec("cffi") is not None:
+        import cffi
+
+        ffi = cffi.FFI()
+        helpers += [lambda x: ffi.from_buffer(x), lambda x: ffi.from_buffer("float[]", x)]
+    errors = []
+
+    def probe(x):
+        for helper in helpers:
+            with pytest.raises(TypeError) as raised:
+                helper(x)
+            errors.append(raised.value)
+        return x
+
+    jax.jit(probe)(jnp.arange(4.0, dtype=jnp.float32))
+    assert len(errors) == len(helpers)
+    for helper in helpers:
+        helper(jnp.arange(4.0, dtype=jnp.float32))
+
+
+
+def test_tracers_through_containers_come_from_the_shared_analysis():
+    """A tracer stored in a dict or a tuple is still a tracer: the shared value analysis
+    follows those flows, and the finding is an intermediate (report, no split)."""
+    source = """
+    import jax
+
+    @jax.jit
+    def step(x, y):
+        state = {"input": x}
+        record(state["input"].unsafe_buffer_pointer())
+        pair = (x, y)
+        first, _ = pair
+        record(first.on_device_size_in_bytes())
+        return x
+    """
+    found = findings(source)
+    assert [(f.line, f.fix) for f in found] == [(7, FixSafety.NONE), (10, FixSafety.NONE)]
+    assert all("computed inside `jax.jit`" in f.message for f in found)
+
+
+def test_static_parameters_stay_concrete_whatever_the_spelling():
+    source = """
+    import functools
+    import jax
+    import numpy as np
+
+    @functools.partial(jax.vmap, in_axes=(0, None))
+    def apply(row, table):
+        lookup = {"t": table}
+        record(np.asarray(lookup["t"]))
+        return row
+    """
+    assert findings(source) == []
+
+
+def test_arguments_bound_by_partial_are_constants():
+    source = """
+    import functools
+    import jax
+    import numpy as np
+
+    def loss(params, batch, *, table):
+        record(np.asarray(table))
+        record(np.asarray(batch))
+        return params
+
+    fast = jax.jit(functools.partial(loss, table=np.ones(3)))
+    """
+    assert [f.line for f in findings(source)] == [8]
+    both = source.rstrip() + "\n    slow = jax.jit(functools.partial(loss, np.ones(2)))\n"
+    assert [f.line for f in findings(both)] == [7, 8]
+
+
+def test_helpers_called_in_a_trace_are_reported_and_callbacks_are_not():
+    source = """
+    import jax
+    import numpy as np
+
+    def record(v):
+        LOG.append(v.unsafe_buffer_pointer())
+
+    def host(v):
+        return np.asarray(v)
+
+    def guarded(v):
+        if isinstance(v, jax.core.Tracer):
+            return v
+        return np.asarray(v)
+
+    @jax.jit
+    def step(x):
+        record(x * 2)
+        guarded(x)
+        return jax.pure_callback(host, jax.ShapeDtypeStruct(x.shape, x.dtype), x)
+    """
+    [finding] = findings(source)
+    assert finding.line == 6 and finding.fix is FixSafety.NONE
+    assert "called from inside the traced `step`" in finding.message
+
+
+def test_detection_is_whitespace_tolerant_and_skips_jax_lookalikes():
+    source = """
+    import jax
+    import jax.numpy as jnp
+    import numpy as np
+
+    @jax.jit
+    def f(x):
+        record(x.devices ())
+        record(x . is_fully_replicated)
+        record(np.asarray (x))
+        y = jnp.array(x)
+        return y
+    """
+    assert [f.line for f in findings(source)] == [8, 9, 10]

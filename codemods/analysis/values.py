@@ -44,7 +44,9 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 
+from jax_codemod.analysis import transforms as spelled
 from jax_codemod.analysis.scopes import ITER, Definition, Scopes, scope_nodes
 
 # Kinds -------------------------------------------------------------------------------
@@ -344,7 +346,7 @@ class Transform:
 
     @property
     def traces(self) -> bool:
-        return self.name in TRACING_TRANSFORMS
+        return self.name in TRACING_TRANSFORMS or self.name in spelled.TRANSFORMS
 
     def with_options(self, keywords: Iterable[ast.keyword], function: ast.AST | None = None) -> Transform:
         return replace(
@@ -559,6 +561,20 @@ class Analysis:
             definitions = self._function_definitions(call.args[0])
             if function in definitions:
                 found.append(callee.transform.with_options(call.keywords, function))
+        return found or self._spelled_transforms(function)
+
+    @cached_property
+    def spellings(self):
+        """How the file spells transforms (``analysis.transforms``): equinox and flax ones,
+        factories that take the function (``def jit(fn=None, **kw)``), substituted options."""
+        return spelled.Spellings(self.ctx)
+
+    def _spelled_transforms(self, function: ast.AST) -> list[Transform]:
+        found = []
+        for decorator in getattr(function, "decorator_list", ()):
+            spelled = self.spellings.transform_of(decorator)
+            if spelled is not None and spelled.readable:
+                found.append(Transform(public_name(spelled.name), spelled.options, function))
         return found
 
     def returns_of(self, function: ast.AST) -> Value:
@@ -935,16 +951,14 @@ class Analysis:
         transforms = [t for t in self.function_transforms(function) if t.traces]
         if not transforms:
             return False
-        positional = [a.arg for a in [*function.args.posonlyargs, *function.args.args]]
         for transform in transforms:
-            if transform.has_unknown_options:
-                return False
-            numbers = _constant_ints(transform.option("static_argnums"))
-            names = _constant_strs(transform.option("static_argnames"))
-            if numbers is None or names is None:
-                return False
-            static = set(names) | {positional[i] for i in numbers if -len(positional) <= i < len(positional)}
-            if parameter.arg in static:
+            # Which arguments each transform traces (static, unmapped, undifferentiated ones
+            # are concrete): analysis.transforms.traced_parameters.
+            readable = not transform.has_unknown_options
+            traced = spelled.traced_parameters(
+                function, spelled.Transform(transform.name, transform.options, readable=readable)
+            )
+            if traced is None or parameter.arg not in traced[0]:
                 return False
         return True
 

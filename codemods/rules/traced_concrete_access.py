@@ -4,43 +4,139 @@ from __future__ import annotations
 
 import ast
 import bisect
-import functools
 import re
 from dataclasses import dataclass
+from functools import cache
 from typing import TYPE_CHECKING
 
-from jax_codemod._lazy import lazy_module
 from jax_codemod.analysis.context import FileContext
+from jax_codemod.analysis.transforms import (
+    JIT,
+    JIT_LIKE,
+    PARTIAL,
+    TRANSPARENT,
+    Spellings,
+    Transform,
+    all_params,
+    positional_params,
+    public,
+    traced_parameters,
+)
 from jax_codemod.rule import Finding, FixSafety, Rule
 
 if TYPE_CHECKING:
     import libcst as cst
-else:
-    cst = lazy_module("libcst")  # imported by the first fix, not at start-up
 
-# Concrete-only methods of jax.Array -> how many positional arguments they take.
-METHODS = {
-    "unsafe_buffer_pointer": 0,
-    "on_device_size_in_bytes": 0,
-    "devices": 0,
-    "delete": 0,
-    "is_deleted": 0,
-    "addressable_data": 1,
-    "__dlpack__": 0,
-    "__dlpack_device__": 0,
-}
-PROPERTIES = frozenset({"is_fully_replicated", "addressable_shards", "traceback"})
-# Consumers that need a concrete buffer (DLPack export or host conversion).
-CONSUMERS = frozenset(
-    {
-        "torch.from_dlpack",
-        "torch.utils.dlpack.from_dlpack",
-        "numpy.from_dlpack",
-        "numpy.asarray",
-        "numpy.array",
-        "cupy.from_dlpack",
-    }
+# What reading or calling a concrete-only member on a tracer raises.
+CONCRETIZATION = "ConcretizationTypeError"
+ARRAY_CONVERSION = "TracerArrayConversionError"
+UNAVAILABLE = "AttributeError"  # JAX hides the attribute so that hasattr() stays False
+Version = tuple[int, ...]
+OLDEST: Version = (0, 4, 30)
+
+
+@dataclass(frozen=True)
+class Member:
+    """A member of ``jax.core.Tracer`` that needs a concrete array, over a range of JAX versions.
+
+    ``positional``: (fewest, most) positional arguments of a method (most None: any), or
+    None for a property. ``unless``: a keyword that makes the call traceable
+    (``x.nonzero(size=n)``). ``since``/``until``: the first JAX version where a concrete
+    array has the member and a tracer raises ``error``, and the first where that stops.
+    """
+
+    name: str
+    positional: tuple[int, int | None] | None
+    error: str = CONCRETIZATION
+    since: Version = OLDEST
+    until: Version | None = None
+    unless: str | None = None
+
+
+# The one table of concrete-only members, checked against the installed JAX (every public
+# member and DLPack/NumPy protocol method of jax.core.Tracer, called on a real tracer inside
+# jax.jit) by tests/test_traced_concrete_access.py::test_member_table_matches_installed_jax.
+TRACER_MEMBERS: tuple[Member, ...] = (
+    Member("unsafe_buffer_pointer", (0, 0)),
+    Member("on_device_size_in_bytes", (0, 0)),
+    Member("devices", (0, 0)),
+    Member("delete", (0, 0)),
+    Member("is_deleted", (0, 0)),
+    Member("addressable_data", (1, 1)),
+    Member("tolist", (0, 0)),
+    Member("tobytes", (0, 1)),
+    Member("item", (0, None)),
+    Member("nonzero", (0, 0), unless="size"),
+    Member("__dlpack__", (0, 0)),
+    Member("__array__", (0, 2), ARRAY_CONVERSION),
+    Member("__reduce__", (0, 0)),
+    Member("addressable_shards", None),
+    Member("global_shards", None),
+    Member("is_fully_addressable", None),
+    Member("is_fully_replicated", None),
+    Member("traceback", None),
+    Member("committed", None, since=(0, 4, 35)),  # jax/_src/array.py gained it in 0.4.35
+    Member("sharding", None, UNAVAILABLE),
+    Member("device", None, UNAVAILABLE, since=(0, 4, 31)),  # a property of jax.Array from 0.4.31
+    Member("block_until_ready", (0, 0), UNAVAILABLE),
+    Member("copy_to_host_async", (0, 0), UNAVAILABLE),
+    Member("__dlpack_device__", (0, 0), UNAVAILABLE),
+    # jax.Array members a tracer lacks altogether (jaxlib's ArrayImpl, jax/_src/array.py).
+    Member("is_ready", (0, 0), UNAVAILABLE),
+    Member("platform", (0, 0), UNAVAILABLE),
+    Member("clone", (0, 0), UNAVAILABLE),
+    Member("layout", None, UNAVAILABLE, until=(0, 6, 2)),  # renamed `format` in 0.6.2
+    Member("format", None, UNAVAILABLE, since=(0, 6, 2)),
 )
+
+
+def members_for(version: Version | None) -> dict[str, Member]:
+    """The concrete-only members of JAX ``version`` (None: of every supported version)."""
+    return {
+        m.name: m
+        for m in TRACER_MEMBERS
+        if version is None or (m.since <= version and (m.until is None or version < m.until))
+    }
+
+
+@dataclass(frozen=True)
+class Consumer:
+    """A function that needs a concrete buffer; ``error``: what it raises on a tracer."""
+
+    error: str
+    argument: int = 0  # the position of the array among the call's arguments
+
+
+# Qualified name -> what it raises given a tracer (checked with the installed libraries by
+# tests/test_traced_concrete_access.py::test_consumer_table_matches_the_libraries).
+CONSUMERS: dict[str, Consumer] = {
+    # torch reads __dlpack_device__ first (torch/utils/dlpack.py, torch/_tensor.py).
+    "torch.from_dlpack": Consumer(UNAVAILABLE),
+    "torch.utils.dlpack.from_dlpack": Consumer(UNAVAILABLE),
+    "torch.as_tensor": Consumer(UNAVAILABLE),
+    "torch.asarray": Consumer(UNAVAILABLE),
+    "torch.tensor": Consumer(UNAVAILABLE),
+    "torch.frombuffer": Consumer("ValueError"),
+    "numpy.asarray": Consumer(ARRAY_CONVERSION),
+    "numpy.array": Consumer(ARRAY_CONVERSION),
+    "numpy.asanyarray": Consumer(ARRAY_CONVERSION),
+    "numpy.ascontiguousarray": Consumer(ARRAY_CONVERSION),
+    "numpy.from_dlpack": Consumer(CONCRETIZATION),
+    "numpy.frombuffer": Consumer("TypeError"),
+    # CuPy takes __cuda_array_interface__ or __dlpack__; a tracer has neither.
+    "cupy.from_dlpack": Consumer(CONCRETIZATION),
+    "cupy.asarray": Consumer(UNAVAILABLE),
+    "cupy.array": Consumer(UNAVAILABLE),
+    "memoryview": Consumer("TypeError"),
+    "bytes": Consumer("TypeError"),
+    "bytearray": Consumer("TypeError"),
+    "pickle.dumps": Consumer(CONCRETIZATION),
+    "pickle.dump": Consumer(CONCRETIZATION),
+}
+# Buffer-protocol helpers called as methods: `ffi.from_buffer([cdecl,] x)` on a cffi.FFI
+# (the array is the last positional argument) and `(ctypes.c_char * n).from_buffer_copy(x)`.
+CFFI_FFI = "cffi.FFI"
+BUFFER_METHODS = {"from_buffer": "cffi", "from_buffer_copy": "ctypes"}
 # Attributes a tracer answers from its abstract value: reading them is fine in a trace.
 STATIC_ATTRS = frozenset(
     {"shape", "dtype", "ndim", "size", "aval", "weak_type", "itemsize", "nbytes", "named_shape", "__class__"}
@@ -71,82 +167,52 @@ SHAPE_FUNCTIONS = frozenset(
         "canonicalize_dtype",
     }
 )
-# jax's own modules re-export these under the public names.
-_PRIVATE_PREFIXES = (
-    ("jax._src.api.", "jax."),
-    ("jax._src.ad_checkpoint.", "jax."),
-    ("jax._src.shard_map.", "jax."),
-    ("jax.experimental.shard_map.", "jax."),
-    ("jax._src.lax.control_flow.loops.", "jax.lax."),
-    ("jax._src.lax.control_flow.conditionals.", "jax.lax."),
-    ("jax._src.lax.control_flow.", "jax.lax."),
+# Pytree maps: their function runs on the leaves of the trees.
+TREE_MAPS = frozenset({"jax.tree.map", "jax.tree_util.tree_map", "jax.tree_map"})
+# Pytree helpers whose results are the leaves of their argument: tracers when it is traced.
+TREE_LEAVES = frozenset(
+    {
+        "jax.tree.leaves",
+        "jax.tree.flatten",
+        "jax.tree_util.tree_leaves",
+        "jax.tree_util.tree_flatten",
+        "jax.tree_util.tree_leaves_with_path",
+        "jax.tree_util.tree_flatten_with_path",
+        "jax.tree.leaves_with_path",
+        "jax.tree.flatten_with_path",
+    }
 )
-JIT = "jax.jit"
-PARTIAL = "functools.partial"
-# Transforms under which hoisting would change meaning -> (positions of the traced
-# functions among the call's arguments, the option naming traced argument positions).
-REPORT_TRANSFORMS = {
-    "jax.vmap": ((0,), "in_axes"),
-    "jax.pmap": ((0,), None),  # traced like jit, whatever in_axes says
-    "jax.grad": ((0,), "argnums"),
-    "jax.value_and_grad": ((0,), "argnums"),
-    "jax.jacfwd": ((0,), "argnums"),
-    "jax.jacrev": ((0,), "argnums"),
-    "jax.hessian": ((0,), "argnums"),
-    "jax.checkpoint": ((0,), None),
-    "jax.remat": ((0,), None),
-    "jax.shard_map": ((0,), None),
-    "jax.jvp": ((0,), None),
-    "jax.vjp": ((0,), None),
-    "jax.linearize": ((0,), None),
-    "jax.lax.scan": ((0,), None),
-    "jax.lax.map": ((0,), None),
-    "jax.lax.associative_scan": ((0,), None),
-    "jax.lax.while_loop": ((0, 1), None),
-    "jax.lax.fori_loop": ((2,), None),
-    "jax.lax.cond": ((1, 2), None),
-    "jax.lax.switch": ((1,), None),
-}
 # Attributes of a jitted function that a plain wrapper does not have.
 JITTED_ATTRS = frozenset({"lower", "trace", "eval_shape", "clear_cache", "_cache_size", "__wrapped__"})
-# Lines that may hold an access, and lines that may call a transform: only the parts of
-# the tree that cover them are walked. Supersets are fine; these are found with str.find.
-_ACCESS_MARKS = (
-    "unsafe_buffer_pointer",
-    "on_device_size_in_bytes",
-    "is_fully_replicated",
-    "addressable_",
-    ".traceback",
-    ".devices(",
-    ".delete(",
-    ".is_deleted(",
-    "__dlpack",
-    "from_dlpack",
-    "array(",
-)
-# The last component of every transform's name, and of functools.partial.
-_TRANSFORM_NAMES = frozenset({"jit", "partial", *(name.rsplit(".", 1)[1] for name in REPORT_TRANSFORMS)})
-_CALL_MARKS = tuple(f"{name}(" for name in _TRANSFORM_NAMES)
-_TRANSFORM_MARKS = (
-    b"jit",
-    b"map",
-    b"grad",
-    b"jac",
-    b"hessian",
-    b"checkpoint",
-    b"remat",
-    b"jvp",
-    b"vjp",
-    b"linearize",
-    b"lax",
-)
-# Names bound to something under another spelling (`from jax import jit as compile`,
-# `fast = jax.jit`): the only bare names worth resolving besides the transforms' own.
-_ALIAS = re.compile(r"\bas\s+(\w+)|^(\w+)\s*=", re.MULTILINE)
 _BY_CALL = "the function is jitted by a call and may also run eagerly"
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 _HOISTABLE = (ast.Expr, ast.Assign, ast.AnnAssign)
+_COMPOUND = (ast.If, ast.For, ast.AsyncFor, ast.While, ast.Try, ast.With, ast.AsyncWith, ast.Match)
 _UNSPLITTABLE = (ast.Yield, ast.YieldFrom, ast.Await, ast.NamedExpr, ast.Global, ast.Nonlocal)
+
+
+def _access_pattern(members) -> str:
+    """Text that may be an access: found with one regex, whitespace-tolerant (`x.devices ()`)."""
+    methods = sorted(m.name for m in members if m.positional is not None)
+    properties = sorted(m.name for m in members if m.positional is None)
+    consumers = sorted({name.rsplit(".", 1)[-1] for name in CONSUMERS} | set(BUFFER_METHODS))
+    return (
+        rf"\.\s*(?:{'|'.join(methods)})\s*\("
+        # `jax.sharding.NamedSharding` is a module path, not an access.
+        rf"|(?<!jax)\.\s*(?:{'|'.join(properties)})\b"
+        # `jnp.array(x)` is jax's own: traceable.
+        rf"|(?<!jnp\.)\b(?:{'|'.join(consumers)})\s*\("
+    )
+
+
+_DECORATED_DEF = re.compile(r"^[ \t]*@.*\n(?:[ \t]*(?:@.*|#.*)?\n)*[ \t]*(?:async[ \t]+)?def\b", re.MULTILINE)
+_METHOD_NAMES = tuple(sorted(m.name for m in TRACER_MEMBERS if m.positional is not None))
+_PROPERTY_NAMES = tuple(sorted(m.name for m in TRACER_MEMBERS if m.positional is None))
+_CONSUMER_NAMES = tuple(sorted({name.rsplit(".", 1)[-1] for name in CONSUMERS} | set(BUFFER_METHODS)))
+_ACCESS_BYTES = re.compile(_access_pattern(TRACER_MEMBERS).encode())
+# A file must name one of these to trace anything: jax's transforms and `lax`, equinox's
+# filter_* and flax's lifted ones all contain one of them.
+_TRANSFORM_BYTES = re.compile(rb"jit|vmap|pmap|grad|jac|hessian|checkpoint|remat|shard_map|jvp|vjp|linearize|lax")
 
 
 @dataclass
@@ -159,6 +225,9 @@ class Traced:
     donated: frozenset[str] = frozenset()
     # Why the fix cannot split it, for a jitted function; None when it can.
     unsplittable: str | None = None
+    spelled: Transform | None = None  # how the file applies the transform
+    # A helper called from inside a trace: only its top-level statements are checked.
+    caller: str | None = None
 
 
 @dataclass(frozen=True)
@@ -171,20 +240,33 @@ class Access:
 
 class TracedConcreteAccess(Rule):
     """## What it does
-    Finds concrete-only `jax.Array` APIs used on tracers inside a traced function:
-    `unsafe_buffer_pointer()`, `on_device_size_in_bytes()`, `is_fully_replicated`,
-    `addressable_data(...)`, `addressable_shards`, `traceback`, `devices()`, `delete()`,
-    `__dlpack__()`, and DLPack or host consumers (`torch.from_dlpack(x)`, `np.asarray(x)`)
-    on the arguments of a function traced by `jax.jit`, `vmap`, `grad`, `pmap`,
-    `shard_map`, `checkpoint` or a `lax` control-flow body.
+    Finds concrete-only `jax.Array` APIs used on tracers inside a traced function: every
+    member of `jax.core.Tracer` that raises `ConcretizationTypeError` or a sibling
+    (`unsafe_buffer_pointer()`, `on_device_size_in_bytes()`, `tolist()`, `tobytes()`,
+    `item()`, `nonzero()` without `size=`, `devices()`, `delete()`, `addressable_data()`,
+    `__dlpack__()`, `__array__()`, `addressable_shards`, `global_shards`,
+    `is_fully_addressable`, `is_fully_replicated`, `committed`, `traceback`), the ones a
+    tracer hides (`sharding`, `device`, `block_until_ready()`, `is_ready()`,
+    `__dlpack_device__()`, `format`), and consumers that need a concrete buffer
+    (`torch.from_dlpack`/`as_tensor`/`tensor`/`asarray`, NumPy's `asarray`/`array`/
+    `from_dlpack`/`frombuffer`, CuPy, `memoryview`, `bytes`, `pickle`, cffi's
+    `ffi.from_buffer`, ctypes' `from_buffer_copy`). The table is keyed by JAX version and
+    checked against the installed JAX. Traced functions are found however they are
+    spelled: `jax.jit` and its aliases, `functools.partial(jax.jit, ...)`, `@jax.jit(...)`,
+    decorator factories, `jax.jit(f)` and `jax.jit(self._step)` calls, jitted dicts and
+    comprehensions, `equinox.filter_jit`, `flax.nnx.jit`, the other transforms (`vmap`,
+    `grad`, `pmap`, `shard_map`, `checkpoint`, `lax` control flow, equinox's and flax's),
+    helpers called from inside a trace, and the pytree leaves of a traced argument.
 
     ## Why is this bad?
     Inside a trace the arguments are abstract tracers with no buffer behind them: these
-    calls raise `ConcretizationTypeError` (or `AttributeError` /
-    `TracerArrayConversionError` for DLPack and NumPy consumers) the first time the
-    function is traced. Static attributes (`shape`, `dtype`, `ndim`, `size`), values
-    captured from module or closure scope and static arguments are concrete and are not
-    reported.
+    calls raise `ConcretizationTypeError` (or `TracerArrayConversionError`,
+    `AttributeError` or `TypeError` for NumPy, DLPack and buffer-protocol consumers) the
+    first time the function is traced. Static attributes (`shape`, `dtype`, `ndim`,
+    `size`), values captured from module or closure scope, static arguments, unmapped
+    (`in_axes=None`) and undifferentiated arguments, and the arrays host callbacks
+    (`jax.pure_callback`, `jax.debug.callback`, `io_callback`) receive are concrete and
+    are not reported.
 
     ## Example
     ```python
@@ -213,48 +295,67 @@ class TracedConcreteAccess(Rule):
     ```
 
     ## Fix safety
-    Safe when the accesses are side-effect statements of a function decorated by `jax.jit`
-    alone (any spelling, including `functools.partial(jax.jit, ...)` and `jax.jit(...)`
-    with options), that read only its parameters, module or closure names and locals
-    computed from shapes, dtypes and static arguments (`n = x.shape[0]`, repeated in the
-    wrapper), and whose assigned names feed nothing but other hoisted statements. The fix keeps the traced body
-    under a private name with the same decorator and puts a plain wrapper with the original
-    name and signature in front of it: the hoisted statements run on the concrete arguments
-    on every call (the original would have run them once per trace, and failed), then the
-    wrapper forwards every argument. Methods forward through `self`. Call sites keep
-    working; attributes of the jitted object (`step.lower(...)`) are no longer on the
-    wrapper, so a file that uses them is reported instead, and uses in other files are not
-    seen. The fix is unsafe when a non-static parameter has a default other than `None`
-    (forwarded explicitly, it becomes a traced argument instead of a Python constant) or
-    when an accessed argument is donated (the hoisted pointer or export outlives the
-    donated buffer). When the value flows into the traced computation or the result, is
-    read from an intermediate of the trace, or the function is traced by `vmap`, `grad`,
-    `pmap`, `shard_map`, `checkpoint`, a `lax` control-flow body or a `jax.jit(f)` call
-    (where `f` may also run eagerly), the rule reports without a fix.
+    Safe when the accesses are side-effect statements (or a `for` loop over an argument or
+    its pytree leaves, or a `with jax.named_scope(...)` block, made of them) of a function
+    decorated by `jax.jit`, `equinox.filter_jit` or `flax.nnx.jit` in any spelling (aliases,
+    `functools.partial`, factories, `@jax.jit(...)`, with `jax.named_call`/`named_scope`
+    decorators alongside), that read only its parameters, module or closure names and
+    locals computed from shapes, dtypes and static arguments (`n = x.shape[0]`, repeated in
+    the wrapper), and whose assigned names feed nothing but other hoisted statements. The
+    fix keeps the traced body under a private name with the same decorators and puts a
+    plain wrapper with the original name and signature in front of it: the hoisted
+    statements run on the concrete arguments on every call (the original would have run
+    them once per trace, and failed), then the wrapper forwards every argument. Methods
+    forward through `self`. `@jax.jit(...)` (JAX 0.8.1+) becomes
+    `@functools.partial(jax.jit, ...)` on the traced copy, so the fixed file runs on every
+    supported JAX. A comment right above a hoisted statement, and its trailing comment, move
+    with it; a comment set off by a blank line describes the traced computation and stays.
+    Call sites keep working; attributes of the jitted object (`step.lower(...)`) are no
+    longer on the wrapper, so a file that uses them is reported instead, and uses in other
+    files are not seen. The fix is unsafe when a non-static parameter has a default other
+    than `None` (forwarded explicitly, it becomes a traced argument instead of a Python
+    constant) or when an accessed argument is donated (the hoisted pointer or export
+    outlives the donated buffer). When the value flows into the traced computation or the
+    result, is read from an intermediate of the trace, the function is traced by `vmap`,
+    `grad`, `pmap`, `shard_map`, `checkpoint`, a `lax` control-flow body, a lifted linen
+    transform or a `jax.jit(f)` call (where `f` may also run eagerly), or it is a helper
+    called from inside a trace, the rule reports without a fix.
     """
 
     CODE = "JAX001"
     NAME = "traced-concrete-access"
     DEFAULT_ENABLED = True
     FIX_SAFETY = FixSafety.SAFE
-    TRIGGERS = tuple(mark.encode() for mark in _ACCESS_MARKS)
+    # The member and consumer names; prefilter() also wants a transform named in the file.
+    TRIGGERS = tuple(sorted({m.name.encode() for m in TRACER_MEMBERS} | {c.rsplit(".", 1)[-1].encode() for c in CONSUMERS}))
 
     def prefilter(self, source: bytes) -> bool:
-        # Every transform is jax's: a file that names none of them traces nothing.
+        # A finding needs both a concrete-only access or consumer and a transform (every
+        # transform is jax's or a library's built on it: a file without "jax" traces nothing).
         return (
             b"jax" in source
-            and super().prefilter(source)
-            and any(mark in source for mark in _TRANSFORM_MARKS)
+            and _ACCESS_BYTES.search(source) is not None
+            and _TRANSFORM_BYTES.search(source) is not None
         )
 
     def check(self, ctx: FileContext) -> list[Finding]:
-        access_lines = _matching_lines(ctx.text, _ACCESS_MARKS)
+        members = members_for(_target_version(self.options))
+        text = ctx.text
+        access_lines = (
+            _word_lines(text, _METHOD_NAMES, attribute=True, call=True)
+            | _word_lines(text, _PROPERTY_NAMES, attribute=True, not_after="jax")
+            | _word_lines(text, _CONSUMER_NAMES, call=True, not_after="jnp.")
+        )
         if not access_lines:
             return []
-        region = _Region(ctx.tree, sorted(access_lines | _matching_lines(ctx.text, _CALL_MARKS)))
+        spellings = Spellings(ctx)
+        # Decorated functions too: a helper with an access may be called from one.
+        candidates = access_lines | _word_lines(text, spellings.call_names, call=True)
+        region = _Region(ctx.tree, sorted(candidates | _matching_lines(ctx.text, _DECORATED_DEF, end=True)))
+        buffers = _ffi_names(ctx)
         findings: list[Finding] = []
-        for traced in _traced_functions(ctx, region):
-            accesses = _accesses(ctx, traced)
+        for traced in _traced_functions(ctx, region, spellings):
+            accesses = _accesses(ctx, traced, members, buffers)
             if accesses:
                 findings.extend(self._check_function(ctx, region, traced, accesses))
         return findings
@@ -263,7 +364,7 @@ class TracedConcreteAccess(Rule):
         self, ctx: FileContext, region, traced: Traced, accesses: list[Access]
     ) -> list[Finding]:
         plan, fix, reason = None, FixSafety.NONE, None
-        if traced.transform == JIT and traced.unsplittable is None:
+        if traced.transform in JIT_LIKE and traced.unsplittable is None:
             plan, fix, reason = _plan_split(ctx, region, traced, accesses)
             if plan and any(ctx.is_suppressed(self.CODE, ctx.span(a.node).start_line) for a in accesses):
                 # Splitting would move the suppressed access too.
@@ -283,18 +384,16 @@ class TracedConcreteAccess(Rule):
     def rewrite(self, original, updated, finding: Finding, fixer):
         # The access itself stays; the function around it is split once, in finalize.
         plan = finding.data[0]
-        fixer.state.setdefault(self.CODE, {})[plan.key] = plan
+        partial = fixer.reference_code("functools.partial") if plan.jit_options else None
+        fixer.state.setdefault(self.CODE, {})[plan.key] = (plan, partial)
         return updated
 
     def finalize(self, module: cst.Module, fixer) -> cst.Module:
         plans = fixer.state.get(self.CODE)
         if not plans:
             return module
-        from libcst.metadata import MetadataWrapper
-
-        splitter = _splitter_class()(plans)
-        new_module = MetadataWrapper(module, unsafe_skip_copy=True).visit(splitter)
-        if not splitter.done:
+        new_module, done = _split(module, plans)
+        if not done:
             raise ValueError(f"no function at {sorted(plans)}")
         # A plan deferred because a function inside it was split is found again next pass.
         return new_module
@@ -303,46 +402,58 @@ class TracedConcreteAccess(Rule):
 # Finding the traced functions ---------------------------------------------------------
 
 
-def _public(qualified: str | None) -> str | None:
-    if qualified is None:
+def _target_version(options: dict) -> Version | None:
+    """The JAX version the run targets, when the version plumbing (analysis.jax_versions) is there."""
+    try:
+        from jax_codemod.analysis import jax_versions
+    except ImportError:
         return None
-    for private, public in _PRIVATE_PREFIXES:
-        if qualified.startswith(private):
-            return public + qualified[len(private) :]
-    return qualified
+    return jax_versions.target(options)
 
 
-def _transform_of(
-    ctx: FileContext, expr: ast.AST, aliases: frozenset[str]
-) -> tuple[str, list[ast.keyword]] | None:
-    """(transform, options) for `jax.jit`, `jax.jit(**options)` and `partial(jax.jit, **options)`."""
-    if not _may_name_transform(expr.func if isinstance(expr, ast.Call) else expr, aliases):
-        return None
-    if isinstance(expr, ast.Call):
-        head = _public(ctx.qualname(expr.func))
-        if head == PARTIAL and expr.args:
-            inner = _public(ctx.qualname(expr.args[0]))
-            if inner == JIT or inner in REPORT_TRANSFORMS:
-                return inner, expr.keywords
-            return None
-        if head == JIT and not expr.args:
-            return head, expr.keywords
-        return None
-    name = _public(ctx.qualname(expr))
-    if name == JIT or name in REPORT_TRANSFORMS:
-        return name, []
-    return None
-
-
-def _matching_lines(text: str, marks: tuple[str, ...]) -> set[int]:
+def _word_lines(text: str, words, *, attribute=False, call=False, not_after: str = "") -> set[int]:
+    """Lines where one of ``words`` occurs as a whole word; ``attribute``: after a `.`,
+    ``call``: before a `(` (whitespace allowed around both); ``not_after``: not right after
+    that text (`jnp.array(` is no consumer). str.find is several times faster than one
+    regex alternation over the same words."""
     positions = []
-    for mark in marks:
-        position = text.find(mark)
-        while position != -1:
-            positions.append(position)
-            position = text.find(mark, position + 1)
+    size = len(text)
+    for word in words:
+        length = len(word)
+        start = text.find(word)
+        while start != -1:
+            end = start + length
+            if (start == 0 or not _is_word_char(text[start - 1])) and (end == size or not _is_word_char(text[end])):
+                before = start - 1
+                while before >= 0 and text[before] in " \t":
+                    before -= 1
+                after = end
+                while after < size and text[after] in " \t":
+                    after += 1
+                if (
+                    (not attribute or (before >= 0 and text[before] == "."))
+                    and (not call or (after < size and text[after] == "("))
+                    and not (not_after and text.endswith(not_after, 0, before if attribute else start))
+                ):
+                    positions.append(start)
+            start = text.find(word, end)
+    positions.sort()
     lines, line, previous = set(), 1, 0
-    for position in sorted(positions):
+    for position in positions:
+        line += text.count("\n", previous, position)
+        previous = position
+        lines.add(line)
+    return lines
+
+
+def _is_word_char(char: str) -> bool:
+    return char.isalnum() or char == "_"
+
+
+def _matching_lines(text: str, pattern: re.Pattern[str], end: bool = False) -> set[int]:
+    lines, line, previous = set(), 1, 0
+    for match in pattern.finditer(text):
+        position = match.end() if end else match.start()
         line += text.count("\n", previous, position)
         previous = position
         lines.add(line)
@@ -382,185 +493,228 @@ def _covers(lines: list[int], start: int, end: int) -> bool:
     return index < len(lines) and lines[index] <= end
 
 
-def _may_name_transform(expr: ast.AST, aliases: frozenset[str]) -> bool:
-    """A spelling check that spares resolving names that cannot be a transform."""
-    if isinstance(expr, ast.Attribute):
-        return expr.attr in _TRANSFORM_NAMES
-    return isinstance(expr, ast.Name) and (expr.id in _TRANSFORM_NAMES or expr.id in aliases)
-
-
-def _traced_functions(ctx: FileContext, region: _Region) -> list[Traced]:
+def _traced_functions(ctx: FileContext, region: _Region, spellings: Spellings) -> list[Traced]:
     found: dict[ast.AST, Traced] = {}
-    aliases = frozenset(name for pair in _ALIAS.findall(ctx.text) for name in pair if name)
+    index: dict[str, list[ast.FunctionDef]] | None = None
     for node in region.nodes:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            for decorator in node.decorator_list:
-                transform = _transform_of(ctx, decorator, aliases)
-                if transform is not None:
-                    name, options = transform
-                    why = None
-                    if len(node.decorator_list) > 1:
-                        why = "the function has other decorators"
-                    elif isinstance(node, ast.AsyncFunctionDef):
-                        why = "the function is async"
-                    _add(found, node, name, options, unsplittable=why)
-        elif isinstance(node, ast.Call) and node.args and _may_name_transform(node.func, aliases):
-            name = _public(ctx.qualname(node.func))
-            if name == JIT:
-                positions: tuple[int, ...] = (0,)
-            elif name in REPORT_TRANSFORMS:
-                positions = REPORT_TRANSFORMS[name][0]
-            else:
+            applied = [t for t in map(spellings.transform_of, node.decorator_list) if t is not None]
+            if not applied:
                 continue
+            others = len(node.decorator_list) - len(applied)
+            others -= sum(map(spellings.is_transparent, node.decorator_list))
+            why = None
+            if others:
+                why = "the function has other decorators"
+            elif isinstance(node, ast.AsyncFunctionDef):
+                why = "the function is async"
+            for transform in applied:
+                _add(found, node, transform, unsplittable=why)
+        elif isinstance(node, ast.Call):
+            hit = spellings.applied(node)
+            if hit is None:
+                continue
+            if index is None:
+                index = _function_index(region)
+            transform, positions = hit
             for position in positions:
                 if position < len(node.args):
-                    for function in _functions_passed(region, node, node.args[position]):
-                        _add(found, function, name, node.keywords, unsplittable=_BY_CALL)
+                    argument, fixed = _partial_binding(ctx, node.args[position])
+                    for function, bound in _functions_passed(region, index, spellings, node, argument):
+                        # `jax.jit(partial(loss, model=model))`: bound arguments are constants.
+                        constants = _bound_names(function, fixed, bound) if fixed else frozenset()
+                        _add(found, function, transform, unsplittable=_BY_CALL, bound=bound, constants=constants)
+    _add_helpers(ctx, region, _function_index(region, decorated=True), spellings, found)
     return [traced for traced in found.values() if traced.traced]
 
 
-def _functions_passed(region: _Region, call: ast.Call, argument: ast.AST) -> list[ast.AST]:
+def _add_helpers(ctx: FileContext, region: _Region, index, spellings: Spellings, found: dict) -> None:
+    """Functions of this file called from inside a trace with tracer arguments
+    (`scaled(x)`, `jax.named_call(scaled, name="s")(x)`, `jax.tree.map(record, params)`) run
+    in the trace too. Host callbacks (`jax.pure_callback(host, ...)`) are not calls of
+    their function: it runs on concrete arrays."""
+    pending = list(found.values())
+    for _ in range(3):  # helpers of helpers, a few levels deep
+        added = []
+        for traced in pending:
+            tainted = _tainted_names(ctx, traced.node, traced.traced)
+            for node in _scope_nodes(traced.node):
+                if not isinstance(node, ast.Call):
+                    continue
+                callee, arguments = node.func, list(node.args)
+                if public(ctx.qualname(callee)) in TREE_MAPS and node.args:
+                    callee, arguments = node.args[0], node.args[1:]  # a leaf of a traced tree is traced
+                for function, _ in _functions_passed(region, index, spellings, node, callee, traced.node):
+                    if isinstance(function, ast.Lambda):
+                        continue
+                    params = _called_params(ctx, function, arguments, node.keywords, tainted)
+                    if params and function in found:
+                        # A jitted function called inside another trace: its wrapper would
+                        # run in that trace too, so splitting it fixes nothing.
+                        known = found[function]
+                        known.unsplittable = known.unsplittable or (
+                            f"it is called from inside the traced `{_name_of(traced.node)}`"
+                        )
+                    elif params:
+                        helper = Traced(
+                            function,
+                            traced.transform,
+                            params,
+                            unsplittable=f"it is called from inside the traced `{_name_of(traced.node)}`",
+                            caller=_name_of(traced.node),
+                        )
+                        found[function] = helper
+                        added.append(helper)
+        if not added:
+            return
+        pending = added
+
+
+def _called_params(ctx: FileContext, function, arguments, keywords, tainted: set[str]) -> frozenset[str]:
+    """The parameters of ``function`` that a call passes a tracer to."""
+    positional = positional_params(function)
+    traced = set()
+    for name, argument in zip(positional, arguments):
+        if isinstance(argument, ast.Starred):
+            break
+        if _is_traced(ctx, argument, tainted):
+            traced.add(name)
+    names = {a.arg for a in all_params(function)}
+    for keyword in keywords:
+        if keyword.arg in names and _is_traced(ctx, keyword.value, tainted):
+            traced.add(keyword.arg)
+    return frozenset(traced)
+
+
+def _name_of(function) -> str:
+    return getattr(function, "name", "<lambda>")
+
+
+def _partial_binding(ctx: FileContext, argument: ast.AST) -> tuple[ast.AST, ast.Call | None]:
+    """`functools.partial(f, a, k=v)` -> (f, the partial call); anything else -> (it, None)."""
+    if (
+        isinstance(argument, ast.Call)
+        and argument.args
+        and public(ctx.qualname(argument.func)) == PARTIAL
+        and not any(isinstance(a, ast.Starred) for a in argument.args)
+    ):
+        return argument.args[0], argument
+    return argument, None
+
+
+def _bound_names(function, partial_call: ast.Call, bound: bool) -> set[str]:
+    positional = positional_params(function)[1 if bound else 0 :]
+    names = set(positional[: len(partial_call.args) - 1])
+    return names | {k.arg for k in partial_call.keywords if k.arg is not None}
+
+
+def _function_index(region: _Region, decorated: bool = False) -> dict[str, list[ast.FunctionDef]]:
+    """Functions of the region by name, undecorated ones unless ``decorated`` (methods are
+    found through their class)."""
+    index: dict[str, list[ast.FunctionDef]] = {}
+    for node in region.nodes:
+        if (
+            isinstance(node, ast.FunctionDef)
+            and (decorated or not node.decorator_list)
+            and not isinstance(region.parents.get(node), ast.ClassDef)
+        ):
+            index.setdefault(node.name, []).append(node)
+    return index
+
+
+def _functions_passed(region: _Region, index, spellings: Spellings, call: ast.Call, argument: ast.AST, scope=None):
+    """(function, bound) for each function ``argument`` may be; ``bound``: a method reached
+    through `self`, whose first parameter is not an argument of the transformed function."""
+    argument = spellings.unwrap(argument)
     if isinstance(argument, ast.Lambda):
-        return [argument]
+        return [(argument, False)]
     if isinstance(argument, (ast.List, ast.Tuple)):  # lax.switch branches
-        return [f for element in argument.elts for f in _functions_passed(region, call, element)]
+        return [f for e in argument.elts for f in _functions_passed(region, index, spellings, call, e, scope)]
+    if isinstance(argument, ast.Attribute):
+        return [(method, True) for method in _self_methods(region, call, argument)]
     if not isinstance(argument, ast.Name):
         return []
+    elements = _comprehension_elements(region, call, argument.id)
+    if elements is not None:
+        return [f for e in elements for f in _functions_passed(region, index, spellings, call, e, scope)]
     # Only functions holding an access matter, and those are in the region. The name
     # resolves like a closure: the call's own scope first, then the enclosing ones.
-    definitions = [
-        node
-        for node in region.nodes
-        if isinstance(node, ast.FunctionDef)
-        and node.name == argument.id
-        and not node.decorator_list
-        and not isinstance(region.parents.get(node), ast.ClassDef)
-    ]
-    scope = region.scope_of(call)
+    definitions = index.get(argument.id, [])
+    scope = scope or region.scope_of(call)
     while definitions:
         here = [node for node in definitions if region.scope_of(node) is scope]
         if here or scope is None or argument.id in _stored_names(scope):
-            return here
+            return [(node, False) for node in here]
         scope = region.scope_of(scope)
     return []
 
 
-def _add(found: dict, function, transform: str, options: list[ast.keyword], unsplittable):
-    params = _positional_params(function)
-    everything = {arg.arg for arg in _all_params(function)}
-    if transform == JIT:
-        static = _argument_names(options, "static_argnums", "static_argnames", params)
-        if static is not None and function.args.vararg and _indexes_past(options, "static_argnums", params):
-            static.add(function.args.vararg.arg)  # some of *args are static: treat them all so
-        donated = _argument_names(options, "donate_argnums", "donate_argnames", params)
-        if static is None or donated is None or any(k.arg is None for k in options):
-            return  # options we cannot read: which arguments are static is unknown
-        traced_names, donated_names = frozenset(everything - static), frozenset(donated)
-    else:
-        traced_names = _transformed_params(transform, options, params, everything)
-        if traced_names is None:
-            return
-        donated_names = frozenset()
+def _self_methods(region: _Region, call: ast.Call, argument: ast.Attribute) -> list[ast.FunctionDef]:
+    """`jax.jit(self._step)` inside a method: the class's own `_step`."""
+    method = region.scope_of(call)
+    if not isinstance(method, ast.FunctionDef) or not isinstance(argument.value, ast.Name):
+        return []
+    positional = positional_params(method)
+    owner = region.parents.get(method)
+    if not positional or argument.value.id != positional[0] or not isinstance(owner, ast.ClassDef):
+        return []
+    return [
+        node
+        for node in owner.body
+        if isinstance(node, ast.FunctionDef) and node.name == argument.attr and not node.decorator_list
+    ]
+
+
+def _comprehension_elements(region: _Region, call: ast.Call, name: str) -> list[ast.AST] | None:
+    """`[jax.jit(f) for f in (a, b)]`, `{k: jax.jit(f) for k, f in {"a": a}.items()}`: what the
+    comprehension variable ``name`` runs over, when that is written out; None when ``name`` is
+    not a comprehension variable around ``call``."""
+    node = region.parents.get(call)
+    while node is not None and not isinstance(node, (ast.stmt, ast.Lambda)):
+        if isinstance(node, (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
+            for generator in node.generators:
+                target, iterable = generator.target, generator.iter
+                if isinstance(target, ast.Name) and target.id == name:
+                    if isinstance(iterable, (ast.List, ast.Tuple, ast.Set)):
+                        return list(iterable.elts)
+                    if isinstance(iterable, ast.Dict) or _dict_view(iterable, "values"):
+                        return list((iterable if isinstance(iterable, ast.Dict) else iterable.func.value).values)
+                    return []
+                if (
+                    isinstance(target, ast.Tuple)
+                    and len(target.elts) == 2
+                    and isinstance(target.elts[1], ast.Name)
+                    and target.elts[1].id == name
+                ):
+                    return list(iterable.func.value.values) if _dict_view(iterable, "items") else []
+        node = region.parents.get(node)
+    return None
+
+
+def _dict_view(expr: ast.AST, method: str) -> bool:
+    return (
+        isinstance(expr, ast.Call)
+        and isinstance(expr.func, ast.Attribute)
+        and expr.func.attr == method
+        and isinstance(expr.func.value, ast.Dict)
+        and not expr.args
+    )
+
+
+def _add(found: dict, function, transform: Transform, unsplittable, bound: bool = False, constants=frozenset()):
+    parameters = traced_parameters(function, transform, bound)
+    if parameters is None:
+        return  # options we cannot read: which arguments are static is unknown
+    traced_names, donated_names = parameters
+    traced_names = traced_names - constants
     previous = found.get(function)
     if previous is not None:
         previous.unsplittable = previous.unsplittable or "the function is traced more than once"
         previous.traced = previous.traced | traced_names
-        if previous.transform == JIT:
-            previous.transform = transform
+        if previous.transform in JIT_LIKE:
+            previous.transform = transform.name
         return
-    found[function] = Traced(function, transform, traced_names, donated_names, unsplittable)
-
-
-def _transformed_params(transform: str, options, params: list[str], everything: set[str]) -> frozenset | None:
-    traced = _traced_positions(transform, options, params, everything)
-    static = _argument_names(options, "static_argnums", "static_argnames", params)
-    broadcast = _argument_names(options, "static_broadcasted_argnums", None, params)
-    if traced is None or static is None or broadcast is None:
-        return None
-    return traced - static - broadcast
-
-
-def _traced_positions(transform: str, options, params: list[str], everything: set[str]) -> frozenset | None:
-    option = REPORT_TRANSFORMS[transform][1]
-    value = next((k.value for k in options if k.arg == option), None) if option else None
-    if any(k.arg is None for k in options):
-        return None
-    if value is None:
-        if option == "argnums":
-            return frozenset(params[:1])
-        return frozenset(everything)
-    if option == "argnums":
-        positions = _int_literals(value)
-        if positions is None:
-            return None
-        return frozenset(params[i] for i in positions if -len(params) <= i < len(params))
-    # in_axes: an int maps every positional argument; a tuple/list maps them one by one.
-    if isinstance(value, ast.Constant) and isinstance(value.value, int):
-        return frozenset(everything)
-    if isinstance(value, (ast.Tuple, ast.List)) and len(value.elts) == len(params):
-        return frozenset(
-            name
-            for name, axis in zip(params, value.elts)
-            if not (isinstance(axis, ast.Constant) and axis.value is None)
-        )
-    return None
-
-
-def _argument_names(options, nums_key: str, names_key: str | None, params: list[str]) -> set[str] | None:
-    """The parameters named by an `*_argnums` / `*_argnames` pair; None when not literals."""
-    names: set[str] = set()
-    for keyword in options:
-        if keyword.arg == nums_key:
-            positions = _int_literals(keyword.value)
-            if positions is None:
-                return None
-            names.update(params[i] for i in positions if -len(params) <= i < len(params))
-        elif names_key is not None and keyword.arg == names_key:
-            strings = _str_literals(keyword.value)
-            if strings is None:
-                return None
-            names.update(strings)
-    return names
-
-
-def _indexes_past(options, key: str, params: list[str]) -> bool:
-    keyword = next((k for k in options if k.arg == key), None)
-    return keyword is not None and any(i >= len(params) for i in _int_literals(keyword.value) or ())
-
-
-def _int_literals(value: ast.AST) -> list[int] | None:
-    """The ints of `1`, `-1`, `(0, 2)` or `None`; None when they are not literals."""
-    if isinstance(value, ast.Constant) and value.value is None:
-        return []
-    items = value.elts if isinstance(value, (ast.Tuple, ast.List)) else [value]
-    out = []
-    for item in items:
-        sign = 1
-        if isinstance(item, ast.UnaryOp) and isinstance(item.op, ast.USub):
-            sign, item = -1, item.operand
-        if not (isinstance(item, ast.Constant) and type(item.value) is int):
-            return None
-        out.append(sign * item.value)
-    return out
-
-
-def _str_literals(value: ast.AST) -> list[str] | None:
-    if isinstance(value, ast.Constant) and value.value is None:
-        return []
-    items = value.elts if isinstance(value, (ast.Tuple, ast.List)) else [value]
-    if not all(isinstance(i, ast.Constant) and isinstance(i.value, str) for i in items):
-        return None
-    return [i.value for i in items]
-
-
-def _positional_params(function) -> list[str]:
-    return [a.arg for a in (*function.args.posonlyargs, *function.args.args)]
-
-
-def _all_params(function) -> list[ast.arg]:
-    args = function.args
-    extra = [a for a in (args.vararg, args.kwarg) if a is not None]
-    return [*args.posonlyargs, *args.args, *args.kwonlyargs, *extra]
+    found[function] = Traced(function, transform.name, traced_names, donated_names, unsplittable, transform)
 
 
 # Finding the accesses -------------------------------------------------------------
@@ -584,50 +738,116 @@ def _stored_names(function) -> set[str]:
     }
 
 
-def _accesses(ctx: FileContext, traced: Traced) -> list[Access]:
+def _accesses(ctx: FileContext, traced: Traced, members: dict[str, Member], buffers: frozenset[str]) -> list[Access]:
     function = traced.node
     stored = _stored_names(function)
     params = {name for name in traced.traced if name not in stored}
-    aliases = _comprehension_aliases(function, params)
+    # Parameters this rule has decided about (static ones are concrete, whatever the
+    # analysis of a differently spelled transform says).
+    every = {a.arg for a in all_params(function)} - stored
+    aliases = _comprehension_aliases(ctx, function, params)
     tainted = _tainted_names(ctx, function, traced.traced)
     nodes = list(_scope_nodes(function))
     called = {id(node.func) for node in nodes if isinstance(node, ast.Call)}
+    # A helper often guards concrete-only code (`if isinstance(x, core.Tracer): return x`):
+    # only the statements before its first compound statement surely run on the tracer.
+    body = function.body if traced.caller and isinstance(function.body, list) else []
+    first = next((s for s in body if isinstance(s, _COMPOUND)), None)
+    guarded = [(first.lineno, function.end_lineno)] if first is not None else []
     found = []
     for node in nodes:
-        access = _as_access(ctx, node, called)
-        if access is None:
+        access = _as_access(ctx, node, called, members, buffers)
+        if access is None or any(start <= node.lineno <= end for start, end in guarded):
             continue
         receiver, label = access
         root = _param_root(receiver)
         if root in params or root in aliases:
             found.append(Access(node, receiver, label, aliases.get(root, root)))
-        elif _is_traced(ctx, receiver, tainted):
+        elif _is_traced(ctx, receiver, tainted) or (
+            _base_name(receiver) not in every and ctx.analysis.is_tracer(receiver)
+        ):
+            # The shared value analysis follows what the local taint does not: containers,
+            # `self` attributes, records, helpers' return values, closures over a trace.
             found.append(Access(node, receiver, label, None))
     return sorted(found, key=lambda a: (a.node.lineno, a.node.col_offset))
 
 
-def _as_access(ctx: FileContext, node: ast.AST, called: set[int] = frozenset()) -> tuple[ast.AST, str] | None:
-    """(receiver, label) when ``node`` is a concrete-only access; ``called``: ids of called expressions."""
+def _base_name(expr: ast.AST) -> str | None:
+    while isinstance(expr, (ast.Attribute, ast.Subscript, ast.Call)):
+        expr = expr.func if isinstance(expr, ast.Call) else expr.value
+    return expr.id if isinstance(expr, ast.Name) else None
+
+
+ALL_MEMBERS = members_for(None)
+_BUILTIN_CONSUMERS = frozenset(name for name in CONSUMERS if "." not in name)
+
+
+def _as_access(
+    ctx: FileContext,
+    node: ast.AST,
+    called: set[int] = frozenset(),
+    members: dict[str, Member] = ALL_MEMBERS,
+    buffers: frozenset[str] = frozenset(),
+) -> tuple[ast.AST, str] | None:
+    """(receiver, label) when ``node`` is a concrete-only access; ``called``: ids of called
+    expressions; ``buffers``: local names of cffi ``FFI`` objects."""
     if isinstance(node, ast.Call):
         func = node.func
-        if (
-            isinstance(func, ast.Attribute)
-            and METHODS.get(func.attr) == len(node.args)
-            and not any(isinstance(a, ast.Starred) for a in node.args)
-            and (func.attr == "__dlpack__" or not node.keywords)
-        ):
-            return func.value, f".{func.attr}()"
-        if node.args and not isinstance(node.args[0], ast.Starred) and ctx.qualname(func) in CONSUMERS:
+        if any(isinstance(a, ast.Starred) for a in node.args):
+            return None
+        if isinstance(func, ast.Attribute):
+            member = members.get(func.attr)
+            if member is not None and member.positional is not None and _fits(member, node):
+                return func.value, f".{func.attr}()"
+            library = BUFFER_METHODS.get(func.attr)
+            if node.args and (
+                (library == "cffi" and isinstance(func.value, ast.Name) and func.value.id in buffers)
+                or (library == "ctypes" and _under(ctx, func.value, "ctypes"))
+            ):
+                return node.args[-1 if library == "cffi" else 0], f"{ast.unparse(func)}()"
+        if node.args and _consumer(ctx, func) is not None:
             return node.args[0], f"{ast.unparse(func)}()"
         return None
-    if (
-        isinstance(node, ast.Attribute)
-        and node.attr in PROPERTIES
-        and isinstance(node.ctx, ast.Load)
-        and id(node) not in called
-    ):
-        return node.value, f".{node.attr}"
+    if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load) and id(node) not in called:
+        member = members.get(node.attr)
+        if member is not None and member.positional is None:
+            return node.value, f".{node.attr}"
     return None
+
+
+def _fits(member: Member, call: ast.Call) -> bool:
+    fewest, most = member.positional
+    if len(call.args) < fewest or (most is not None and len(call.args) > most):
+        return False
+    return member.unless is None or not any(k.arg in (member.unless, None) for k in call.keywords)
+
+
+def _consumer(ctx: FileContext, func: ast.AST) -> Consumer | None:
+    if isinstance(func, ast.Name) and func.id in _BUILTIN_CONSUMERS:
+        return None if ctx.is_bound(func.id) else CONSUMERS[func.id]
+    qualified = ctx.qualname(func)
+    return CONSUMERS.get(qualified) if qualified else None
+
+
+def _under(ctx: FileContext, expr: ast.AST, module: str) -> bool:
+    """Whether ``expr`` is a name from ``module`` or an array type built from one (`c_char * n`)."""
+    if isinstance(expr, ast.BinOp):
+        return _under(ctx, expr.left, module)
+    qualified = ctx.qualname(expr) if isinstance(expr, (ast.Name, ast.Attribute)) else None
+    return qualified is not None and qualified.startswith(module + ".")
+
+
+def _ffi_names(ctx: FileContext) -> frozenset[str]:
+    """Module-level names of cffi ``FFI`` objects: ``ffi = cffi.FFI()`` or the ``ffi`` of a
+    compiled cffi module (``from ._lib import ffi``)."""
+    names = set()
+    for statement in ctx.tree.body:
+        if isinstance(statement, ast.Assign) and isinstance(statement.value, ast.Call):
+            if ctx.qualname(statement.value.func) == CFFI_FFI:
+                names.update(t.id for t in statement.targets if isinstance(t, ast.Name))
+        elif isinstance(statement, ast.ImportFrom):
+            names.update(a.asname or a.name for a in statement.names if a.name == "ffi")
+    return frozenset(names)
 
 
 def _param_root(expr: ast.AST) -> str | None:
@@ -639,14 +859,25 @@ def _param_root(expr: ast.AST) -> str | None:
     return expr.id if isinstance(expr, ast.Name) else None
 
 
-def _comprehension_aliases(function, params: set[str]) -> dict[str, str]:
+def _comprehension_aliases(ctx: FileContext, function, params: set[str]) -> dict[str, str]:
+    """Loop variables that run over a traced argument's elements or pytree leaves
+    (`for leaf in jax.tree.leaves(params)`) -> that argument."""
     aliases = {}
     for node in _scope_nodes(function):
-        if isinstance(node, ast.comprehension) and isinstance(node.target, ast.Name):
-            root = _param_root(node.iter)
+        if isinstance(node, (ast.comprehension, ast.For)) and isinstance(node.target, ast.Name):
+            root = _param_root(_leaves_of(ctx, node.iter))
             if root in params:
                 aliases[node.target.id] = root
     return aliases
+
+
+def _leaves_of(ctx: FileContext, expr: ast.AST) -> ast.AST:
+    """`jax.tree.leaves(p)`, `jax.tree.flatten(p)[0]` -> `p`: the leaves of a traced pytree are tracers."""
+    if isinstance(expr, ast.Subscript) and isinstance(expr.value, ast.Call):
+        expr = expr.value
+    if isinstance(expr, ast.Call) and expr.args and public(ctx.qualname(expr.func)) in TREE_LEAVES:
+        return expr.args[0]
+    return expr
 
 
 def _tainted_names(ctx: FileContext, function, traced: frozenset[str]) -> set[str]:
@@ -682,7 +913,7 @@ def _is_traced(ctx: FileContext, expr: ast.AST, tainted: set[str]) -> bool:
         return expr.id in tainted
     if isinstance(expr, ast.Attribute):
         # A concrete-only property is reported where it is read; its value is concrete.
-        if expr.attr in STATIC_ATTRS or expr.attr in PROPERTIES:
+        if expr.attr in STATIC_ATTRS or expr.attr in ALL_MEMBERS:
             return False
         return _is_traced(ctx, expr.value, tainted)
     if isinstance(expr, (ast.Subscript, ast.Starred)):
@@ -707,6 +938,8 @@ def _call_is_traced(ctx: FileContext, call: ast.Call, tainted: set[str]) -> bool
     if qualified is None:
         # A method of a tracer (`x.reshape(-1)`) returns a tracer.
         return isinstance(call.func, ast.Attribute) and _is_traced(ctx, call.func.value, tainted)
+    if public(qualified) in TREE_LEAVES:
+        return bool(call.args) and _is_traced(ctx, call.args[0], tainted)
     if not qualified.startswith(ARRAY_MODULES):
         return False
     function = qualified.rsplit(".", 1)[1]
@@ -731,6 +964,8 @@ class SplitPlan:
     hoisted_lines: tuple[int, ...]
     copied_lines: tuple[int, ...]  # static statements the wrapper repeats
     docstring_line: int | None
+    # (decorator index, `jax.jit` as spelled, its options' source) for `@jax.jit(...)`.
+    jit_options: tuple[int, str, str] | None = None
 
 
 def _plan_split(ctx: FileContext, region: _Region, traced: Traced, accesses: list[Access]):
@@ -743,9 +978,9 @@ def _plan_split(ctx: FileContext, region: _Region, traced: Traced, accesses: lis
     body = list(function.body)
     docstring = body.pop(0) if _is_docstring(body[0]) else None
     seeds = {id(s): s for s in body if any(s.lineno <= a.node.lineno <= s.end_lineno for a in accesses)}
-    hoisted, reason = _hoisted_statements(function, body, seeds)
+    hoisted, reason = _hoisted_statements(ctx, function, body, seeds)
     if not reason:
-        static = {a.arg for a in _all_params(function)} - traced.traced
+        static = {a.arg for a in all_params(function)} - traced.traced
         reason, copies = _dependency_problem(ctx, function, body, hoisted, static)
     if reason:
         return None, FixSafety.NONE, reason
@@ -772,8 +1007,22 @@ def _plan_split(ctx: FileContext, region: _Region, traced: Traced, accesses: lis
         hoisted_lines=tuple(statement.lineno for statement in hoisted),
         copied_lines=tuple(statement.lineno for statement in copies),
         docstring_line=docstring.lineno if docstring else None,
+        jit_options=_jit_options(ctx, function),
     )
     return plan, fix, None
+
+
+def _jit_options(ctx: FileContext, function) -> tuple[int, str, str] | None:
+    for index, decorator in enumerate(function.decorator_list):
+        if (
+            isinstance(decorator, ast.Call)
+            and not decorator.args
+            and decorator.keywords
+            and public(ctx.qualname(decorator.func)) == JIT
+        ):
+            options = ", ".join(ctx.source_of(keyword) for keyword in decorator.keywords)
+            return index, ctx.source_of(decorator.func), options
+    return None
 
 
 def _is_docstring(statement: ast.stmt) -> bool:
@@ -784,7 +1033,7 @@ def _is_docstring(statement: ast.stmt) -> bool:
     )
 
 
-def _hoisted_statements(function, body: list[ast.stmt], seeds: dict[int, ast.stmt]):
+def _hoisted_statements(ctx: FileContext, function, body: list[ast.stmt], seeds: dict[int, ast.stmt]):
     """The body statements to move out: the accessing ones and those reading their names."""
     chosen = {id(s) for s in body if id(s) in seeds}
     while True:
@@ -799,16 +1048,51 @@ def _hoisted_statements(function, body: list[ast.stmt], seeds: dict[int, ast.stm
             return [], "its value flows into the function's result"
         if isinstance(statement, _HOISTABLE) and getattr(statement, "value", None) is not None:
             continue
+        if id(statement) in seeds and _movable_block(ctx, statement):
+            continue
         if id(statement) not in seeds:
             return [], "its value flows into the traced computation"
         return [], "it is inside a compound statement"
     return hoisted, None
 
 
+def _movable_block(ctx: FileContext, statement: ast.stmt) -> bool:
+    """A compound statement that can leave the trace whole: a `for` over an argument or its
+    pytree leaves, or a `with jax.named_scope(...)` (it only names traced operations), whose
+    body is simple side-effect statements."""
+    if isinstance(statement, ast.For):
+        if statement.orelse or _param_root(_leaves_of(ctx, statement.iter)) is None:
+            return False
+    elif isinstance(statement, ast.With):
+        if not all(
+            isinstance(item.context_expr, ast.Call)
+            and public(ctx.qualname(item.context_expr.func)) in TRANSPARENT
+            and item.optional_vars is None
+            for item in statement.items
+        ):
+            return False
+    else:
+        return False
+    for inner in statement.body:
+        if isinstance(inner, (ast.For, ast.With)):
+            if not _movable_block(ctx, inner):
+                return False
+        elif not (isinstance(inner, _HOISTABLE) and getattr(inner, "value", None) is not None):
+            return False
+    return True
+
+
+def _block_bound(statement: ast.stmt) -> set[str]:
+    """Names a moved loop binds for its own body (`leaf` in `for leaf in ...`)."""
+    if isinstance(statement, ast.For):
+        return {n.id for n in ast.walk(statement.target) if isinstance(n, ast.Name)}
+    return set()
+
+
 def _dependency_problem(ctx: FileContext, function, body, hoisted, static: set[str]):
     """(reason, copies): why the hoisted statements cannot run before the trace, or the
     static statements (`n = x.shape[0]`) they need copied into the wrapper."""
-    params = {a.arg for a in _all_params(function)}
+    params = {a.arg for a in all_params(function)}
     local = _stored_names(function) | {
         node.name for node in _scope_nodes(function) if isinstance(node, (ast.FunctionDef, ast.ClassDef))
     }
@@ -817,7 +1101,7 @@ def _dependency_problem(ctx: FileContext, function, body, hoisted, static: set[s
     for statement in hoisted:
         if any(isinstance(node, _UNSPLITTABLE) for node in ast.walk(statement)):
             return "it assigns or yields inside an expression", []
-        for name in sorted(_reads(statement) - params - hoisted_names):
+        for name in sorted(_reads(statement) - params - hoisted_names - _block_bound(statement)):
             if name in local:
                 unknown = local | (params - static)
                 copy = _static_definition(
@@ -928,7 +1212,7 @@ def _locally_bound(statement: ast.stmt) -> set[str]:
         if isinstance(node, ast.comprehension):
             bound |= {n.id for n in ast.walk(node.target) if isinstance(n, ast.Name)}
         elif isinstance(node, ast.Lambda):
-            bound |= {a.arg for a in _all_params(node)}
+            bound |= {a.arg for a in all_params(node)}
     return bound
 
 
@@ -989,6 +1273,15 @@ def _has_traced_defaults(function, traced: frozenset[str]) -> bool:
 # Messages -------------------------------------------------------------------------
 
 
+_ADVICE = {
+    ".nonzero()": "pass `size=` (and `fill_value=`) so that its result has a static shape",
+    ".item()": "a Python number cannot come out of a trace: keep the value an array, or make the "
+    "argument static with `static_argnums`/`static_argnames`",
+    ".tolist()": "a Python list cannot come out of a trace: keep the value an array, or convert the "
+    "result after the jitted call returns",
+}
+
+
 def _message(traced: Traced, access: Access, fix: FixSafety, reason: str | None) -> str:
     receiver = ast.unparse(access.receiver)
     if access.label.startswith("."):
@@ -996,17 +1289,22 @@ def _message(traced: Traced, access: Access, fix: FixSafety, reason: str | None)
     else:
         what = f"`{access.label[:-1]}{receiver})` needs a concrete array"
     where = f"inside `{traced.transform}`"
+    advice = _ADVICE.get(access.label)
+    if advice and fix is FixSafety.NONE:
+        return f"{what}, but `{receiver}` is a tracer {where}; {advice}"
     if access.param is None:
         return (
             f"{what}, but `{receiver}` is computed {where}; call it on the concrete result after the "
             "transformed function returns, or use `jax.dlpack` / `jax.Array.__dlpack__` on that result"
         )
     head = f"{what}, but `{access.param}` is a tracer {where}"
+    if _param_root(access.receiver) != access.param:
+        head = f"{what}, but `{receiver}` comes from `{access.param}`, a tracer {where}"
     if fix is not FixSafety.NONE:
         return f"{head}; hoist the access out of the trace: run it on the concrete argument before the jitted call"
     if access.label == ".delete()":
         return f"{head}; delete the array after the jitted call returns, or donate it with `donate_argnums`"
-    if traced.transform != JIT:
+    if traced.transform not in JIT_LIKE:
         return (
             f"{head}; hoisting it would change what the transform computes: move it outside the "
             "transformed function and pass the concrete array in, or compute it from the result"
@@ -1021,14 +1319,20 @@ def _message(traced: Traced, access: Access, fix: FixSafety, reason: str | None)
 # The split ---------------------------------------------------------------------------
 
 
-@functools.cache
+def _split(module: cst.Module, plans: dict) -> tuple[cst.Module, int]:
+    """Replace each planned function by its traced body and a plain wrapper; (module, splits)."""
+    from libcst.metadata import MetadataWrapper
+
+    splitter = _splitter_class()(plans)
+    return MetadataWrapper(module, unsafe_skip_copy=True).visit(splitter), splitter.done
+
+
+@cache
 def _splitter_class():
-    """Defined on first use: a subclass of libcst's transformer needs libcst imported."""
+    import libcst as cst
     from libcst.metadata import PositionProvider
 
-    class _Splitter(cst.CSTTransformer):
-        """Replaces each planned function by its traced body and a plain wrapper."""
-
+    class Splitter(cst.CSTTransformer):
         METADATA_DEPENDENCIES = (PositionProvider,)
 
         def __init__(self, plans: dict) -> None:
@@ -1050,42 +1354,66 @@ def _splitter_class():
         def leave_FunctionDef(self, original, updated):
             self.depth -= 1
             start = self.get_metadata(PositionProvider, original).start
-            plan = self.plans.pop((start.line, start.column), None)
-            if plan is None:
+            planned = self.plans.pop((start.line, start.column), None)
+            if planned is None:
                 return updated
+            plan, partial = planned
             lines = [self.get_metadata(PositionProvider, s).start.line for s in original.body.body]
             if len(lines) != len(updated.body.body):
                 return updated  # a function nested in it was just split; the engine's next pass does this one
             self.done += 1
             kept, moved, docstring = [], [], []
+            detached: list = []  # comments above a moved statement, set off by a blank line
             for line, statement in zip(lines, updated.body.body):
                 if line == plan.docstring_line:
                     docstring.append(statement)
                 elif line in plan.hoisted_lines:
-                    moved.append(statement)
+                    own, other = _attached_comments(statement.leading_lines)
+                    detached += other
+                    moved.append(statement.with_changes(leading_lines=own))
                 elif line in plan.copied_lines:
                     moved.append(statement)
                     kept.append(statement)
                 else:
+                    if detached:
+                        # A comment about the traced computation stays with it.
+                        statement = statement.with_changes(leading_lines=[*detached, *statement.leading_lines])
+                        detached = []
                     kept.append(statement)
             kept[0] = _without_leading_blanks(kept[0])
             moved = [*docstring, *moved]
             moved[0] = _without_leading_blanks(moved[0])
+            decorators = list(updated.decorators)
+            if plan.jit_options is not None:
+                # `@jax.jit(...)` is JAX 0.8.1+; the traced copy uses a spelling every
+                # supported JAX accepts.
+                index, jit, options = plan.jit_options
+                decorators[index] = decorators[index].with_changes(
+                    decorator=cst.parse_expression(f"{partial}({jit}, {options})")
+                )
             traced = updated.with_changes(
-                name=cst.Name(plan.traced_name), body=updated.body.with_changes(body=kept)
+                name=cst.Name(plan.traced_name), decorators=decorators, body=updated.body.with_changes(body=kept)
             )
             returned = cst.parse_statement(f"return {plan.call}\n")
             wrapper = updated.with_changes(
                 decorators=[],
                 leading_lines=[cst.EmptyLine(indent=False)] * (1 if self.depth else 2),
                 lines_after_decorators=[],
-                body=updated.body.with_changes(
-                    body=[*moved, returned], header=cst.TrailingWhitespace(), footer=[]
-                ),
+                body=updated.body.with_changes(body=[*moved, returned], header=cst.TrailingWhitespace(), footer=[]),
             )
             return cst.FlattenSentinel([traced, wrapper])
 
-    return _Splitter
+    return Splitter
+
+
+def _attached_comments(leading_lines) -> tuple[list, list]:
+    """(the comment lines right above a statement, those set off from it by a blank line)."""
+    lines = list(leading_lines)
+    last_blank = max((i for i, line in enumerate(lines) if line.comment is None), default=-1)
+    detached = lines[: last_blank + 1]
+    if not any(line.comment is not None for line in detached):
+        return lines, []
+    return lines[last_blank + 1 :], detached
 
 
 def _without_leading_blanks(statement):
