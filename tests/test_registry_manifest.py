@@ -32,7 +32,7 @@ def test_lazy_rule_is_the_rule_once_a_trigger_appears(tmp_path):
 
 
 def test_a_run_over_files_without_triggers_imports_no_rule(tmp_path):
-    (tmp_path / "clean.py").write_bytes(b"import json\n\nprint(json.dumps({}))\n")
+    (tmp_path / "clean.py").write_bytes(b"import os\n\nprint(os.getcwd())\n")
     code = (
         "import sys\nfrom jax_codemod.cli.main import main\n"
         "rc = main(['run', '--check', '--no-cache', 'clean.py'])\n"
