@@ -14,6 +14,26 @@ from jax_codemod.rule import Span
 _AMBIGUOUS = object()
 _SUPPRESSION = re.compile(r"#\s*codemod:\s*ignore(?:\[(?P<codes>[^\]]*)\])?", re.IGNORECASE)
 _FUNCTION_NODES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
+# A line ends where Python's tokenizer ends it: at CRLF, CR or LF, nowhere else. str.splitlines
+# also splits at form feed, U+000B-U+001E, U+0085, U+2028 and U+2029, which are ordinary
+# characters (whitespace or string content) to the parser: counting with it shifts every later
+# line number and column away from the ast's.
+_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
+
+
+def split_lines(text: str) -> list[str]:
+    """``text``'s lines with their endings, numbered as ``ast`` and ``tokenize`` number them."""
+    return _LINE.findall(text)
+
+
+def count_line_breaks(text: str, start: int = 0, end: int | None = None) -> int:
+    """How many lines end in ``text[start:end]`` (a CRLF counts once), as the tokenizer counts.
+
+    A drop-in for ``text.count("\n", start, end)`` that also counts CR-only endings; neither
+    bound may fall between the CR and LF of one CRLF.
+    """
+    end = len(text) if end is None else end
+    return text.count("\n", start, end) + text.count("\r", start, end) - text.count("\r\n", start, end)
 
 
 # Fields of statements (and of except handlers and match cases) that hold statements.
@@ -51,7 +71,7 @@ class FileContext:
 
     @cached_property
     def lines(self) -> list[str]:
-        return self.text.splitlines(keepends=True)
+        return split_lines(self.text)
 
     # Positions -----------------------------------------------------------------
 

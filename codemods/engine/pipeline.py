@@ -199,6 +199,7 @@ def process_source(source: bytes, path: str, settings: Settings) -> FileResult:
         result.findings = findings
         result.error = FileError(path, f"fix not applied: {error}")
         return result
+    result.fixed = _keep_line_endings(source, result.fixed)
     applied = [replace(f, applied=settings.applies(f)) for f in findings] + extra
     result.findings = sorted(applied, key=lambda f: (f.line, f.column, f.code))
     return result
@@ -236,6 +237,27 @@ def _fix(source: bytes, ctx: FileContext, findings: list[Finding], settings: Set
             raise FixError(f"{rule.CODE} produced code that does not parse: {error}") from error
         current = new
     raise FixError(f"fixes did not converge after {MAX_FIX_PASSES} passes")
+
+
+def _keep_line_endings(source: bytes, fixed: bytes) -> bytes:
+    """The fixed file ends its lines the way the original did.
+
+    libcst drops a final line ending that is a lone CR (``x = 1\\r`` prints as ``x = 1``),
+    and code a rule inserts (helpers, imports) may end its lines in LF. A file whose lines
+    all end alike (CRLF only, or CR only) gets that ending on every line again: Python reads
+    every ending as the same newline, inside strings too, so the code means the same.
+    """
+    if source.endswith(b"\r") and fixed and not fixed.endswith((b"\r", b"\n")):
+        fixed += b"\r"
+    crlf = source.count(b"\r\n")
+    cr, lf = source.count(b"\r") - crlf, source.count(b"\n") - crlf
+    ending = b"\r\n" if crlf and not cr and not lf else b"\r" if cr and not crlf and not lf else None
+    if ending is not None:
+        fixed = _ANY_ENDING.sub(ending, fixed)
+    return fixed
+
+
+_ANY_ENDING = re.compile(rb"\r\n|\r|\n")
 
 
 def _key(finding: Finding, ctx: FileContext) -> tuple:
