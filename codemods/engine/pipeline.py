@@ -92,12 +92,32 @@ def unified_diff(before: bytes, after: bytes, name: str) -> str:
     """
     name = name.lstrip("/")  # absolute paths become root-relative, as `patch -p1` expects
     out: list[bytes] = []
-    names = (f"a/{name}".encode("utf-8", "surrogateescape"), f"b/{name}".encode("utf-8", "surrogateescape"))
+    names = (quote_path(f"a/{name}"), quote_path(f"b/{name}"))
     for line in difflib.diff_bytes(difflib.unified_diff, _lf_lines(before), _lf_lines(after), *names):
         out.append(line)
         if not line.endswith(b"\n"):
             out.append(b"\n\\ No newline at end of file\n")
     return b"".join(out).decode("utf-8", "surrogateescape")
+
+
+_C_ESCAPES = {7: b"\\a", 8: b"\\b", 9: b"\\t", 10: b"\\n", 11: b"\\v", 12: b"\\f", 13: b"\\r", 34: b'\\"', 92: b"\\\\"}
+
+
+def quote_path(name: str) -> bytes:
+    """A file name for a diff header, quoted the way git quotes it (``core.quotePath``).
+
+    A name with a control character, a quote, a backslash or a non-ASCII byte is written in
+    double quotes with C escapes (``"a/x\\n--- a/other.py"``), which ``git apply`` and GNU
+    ``patch`` unquote: a newline in a directory name can never start a header of its own and
+    retarget a hunk to another file.
+    """
+    raw = name.encode("utf-8", "surrogateescape")
+    if not any(byte < 0x20 or byte >= 0x7F or byte in (34, 92) for byte in raw):
+        return raw
+    quoted = b"".join(
+        _C_ESCAPES.get(byte) or (bytes([byte]) if 0x20 <= byte < 0x7F else b"\\%03o" % byte) for byte in raw
+    )
+    return b'"' + quoted + b'"'
 
 
 def _lf_lines(data: bytes) -> list[bytes]:
