@@ -30,10 +30,11 @@ from jax_codemod.engine.config import (
 )
 from jax_codemod.engine.discovery import discover
 from jax_codemod.engine.pipeline import FileError, Settings, process_source
-from jax_codemod.engine.runner import check_files, write_results
+from jax_codemod.engine.runner import WriteError, check_files, write_report, write_results
 from jax_codemod.engine.shard import Shard
 
 EXIT_OK, EXIT_ATTENTION, EXIT_USAGE = 0, 1, 2
+EXIT_INTERRUPTED = 130
 EXIT_CODES_HELP = """\b
 Exit codes:
   0  nothing left to do
@@ -156,10 +157,9 @@ def _discover_root(path: str, excludes, shard: Shard | None, seen: set[str]) -> 
 
 def _write_report(path: str, text: str) -> None:
     try:
-        with open(path, "w", encoding="utf-8") as handle:
-            handle.write(text + "\n")
-    except OSError as error:
-        raise click.FileError(path, hint=error.strerror or str(error)) from error
+        write_report(path, text + "\n")
+    except WriteError as error:
+        raise click.FileError(path, hint=str(error)) from error
 
 
 def _run_stdin(options: Options, mode: str, output_format: str, filename: str) -> int:
@@ -298,20 +298,40 @@ def explain_command(code: str) -> int:
 def main(argv: list[str] | None = None) -> int:
     """Run the command line; returns the exit code instead of exiting."""
     try:
-        result = cli.main(args=argv, prog_name="codemod", standalone_mode=False)
+        # click's own main() would turn Ctrl-C into Abort after printing a blank line; this is
+        # the rest of what it does, so that an interrupt is one line and exit 130 here.
+        with cli.make_context("codemod", list(sys.argv[1:] if argv is None else argv)) as ctx:
+            result = cli.invoke(ctx)
+    except KeyboardInterrupt:
+        return interrupted()
     except click.exceptions.Exit as done:
         return done.exit_code
     except click.ClickException as error:
         error.show()
         return EXIT_USAGE
     except click.Abort:
-        click.echo("Aborted.", err=True)
-        return EXIT_USAGE
+        # click turns a Ctrl-C at one of its prompts into Abort: an interrupt all the same.
+        return interrupted()
     except ConfigError as error:
         click.echo(f"error: {error}", err=True)
         return EXIT_USAGE
     return result if isinstance(result, int) else EXIT_OK
 
 
+def interrupted() -> int:
+    """Ctrl-C: one line, exit 130 (128 + SIGINT, as shells report it). Every write is atomic
+    and removes its temporary when interrupted, so nothing is left half done."""
+    try:
+        sys.stderr.write("codemod: interrupted\n")
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        pass
+    return EXIT_INTERRUPTED
+
+
 def entry() -> None:
-    sys.exit(main())
+    try:
+        code = main()
+    except KeyboardInterrupt:  # a second Ctrl-C while the first was being handled
+        code = EXIT_INTERRUPTED
+    sys.exit(code)
