@@ -297,6 +297,7 @@ def explain_command(code: str) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     """Run the command line; returns the exit code instead of exiting."""
+    _restore_interrupt_handler()
     try:
         # click's own main() would turn Ctrl-C into Abort after printing a blank line; this is
         # the rest of what it does, so that an interrupt is one line and exit 130 here.
@@ -316,6 +317,19 @@ def main(argv: list[str] | None = None) -> int:
         click.echo(f"error: {error}", err=True)
         return EXIT_USAGE
     return result if isinstance(result, int) else EXIT_OK
+
+
+def _restore_interrupt_handler() -> None:
+    """From here a Ctrl-C is a KeyboardInterrupt again (cli/__init__ handled start-up)."""
+    import signal
+
+    from jax_codemod import cli as package
+
+    try:
+        if signal.getsignal(signal.SIGINT) is package._interrupted_while_starting:
+            signal.signal(signal.SIGINT, signal.default_int_handler)
+    except ValueError:
+        pass
 
 
 def interrupted() -> int:
