@@ -229,8 +229,9 @@ def _check_in_pool(pending, settings: Settings, jobs: int, done, cache: Cache | 
     except BaseException:
         # Interrupted (Ctrl-C): drop the queued chunks and stop the workers now, rather than
         # wait for every chunk they hold. They write nothing, so nothing is left half done.
+        processes = list((getattr(pool, "_processes", None) or {}).values())
         pool.shutdown(wait=False, cancel_futures=True)
-        for process in list(getattr(pool, "_processes", {}).values()):
+        for process in processes:
             process.terminate()
         raise
     pool.shutdown(wait=True)
