@@ -5,6 +5,7 @@ Exit codes (stable; scripts and CI bots depend on them):
   1  changes would be made (--dry-run / --check), findings remain that were not
      fixed, or a file could not be read, parsed or written
   2  usage or configuration error
+  130  interrupted (Ctrl-C)
 """
 
 from __future__ import annotations
