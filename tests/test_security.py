@@ -364,6 +364,21 @@ def test_a_file_too_large_for_a_quick_fix_keeps_its_findings_and_is_not_rewritte
     assert (tmp_path / "big.py").read_bytes() == content
 
 
+def test_a_fix_over_its_cpu_budget_is_abandoned_and_the_file_left_alone(tmp_path, monkeypatch):
+    from jax_codemod.engine import pipeline
+
+    monkeypatch.setattr(pipeline, "MAX_FIX_SECONDS", 0.001)
+    content = BROKEN + b"".join(b"v%d = f(%d)\n" % (i, i) for i in range(5000))
+    (tmp_path / "slow.py").write_bytes(content)
+    code, out, err = invoke(["run", "."], cwd=tmp_path)
+    assert code == EXIT_ATTENTION and "slow.py:4:23: JAX005" in out
+    assert "fix not applied: it took over 0.001 s of CPU" in err
+    assert (tmp_path / "slow.py").read_bytes() == content
+    import signal as signals
+
+    assert signals.getsignal(signals.SIGVTALRM) is signals.SIG_DFL  # the alarm is put back
+
+
 def test_jobs_are_capped_at_the_cpus_and_the_work(tmp_path, monkeypatch):
     import concurrent.futures
 

@@ -37,6 +37,9 @@ MAX_PARSE_BYTES = 4 * 2**20
 # just under 4 MiB 204 s and 3.7 GB). A larger file keeps its findings, reported with the reason
 # its fix was not applied, so that no single file can cost minutes and gigabytes.
 MAX_FIX_BYTES = 1 * 2**20
+# And a CPU-time budget for one file's fix, for the code below the size limit that is still slow
+# (deeply nested expressions, huge literals): past it the fix is abandoned, the file untouched.
+MAX_FIX_SECONDS = 60
 
 
 @dataclass(frozen=True)
@@ -240,7 +243,12 @@ def process_source(source: bytes, path: str, settings: Settings) -> FileResult:
         )
         return result
     try:
-        result.fixed, extra = _fix(source, ctx, findings, settings)
+        with _cpu_budget(MAX_FIX_SECONDS):
+            result.fixed, extra = _fix(source, ctx, findings, settings)
+    except FixBudgetExceeded:
+        result.findings = findings
+        result.error = FileError(path, f"fix not applied: it took over {MAX_FIX_SECONDS} s of CPU (fix it by hand)")
+        return result
     except FixError as error:
         result.findings = findings
         result.error = FileError(path, f"fix not applied: {error}")
@@ -259,6 +267,40 @@ def process_source(source: bytes, path: str, settings: Settings) -> FileResult:
     return result
 
 
+class FixBudgetExceeded(BaseException):
+    """Raised by the CPU-time alarm; a BaseException so no rule's ``except Exception`` eats it."""
+
+
+@contextmanager
+def _cpu_budget(seconds: float) -> Iterator[None]:
+    """Raise FixBudgetExceeded in this thread once the process has used ``seconds`` more CPU.
+
+    Only where a timer can be had: the main thread of a process with SIGVTALRM (each worker
+    of the pool runs files in its main thread). Elsewhere the size limit alone bounds a fix.
+    """
+    import signal
+
+    timer = getattr(signal, "ITIMER_VIRTUAL", None)
+    if timer is None or seconds <= 0:
+        yield
+        return
+
+    def expired(_signum, _frame):
+        raise FixBudgetExceeded
+
+    try:
+        previous = signal.signal(signal.SIGVTALRM, expired)
+    except ValueError:  # not the main thread
+        yield
+        return
+    signal.setitimer(timer, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(timer, 0)
+        signal.signal(signal.SIGVTALRM, previous)
+
+
 def verify_fix(result: FileResult, settings: Settings) -> str | None:
     """Why ``result.fixed`` must not be written, or None: the checks a fresh fix passes.
 
@@ -270,8 +312,8 @@ def verify_fix(result: FileResult, settings: Settings) -> str | None:
         return "the fix changes nothing"
     if not any(finding.applied for finding in result.findings):
         return "no finding is fixed by it"
-    if len(fixed) > MAX_FIX_BYTES:
-        return "the fixed file is over the size limit for fixes"
+    if len(fixed) > MAX_PARSE_BYTES:
+        return "the fixed file is over the size limit"
     try:
         _ctx, findings = check_source(fixed, result.path, settings.rules)
         import libcst as cst
