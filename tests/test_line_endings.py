@@ -89,3 +89,40 @@ def test_line_primitive_agrees_with_the_tokenizer():
         assert 1 + count_line_breaks(text, 0, text.index(f"{name} =")) == lineno
     assert "".join(lines) == text
     assert FileContext("x.py", text, tree).lines == lines
+
+
+MARK = "  #\x0c\x0b\x1c\x85\u2028 odd"
+
+
+def _commented(data: bytes) -> bytes:
+    """A comment of odd characters at the end of every logical line (after the statement)."""
+    import io
+    import tokenize
+
+    text = data.decode("utf-8")
+    ends = set()
+    commented = set()
+    for token in tokenize.generate_tokens(io.StringIO(text).readline):
+        if token.type == tokenize.COMMENT:
+            commented.add(token.start[0])
+        if token.type == tokenize.NEWLINE and token.string:
+            ends.add(token.start[0])
+    lines = split_lines(text)
+    out = []
+    for number, line in enumerate(lines, 1):
+        body = line.rstrip("\r\n")
+        if number in ends and number not in commented and not body.rstrip().endswith("\\"):
+            line = body + MARK + line[len(body):]
+        out.append(line)
+    return "".join(out).encode("utf-8")
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda case: case.id)
+def test_odd_characters_inside_lines_change_nothing(case):
+    source = _commented(case.source)
+    expected, actual = fix(case), fix(case, source)
+    assert (actual.error is None) == (expected.error is None), actual.error
+    shape = [item[:5] + item[6:] for item in _shape(actual, 0)]  # messages may quote source
+    assert shape == [item[:5] + item[6:] for item in _shape(expected, 0)]
+    if expected.fixed is not None:
+        assert re.sub(re.escape(MARK).encode(), b"", actual.fixed) == expected.fixed
