@@ -64,6 +64,10 @@ class FileContext:
     qualified names, never spellings.
     """
 
+    # The line primitives, reachable from every rule through the class it already imports.
+    split_lines = staticmethod(split_lines)
+    count_line_breaks = staticmethod(count_line_breaks)
+
     def __init__(self, path: str, text: str, tree: ast.Module) -> None:
         self.path = path
         self.text = text

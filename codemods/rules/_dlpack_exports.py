@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from functools import cached_property
 
 import libcst as cst
-from jax_codemod.analysis.context import FileContext, count_line_breaks
+from jax_codemod.analysis.context import FileContext
 from jax_codemod.engine.fixer import Fixer, insert_after_preamble
 from jax_codemod.rule import Finding, FixSafety, Rule
 from jax_codemod.rules._shared import (
@@ -216,7 +216,7 @@ def _export_lines(text: str) -> list[int]:
     numbers: list[int] = []
     line, counted = 1, 0
     for match in re.finditer(words, text):
-        line += count_line_breaks(text, counted, match.start())
+        line += FileContext.count_line_breaks(text, counted, match.start())
         counted = match.start()
         if not numbers or numbers[-1] != line:
             numbers.append(line)

@@ -8,7 +8,7 @@ import re
 from dataclasses import dataclass
 
 import libcst as cst
-from jax_codemod.analysis.context import FileContext, count_line_breaks
+from jax_codemod.analysis.context import FileContext
 from jax_codemod.rule import Finding, FixSafety, Rule
 from libcst.metadata import MetadataWrapper, PositionProvider
 
@@ -335,7 +335,7 @@ def _matching_lines(text: str, marks: tuple[str, ...]) -> set[int]:
             position = text.find(mark, position + 1)
     lines, line, previous = set(), 1, 0
     for position in sorted(positions):
-        line += count_line_breaks(text, previous, position)
+        line += FileContext.count_line_breaks(text, previous, position)
         previous = position
         lines.add(line)
     return lines
