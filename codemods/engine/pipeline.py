@@ -18,7 +18,7 @@ import warnings
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
-from functools import cache
+from functools import cache, wraps
 from typing import TYPE_CHECKING
 
 from jax_codemod.analysis.context import FileContext
@@ -234,34 +234,12 @@ def process_source(source: bytes, path: str, settings: Settings) -> FileResult:
     if not any(settings.applies(finding) for finding in findings):
         result.findings = findings
         return result
-    if len(source) > MAX_FIX_BYTES:
-        result.findings = findings
-        result.error = FileError(
-            path,
-            f"fix not applied: {len(source) / 2**20:.1f} MiB is over the {MAX_FIX_BYTES // 2**20} MiB limit "
-            "for files that get a fix (fix it by hand or split the file)",
-        )
-        return result
     try:
-        with _cpu_budget(MAX_FIX_SECONDS):
-            result.fixed, extra = _fix(source, ctx, findings, settings)
-    except FixBudgetExceeded:
-        result.findings = findings
-        result.error = FileError(path, f"fix not applied: it took over {MAX_FIX_SECONDS} s of CPU (fix it by hand)")
-        return result
+        result.fixed, extra = _fix(source, ctx, findings, settings)
     except FixError as error:
         result.findings = findings
         result.error = FileError(path, f"fix not applied: {error}")
         return result
-    fixed = _keep_line_endings(source, result.fixed)
-    if fixed != result.fixed:
-        result.fixed = fixed
-        problem = verify_fix(replace(result, findings=[replace(f, applied=True) for f in findings]), settings)
-        if problem is not None:
-            result.fixed = None
-            result.findings = findings
-            result.error = FileError(path, f"fix not applied: {problem}")
-            return result
     applied = [replace(f, applied=settings.applies(f)) for f in findings] + extra
     result.findings = sorted(applied, key=lambda f: (f.line, f.column, f.code))
     return result
@@ -326,6 +304,38 @@ def verify_fix(result: FileResult, settings: Settings) -> str | None:
     return None
 
 
+def _within_budget(fix):
+    """``fix`` bounded in size and CPU time, its output with the file's own line endings.
+
+    Past either budget the fix is declined with the reason (FixError): the findings are
+    reported and the file is left as it was. Bytes changed after the fix loop validated them
+    (line endings) are validated again.
+    """
+
+    @wraps(fix)
+    def bounded(source: bytes, ctx: FileContext, findings: list[Finding], settings: Settings):
+        if len(source) > MAX_FIX_BYTES:
+            raise FixError(
+                f"{len(source) / 2**20:.1f} MiB is over the {MAX_FIX_BYTES // 2**20} MiB limit "
+                "for files that get a fix (fix it by hand or split the file)"
+            )
+        try:
+            with _cpu_budget(MAX_FIX_SECONDS):
+                fixed, *rest = fix(source, ctx, findings, settings)
+        except FixBudgetExceeded:
+            raise FixError(f"it took over {MAX_FIX_SECONDS} s of CPU (fix it by hand)") from None
+        kept = _keep_line_endings(source, fixed)
+        if kept != fixed:
+            applied = [replace(finding, applied=True) for finding in findings]
+            problem = verify_fix(FileResult(ctx.path, applied, source, kept), settings)
+            if problem is not None:
+                raise FixError(problem)
+        return (kept, *rest)
+
+    return bounded
+
+
+@_within_budget
 def _fix(source: bytes, ctx: FileContext, findings: list[Finding], settings: Settings):
     """Apply fixes rule by rule until no fixable finding is left; return (bytes, extra findings)."""
     import libcst as cst  # only files that get a fix pay for importing libcst
