@@ -245,6 +245,93 @@ def process_source(source: bytes, path: str, settings: Settings) -> FileResult:
     return result
 
 
+def _fix(source: bytes, ctx: FileContext, findings: list[Finding], settings: Settings):
+    """Apply fixes rule by rule until no fixable finding is left; return (bytes, extra findings)."""
+    import libcst as cst  # only files that get a fix pay for importing libcst
+
+    current = source
+    module = None  # libcst's parse of ``current``, kept from the check that validated it
+    original_keys = {_key(f, ctx) for f in findings}
+    extra: list[Finding] = []
+    for pass_number in range(MAX_FIX_PASSES):
+        fixable = [f for f in findings if settings.applies(f)]
+        if not fixable:
+            return current, extra
+        if pass_number:
+            extra.extend(replace(f, applied=True) for f in fixable if _key(f, ctx) not in original_keys)
+        rule = next(r for r in settings.rules if any(f.code == r.CODE for f in fixable))
+        targets = [f for f in fixable if f.code == rule.CODE]
+        try:
+            module = module or cst.parse_module(current)
+            new = _apply_rule(module, rule, targets, ctx).bytes
+        except FixError:
+            raise
+        except Exception as error:  # a rule bug must cost one file, never the run
+            raise FixError(f"{rule.CODE} failed: {type(error).__name__}: {error}") from error
+        if new == current:
+            raise FixError(f"{rule.CODE} reported a fix but changed nothing")
+        try:
+            ctx, findings = check_source(new, ctx.path, settings.rules)
+            module = cst.parse_module(new)
+        except Exception as error:
+            raise FixError(f"{rule.CODE} produced code that does not parse: {error}") from error
+        current = new
+    raise FixError(f"fixes did not converge after {MAX_FIX_PASSES} passes")
+
+
+def _key(finding: Finding, ctx: FileContext) -> tuple:
+    """Identifies a finding across passes: an earlier fix may shift lines, not their text."""
+    line = ctx.lines[finding.line - 1].strip() if finding.line <= len(ctx.lines) else ""
+    return (finding.code, finding.message, line)
+
+
+@cache
+def _anchored_rewrite_class():
+    """Defined on first use so that a run without fixes never imports libcst's codemod machinery."""
+    import libcst as cst
+    from libcst.metadata import PositionProvider
+
+    class AnchoredRewrite(cst.CSTTransformer):
+        """Hands the rule each node that a finding anchors, matched by type and exact span."""
+
+        METADATA_DEPENDENCIES = (PositionProvider,)
+
+        def __init__(self, rule: Rule, targets: list[Finding], fixer) -> None:
+            super().__init__()
+            self.rule = rule
+            self.fixer = fixer
+            self.pending = {(f.node_type, f.span): f for f in targets}
+
+        def on_leave(self, original_node, updated_node):
+            position = self.get_metadata(PositionProvider, original_node, None)
+            if position is None:
+                return updated_node
+            span = Span(position.start.line, position.start.column, position.end.line, position.end.column)
+            finding = self.pending.pop((type(original_node).__name__, span), None)
+            if finding is None:
+                return updated_node
+            return self.rule.rewrite(original_node, updated_node, finding, self.fixer)
+
+    return AnchoredRewrite
+
+
+def _apply_rule(module: cst.Module, rule: Rule, targets: list[Finding], ctx: FileContext) -> cst.Module:
+    from jax_codemod.engine.fixer import Fixer
+    from libcst.metadata import MetadataWrapper
+
+    fixer = Fixer(ctx)
+    rewrite = _anchored_rewrite_class()(rule, targets, fixer)
+    new_module = MetadataWrapper(module, unsafe_skip_copy=True).visit(rewrite)
+    if rewrite.pending:
+        node_type, span = min(rewrite.pending, key=lambda key: (key[1].start_line, key[1].start_column))
+        raise FixError(f"{rule.CODE}: no {node_type} at line {span.start_line}, column {span.start_column + 1}")
+    new_module = rule.finalize(new_module, fixer)
+    return fixer.finish(new_module)
+
+
+# The budget of a fix ------------------------------------------------------------------------
+
+
 class FixBudgetExceeded(BaseException):
     """Raised by the CPU-time alarm; a BaseException so no rule's ``except Exception`` eats it."""
 
@@ -335,41 +422,6 @@ def _within_budget(fix):
     return bounded
 
 
-@_within_budget
-def _fix(source: bytes, ctx: FileContext, findings: list[Finding], settings: Settings):
-    """Apply fixes rule by rule until no fixable finding is left; return (bytes, extra findings)."""
-    import libcst as cst  # only files that get a fix pay for importing libcst
-
-    current = source
-    module = None  # libcst's parse of ``current``, kept from the check that validated it
-    original_keys = {_key(f, ctx) for f in findings}
-    extra: list[Finding] = []
-    for pass_number in range(MAX_FIX_PASSES):
-        fixable = [f for f in findings if settings.applies(f)]
-        if not fixable:
-            return current, extra
-        if pass_number:
-            extra.extend(replace(f, applied=True) for f in fixable if _key(f, ctx) not in original_keys)
-        rule = next(r for r in settings.rules if any(f.code == r.CODE for f in fixable))
-        targets = [f for f in fixable if f.code == rule.CODE]
-        try:
-            module = module or cst.parse_module(current)
-            new = _apply_rule(module, rule, targets, ctx).bytes
-        except FixError:
-            raise
-        except Exception as error:  # a rule bug must cost one file, never the run
-            raise FixError(f"{rule.CODE} failed: {type(error).__name__}: {error}") from error
-        if new == current:
-            raise FixError(f"{rule.CODE} reported a fix but changed nothing")
-        try:
-            ctx, findings = check_source(new, ctx.path, settings.rules)
-            module = cst.parse_module(new)
-        except Exception as error:
-            raise FixError(f"{rule.CODE} produced code that does not parse: {error}") from error
-        current = new
-    raise FixError(f"fixes did not converge after {MAX_FIX_PASSES} passes")
-
-
 def _keep_line_endings(source: bytes, fixed: bytes) -> bytes:
     """The fixed file ends its lines the way the original did.
 
@@ -391,51 +443,5 @@ def _keep_line_endings(source: bytes, fixed: bytes) -> bytes:
 _ANY_ENDING = re.compile(rb"\r\n|\r|\n")
 
 
-def _key(finding: Finding, ctx: FileContext) -> tuple:
-    """Identifies a finding across passes: an earlier fix may shift lines, not their text."""
-    line = ctx.lines[finding.line - 1].strip() if finding.line <= len(ctx.lines) else ""
-    return (finding.code, finding.message, line)
-
-
-@cache
-def _anchored_rewrite_class():
-    """Defined on first use so that a run without fixes never imports libcst's codemod machinery."""
-    import libcst as cst
-    from libcst.metadata import PositionProvider
-
-    class AnchoredRewrite(cst.CSTTransformer):
-        """Hands the rule each node that a finding anchors, matched by type and exact span."""
-
-        METADATA_DEPENDENCIES = (PositionProvider,)
-
-        def __init__(self, rule: Rule, targets: list[Finding], fixer) -> None:
-            super().__init__()
-            self.rule = rule
-            self.fixer = fixer
-            self.pending = {(f.node_type, f.span): f for f in targets}
-
-        def on_leave(self, original_node, updated_node):
-            position = self.get_metadata(PositionProvider, original_node, None)
-            if position is None:
-                return updated_node
-            span = Span(position.start.line, position.start.column, position.end.line, position.end.column)
-            finding = self.pending.pop((type(original_node).__name__, span), None)
-            if finding is None:
-                return updated_node
-            return self.rule.rewrite(original_node, updated_node, finding, self.fixer)
-
-    return AnchoredRewrite
-
-
-def _apply_rule(module: cst.Module, rule: Rule, targets: list[Finding], ctx: FileContext) -> cst.Module:
-    from jax_codemod.engine.fixer import Fixer
-    from libcst.metadata import MetadataWrapper
-
-    fixer = Fixer(ctx)
-    rewrite = _anchored_rewrite_class()(rule, targets, fixer)
-    new_module = MetadataWrapper(module, unsafe_skip_copy=True).visit(rewrite)
-    if rewrite.pending:
-        node_type, span = min(rewrite.pending, key=lambda key: (key[1].start_line, key[1].start_column))
-        raise FixError(f"{rule.CODE}: no {node_type} at line {span.start_line}, column {span.start_column + 1}")
-    new_module = rule.finalize(new_module, fixer)
-    return fixer.finish(new_module)
+# Defined last so that the fix loop above stays the fix loop; process_source calls the bounded one.
+_fix = _within_budget(_fix)
