@@ -405,25 +405,66 @@ def test_jobs_are_capped_at_the_cpus_and_the_work(tmp_path, monkeypatch):
 # Interrupts -------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("delay", [0.3, 1.5, 3.0])  # starting up, checking, writing (on this machine)
-def test_ctrl_c_prints_one_line_leaves_no_temporaries_and_exits_130(tmp_path, delay):
-    for i in range(400):
-        (tmp_path / f"m{i:03}.py").write_bytes(BROKEN + b"".join(b"v%d = %d\n" % (j, j) for j in range(300)))
+def _cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _wait_for_cpu(process: subprocess.Popen, seconds: float) -> None:
+    """Until ``process`` has used ``seconds`` of CPU: a point in its run whatever the load."""
+    deadline = time.monotonic() + 120
+    while process.poll() is None and time.monotonic() < deadline:
+        try:
+            if _cpu_seconds(process.pid) >= seconds:
+                return
+        except (OSError, IndexError):
+            return
+        time.sleep(0.01)
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc")
+@pytest.mark.parametrize(
+    ("jobs", "cpu", "then"),
+    [("1", 0.3, 0), ("1", 1.0, 0), ("2", 0.3, 1.0)],
+    ids=["serial-starting", "serial-checking", "pool-checking"],
+)
+def test_ctrl_c_prints_one_line_leaves_no_temporaries_and_exits_130(tmp_path, jobs, cpu, then):
+    filler = b"".join(b"v%d = %d\n" % (j, j) for j in range(3000 if jobs == "2" else 300))
+    for i in range(40):
+        (tmp_path / f"m{i:03}.py").write_bytes(BROKEN + filler)
     process = subprocess.Popen(
-        [sys.executable, "-m", "jax_codemod.cli", "run", "--no-cache", "-j", "2", "."],
+        [sys.executable, "-m", "jax_codemod.cli", "run", "--no-cache", "-j", jobs, "."],
         cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
         env=dict(os.environ, PYTHONPATH=str(REPO)), start_new_session=True,
     )
-    time.sleep(delay)
-    os.killpg(process.pid, signal.SIGINT)  # what a terminal's Ctrl-C does: the whole group
-    _out, err = process.communicate(timeout=60)
+    _wait_for_cpu(process, cpu)  # a point in the run, whatever the machine's load
+    time.sleep(then)
+    try:
+        os.killpg(process.pid, signal.SIGINT)  # what a terminal's Ctrl-C does: the whole group
+    except ProcessLookupError:
+        pass
+    _out, err = process.communicate(timeout=120)
     if process.returncode == EXIT_OK:
         pytest.skip("the run finished before the interrupt")
     assert process.returncode == 130, err
     assert err.decode().splitlines() == ["codemod: interrupted"]
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]
     for path in tmp_path.glob("*.py"):
-        assert path.read_bytes().startswith((BROKEN, FIXED))
+        assert path.read_bytes() in (BROKEN + filler, FIXED + filler)
+
+
+def test_ctrl_c_while_the_command_is_still_importing_is_one_line_and_130():
+    # What the console script does, interrupted between importing the package and cli.main.
+    script = (
+        "import os, signal, sys\n"
+        "sys.argv[0] = os.path.join(os.path.dirname(sys.executable), 'codemod')\n"
+        "import jax_codemod.cli\n"
+        "os.kill(os.getpid(), signal.SIGINT)\n"
+        "import jax_codemod.cli.main\n"
+        "print('not interrupted')\n"
+    )
+    process = subprocess.run([sys.executable, "-c", script], capture_output=True, check=False, timeout=60)
+    assert (process.returncode, process.stderr, process.stdout) == (130, b"codemod: interrupted\n", b"")
 
 
 def test_ctrl_c_in_main_is_exit_130_not_a_usage_error(monkeypatch, capsys):
