@@ -353,6 +353,28 @@ def test_a_sparse_huge_file_is_never_read_whole(tmp_path):
     assert b"broken.py:4:23: JAX005" in process.stdout
 
 
+def test_a_sparse_huge_file_costs_only_its_data(tmp_path):
+    with open(tmp_path / "quiet.py", "wb") as handle:  # no trigger anywhere: skipped, as before
+        handle.write(b"x = 1\n#")
+        handle.truncate(8 * 2**30)
+    with open(tmp_path / "deep.py", "wb") as handle:  # a trigger 5 GB in, after a hole
+        handle.write(b"x = 1\n#")
+        handle.seek(5 * 2**30)
+        handle.write(b"\ny = jax.dlpack.to_dlpack(x)\n")
+    code, _, err = invoke(["run", "--check", "."], cwd=tmp_path)
+    assert code == EXIT_ATTENTION
+    assert [line for line in err.splitlines() if line.startswith("error:")] == [
+        "error: deep.py: not checked: 5120.0 MiB is over the 4 MiB limit for one file"
+    ]
+
+
+def test_a_dense_file_past_the_scan_limit_is_reported_not_scanned(tmp_path, monkeypatch):
+    monkeypatch.setattr(runner, "MAX_SCAN_BYTES", 6 * 2**20)
+    (tmp_path / "data.py").write_bytes(b"x = 1\n" * (8 * 2**20 // 6))  # no trigger in it
+    code, _, err = invoke(["run", "--check", "."], cwd=tmp_path)
+    assert code == EXIT_ATTENTION and "data.py: not checked: 8.0 MiB is over the 4 MiB limit" in err
+
+
 def test_a_file_too_large_for_a_quick_fix_keeps_its_findings_and_is_not_rewritten(tmp_path):
     filler = b"".join(b"value_%07d = %d\n" % (i, i) for i in range(MAX_FIX_BYTES // 20 + 1000))
     content = BROKEN + filler
