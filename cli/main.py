@@ -5,6 +5,7 @@ Exit codes (stable; scripts and CI bots depend on them):
   1  changes would be made (--dry-run / --check), findings remain that were not
      fixed, or a file could not be read, parsed or written
   2  usage or configuration error
+  130  interrupted (Ctrl-C)
 """
 
 from __future__ import annotations
@@ -28,9 +29,10 @@ from jax_codemod.engine.resolve import (
     resolve,
     settings_for,
 )
-from jax_codemod.engine.runner import check_files, write_results
+from jax_codemod.engine.runner import WriteError, check_files, write_report, write_results
 
 EXIT_OK, EXIT_ATTENTION, EXIT_USAGE = 0, 1, 2
+EXIT_INTERRUPTED = 130
 EXIT_CODES_HELP = """\b
 Exit codes:
   0  nothing left to do
@@ -182,7 +184,7 @@ def run_command(paths, dry_run, check, select, extend_select, ignore, unsafe_fix
             click.echo(output.error_line(error), err=True)
         if show_files:
             for result in report.results:
-                click.echo(output.display_path(result.path))
+                click.echo(output.shown_path(result.path))
         else:
             _show_settings(report, groups)
         return EXIT_ATTENTION if report.errors else EXIT_OK
@@ -253,30 +255,10 @@ def _check_report_destination(path: str) -> None:
 
 def _write_report(path: str, text: str) -> None:
     """Written to a new file beside it and renamed over it: never through a link, never half-written."""
-    import tempfile
-
-    directory = os.path.dirname(os.path.abspath(path))
     try:
-        fd, temporary = tempfile.mkstemp(prefix=".codemod-report.", suffix=".tmp", dir=directory)
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                handle.write(text + "\n")
-            os.chmod(temporary, 0o666 & ~_umask())
-            os.replace(temporary, path)
-        except BaseException:
-            try:
-                os.unlink(temporary)
-            except OSError:
-                pass
-            raise
-    except OSError as error:
-        raise click.FileError(path, hint=error.strerror or str(error)) from error
-
-
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
+        write_report(path, text + "\n")
+    except WriteError as error:
+        raise click.FileError(path, hint=str(error)) from error
 
 
 def _run_stdin(options: Options, mode: str, output_format: str, filename: str, exit_zero: bool = False,
@@ -313,7 +295,7 @@ def _show_settings(report: output.Report, groups: list[Group]) -> None:
     settings = settings_for(group, ignored)
     config = group.config
     lines = [
-        f"Settings for: {output.display_path(path)}",
+        f"Settings for: {output.shown_path(path)}",
         f"Config: {os.path.abspath(group.config_path) if group.config_path else 'none (defaults)'}",
         "Rules: " + (", ".join(f"{r.CODE} {r.NAME}" for r in settings.rules) or "none"),
         "Turned off here by per-file-ignores: " + (", ".join(sorted(ignored)) or "none"),
@@ -448,21 +430,55 @@ def explain_command(rule: str) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     """Run the command line; returns the exit code instead of exiting."""
+    _restore_interrupt_handler()
     try:
-        result = cli.main(args=argv, prog_name="codemod", standalone_mode=False)
+        # click's own main() would turn Ctrl-C into Abort after printing a blank line; this is
+        # the rest of what it does, so that an interrupt is one line and exit 130 here.
+        with cli.make_context("codemod", list(sys.argv[1:] if argv is None else argv)) as ctx:
+            result = cli.invoke(ctx)
+    except KeyboardInterrupt:
+        return interrupted()
     except click.exceptions.Exit as done:
         return done.exit_code
     except click.ClickException as error:
         error.show()
         return EXIT_USAGE
     except click.Abort:
-        click.echo("Aborted.", err=True)
-        return EXIT_USAGE
+        # click turns a Ctrl-C at one of its prompts into Abort: an interrupt all the same.
+        return interrupted()
     except ConfigError as error:
         click.echo(f"error: {error}", err=True)
         return EXIT_USAGE
     return result if isinstance(result, int) else EXIT_OK
 
 
+def _restore_interrupt_handler() -> None:
+    """From here a Ctrl-C is a KeyboardInterrupt again (cli/__init__ handled start-up)."""
+    import signal
+
+    from jax_codemod import cli as package
+
+    try:
+        if signal.getsignal(signal.SIGINT) is package._interrupted_while_starting:
+            signal.signal(signal.SIGINT, signal.default_int_handler)
+    except ValueError:
+        pass
+
+
+def interrupted() -> int:
+    """Ctrl-C: one line, exit 130 (128 + SIGINT, as shells report it). Every write is atomic
+    and removes its temporary when interrupted, so nothing is left half done."""
+    try:
+        sys.stderr.write("codemod: interrupted\n")
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        pass
+    return EXIT_INTERRUPTED
+
+
 def entry() -> None:
-    sys.exit(main())
+    try:
+        code = main()
+    except KeyboardInterrupt:  # a second Ctrl-C while the first was being handled
+        code = EXIT_INTERRUPTED
+    sys.exit(code)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from collections import Counter
 
 import jax_codemod
@@ -95,6 +96,34 @@ def display_path(path: str) -> str:
     return path if relative.startswith("..") else relative
 
 
+# What must never reach a terminal or a CI log raw: C0 and C1 controls and DEL (a newline
+# starts a forged `::error::`/`::add-mask::` workflow command, an ESC drives the terminal),
+# Unicode line and paragraph separators, and lone surrogates (a file name's non-UTF-8 bytes).
+_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]")
+_NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
+def _escape_char(match: re.Match) -> str:
+    char = match.group()
+    if char in _NAMED:
+        return _NAMED[char]
+    code = ord(char)
+    if 0xDC80 <= code <= 0xDCFF:  # a surrogate escape: the raw byte of an undecodable name
+        return f"\\x{code - 0xDC00:02x}"
+    return f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}"
+
+
+def escape(text: str) -> str:
+    """``text`` with every control character written as a backslash escape, on one line."""
+    return _UNSAFE.sub(_escape_char, text)
+
+
+def shown_path(path: str) -> str:
+    """A path as the text output prints it: escaped, and never starting a workflow command."""
+    shown = escape(display_path(path))
+    return f"./{shown}" if shown.startswith(":") else shown
+
+
 def fix_marker(finding: Finding, mode: str) -> str:
     if finding.resolved_by and not finding.applied:
         return f" [resolved by {finding.resolved_by}'s fix]"
@@ -108,19 +137,19 @@ def fix_marker(finding: Finding, mode: str) -> str:
 
 
 def finding_line(finding: Finding, mode: str) -> str:
-    where = f"{display_path(finding.path)}:{finding.line}:{finding.column}"
-    return f"{where}: {finding.code} {finding.message}{fix_marker(finding, mode)}"
+    where = f"{shown_path(finding.path)}:{finding.line}:{finding.column}"
+    return f"{where}: {finding.code} {escape(finding.message)}{fix_marker(finding, mode)}"
 
 
 def error_line(error: FileError) -> str:
     """``error: path:line[:column]: message``; under a syntax error, its source line and a caret."""
-    where = display_path(error.path)
+    where = shown_path(error.path)
     if error.line:
         where += f":{error.line}" + (f":{error.column}" if error.column else "")
-    text = f"error: {where}: {error.message}"
+    text = f"error: {where}: {escape(error.message)}"
     if error.source_line is not None and error.line:
         gutter = str(error.line)
-        text += f"\n  {gutter} | {error.source_line.expandtabs(4)}"
+        text += f"\n  {gutter} | {escape(error.source_line.expandtabs(4))}"
         if error.column:
             caret = len(error.source_line[: error.column - 1].expandtabs(4))
             text += f"\n  {' ' * len(gutter)} | {' ' * caret}^"
@@ -128,7 +157,7 @@ def error_line(error: FileError) -> str:
 
 
 def warning_line(path: str, reason: str) -> str:
-    return f"warning: {display_path(path)}: {reason}"
+    return f"warning: {shown_path(path)}: {escape(reason)}"
 
 
 def render_statistics(report: Report) -> str:
@@ -203,12 +232,16 @@ def render_summary(report: Report) -> str:
 
 
 def root_summary_line(report: Report, root: Root) -> str:
-    return f"{display_path(root.path)}: {render_summary(report.for_root(root))}"
+    return f"{shown_path(root.path)}: {render_summary(report.for_root(root))}"
 
 
 # GitHub Actions workflow commands: https://docs.github.com/actions/reference/workflow-commands-for-github-actions
 def _escape_data(text: str) -> str:
-    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    text = text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    return _SURROGATE.sub(lambda match: f"%{ord(match.group()) - 0xDC00:02X}", text)
+
+
+_SURROGATE = re.compile("[\udc80-\udcff]")
 
 
 def _escape_property(text: str) -> str:

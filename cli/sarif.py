@@ -64,7 +64,17 @@ def artifact_location(path: str) -> dict:
     shown = display_path(path)
     if os.path.isabs(shown):
         return {"uri": Path(shown).as_uri()}
-    return {"uri": urllib.parse.quote(Path(shown).as_posix()), "uriBaseId": SRCROOT}
+    # A name's raw bytes, percent-encoded: a name that is not UTF-8 (its bytes arrive as
+    # surrogate escapes) still has a URI that names exactly that file.
+    return {"uri": urllib.parse.quote(Path(shown).as_posix().encode("utf-8", "surrogateescape")), "uriBaseId": SRCROOT}
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _text(text: str) -> str:
+    """A message for a SARIF ``text``: valid Unicode, with a name's undecodable bytes as ``\\xNN``."""
+    return _SURROGATE.sub(lambda match: f"\\x{ord(match.group()) & 0xFF:02x}", text)
 
 
 def _rule(rule) -> dict:
@@ -85,7 +95,7 @@ def _result(finding: Finding, index: dict, mode: str, fix: dict | None) -> dict:
     result = {
         "ruleId": finding.code,
         "level": "note" if fixed else "error",
-        "message": {"text": finding.message},
+        "message": {"text": _text(finding.message)},
         "locations": [
             {
                 "physicalLocation": {
@@ -116,13 +126,13 @@ def _notification(error) -> dict:
     location = {"artifactLocation": artifact_location(error.path)}
     if error.line:
         location["region"] = {"startLine": error.line}
-    return {"level": "error", "message": {"text": error.message}, "locations": [{"physicalLocation": location}]}
+    return {"level": "error", "message": {"text": _text(error.message)}, "locations": [{"physicalLocation": location}]}
 
 
 def _fix(result: FileResult) -> dict:
     codes = ", ".join(sorted({f.code for f in result.findings if f.applied}))
     return {
-        "description": {"text": f"Apply codemod's fixes ({codes}) to {display_path(result.path)}"},
+        "description": {"text": _text(f"Apply codemod's fixes ({codes}) to {display_path(result.path)}")},
         "artifactChanges": [
             {"artifactLocation": artifact_location(result.path), "replacements": replacements(result)}
         ],

@@ -174,12 +174,12 @@ def test_repeat_run_parses_nothing_and_gives_the_same_result(cached_tree, parses
     assert second[1]["diffs"] and second[1]["summary"]["findings"] == 2
 
 
-def test_cached_fix_is_written_without_parsing(cached_tree, parses):
+def test_cached_fix_is_validated_before_it_is_written(cached_tree, parses):
     tree, _ = cached_tree
     run_json(tree, "--check")
     parses.clear()
     code, document = run_json(tree)
-    assert parses == []
+    assert parses == ["broken.py"]  # the fixed bytes, re-checked as a fresh fix is; ref.py not at all
     assert (tree / "broken.py").read_bytes() == FIXED
     assert document["summary"]["files_changed"] == 1 and code == EXIT_ATTENTION  # ref.py is unfixable
 

@@ -17,6 +17,26 @@ _SUPPRESSION = re.compile(r"#\s*codemod:\s*ignore(?:\[(?P<codes>[^\]]*)\])?", re
 # is almost always there for another linter, and must not hide a broken call from codemod.
 _NOQA = re.compile(r"#\s*noqa\s*:\s*(?P<codes>[A-Z]+[0-9]+(?:(?:\s*,\s*|\s+)[A-Z]+[0-9]+)*)", re.IGNORECASE)
 _FUNCTION_NODES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
+# A line ends where Python's tokenizer ends it: at CRLF, CR or LF, nowhere else. str.splitlines
+# also splits at form feed, U+000B-U+001E, U+0085, U+2028 and U+2029, which are ordinary
+# characters (whitespace or string content) to the parser: counting with it shifts every later
+# line number and column away from the ast's.
+_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
+
+
+def split_lines(text: str) -> list[str]:
+    """``text``'s lines with their endings, numbered as ``ast`` and ``tokenize`` number them."""
+    return _LINE.findall(text)
+
+
+def count_line_breaks(text: str, start: int = 0, end: int | None = None) -> int:
+    """How many lines end in ``text[start:end]`` (a CRLF counts once), as the tokenizer counts.
+
+    A drop-in for ``text.count("\n", start, end)`` that also counts CR-only endings; neither
+    bound may fall between the CR and LF of one CRLF.
+    """
+    end = len(text) if end is None else end
+    return text.count("\n", start, end) + text.count("\r", start, end) - text.count("\r\n", start, end)
 
 
 # Fields of statements (and of except handlers and match cases) that hold statements.
@@ -47,6 +67,10 @@ class FileContext:
     qualified names, never spellings.
     """
 
+    # The line primitives, reachable from every rule through the class it already imports.
+    split_lines = staticmethod(split_lines)
+    count_line_breaks = staticmethod(count_line_breaks)
+
     def __init__(self, path: str, text: str, tree: ast.Module) -> None:
         self.path = path
         self.text = text
@@ -61,7 +85,7 @@ class FileContext:
 
     @cached_property
     def lines(self) -> list[str]:
-        return self.text.splitlines(keepends=True)
+        return split_lines(self.text)
 
     # Positions -----------------------------------------------------------------
 

@@ -8,9 +8,22 @@ it only skips recomputing one.
 Only files that pass some rule's byte prefilter go through the cache: for the others the
 engine's answer (no findings) is already cheaper than a cache lookup.
 
-Entries are JSON, never pickle (a cache directory may come from an untrusted checkout), and are
-written to a temporary file that is then renamed into place, so a concurrent run sees a whole
-entry or none. An unreadable or damaged entry is a miss; a cache that cannot be written is
+The cache directory may sit in (or come from) an untrusted checkout: a pull request can commit
+a ``.codemod_cache/`` of its own, and every input of the key is public. So:
+
+- every entry carries an HMAC-SHA256 made with a per-user secret key that lives outside any
+  analysed tree (``$XDG_CACHE_HOME/codemod/secret-key``, else ``~/.cache/codemod/secret-key``,
+  created on first use, mode 0600); an entry without a valid MAC is a miss, so nobody without
+  that key can forge one, and an entry cannot be moved to another key;
+- a hit that carries fixed bytes is re-validated before they are written, exactly as a fresh
+  fix is (``FileResult.verify_with``; see ``runner.write_results``);
+- the cache never follows a symbolic link: every directory and file is opened relative to its
+  parent's descriptor with ``O_NOFOLLOW``, files are created with ``O_EXCL``, so a link planted
+  as ``.codemod_cache``, ``CACHEDIR.TAG`` or an entry makes nothing outside the directory;
+- entries are JSON, never pickle, read only when regular and smaller than a cap, and written
+  to a temporary file renamed into place, so a concurrent run sees a whole entry or none.
+
+An unreadable, damaged or unauthenticated entry is a miss; a cache that cannot be written is
 silently skipped (it is an optimisation, never a reason to fail a run).
 """
 
@@ -18,11 +31,12 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import hmac
 import json
 import os
+import stat
 import sys
-import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib import metadata
 from pathlib import Path
@@ -34,8 +48,15 @@ from jax_codemod.rule import Finding, FixSafety, Span
 ENV_VAR = "CODEMOD_CACHE_DIR"
 DEFAULT_DIR_NAME = ".codemod_cache"
 # Bump when the entry layout changes; old entries then simply miss.
-FORMAT = "1"
+FORMAT = "2"
 _TAG = "Signature: 8a477f597d28d172789f06886806bc55\n# This directory is a cache made by codemod.\n"
+KEY_FILE = "secret-key"
+KEY_BYTES = 32
+# An entry holds at most one fixed file (<= 4 MiB, base64) plus its findings.
+MAX_ENTRY_BYTES = 16 * 2**20
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_DIRECTORY = getattr(os, "O_DIRECTORY", 0)
+_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 
 
 @lru_cache(maxsize=1)
@@ -70,22 +91,85 @@ def default_directory(config_path: str | None) -> str:
     return os.path.join(base, DEFAULT_DIR_NAME)
 
 
+def user_cache_home() -> str:
+    """The user's cache directory (XDG): never inside an analysed tree unless the user says so."""
+    configured = os.environ.get("XDG_CACHE_HOME", "")
+    base = configured if os.path.isabs(configured) else os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "codemod")
+
+
+def secret_key(home: str | None = None) -> bytes | None:
+    """This user's cache key, created on first use; None (no cache) if it cannot be had safely."""
+    home = home or user_cache_home()
+    path = os.path.join(home, KEY_FILE)
+    for _attempt in range(2):
+        key = _read_key(path)
+        if key is not None:
+            return key
+        try:
+            os.makedirs(home, mode=0o700, exist_ok=True)
+            _create_key(home, path)
+        except OSError:
+            return None
+    return _read_key(path)
+
+
+def _read_key(path: str) -> bytes | None:
+    try:
+        fd = os.open(path, os.O_RDONLY | _NOFOLLOW | _CLOEXEC)
+    except OSError:
+        return None
+    try:
+        info = os.fstat(fd)
+        # Only a key nobody else could have written or read: a regular file of ours, 0600.
+        if not stat.S_ISREG(info.st_mode) or info.st_mode & 0o077 or info.st_size != KEY_BYTES:
+            return None
+        if hasattr(os, "getuid") and info.st_uid != os.getuid():
+            return None
+        key = os.read(fd, KEY_BYTES + 1)
+    finally:
+        os.close(fd)
+    return key if len(key) == KEY_BYTES else None
+
+
+def _create_key(home: str, path: str) -> None:
+    # Written whole under a private name, then linked into place: a concurrent first run reads
+    # the complete key of whichever run linked first, never a half-written one.
+    temporary = os.path.join(home, f".{KEY_FILE}.{os.getpid()}.{os.urandom(6).hex()}")
+    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | _CLOEXEC, 0o600)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(os.urandom(KEY_BYTES))
+            handle.flush()
+            os.fsync(handle.fileno())
+        try:
+            os.link(temporary, path)
+        except FileExistsError:
+            pass
+    finally:
+        os.unlink(temporary)
+
+
 @dataclass(frozen=True)
 class Cache:
     directory: str
     fingerprint: str
+    # The per-user MAC key; None when none could be had: the cache is then off.
+    secret: bytes | None = field(default=None, repr=False)
 
     @classmethod
     def open(cls, directory: str, settings: Settings) -> Cache:
-        return cls(os.path.abspath(directory), settings_fingerprint(settings))
+        return cls(os.path.abspath(directory), settings_fingerprint(settings), secret_key())
 
     def process(self, source: bytes, path: str, settings: Settings) -> FileResult:
         """``process_source``, answered from the cache when this exact input was seen before."""
-        if not any(rule.prefilter(source) for rule in settings.rules):
+        if self.secret is None or not any(rule.prefilter(source) for rule in settings.rules):
             return process_source(source, path, settings)
         key = self.key(source, path)
         cached = self.load(key, source, path)
         if cached is not None:
+            if cached.fixed is not None:
+                cached.verify_with = settings  # checked again before anything is written
             return cached
         result = process_source(source, path, settings)
         if result.error is None:
@@ -99,48 +183,136 @@ class Cache:
         digest.update(source)
         return digest.hexdigest()
 
-    def _entry(self, key: str) -> str:
-        return os.path.join(self.directory, FORMAT, key[:2], key[2:] + ".json")
+    def _mac(self, key: str, body: bytes) -> str:
+        return hmac.new(self.secret, FORMAT.encode() + b"\0" + key.encode() + b"\0" + body, hashlib.sha256).hexdigest()
+
+    def _location(self, key: str) -> tuple[list[str], str]:
+        return [FORMAT, key[:2]], key[2:] + ".json"
 
     def load(self, key: str, source: bytes, path: str) -> FileResult | None:
+        if self.secret is None:
+            return None
+        folders, name = self._location(key)
         try:
-            with open(self._entry(key), "rb") as handle:
-                document = json.loads(handle.read())
+            data = _read_entry(self.directory, folders, name)
+            if data is None:
+                return None
+            mac, _, body = data.partition(b"\n")
+            if not hmac.compare_digest(mac, self._mac(key, body).encode()):
+                return None
+            document = json.loads(body)
             findings = [_finding(item, path) for item in document["findings"]]
-            fixed = base64.b64decode(document["fixed"]) if document["fixed"] is not None else None
+            fixed = base64.b64decode(document["fixed"], validate=True) if document["fixed"] is not None else None
         except (OSError, ValueError, KeyError, TypeError):
+            return None
+        # An entry that claims a fix must say which finding it fixes, and the reverse.
+        if (fixed is not None) != any(finding.applied for finding in findings) or fixed == source:
             return None
         return FileResult(path=path, findings=findings, source=source, fixed=fixed)
 
     def store(self, key: str, result: FileResult) -> None:
+        if self.secret is None:
+            return
         document = {
             "findings": [_finding_json(finding) for finding in result.findings],
             "fixed": base64.b64encode(result.fixed).decode("ascii") if result.fixed is not None else None,
         }
-        target = self._entry(key)
+        body = json.dumps(document).encode("utf-8", "surrogateescape")
+        folders, name = self._location(key)
         try:
-            self._prepare(os.path.dirname(target))
-            fd, temporary = tempfile.mkstemp(prefix=".", suffix=".tmp", dir=os.path.dirname(target))
-            try:
-                with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                    json.dump(document, handle)
-                os.replace(temporary, target)
-            except BaseException:
-                os.unlink(temporary)
-                raise
-        except OSError:
+            _write_entry(self.directory, folders, name, self._mac(key, body).encode() + b"\n" + body)
+        except (OSError, UnicodeError):
             pass
 
-    def _prepare(self, entry_dir: str) -> None:
-        if os.path.isdir(entry_dir):
-            return
-        os.makedirs(entry_dir, exist_ok=True)
-        # Keep the cache out of git and out of backups, as ruff and pytest do.
-        for name, content in (("CACHEDIR.TAG", _TAG), (".gitignore", "# Created by codemod.\n*\n")):
-            marker = os.path.join(self.directory, name)
-            if not os.path.exists(marker):
-                with open(marker, "w", encoding="utf-8") as handle:
-                    handle.write(content)
+
+def _open_directory(name: str, parent: int | None, create: bool) -> int:
+    """A descriptor of directory ``name`` (in ``parent``), never through a symbolic link."""
+    flags = os.O_RDONLY | _DIRECTORY | _NOFOLLOW | _CLOEXEC
+    try:
+        return os.open(name, flags, dir_fd=parent)
+    except FileNotFoundError:
+        if not create:
+            raise
+    try:
+        os.mkdir(name, 0o755, dir_fd=parent)
+    except FileExistsError:
+        pass
+    return os.open(name, flags, dir_fd=parent)
+
+
+def _walk(directory: str, folders: list[str], create: bool) -> tuple[int, list[int]]:
+    """(descriptor of the innermost folder, every descriptor opened) for ``directory/folders``."""
+    parent, base = os.path.split(directory)
+    if create:
+        os.makedirs(parent, exist_ok=True)  # above the cache: the user's own path
+    opened: list[int] = []
+    try:
+        top = os.open(parent, os.O_RDONLY | _DIRECTORY | _CLOEXEC)
+        opened.append(top)
+        fd = _open_directory(base, top, create)
+        opened.append(fd)
+        if create:
+            _mark(fd)
+        for folder in folders:
+            fd = _open_directory(folder, fd, create)
+            opened.append(fd)
+    except BaseException:
+        for descriptor in opened:
+            os.close(descriptor)
+        raise
+    return fd, opened
+
+
+def _read_entry(directory: str, folders: list[str], name: str) -> bytes | None:
+    try:
+        folder, opened = _walk(directory, folders, create=False)
+    except FileNotFoundError:
+        return None
+    try:
+        fd = os.open(name, os.O_RDONLY | _NOFOLLOW | _CLOEXEC, dir_fd=folder)
+    except FileNotFoundError:
+        return None
+    finally:
+        for descriptor in opened:
+            os.close(descriptor)
+    with os.fdopen(fd, "rb") as handle:
+        info = os.fstat(handle.fileno())
+        if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_ENTRY_BYTES:
+            return None
+        return handle.read(MAX_ENTRY_BYTES + 1)
+
+
+def _write_entry(directory: str, folders: list[str], name: str, data: bytes) -> None:
+    folder, opened = _walk(directory, folders, create=True)
+    try:
+        temporary = f".{os.urandom(8).hex()}.tmp"
+        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | _CLOEXEC, 0o644, dir_fd=folder)
+        try:
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(data)
+            # A rename replaces whatever has the entry's name, a link included, and never
+            # follows it: the entry lands in this folder and nowhere else.
+            os.replace(temporary, name, src_dir_fd=folder, dst_dir_fd=folder)
+        except BaseException:
+            try:
+                os.unlink(temporary, dir_fd=folder)
+            except OSError:
+                pass
+            raise
+    finally:
+        for descriptor in opened:
+            os.close(descriptor)
+
+
+def _mark(fd: int) -> None:
+    """Keep the cache out of git and out of backups, as ruff and pytest do."""
+    for name, content in (("CACHEDIR.TAG", _TAG), (".gitignore", "# Created by codemod.\n*\n")):
+        try:
+            marker = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | _CLOEXEC, 0o644, dir_fd=fd)
+        except FileExistsError:
+            continue  # whatever is there (even a link) stays untouched: never written through
+        with os.fdopen(marker, "w", encoding="utf-8") as handle:
+            handle.write(content)
 
 
 def _finding_json(finding: Finding) -> dict:

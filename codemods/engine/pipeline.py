@@ -18,7 +18,7 @@ import warnings
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
-from functools import cache
+from functools import cache, wraps
 from typing import TYPE_CHECKING
 
 from jax_codemod.analysis.context import FileContext
@@ -32,6 +32,14 @@ MAX_FIX_PASSES = 8
 # bytes of memory per source byte and libcst far more, so one generated 20 MB module
 # would take minutes and gigabytes. The largest file in torch, jax or numpy is 1.4 MB.
 MAX_PARSE_BYTES = 4 * 2**20
+# The budget of a fix: libcst, which every fix needs, costs ~20 s of CPU and ~0.7 GB per MiB
+# of source per pass (measured: 0.67 MiB took 13.5 s and 0.4 GB, 1.3 MiB 27 s and 1 GB, a file
+# just under 4 MiB 204 s and 3.7 GB). A larger file keeps its findings, reported with the reason
+# its fix was not applied, so that no single file can cost minutes and gigabytes.
+MAX_FIX_BYTES = 1 * 2**20
+# And a CPU-time budget for one file's fix, for the code below the size limit that is still slow
+# (deeply nested expressions, huge literals): past it the fix is abandoned, the file untouched.
+MAX_FIX_SECONDS = 60
 
 
 @dataclass(frozen=True)
@@ -58,6 +66,9 @@ class FileResult:
     source: bytes | None = None
     fixed: bytes | None = None
     error: FileError | None = None
+    # Set on a result answered from the cache that carries a fix: ``fixed`` is validated
+    # under these settings (``verify_fix``) before it is ever written.
+    verify_with: Settings | None = field(default=None, compare=False, repr=False)
 
     @property
     def changed(self) -> bool:
@@ -95,12 +106,42 @@ def unified_diff(before: bytes, after: bytes, name: str) -> str:
     """
     name = name.lstrip("/")  # absolute paths become root-relative, as `patch -p1` expects
     out: list[bytes] = []
-    names = (f"a/{name}".encode("utf-8", "surrogateescape"), f"b/{name}".encode("utf-8", "surrogateescape"))
+    names = (quote_path(f"a/{name}"), quote_path(f"b/{name}"))
     for line in difflib.diff_bytes(difflib.unified_diff, _lf_lines(before), _lf_lines(after), *names):
         out.append(line)
         if not line.endswith(b"\n"):
             out.append(b"\n\\ No newline at end of file\n")
     return b"".join(out).decode("utf-8", "surrogateescape")
+
+
+_C_ESCAPES = {
+    "\a": "\\a", "\b": "\\b", "\t": "\\t", "\n": "\\n", "\v": "\\v", "\f": "\\f", "\r": "\\r",
+    '"': '\\"', "\\": "\\\\",
+}
+# What git quotes in a path (with core.quotePath=false): controls, DEL, quote, backslash, and
+# bytes that are not UTF-8 (surrogate escapes here). Readable UTF-8 names stay as they are.
+_NEEDS_QUOTING = re.compile('[\x00-\x1f\x7f"\\\\\udc80-\udcff]')
+
+
+def quote_path(name: str) -> bytes:
+    """A file name for a diff header, quoted the way git quotes it.
+
+    A name with a control character, a quote, a backslash or a byte that is not UTF-8 is
+    written in double quotes with C escapes (``"a/x\\n--- a/other.py"``), which ``git apply``
+    and GNU ``patch`` unquote: a newline in a directory name can never start a header of its
+    own and retarget a hunk to another file.
+    """
+    if not _NEEDS_QUOTING.search(name):
+        return name.encode("utf-8")
+    return b'"' + _NEEDS_QUOTING.sub(_quote_char, name).encode("utf-8") + b'"'
+
+
+def _quote_char(match: re.Match) -> str:
+    char = match.group()
+    if char in _C_ESCAPES:
+        return _C_ESCAPES[char]
+    code = ord(char)
+    return "\\%03o" % (code - 0xDC00 if code >= 0xDC80 else code)
 
 
 def _lf_lines(data: bytes) -> list[bytes]:
@@ -353,3 +394,121 @@ def _apply_rule(module: cst.Module, rule: Rule, targets: list[Finding], ctx: Fil
         raise FixError(f"{rule.CODE}: no {node_type} at line {span.start_line}, column {span.start_column + 1}")
     new_module = rule.finalize(new_module, fixer)
     return fixer.finish(new_module)
+
+
+# The budget of a fix ------------------------------------------------------------------------
+
+
+class FixBudgetExceeded(BaseException):
+    """Raised by the CPU-time alarm; a BaseException so no rule's ``except Exception`` eats it."""
+
+
+@contextmanager
+def _cpu_budget(seconds: float) -> Iterator[None]:
+    """Raise FixBudgetExceeded in this thread once the process has used ``seconds`` more CPU.
+
+    Only where a timer can be had: the main thread of a process with SIGVTALRM (each worker
+    of the pool runs files in its main thread). Elsewhere the size limit alone bounds a fix.
+    """
+    import signal
+
+    timer = getattr(signal, "ITIMER_VIRTUAL", None)
+    if timer is None or seconds <= 0:
+        yield
+        return
+
+    def expired(_signum, _frame):
+        raise FixBudgetExceeded
+
+    try:
+        previous = signal.signal(signal.SIGVTALRM, expired)
+    except ValueError:  # not the main thread
+        yield
+        return
+    signal.setitimer(timer, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(timer, 0)
+        signal.signal(signal.SIGVTALRM, previous)
+
+
+def verify_fix(result: FileResult, settings: Settings) -> str | None:
+    """Why ``result.fixed`` must not be written, or None: the checks a fresh fix passes.
+
+    It changes the file, it fixes some finding, it parses (ast and libcst), and it converged:
+    checking it again finds nothing left to fix under ``settings``.
+    """
+    source, fixed = result.source, result.fixed
+    if fixed is None or source is None or fixed == source:
+        return "the fix changes nothing"
+    if not any(finding.applied for finding in result.findings):
+        return "no finding is fixed by it"
+    if len(fixed) > MAX_PARSE_BYTES:
+        return "the fixed file is over the size limit"
+    try:
+        _ctx, findings = check_source(fixed, result.path, settings.rules)
+        import libcst as cst
+
+        cst.parse_module(fixed)
+    except Exception as error:  # noqa: BLE001 -- any failure means: do not write it
+        return f"the fixed code does not parse: {type(error).__name__}: {error}"
+    if any(settings.applies(finding) for finding in findings):
+        return "the fixed code still has findings to fix"
+    return None
+
+
+def _within_budget(fix):
+    """``fix`` bounded in size and CPU time, its output with the file's own line endings.
+
+    Past either budget the fix is declined with the reason (FixError): the findings are
+    reported and the file is left as it was. Bytes changed after the fix loop validated them
+    (line endings) are validated again.
+    """
+
+    @wraps(fix)
+    def bounded(source: bytes, ctx: FileContext, findings: list[Finding], settings: Settings):
+        if len(source) > MAX_FIX_BYTES:
+            raise FixError(
+                f"{len(source) / 2**20:.1f} MiB is over the {MAX_FIX_BYTES // 2**20} MiB limit "
+                "for files that get a fix (fix it by hand or split the file)"
+            )
+        try:
+            with _cpu_budget(MAX_FIX_SECONDS):
+                fixed, *rest = fix(source, ctx, findings, settings)
+        except FixBudgetExceeded:
+            raise FixError(f"it took over {MAX_FIX_SECONDS} s of CPU (fix it by hand)") from None
+        kept = _keep_line_endings(source, fixed)
+        if kept != fixed:
+            applied = [replace(finding, applied=True) for finding in findings]
+            problem = verify_fix(FileResult(ctx.path, applied, source, kept), settings)
+            if problem is not None:
+                raise FixError(problem)
+        return (kept, *rest)
+
+    return bounded
+
+
+def _keep_line_endings(source: bytes, fixed: bytes) -> bytes:
+    """The fixed file ends its lines the way the original did.
+
+    libcst drops a final line ending that is a lone CR (``x = 1\\r`` prints as ``x = 1``),
+    and code a rule inserts (helpers, imports) may end its lines in LF. A file whose lines
+    all end alike (CRLF only, or CR only) gets that ending on every line again: Python reads
+    every ending as the same newline, inside strings too, so the code means the same.
+    """
+    if source.endswith(b"\r") and fixed and not fixed.endswith((b"\r", b"\n")):
+        fixed += b"\r"
+    crlf = source.count(b"\r\n")
+    cr, lf = source.count(b"\r") - crlf, source.count(b"\n") - crlf
+    ending = b"\r\n" if crlf and not cr and not lf else b"\r" if cr and not crlf and not lf else None
+    if ending is not None:
+        fixed = _ANY_ENDING.sub(ending, fixed)
+    return fixed
+
+
+_ANY_ENDING = re.compile(rb"\r\n|\r|\n")
+
+
+# Defined last so that the fix loop above stays the fix loop; process_source calls the bounded one.
+_fix = _within_budget(_fix)

@@ -4,11 +4,20 @@ from __future__ import annotations
 
 import os
 import stat
+import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
-from jax_codemod.engine.pipeline import FileError, FileResult, Settings, process_source
+from jax_codemod.engine.pipeline import (
+    MAX_PARSE_BYTES,
+    FileError,
+    FileResult,
+    Settings,
+    SourceTooLarge,
+    process_source,
+    verify_fix,
+)
 
 if TYPE_CHECKING:
     from jax_codemod.engine.cache import Cache
@@ -19,6 +28,18 @@ PARALLEL_MIN_BYTES = 1 * 2**20
 CHUNK_SIZE = 32
 # Temporary files of write_atomic: hidden, and not *.py, so discovery never picks one up.
 TEMP_SUFFIX = ".codemod-tmp"
+# A temporary this old whose writer holds no lock on it was left by a killed run: removed.
+STALE_TEMP_SECONDS = 60
+# A file over the parse limit is scanned for the rules' triggers in pieces this large, so even
+# a sparse 8 GB *.py costs bounded memory: it is reported (trigger) or skipped (none).
+SCAN_CHUNK = 2**20
+# ... and only this much of its data (holes of a sparse file are skipped, they hold no trigger):
+# a larger one is reported as not checked rather than scanned for a minute to decide whether to
+# say so. ~0.3 s of scanning; a .py file this large is generated data.
+MAX_SCAN_BYTES = 64 * 2**20
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
+_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 
 
 @dataclass
@@ -36,21 +57,101 @@ class RunResult:
 
 
 def check_file(path: str, settings: Settings, cache: Cache | None = None) -> FileResult:
-    source, error = _read(path)
+    source, error = _read(path, settings)
     if error is not None:
         return FileResult(path=path, error=error)
+    if source is None:
+        return FileResult(path=path)
     return _check_source(path, source, settings, cache)
 
 
-def _read(path: str) -> tuple[bytes | None, FileError | None]:
+def _read(path: str, settings: Settings) -> tuple[bytes | None, FileError | None]:
+    """(source, None), (None, error), or (None, None) for a file too large that no rule can match.
+
+    The size comes from ``fstat`` of the opened file, before a byte is read: a file over the
+    parse limit is never read whole.
+    """
     try:
-        # A FIFO or device named *.py would block the run or never end: only plain files are read.
-        if not stat.S_ISREG(os.stat(path).st_mode):
-            return None, FileError(path, "cannot read: not a regular file")
-        with open(path, "rb") as handle:
-            return handle.read(), None
+        # O_NONBLOCK: opening a FIFO named *.py must not wait for a writer. A FIFO or device
+        # would block the run or never end: only plain files are read.
+        handle = open(path, "rb", buffering=0, opener=_nonblocking)  # noqa: SIM115 -- closed below
     except OSError as error:
         return None, FileError(path, f"cannot read: {error.strerror or error}")
+    with handle:
+        return _read_open(handle.fileno(), path, settings)
+
+
+def _nonblocking(path: str, flags: int) -> int:
+    return os.open(path, flags | _NONBLOCK | _CLOEXEC)
+
+
+def _read_open(fd: int, path: str, settings: Settings) -> tuple[bytes | None, FileError | None]:
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            return None, FileError(path, "cannot read: not a regular file")
+        if info.st_size > MAX_PARSE_BYTES:
+            return None, _oversized(fd, info.st_size, path, settings)
+        data = _read_at_most(fd, MAX_PARSE_BYTES + 1)
+        if len(data) > MAX_PARSE_BYTES:  # it grew since fstat
+            return None, _oversized(fd, os.fstat(fd).st_size, path, settings)
+        return data, None
+    except OSError as error:
+        return None, FileError(path, f"cannot read: {error.strerror or error}")
+
+
+def _read_at_most(fd: int, limit: int) -> bytes:
+    pieces, size = [], 0
+    while size < limit:
+        piece = os.read(fd, min(limit - size, 4 * SCAN_CHUNK))
+        if not piece:
+            break
+        pieces.append(piece)
+        size += len(piece)
+    return b"".join(pieces)
+
+
+def _oversized(fd: int, size: int, path: str, settings: Settings) -> FileError | None:
+    """The error for a file over the parse limit that contains a rule's trigger, else None.
+
+    Any rule's trigger counts (a superset of the prefilters), read in overlapping pieces.
+    """
+    too_large = FileError(path, str(SourceTooLarge(size)))
+    triggers = [trigger for rule in settings.rules for trigger in rule.TRIGGERS]
+    overlap = max((len(trigger) for trigger in triggers), default=1) - 1
+    position, scanned, tail = 0, 0, b""
+    while True:
+        data = _next_data(fd, position)
+        if data is None:
+            return None
+        if data != position:
+            tail = b""  # a hole (zeros) lies between: no trigger spans it
+        os.lseek(fd, data, os.SEEK_SET)
+        piece = os.read(fd, SCAN_CHUNK)
+        if not piece:
+            return None
+        position, scanned = data + len(piece), scanned + len(piece)
+        window = tail + piece
+        if any(trigger in window for trigger in triggers):
+            return too_large
+        if scanned >= MAX_SCAN_BYTES:
+            return too_large
+        tail = window[-overlap:] if overlap else b""
+
+
+def _next_data(fd: int, position: int) -> int | None:
+    """Where the next data at or after ``position`` starts, skipping holes; None at the end."""
+    seek_data = getattr(os, "SEEK_DATA", None)
+    if seek_data is None:
+        return position
+    try:
+        return os.lseek(fd, position, seek_data)
+    except OSError as error:
+        import errno
+
+        if error.errno == errno.ENXIO:  # no data after position
+            return None
+        return position  # the file system cannot say: read on
 
 
 def _check_source(path: str, source: bytes, settings: Settings, cache: Cache | None = None) -> FileResult:
@@ -70,6 +171,10 @@ _worker_cache: Cache | None = None
 
 def _init_worker(settings: Settings, cache: Cache | None = None) -> None:
     global _worker_settings, _worker_cache
+    import signal
+
+    # Ctrl-C reaches the whole process group: the parent alone answers it (one line, exit 130).
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     _worker_settings = settings
     _worker_cache = cache
 
@@ -94,7 +199,8 @@ def check_files(
     cache) rather than receive them, so memory stays bounded on a large tree. ``cache``
     (a result cache) is consulted only for files that pass the prefilter.
     """
-    jobs = jobs or os.cpu_count() or 1
+    # More workers than CPUs only cost memory (each holds a parser and its trees).
+    jobs = min(jobs or available_cpus(), available_cpus())
     results: list[FileResult | None] = [None] * len(paths)
 
     def done(index: int, result: FileResult) -> None:
@@ -105,10 +211,10 @@ def check_files(
     pending: list[tuple[int, str, int]] = []
     pending_bytes = 0
     for index, path in enumerate(paths):
-        source, error = _read(path)
+        source, error = _read(path, settings)
         if error is not None:
             done(index, FileResult(path=path, error=error))
-        elif not any(rule.prefilter(source) for rule in settings.rules):
+        elif source is None or not any(rule.prefilter(source) for rule in settings.rules):
             done(index, FileResult(path=path))
         else:
             pending.append((index, path, len(source)))
@@ -131,7 +237,9 @@ def _check_in_pool(pending, settings: Settings, jobs: int, done, cache: Cache | 
     pending = sorted(pending, key=lambda item: -item[2])
     size = max(1, min(CHUNK_SIZE, len(pending) // (jobs * 8)))
     chunks = [pending[i : i + size] for i in range(0, len(pending), size)]
-    with ProcessPoolExecutor(max_workers=jobs, initializer=_init_worker, initargs=(settings, cache)) as pool:
+    jobs = max(1, min(jobs, len(chunks)))  # a worker without a chunk is only start-up cost
+    pool = ProcessPoolExecutor(max_workers=jobs, initializer=_init_worker, initargs=(settings, cache))
+    try:
         futures = [pool.submit(_check_chunk, [path for _, path, _ in chunk]) for chunk in chunks]
         for chunk, future in zip(chunks, futures):
             try:
@@ -146,6 +254,23 @@ def _check_in_pool(pending, settings: Settings, jobs: int, done, cache: Cache | 
                 ]
             for (index, _, _), result in zip(chunk, chunk_results):
                 done(index, result)
+    except BaseException:
+        # Interrupted (Ctrl-C): drop the queued chunks and stop the workers now, rather than
+        # wait for every chunk they hold. They write nothing, so nothing is left half done.
+        processes = list((getattr(pool, "_processes", None) or {}).values())
+        pool.shutdown(wait=False, cancel_futures=True)
+        for process in processes:
+            process.terminate()
+        raise
+    pool.shutdown(wait=True)
+
+
+def available_cpus() -> int:
+    """CPUs this process may run on (its affinity mask, e.g. a CI container's share)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
 
 
 def write_atomic(path: str, expected: bytes, new: bytes) -> None:
@@ -163,6 +288,12 @@ def write_atomic(path: str, expected: bytes, new: bytes) -> None:
         raise WriteError(f"not written: cannot re-read: {error.strerror}") from error
     if current != expected:
         raise WriteError("not written: the file changed on disk while the run was in progress")
+    if before.st_nlink > 1:
+        # A rename gives the path a new inode: the other names would keep the old content.
+        raise WriteError(
+            f"not written: the file has {before.st_nlink} hard links, which replacing it would split; "
+            "fix it by hand or break the links first"
+        )
     # Mode bits too: root may write anything, but a file marked read-only stays as it is.
     if not os.access(target, os.W_OK) or not before.st_mode & 0o222:
         raise WriteError("not written: the file is read-only")
@@ -175,11 +306,13 @@ def write_atomic(path: str, expected: bytes, new: bytes) -> None:
         raise WriteError(f"not written: cannot create a temporary file: {error.strerror}") from error
     try:
         with os.fdopen(fd, "wb") as handle:
+            _lock(handle.fileno())  # tells a later run's clean-up that this one is alive
             handle.write(new)
             handle.flush()
             os.fsync(handle.fileno())
         os.chmod(temporary, stat.S_IMODE(before.st_mode))
         _keep_owner(temporary, before)
+        _keep_xattrs(target, temporary)
         # Last look before the rename: an editor that saved (or deleted) the file since it
         # was compared above must win. The window left is the rename itself.
         if not _same_file_state(target, before):
@@ -206,6 +339,70 @@ def _keep_owner(temporary: str, before: os.stat_result) -> None:
         raise WriteError(f"not written: cannot keep the file's owner and group: {error.strerror}") from error
 
 
+def _keep_xattrs(target: str, temporary: str) -> None:
+    """Copy the extended attributes (ACLs, SELinux labels, user.*) to the new file, or refuse."""
+    try:
+        names = os.listxattr(target)
+    except (AttributeError, OSError):  # no xattr support here: there are none to lose
+        return
+    for attribute in names:
+        try:
+            value = os.getxattr(target, attribute)
+            try:
+                if os.getxattr(temporary, attribute) == value:
+                    continue  # e.g. the SELinux label the directory already gives new files
+            except OSError:
+                pass
+            os.setxattr(temporary, attribute, value)
+        except OSError as error:
+            raise WriteError(
+                f"not written: cannot keep its extended attribute {attribute!r}: {error.strerror or error}"
+            ) from error
+
+
+def _lock(fd: int) -> None:
+    try:
+        import fcntl
+
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except (ImportError, OSError):
+        pass
+
+
+def clean_stale_temporaries(directory: str) -> list[str]:
+    """Remove the temporaries of runs killed mid-write (SIGKILL, power loss) in ``directory``.
+
+    One is stale when it is old and no live writer holds its lock (a lock dies with its
+    process). Only regular files named as write_atomic names them are touched; never a link.
+    """
+    removed: list[str] = []
+    try:
+        entries = list(os.scandir(directory))
+    except OSError:
+        return removed
+    now = time.time()
+    for entry in entries:
+        if not (entry.name.startswith(".") and entry.name.endswith(TEMP_SUFFIX)):
+            continue
+        try:
+            info = entry.stat(follow_symlinks=False)
+            if not stat.S_ISREG(info.st_mode) or now - info.st_mtime < STALE_TEMP_SECONDS:
+                continue
+            fd = os.open(entry.path, os.O_RDONLY | _NOFOLLOW | _NONBLOCK | _CLOEXEC)
+            try:
+                import fcntl
+
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                if os.fstat(fd).st_ino == os.stat(entry.path, follow_symlinks=False).st_ino:
+                    os.unlink(entry.path)
+                    removed.append(entry.path)
+            finally:
+                os.close(fd)
+        except (ImportError, OSError):
+            continue
+    return removed
+
+
 def _same_file_state(path: str, before: os.stat_result) -> bool:
     try:
         now = os.stat(path)
@@ -220,12 +417,28 @@ def _same_file_state(path: str, before: os.stat_result) -> bool:
 
 
 def write_results(results: Iterable[FileResult]) -> list[FileError]:
-    """Write every changed result; a file that cannot be written is reported, not fatal."""
+    """Write every changed result; a file that cannot be written is reported, not fatal.
+
+    Only a result that fixes some finding is written, and one answered from the cache is
+    validated first exactly as a fresh fix was (``verify_fix``).
+    """
     errors: list[FileError] = []
+    cleaned: set[str] = set()
     for result in results:
         if not result.changed:
             continue
         try:
+            if not any(finding.applied for finding in result.findings):
+                raise WriteError("not written: no finding of it was fixed")
+            if result.verify_with is not None:
+                problem = verify_fix(result, result.verify_with)
+                if problem is not None:
+                    raise WriteError(f"not written: the cached fix failed validation ({problem}); "
+                                     "run again with --no-cache")
+            directory = os.path.dirname(os.path.realpath(result.path))
+            if directory not in cleaned:
+                cleaned.add(directory)
+                clean_stale_temporaries(directory)
             write_atomic(result.path, result.source, result.fixed)
         except WriteError as error:
             failure = FileError(result.path, str(error))
@@ -233,3 +446,41 @@ def write_results(results: Iterable[FileResult]) -> list[FileError]:
             result.error = failure
             result.findings = [replace(f, applied=False, resolved_by=None) for f in result.findings]
     return errors
+
+
+def write_report(path: str, text: str) -> None:
+    """Write the ``--report`` file: never through a symbolic link, never half-written.
+
+    The report goes to a new file beside ``path`` that is renamed over it: a rename replaces
+    a name, it never follows one, so a link planted at ``path`` in the checkout is refused,
+    and one planted after that check is replaced, not written through.
+    """
+    import tempfile
+
+    try:
+        if stat.S_ISLNK(os.lstat(path).st_mode):
+            raise WriteError("refusing to write the report through a symbolic link")
+    except FileNotFoundError:
+        pass
+    except OSError as error:
+        raise WriteError(error.strerror or str(error)) from error
+    directory = os.path.dirname(os.path.abspath(path))
+    try:
+        fd, temporary = tempfile.mkstemp(prefix=".codemod-report.", suffix=TEMP_SUFFIX, dir=directory)
+    except OSError as error:
+        raise WriteError(error.strerror or str(error)) from error
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+        umask = os.umask(0o022)
+        os.umask(umask)
+        os.chmod(temporary, 0o666 & ~umask)
+        os.replace(temporary, path)
+    except BaseException as error:
+        try:
+            os.unlink(temporary)
+        except OSError:
+            pass
+        if isinstance(error, OSError):
+            raise WriteError(error.strerror or str(error)) from error
+        raise

@@ -134,7 +134,7 @@ def _export_lines(text: str) -> list[int]:
     numbers: list[int] = []
     line, counted = 1, 0
     for match in re.finditer(words, text):
-        line += text.count("\n", counted, match.start())
+        line += FileContext.count_line_breaks(text, counted, match.start())
         counted = match.start()
         if not numbers or numbers[-1] != line:
             numbers.append(line)

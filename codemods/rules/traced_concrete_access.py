@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from functools import cache
 from typing import TYPE_CHECKING
 
-from jax_codemod.analysis.context import FileContext
+from jax_codemod.analysis.context import FileContext, count_line_breaks
 from jax_codemod.analysis.transforms import (
     JIT,
     JIT_LIKE,
@@ -440,7 +440,7 @@ def _word_lines(text: str, words, *, attribute=False, call=False, not_after: str
     positions.sort()
     lines, line, previous = set(), 1, 0
     for position in positions:
-        line += text.count("\n", previous, position)
+        line += count_line_breaks(text, previous, position)
         previous = position
         lines.add(line)
     return lines
@@ -454,7 +454,7 @@ def _matching_lines(text: str, pattern: re.Pattern[str], end: bool = False) -> s
     lines, line, previous = set(), 1, 0
     for match in pattern.finditer(text):
         position = match.end() if end else match.start()
-        line += text.count("\n", previous, position)
+        line += count_line_breaks(text, previous, position)
         previous = position
         lines.add(line)
     return lines
