@@ -2,8 +2,7 @@
 issue 19, as a fixture repository with a crafted cache, links, hostile names or config.
 
 Nothing in the tree may choose what codemod writes, where it writes, or what a CI log or job
-summary shows. Tests marked ``xfail(reason="issue-15 implements")`` are attacks whose defence
-lives in files issue-15 owns (config validation, discovery); they pass once that is merged.
+summary shows.
 """
 
 from __future__ import annotations
@@ -29,7 +28,6 @@ from jax_codemod.rules.removed_dlpack_api import RemovedDlpackApi
 from test_bulk import git, make_repo
 from test_cli import BROKEN, FIXED, REPO, invoke
 
-ISSUE_15 = pytest.mark.xfail(strict=False, reason="issue-15 implements")
 # Mentions the trigger in a comment only: no finding, so it must never be written.
 INNOCENT = b"# converts with dlpack elsewhere\nx = 1\n"
 PAYLOAD = b"import os\nos.system('id')\n"
@@ -55,10 +53,10 @@ def checkout(tmp_path, monkeypatch, user_cache):
 
 def default_settings(tree: Path) -> Settings:
     """The settings a plain ``codemod run`` uses in ``tree`` (so the attacker's keys match)."""
-    from jax_codemod.cli.main import Options, _config_for, _settings
+    from jax_codemod.engine.resolve import Options, resolve
 
-    options = Options(select=None, extend_select=[], ignore=[], exclude=(), unsafe_fixes=None, config=None)
-    return _settings(_config_for(str(tree), options), options)[0]
+    [group] = resolve([str(tree)], Options())
+    return group.settings
 
 
 def forge(cache_dir: Path, tree: Path, relative: str, document: dict, mac: bytes | None) -> Path:
@@ -200,14 +198,14 @@ def test_report_is_replaced_by_rename_not_written_in_place(checkout):
     assert not [p for p in checkout.iterdir() if p.name.endswith(runner.TEMP_SUFFIX)]
 
 
-@ISSUE_15
 def test_an_explicitly_named_symlink_out_of_the_roots_is_refused(tmp_path):
     root, outside = tmp_path / "root", tmp_path / "outside"
     root.mkdir()
     outside.mkdir()
     (outside / "theirs.py").write_bytes(BROKEN)
     (root / "link.py").symlink_to(outside / "theirs.py")
-    code, _, err = invoke(["run", "root/link.py"], cwd=tmp_path)
+    # As a pre-commit hook or CI bot runs it: from the checkout, naming the file the tree holds.
+    code, _, err = invoke(["run", "link.py"], cwd=root)
     assert (outside / "theirs.py").read_bytes() == BROKEN
     assert code != EXIT_OK and "link.py" in err
 
@@ -305,7 +303,6 @@ def test_sarif_names_a_file_whose_name_is_not_utf8(tmp_path):
 # Config injection -------------------------------------------------------------------------------
 
 
-@ISSUE_15
 def test_a_helper_module_that_is_not_a_dotted_name_is_a_config_error(tmp_path):
     (tmp_path / "pyproject.toml").write_text(
         '[tool.codemod]\nhelper-module = "a import b; import os; os.system(\\"id\\") #"\n'
@@ -329,7 +326,6 @@ def _run_limited(args, cwd: Path, memory: int = 1 << 30, timeout: float = 60):
     )
 
 
-@ISSUE_15
 @pytest.mark.parametrize("kind", ["dev-zero", "fifo"])
 def test_an_ignore_file_that_never_ends_costs_nothing(tmp_path, kind):
     (tmp_path / "broken.py").write_bytes(BROKEN)
