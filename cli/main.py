@@ -481,4 +481,14 @@ def entry() -> None:
         code = main()
     except KeyboardInterrupt:  # a second Ctrl-C while the first was being handled
         code = EXIT_INTERRUPTED
+    if code == EXIT_INTERRUPTED:
+        # Once a KeyboardInterrupt has passed through the interpreter's own evaluation loop, CPython
+        # re-sends itself SIGINT at exit, so the shell would see "killed by SIGINT" instead of 130.
+        # After an interrupt nothing is left to finalise (every write is atomic): flush and leave.
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except (OSError, ValueError):
+                pass
+        os._exit(code)
     sys.exit(code)
