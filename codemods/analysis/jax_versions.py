@@ -1,0 +1,202 @@
+"""What changed in which JAX release: the one table the version-aware rules read.
+
+Every fact names the JAX release that first behaves that way and where it can be checked:
+``jax/...`` paths are files of that release's source (tag ``jax-vX.Y.Z`` of
+github.com/jax-ml/jax, the same files the PyPI wheel installs), "CHANGELOG" is
+``docs/CHANGELOG.md`` of the same tag. ``tests/test_jax_versions.py`` checks every fact
+against the JAX that is installed, so each environment of the CI matrix (JAX 0.4.30 and
+the newest release) re-verifies the table against real wheels.
+
+Versions are tuples of ints; ``target(options)`` gives the version a run targets (the
+``target-jax-version`` option, which the CLI always fills in, else the installed JAX's
+version read from its distribution metadata -- never by importing it -- else the newest
+release this table knows).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+
+Version = tuple[int, ...]
+
+OPTION = "target-jax-version"
+# The oldest JAX whose behaviour the rules' fixes are written and tested for.
+OLDEST_SUPPORTED: Version = (0, 4, 30)
+# The newest release whose source this table was checked against (tag jax-v0.11.0). The
+# newest wheel on the package index this project's CI can reach is 0.10.2.
+NEWEST_KNOWN: Version = (0, 11, 0)
+
+
+@dataclass(frozen=True)
+class Change:
+    """One behaviour change: from ``since`` on, ``what`` holds."""
+
+    key: str
+    since: Version
+    what: str
+    source: str
+
+
+CHANGES: tuple[Change, ...] = (
+    Change(
+        "dl_device.cuda_host",
+        (0, 10, 2),
+        "__dlpack__(dl_device=(kDLCUDAHost=3, id)) is exported (to the cuda platform)",
+        "jax/_src/dlpack.py _DL_DEVICE_TO_PLATFORM; jax/_src/typing.py DLDeviceType",
+    ),
+    Change(
+        "dl_device.rocm_host_tpu_host_oneapi",
+        (0, 11, 0),
+        "kDLROCMHost=11, kDLOneAPI=14 and kDLTPUHost=20 are exported (rocm, oneapi, tpu platforms)",
+        "jax/_src/dlpack.py _DL_DEVICE_TO_PLATFORM; jax/_src/typing.py DLDeviceType "
+        "(commits 4192022b5a 'Add dlpack support for OneAPI', 51a20c5f6a 'Add DlPack for host memory on TPU')",
+    ),
+    Change(
+        "dl_device.unsupported_raises_buffererror",
+        (0, 5, 1),
+        "an unmapped dl_device type raises BufferError; before, the table lookup's KeyError escaped "
+        "(to_dlpack caught TypeError instead)",
+        "jax/_src/dlpack.py to_dlpack: `except TypeError` (0.4.30-0.5.0), `except KeyError` (0.5.1+)",
+    ),
+    Change(
+        "dlpack.to_dlpack.deprecated",
+        (0, 6, 0),
+        "jax.dlpack.to_dlpack warns DeprecationWarning",
+        "jax/dlpack.py _deprecations['to_dlpack']; CHANGELOG 0.6.0",
+    ),
+    Change(
+        "dlpack.to_dlpack.removed",
+        (0, 7, 0),
+        "jax.dlpack.to_dlpack raises AttributeError (from jax.dlpack import to_dlpack: ImportError)",
+        "jax/dlpack.py _deprecations['to_dlpack'] -> None ('Finalized in JAX v0.7.0'); CHANGELOG 0.7.0",
+    ),
+    Change(
+        "dlpack.from_dlpack_capsule.deprecated",
+        (0, 4, 32),
+        "jax.dlpack.from_dlpack(capsule) warns DeprecationWarning",
+        "jax/_src/dlpack.py from_dlpack 'Deprecated legacy path'",
+    ),
+    Change(
+        "dlpack.from_dlpack_capsule.removed",
+        (0, 7, 2),
+        "jax.dlpack.from_dlpack(capsule) raises TypeError (needs __dlpack__ and __dlpack_device__)",
+        "jax/_src/dlpack.py from_dlpack",
+    ),
+    Change(
+        "errors.JaxRuntimeError",
+        (0, 4, 34),
+        "jax.errors.JaxRuntimeError and jax.errors.XlaRuntimeError exist; before, neither is in jax.errors "
+        "(runtime errors are jaxlib's XlaRuntimeError, a RuntimeError subclass, on every version)",
+        "jax/errors.py",
+    ),
+    Change(
+        "errors.XlaRuntimeError.removed",
+        (0, 8, 0),
+        "jax.errors.XlaRuntimeError no longer exists (the class is named JaxRuntimeError)",
+        "jax/errors.py",
+    ),
+    Change("api.make_mesh", (0, 4, 32), "jax.make_mesh exists", "jax/__init__.py"),
+    Change(
+        "api.shard_map",
+        (0, 6, 1),
+        "jax.shard_map exists (before: jax.experimental.shard_map.shard_map only, deprecated from 0.8.0)",
+        "jax/__init__.py; jax/experimental/shard_map.py",
+    ),
+    Change(
+        "api.jit_decorator_factory",
+        (0, 8, 1),
+        "jax.jit(**options) without a function returns a decorator (`@jax.jit(static_argnums=0)`); "
+        "before, it raises TypeError: jit() missing 1 required positional argument: 'fun'",
+        "jax/_src/api.py jit overloads",
+    ),
+)
+_BY_KEY = {change.key: change for change in CHANGES}
+
+# DLPack device types (DLDeviceType, dlpack.h) that ``__dlpack__(dl_device=...)`` maps to a
+# platform, from each listed version on. A zero or None type is ignored (``if dl_device_type:``).
+_EXPORTABLE = (
+    ((0, 0), frozenset({1, 2, 10})),  # kDLCPU, kDLCUDA, kDLROCM
+    (_BY_KEY["dl_device.cuda_host"].since, frozenset({1, 2, 3, 10})),
+    (_BY_KEY["dl_device.rocm_host_tpu_host_oneapi"].since, frozenset({1, 2, 3, 10, 11, 14, 20})),
+)
+
+
+def since(key: str) -> Version:
+    return _BY_KEY[key].since
+
+
+def has(key: str, version: Version) -> bool:
+    """Whether ``version`` behaves as the change ``key`` says."""
+    return version >= _BY_KEY[key].since
+
+
+def exportable_device_types(version: Version) -> frozenset[int]:
+    """The DLPack device types JAX ``version`` exports to (the keys of _DL_DEVICE_TO_PLATFORM)."""
+    found = _EXPORTABLE[0][1]
+    for first, types in _EXPORTABLE:
+        if version >= first:
+            found = types
+    return found
+
+
+def unsupported_device_error(version: Version) -> str:
+    """What ``__dlpack__(dl_device=(t, 0))`` raises on ``version`` for a type it does not map."""
+    return "BufferError" if has("dl_device.unsupported_raises_buffererror", version) else "KeyError"
+
+
+# What a fallback around ``__dlpack__(dl_device=...)`` must catch so that the fixed code runs on
+# every supported JAX: the unmapped-type error of each release (KeyError before 0.5.1,
+# BufferError after), and RuntimeError, which every release raises for a mapped type whose
+# platform has no backend in this process (``xla_bridge.get_backend``: "Unknown backend ...",
+# e.g. kDLCUDA on a CPU-only install, kDLTPUHost on 0.11 without a TPU).
+DL_DEVICE_FALLBACK_ERRORS: tuple[str, ...] = ("BufferError", "KeyError", "RuntimeError")
+
+
+def dl_device_errors(version: Version) -> tuple[str, ...]:
+    """Exception classes an export with an unusable dl_device raises on ``version``."""
+    return (unsupported_device_error(version), "RuntimeError")
+
+
+# Versions ------------------------------------------------------------------------------
+
+_VERSION = re.compile(r"^\s*v?(\d+)\.(\d+)(?:\.(\d+))?(?:\.(\d+))?")
+
+
+def parse(text: str) -> Version:
+    """``"0.7"`` -> (0, 7, 0); ``"0.4.38.dev2024"`` -> (0, 4, 38). Raises ValueError."""
+    match = _VERSION.match(str(text))
+    if not match:
+        raise ValueError(f"not a JAX version: {text!r} (expected e.g. 0.7 or 0.4.38)")
+    parts = [int(part) for part in match.groups() if part is not None]
+    while len(parts) < 3:
+        parts.append(0)
+    return tuple(parts)
+
+
+def render(version: Version) -> str:
+    return ".".join(str(part) for part in version)
+
+
+@lru_cache(maxsize=1)
+def installed() -> Version | None:
+    """The installed jax's version from its distribution metadata (jax is never imported)."""
+    from importlib import metadata
+
+    try:
+        return parse(metadata.version("jax"))
+    except (metadata.PackageNotFoundError, ValueError):
+        return None
+
+
+def default_target() -> Version:
+    return installed() or NEWEST_KNOWN
+
+
+def target(options: dict | None) -> Version:
+    """The JAX version a rule's fixes must be right for: its option, else the default."""
+    value = (options or {}).get(OPTION)
+    if value is None:
+        return default_target()
+    return value if isinstance(value, tuple) else parse(value)
