@@ -26,6 +26,7 @@ from jax_codemod.engine.config import (
     find_pyproject,
     load_config,
     parse_codes,
+    resolve_target_jax_version,
     select_rules,
 )
 from jax_codemod.engine.discovery import discover
@@ -50,6 +51,7 @@ class Options:
     exclude: tuple[str, ...]
     unsafe_fixes: bool | None
     config: str | None
+    target_jax_version: str | None = None
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]}, epilog=EXIT_CODES_HELP)
@@ -88,9 +90,11 @@ def cli() -> None:
 @click.option("--no-progress", is_flag=True, help="Never show a progress bar.")
 @click.option("--config", type=click.Path(dir_okay=False), help="pyproject.toml to read instead of the nearest.")
 @click.option("--stdin-filename", help="Name to report for source read from stdin ('-').")
+@click.option("--target-jax-version", metavar="X.Y[.Z]",
+              help="JAX version the fixes must be right for (default: the installed jax, else the newest known).")
 def run_command(paths, dry_run, check, select, extend_select, ignore, unsafe_fixes, jobs, exclude,
                 output_format, report_file, shard_spec, no_cache, cache_dir, no_progress, config,
-                stdin_filename) -> int:
+                stdin_filename, target_jax_version) -> int:
     """Rewrite the Python files under PATH... in place (default: the current directory).
 
     A PATH of '-' reads source from stdin and writes the result to stdout.
@@ -105,6 +109,7 @@ def run_command(paths, dry_run, check, select, extend_select, ignore, unsafe_fix
         exclude=tuple(exclude),
         unsafe_fixes=unsafe_fixes,
         config=config,
+        target_jax_version=target_jax_version,
     )
     try:
         shard = Shard.parse(shard_spec) if shard_spec is not None else None
@@ -208,7 +213,10 @@ def _settings(config: Config, options: Options) -> tuple[Settings, tuple[str, ..
         [*config.ignore, *options.ignore],
     )
     unsafe = options.unsafe_fixes if options.unsafe_fixes is not None else config.unsafe_fixes
-    rules = tuple(rule(config.rule_options) for rule in chosen)
+    # Always resolved here, so the cache fingerprint (rule options) changes with the installed jax.
+    rule_options = {**config.rule_options,
+                    "target-jax-version": resolve_target_jax_version(options.target_jax_version, config)}
+    rules = tuple(rule(rule_options) for rule in chosen)
     return Settings(rules=rules, unsafe_fixes=unsafe), (*config.exclude, *options.exclude)
 
 
