@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 
 import libcst as cst
+from jax_codemod.analysis import jax_versions
 from jax_codemod.analysis.context import FileContext
 from jax_codemod.rule import Finding, FixSafety, Rule
 
@@ -40,6 +41,8 @@ class RemovedDlpackApi(Rule):
     Finds uses of the capsule-based DLPack API that JAX removed:
     `jax.dlpack.to_dlpack(x)` (deprecated in JAX 0.6, removed in 0.7), and
     `jax.dlpack.from_dlpack(capsule)`, which no longer accepts a DLPack capsule.
+    Each is reported only when the target JAX (`target-jax-version`) has removed
+    it: `to_dlpack` from 0.7.0, capsules passed to `from_dlpack` from 0.7.2.
 
     ## Why is this bad?
     On current JAX, `jax.dlpack.to_dlpack` raises `AttributeError` (and
@@ -98,7 +101,8 @@ class RemovedDlpackApi(Rule):
                     if found.fix is FixSafety.SAFE and not ctx.is_suppressed(self.CODE, found.line):
                         fixed_references.add(node.func)
             elif (
-                isinstance(node, (ast.Name, ast.Attribute))
+                self._removed("dlpack.to_dlpack.removed")
+                and isinstance(node, (ast.Name, ast.Attribute))
                 and isinstance(node.ctx, ast.Load)
                 and ctx.qualname(node) == TO_DLPACK
             ):
@@ -120,11 +124,15 @@ class RemovedDlpackApi(Rule):
         findings.extend(self._check_imports(ctx, references, fixed_references))
         return findings
 
+    def _removed(self, change: str) -> bool:
+        """Whether the target JAX (``target-jax-version``) has removed this API: before, it works."""
+        return jax_versions.has(change, jax_versions.target(self.options))
+
     def _check_call(self, ctx: FileContext, call: ast.Call) -> Finding | None:
         qualified = ctx.qualname(call.func)
         if qualified == TO_DLPACK:
-            return self._check_to_dlpack(ctx, call)
-        if qualified == JAX_FROM_DLPACK and call.args:
+            return self._check_to_dlpack(ctx, call) if self._removed("dlpack.to_dlpack.removed") else None
+        if qualified == JAX_FROM_DLPACK and call.args and self._removed("dlpack.from_dlpack_capsule.removed"):
             return self._check_capsule_argument(ctx, call.args[0])
         return None
 
@@ -174,6 +182,8 @@ class RemovedDlpackApi(Rule):
     def _check_imports(self, ctx, references, fixed_references) -> list[Finding]:
         """`from jax.dlpack import to_dlpack` fails at import time on current JAX."""
         findings = []
+        if not self._removed("dlpack.to_dlpack.removed"):
+            return findings
         for node in ast.walk(ctx.tree):
             if not (isinstance(node, ast.ImportFrom) and node.module == "jax.dlpack" and not node.level):
                 continue
