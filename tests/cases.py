@@ -10,12 +10,16 @@ Each ``tests/snapshots/<rule module>/<kind>_<name>.py`` is one case of that rule
 Header comments configure a case:
 ``# expect: ErrorType: message fragment`` (the error the *before* code raises when run),
 ``# requires: gpu`` / ``# requires: cupy`` (what executing it needs),
+``# requires: jax>=0.7.0`` (the oldest release on which the *before* code fails as documented:
+the execution test skips the case, with the reason, on an older installed distribution; any
+installed distribution and the operators >=, >, <=, <, == work),
 ``# option: key=value`` (a rule option, as in ``[tool.codemod]``),
 ``# execute: yes`` (a no-op case that is also run, and must run without error).
 """
 
 from __future__ import annotations
 
+import operator
 import re
 from dataclasses import dataclass
 from functools import cached_property
@@ -25,6 +29,8 @@ import jax_codemod
 
 SNAPSHOT_DIR = Path(__file__).parent / "snapshots"
 KINDS = ("rewrite", "unsafe", "report", "noop")
+_VERSION_REQUIREMENT = re.compile(r"^([A-Za-z0-9_.-]+)\s*(>=|<=|==|>|<)\s*([0-9][0-9A-Za-z.]*)$")
+_COMPARE = {">=": operator.ge, "<=": operator.le, "==": operator.eq, ">": operator.gt, "<": operator.lt}
 _HEADER = re.compile(r"^#\s*(expect|requires|option|execute):\s*(.+?)\s*$", re.MULTILINE)
 
 
@@ -74,7 +80,34 @@ class Case:
 
     @property
     def requires(self) -> set[str]:
-        return {item.strip() for value in self.headers.get("requires", []) for item in value.split(",")}
+        """What executing the case needs, version requirements (``jax>=0.7.0``) excepted."""
+        return {item for item in self._requirements if not _VERSION_REQUIREMENT.match(item)}
+
+    @property
+    def version_requirements(self) -> list[tuple[str, str, str]]:
+        """(distribution, operator, version) of every ``# requires: dist>=X.Y.Z``."""
+        return [_VERSION_REQUIREMENT.match(item).groups() for item in self._requirements
+                if _VERSION_REQUIREMENT.match(item)]
+
+    def unmet_version_requirement(self) -> str | None:
+        """Why the installed distributions cannot run this case as documented, or None."""
+        from importlib import metadata
+
+        from jax_codemod.analysis.jax_versions import parse
+
+        for name, op, wanted in self.version_requirements:
+            try:
+                have = metadata.version(name)
+            except metadata.PackageNotFoundError:
+                return f"needs {name}{op}{wanted}, which is not installed"
+            if not _COMPARE[op](parse(have), parse(wanted)):
+                return f"needs {name}{op}{wanted}; {name} {have} is installed"
+        return None
+
+    @property
+    def _requirements(self) -> list[str]:
+        return [item.strip() for value in self.headers.get("requires", []) for item in value.split(",")
+                if item.strip()]
 
 
 def all_cases() -> list[Case]:

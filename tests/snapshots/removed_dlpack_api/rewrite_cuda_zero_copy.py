@@ -1,4 +1,5 @@
 # expect: AttributeError: to_dlpack
+# requires: jax>=0.7.0
 # requires: gpu
 """On a GPU the rewritten export stays zero-copy: same device, same buffer."""
 import jax

@@ -1,4 +1,5 @@
 # expect: AttributeError: to_dlpack
+# requires: jax>=0.7.0
 """JAX -> PyTorch through the removed capsule API."""
 import jax
 import jax.dlpack

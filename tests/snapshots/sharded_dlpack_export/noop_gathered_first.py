@@ -13,7 +13,7 @@ def ensure_single_device(x, dev=None):
     return x
 
 
-mesh = jax.make_mesh((4,), ("x",))
+mesh = jax.sharding.Mesh(jax.devices()[:4], ("x",))
 x = jax.device_put(jnp.arange(8.0), NamedSharding(mesh, P("x")))
 
 t = torch.from_dlpack(ensure_single_device(x))

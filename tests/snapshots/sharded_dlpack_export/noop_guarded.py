@@ -5,7 +5,7 @@ import numpy as np
 import torch
 from jax.sharding import NamedSharding, PartitionSpec as P
 
-mesh = jax.make_mesh((4,), ("x",))
+mesh = jax.sharding.Mesh(jax.devices()[:4], ("x",))
 x = jax.device_put(jnp.arange(8.0), NamedSharding(mesh, P("x")))
 
 if len(x.sharding.device_set) == 1:

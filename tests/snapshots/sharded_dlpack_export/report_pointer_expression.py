@@ -3,7 +3,7 @@ import jax
 import jax.numpy as jnp
 from jax.sharding import NamedSharding, PartitionSpec as P
 
-mesh = jax.make_mesh((4,), ("x",))
+mesh = jax.sharding.Mesh(jax.devices()[:4], ("x",))
 x = jax.device_put(jnp.arange(8.0), NamedSharding(mesh, P("x")))
 address = (x + 1).unsafe_buffer_pointer()
 later = lambda: x.unsafe_buffer_pointer()

@@ -13,7 +13,7 @@ try:
     import cupy
 except ImportError:
     cupy = None
-SHARDING = jax.sharding.NamedSharding(jax.make_mesh((4,), ("x",)), jax.sharding.PartitionSpec("x"))
+SHARDING = jax.sharding.NamedSharding(jax.sharding.Mesh(jax.devices()[:4], ("x",)), jax.sharding.PartitionSpec("x"))
 
 
 def spread(values):

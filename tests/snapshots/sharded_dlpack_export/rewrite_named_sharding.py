@@ -8,7 +8,7 @@ import torch
 import torch.utils.dlpack
 from jax.sharding import NamedSharding, PartitionSpec as P
 
-mesh = jax.make_mesh((4,), ("x",))
+mesh = jax.sharding.Mesh(jax.devices()[:4], ("x",))
 row_sharding = NamedSharding(mesh, P("x"))
 
 x = jax.device_put(jnp.arange(8.0), row_sharding)

@@ -1,5 +1,6 @@
 # expect: BufferError: __dlpack__ only supported for unsharded arrays
 # requires: multi-device
+# requires: jax>=0.6.1
 """shard_map outputs, spelled through `from jax import shard_map` and functools.partial."""
 import functools
 

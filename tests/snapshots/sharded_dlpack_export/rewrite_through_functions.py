@@ -1,5 +1,6 @@
 # expect: BufferError: __dlpack__ only supported for unsharded arrays
 # requires: multi-device
+# requires: jax>=0.6.1
 """Values followed through module functions, jit of a shard_map, tuples and reassignments."""
 import jax
 import jax.numpy as jnp

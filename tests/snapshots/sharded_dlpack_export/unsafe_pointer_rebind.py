@@ -8,7 +8,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax.sharding import NamedSharding, PartitionSpec as P
 
-mesh = jax.make_mesh((4,), ("x",))
+mesh = jax.sharding.Mesh(jax.devices()[:4], ("x",))
 
 
 def read_through_pointer(values):

@@ -1,11 +1,13 @@
 # expect: ConcretizationTypeError: on_device_size_in_bytes
+import functools
+
 import jax
 import jax.numpy as jnp
 
 BYTES = {}
 
 
-@jax.jit(static_argnames="power")
+@functools.partial(jax.jit, static_argnames="power")
 def moment(x, power):
     BYTES["x"] = x.on_device_size_in_bytes()
     return jnp.mean(x**power)

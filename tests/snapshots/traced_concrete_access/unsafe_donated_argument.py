@@ -1,11 +1,13 @@
 # expect: ConcretizationTypeError: unsafe_buffer_pointer
+import functools
+
 import jax
 import jax.numpy as jnp
 
 POINTERS = []
 
 
-@jax.jit(donate_argnums=0)
+@functools.partial(jax.jit, donate_argnums=0)
 def update(state, delta):
     POINTERS.append(state.unsafe_buffer_pointer())
     return state + delta

@@ -11,7 +11,7 @@ zeros = np.from_dlpack(jnp.zeros((2, 2)))
 literal = torch.from_dlpack(jnp.array([1.0, 2.0]))
 placed = torch.from_dlpack(jax.device_put(np.ones(3), jax.devices()[0]))
 
-mesh = jax.make_mesh((4,), ("x",))
+mesh = jax.sharding.Mesh(jax.devices()[:4], ("x",))
 sharded = jax.device_put(single, NamedSharding(mesh, P("x")))
 u = torch.from_dlpack(sharded)
 

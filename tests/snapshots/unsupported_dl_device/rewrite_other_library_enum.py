@@ -1,4 +1,5 @@
 # expect: BufferError: unsupported device type (DLDeviceType: 14)
+# requires: jax<0.11.0
 """Another library's DLDeviceType enum, resolved by member name through its import."""
 import enum
 import sys
