@@ -1,0 +1,172 @@
+"""Check files written for a newer Python than the one running codemod.
+
+Detection runs on the standard library's ``ast``, which knows only the running
+interpreter's grammar; libcst's parser knows every grammar up to 3.14. A file that ``ast``
+rejects but libcst accepts is re-parsed from a *masked* copy: each construct the running
+Python lacks is overwritten, in place and byte for byte the same length, by code it can
+parse, so every line, column and UTF-8 offset of the rest of the file is unchanged:
+
+- PEP 695/696 type parameters (``class C[T]``, ``def f[T: int = str]``): blanked;
+- PEP 695 ``type X[T] = V``: ``type`` becomes ``_=0;``, the parameters are blanked;
+- PEP 701 f-strings (and PEP 750 t-strings) the running Python cannot parse: a list of
+  their replacement fields, ``f"a{x!r:>{w}}"`` -> ``[  x,   w, ]``, so calls inside them are
+  still seen at their own positions.
+
+Only files the running Python rejects pay for this, and only f-strings it rejects are
+rewritten. Fixes are made by libcst on the original text, so they keep the new syntax.
+Syntax that cannot be masked without moving code (PEP 758 ``except A, B:``) raises a
+SyntaxError that names the Python version the file needs.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import sys
+import warnings
+from dataclasses import dataclass
+
+RUNNING = f"{sys.version_info.major}.{sys.version_info.minor}"
+
+
+_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
+
+
+class NeedsNewerPython(SyntaxError):
+    """The file is valid Python of a newer version that this interpreter cannot check."""
+
+
+class _Masker:
+    """The file's characters, overwritten in place; each cell keeps its original UTF-8 length."""
+
+    def __init__(self, text: str) -> None:
+        self.original = _LINE.findall(text)  # lines as Python's tokenizer and libcst count them
+        self.cells = [list(line) for line in self.original]
+        self.needed: set[str] = set()
+
+    def char(self, line: int, column: int) -> str:
+        return self.original[line - 1][column]
+
+    def put(self, line: int, column: int, value: str) -> None:
+        # ast reports UTF-8 byte offsets: a masked character pads to the original's byte length.
+        width = len(self.char(line, column).encode("utf-8", "surrogatepass"))
+        self.cells[line - 1][column] = value + " " * (width - len(value.encode("utf-8", "surrogatepass")))
+
+    def restore(self, line: int, column: int) -> None:
+        self.cells[line - 1][column] = self.char(line, column)
+
+    def positions(self, start, end):
+        """Every (line, column) from ``start`` (inclusive) to ``end`` (exclusive)."""
+        line, column = start
+        while (line, column) < end and line <= len(self.original):
+            if column >= len(self.original[line - 1]):
+                line, column = line + 1, 0
+                continue
+            yield line, column
+            column += 1
+
+    def blank(self, cells, continuation: bool) -> None:
+        """Spaces over ``cells``; with ``continuation``, their lines stay joined by backslashes."""
+        for line, column in cells:
+            char = self.char(line, column)
+            if char not in "\r\n":
+                self.put(line, column, " ")
+            elif continuation and char == "\n" and column > 0:
+                before = column - 1 - (column > 1 and self.char(line, column - 1) == "\r")
+                self.put(line, before, "\\")
+
+    def text(self) -> str:
+        return "".join("".join(line) for line in self.cells)
+
+
+def parse_newer(text: str, path: str, error: SyntaxError) -> ast.Module:
+    """``ast`` of ``text``, which the running Python rejected with ``error``; see the module doc."""
+    import libcst as cst
+    from libcst.metadata import MetadataWrapper, PositionProvider
+
+    try:
+        module = cst.parse_module(text)
+    except (cst.ParserSyntaxError, RecursionError):
+        raise error from None  # not valid Python of any version: the interpreter's message stands
+    wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
+    positions = wrapper.resolve(PositionProvider)
+    masker = _Masker(text)
+
+    def span(node):
+        where = positions[node]
+        return (where.start.line, where.start.column), (where.end.line, where.end.column)
+
+    strings = []
+    for node in positions:
+        if isinstance(node, cst.TypeParameters):
+            masker.needed.add("3.13" if any(p.default is not None for p in node.params) else "3.12")
+            masker.blank(list(masker.positions(*span(node))), continuation=True)
+        elif isinstance(node, cst.TypeAlias):
+            masker.needed.add("3.12")
+            (line, column), _ = span(node)
+            for offset, char in enumerate("_=0;"):
+                masker.put(line, column + offset, char)
+        elif isinstance(node, (cst.FormattedString, getattr(cst, "TemplatedString", ()))):
+            strings.append(node)
+        elif isinstance(node, cst.ExceptHandler) and isinstance(node.type, cst.Tuple) and not node.type.lpar:
+            masker.needed.add("3.14")
+    for node in sorted(strings, key=lambda n: span(n)[0]):  # outer strings before the ones inside them
+        if isinstance(node, cst.FormattedString) and _parses(module.code_for_node(node)):
+            continue
+        masker.needed.add("3.14" if not isinstance(node, cst.FormattedString) else "3.12")
+        _mask_string(masker, node, span, positions)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return ast.parse(masker.text(), filename=path)
+    except SyntaxError as masked_error:
+        needed = max(masker.needed | {"3.12"}, key=lambda v: tuple(map(int, v.split("."))))
+        raise NeedsNewerPython(
+            f"not checked: the file uses syntax of Python {needed}+ that Python {RUNNING} "
+            f"cannot parse ({error.msg}); run codemod with Python {needed} or newer",
+            (path, masked_error.lineno or error.lineno, masked_error.offset or 0, None),
+        ) from None
+
+
+def _parses(code: str) -> bool:
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            ast.parse(f"(\n{code}\n)", mode="eval")
+        return True
+    except SyntaxError:
+        return False
+
+
+def _mask_string(masker: _Masker, node, span, positions) -> None:
+    """``f"a{x!r:>{w}}b"`` -> ``[  x,   w,  ]``: each replacement field's expression, in place."""
+    cells = list(masker.positions(*span(node)))
+    # The node's span includes its parentheses; the string runs from its prefix to its last quote.
+    text = "".join(masker.char(*cell) for cell in cells)
+    first = text.index(node.start)
+    last = text.rindex(node.end) + len(node.end) - 1
+    string = cells[first : last + 1]
+    masker.blank(string, continuation=False)  # newlines inside the brackets need no backslash
+    for field_node in _fields(node):
+        where = positions[field_node.expression]
+        start, end = (where.start.line, where.start.column), (where.end.line, where.end.column)
+        for cell in masker.positions(start, end):
+            masker.restore(*cell)
+        after = next((c for c in masker.positions(end, string[-1]) if masker.char(*c) not in " \t\r\n"), None)
+        if after is not None:
+            masker.put(*after, ",")
+    masker.put(*string[0], "[")
+    masker.put(*string[-1], "]")
+
+
+def _fields(parts_owner):
+    """Every replacement field of an f/t-string, those nested in format specs included."""
+    for part in parts_owner.parts:
+        if hasattr(part, "expression"):
+            yield part
+            yield from _fields(_Parts(part.format_spec or ()))
+
+
+@dataclass
+class _Parts:
+    parts: object
