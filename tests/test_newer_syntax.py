@@ -130,3 +130,79 @@ def test_a_file_valid_in_no_python_keeps_the_interpreter_message(tmp_path):
     (tmp_path / "bad.py").write_text("import jax.dlpack\ndef f(:\n    jax.dlpack.to_dlpack(x)\n")
     data = report(tmp_path)
     assert [(e["line"], e["message"]) for e in data["errors"]] == [(2, "cannot parse: invalid syntax")]
+
+
+CALLS = r"""
+import ast, json, sys
+out = {}
+for path in sys.argv[1:]:
+    text = open(path, encoding="utf-8").read()
+    try:
+        tree = ast.parse(text)
+    except SyntaxError as error:
+        from jax_codemod.engine.syntax import parse_newer
+        tree = parse_newer(text, path, error)
+    out[path] = sorted([n.lineno, n.col_offset, n.end_lineno, n.end_col_offset, ast.unparse(n.func)]
+                       for n in ast.walk(tree) if isinstance(n, ast.Call))
+print(json.dumps(out))
+"""
+
+
+def calls(python: str, tree: Path) -> dict:
+    files = ["generics.py", "more.py"]
+    done = subprocess.run([python, "-c", CALLS, *files], cwd=tree, capture_output=True, text=True,
+                          timeout=300, check=True)
+    return json.loads(done.stdout)
+
+
+@pytest.mark.parametrize("python", cross_pythons() or [None])
+def test_every_call_where_the_native_parser_puts_it(tree, python):
+    """The masked tree has every call at the byte offsets a Python that knows the syntax reports."""
+    if python is None:
+        pytest.skip("set CODEMOD_CROSS_PYTHONS to interpreters with jax_codemod installed (.ci/run does)")
+    native = [p for p in [python, sys.executable] if subprocess.run(
+        [p, "-c", "import sys; sys.exit(sys.version_info < (3, 13))"], check=False).returncode == 0]
+    if not native:
+        pytest.skip("neither interpreter parses Python 3.13 syntax natively")
+    assert calls(sys.executable, tree) == calls(python, tree)
+
+
+TRICKY = '''import jax.dlpack
+
+doc = """
+class Fake[T]: code-like text at column 0 inside a string
+"""
+
+
+def f(x):
+    """A docstring
+with a line at column 0
+    """
+    return f"{x["a"]}" + str(jax.dlpack.to_dlpack(x))
+
+
+class G[T](
+    object,
+):
+    y = f"{'nested ' + f"{1}"}"
+'''
+
+
+def test_regions_cut_inside_strings_are_widened_not_misread():
+    import ast
+
+    import libcst as cst
+    from jax_codemod.engine import syntax
+
+    try:
+        ast.parse(TRICKY)
+    except SyntaxError as error:
+        tree = syntax.parse_newer(TRICKY, "t.py", error)
+    else:
+        pytest.skip("this Python parses the file natively")
+    whole = syntax._Masker(TRICKY)
+    syntax._mask_module(cst, whole, cst.parse_module(TRICKY), 0)
+    assert ast.dump(tree, include_attributes=True) == ast.dump(ast.parse(whole.text()), include_attributes=True)
+    (call,) = [n for n in ast.walk(tree) if isinstance(n, ast.Call) and ast.unparse(n.func) == "jax.dlpack.to_dlpack"]
+    assert (call.lineno, call.col_offset) == (12, 29)  # as Python 3.12+ reports it
+    assert ast.get_docstring(tree.body[2]) == "A docstring\nwith a line at column 0"
