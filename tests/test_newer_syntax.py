@@ -4,8 +4,8 @@ The tree below uses Python 3.12 syntax (PEP 695 generics and ``type``, PEP 701 f
 3.13 syntax (a PEP 696 default) and one construct of 3.14 (PEP 758 ``except A, B:``) that
 cannot be checked before 3.14. Findings are compared with a fixed expectation under the
 running interpreter, and with what the interpreters in ``CODEMOD_CROSS_PYTHONS``
-(colon-separated; `.ci/run` sets it to Python 3.12 and 3.13 environments with only the
-runtime dependencies) report for the same tree.
+(colon-separated; `.ci/run` sets it to Python 3.11 and a 3.13 environment with only the
+runtime dependencies; a runtime-only 3.10 was compared by hand) report for the same tree.
 """
 
 from __future__ import annotations
@@ -23,9 +23,14 @@ from jax_codemod.cli.main import main
 SOURCES = {
     "generics.py": 'import jax\nimport jax.dlpack\nimport torch\n\n\nclass Box[T]:\n    def __init__(self, value: T) -> None:\n        self.value = value\n\n\ntype Pair[T] = tuple[T, T]\n\n\ndef first[T: (int, float)](pair: Pair[T]) -> T:\n    return pair[0]\n\n\ndef show(x, names):\n    label = f"{names["x"]}: é {torch.from_dlpack(jax.dlpack.to_dlpack(x))!r:>{len(names)}}"\n    return label\n\n\ndef export(x):\n    return torch.from_dlpack(jax.dlpack.to_dlpack(x))\n',
     "more.py": '"""PEP 701 f-strings the way 3.12 code writes them: nested quotes, backslashes, comments, many lines."""\nimport jax.dlpack\nimport numpy as np\nimport torch\n\n\nclass Exporter[T = float]:\n    """A PEP 696 default: Python 3.13 syntax."""\n\n    def to_torch(self, x):\n        return torch.from_dlpack(jax.dlpack.to_dlpack(x))\n\n\ndef describe(x, table):\n    header = f"{"\\n".join(table["rows"])}"\n    body = f"""{\n        np.from_dlpack(jax.dlpack.to_dlpack(x))  # a comment inside a replacement field\n    } and {f"{x!r}"}"""\n    return header + body\n\n\ncapsule = jax.dlpack.to_dlpack(jax.numpy.ones(2))\n',
+    "exception_groups.py": (
+        "import jax.dlpack\n\ntry:\n    pass\nexcept* ValueError:\n    pass\n\n"
+        "y = jax.dlpack.to_dlpack(x)\n"
+    ),
     "unparenthesized_except.py": 'import jax.dlpack\n\ntry:\n    pass\nexcept ValueError, TypeError:\n    pass\n\ny = jax.dlpack.to_dlpack(x)\n',
 }
 EXPECTED = [
+    ("exception_groups.py", 8, 5, "JAX005"),  # Python 3.11 syntax, checked on 3.10 too
     ("generics.py", 19, 50, "JAX005"),  # inside a PEP 701 f-string, after non-ASCII text
     ("generics.py", 24, 30, "JAX005"),
     ("more.py", 11, 34, "JAX005"),

@@ -8,6 +8,7 @@ parse, so every line, column and UTF-8 offset of the rest of the file is unchang
 
 - PEP 695/696 type parameters (``class C[T]``, ``def f[T: int = str]``): blanked;
 - PEP 695 ``type X[T] = V``: ``type`` becomes ``_=0;``, the parameters are blanked;
+- PEP 654 ``except*`` (on Python 3.10): the star is blanked;
 - PEP 701 f-strings (and PEP 750 t-strings) the running Python cannot parse: a list of
   their replacement fields, ``f"a{x!r:>{w}}"`` -> ``[  x,   w, ]``, so calls inside them are
   still seen at their own positions.
@@ -206,6 +207,12 @@ def _mask_module(cst, masker: _Masker, module, line_offset: int) -> int:
             strings.append(node)
         elif isinstance(node, cst.ExceptHandler) and isinstance(node.type, cst.Tuple) and not node.type.lpar:
             masker.needed.add("3.14")
+        elif isinstance(node, cst.ExceptStarHandler) and sys.version_info < (3, 11):
+            masker.needed.add("3.11")  # `except* E:` -> `except  E:`
+            (line, column), _ = span(node)
+            star = masker.original[line - 1].index("*", column)
+            masker.put(line, star, " ")
+            masked += 1
     for node in sorted(strings, key=lambda n: span(n)[0]):  # outer strings before the ones inside them
         if isinstance(node, cst.FormattedString) and _parses(module.code_for_node(node)):
             continue
