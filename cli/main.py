@@ -107,10 +107,12 @@ def cli() -> None:
 @click.option("--show-files", is_flag=True, help="List the files that would be checked, and exit.")
 @click.option("--show-settings", is_flag=True,
               help="Print the effective settings for the first file (rules, options, excludes, config), and exit.")
+@click.option("--target-jax-version", metavar="X.Y[.Z]",
+              help="JAX version the fixes must be right for (default: the installed jax, else the newest known).")
 def run_command(paths, dry_run, check, select, extend_select, ignore, unsafe_fixes, jobs, exclude,
                 extend_exclude, force_exclude, output_format, report_file, shard_spec, no_cache, cache_dir,
                 no_progress, config, stdin_filename, exit_zero, exit_non_zero_on_fix, statistics, show_fixes,
-                show_files, show_settings) -> int:
+                show_files, show_settings, target_jax_version) -> int:
     """Rewrite the Python files under PATH... in place (default: the current directory).
 
     A PATH of '-' reads source from stdin and writes the result to stdout.
@@ -132,6 +134,7 @@ def run_command(paths, dry_run, check, select, extend_select, ignore, unsafe_fix
         unsafe_fixes=unsafe_fixes,
         config=config,
         force_exclude=force_exclude,
+        target_jax_version=target_jax_version,
     )
     shard = None
     if shard_spec is not None:

@@ -45,9 +45,17 @@ with warnings.catch_warnings(record=True) as caught:
     jax.dlpack.from_dlpack(x.__dlpack__()) if out["from_capsule"] == "ok" else None
 out["from_capsule_warns"] = any(issubclass(w.category, DeprecationWarning) for w in caught)
 out["JaxRuntimeError"] = hasattr(jax.errors, "JaxRuntimeError")
-with warnings.catch_warnings():
-    warnings.simplefilter("ignore")
-    out["XlaRuntimeError"] = hasattr(jax.errors, "XlaRuntimeError")
+out["XlaRuntimeError"] = hasattr(jax.errors, "XlaRuntimeError")
+from jax.sharding import Mesh, NamedSharding, PartitionSpec
+sharded = jax.device_put(jax.numpy.arange(4.0), NamedSharding(Mesh(jax.devices()[:2], ("x",)), PartitionSpec("x")))
+out["runtime_error"] = outcome(sharded.unsafe_buffer_pointer)
+def on_tracer(member, args):
+    def body(t):
+        value = getattr(t, member)
+        value(*args) if args is not None else None
+        return t
+    return outcome(lambda: jax.jit(body)(x))
+out["members"] = {m: on_tracer(m, a) for m, a in MEMBERS.items()}
 out["make_mesh"] = hasattr(jax, "make_mesh")
 out["shard_map"] = hasattr(jax, "shard_map")
 out["jit_factory"] = outcome(lambda: jax.jit(static_argnums=0)(lambda n, y: y * n)(2, x))[0]
@@ -55,11 +63,20 @@ print(json.dumps(out))
 """
 
 
+def _members() -> dict:
+    """JAX001's concrete-only members of jax.Array: name -> call arguments (None: a property)."""
+    from jax_codemod.rules import traced_concrete_access as jax001
+
+    members = {name: [0] * count for name, count in jax001.METHODS.items()}
+    members.update({name: None for name in jax001.PROPERTIES})
+    return members
+
+
 @cache
 def observed() -> dict:
     pytest.importorskip("jax")
-    env = dict(os.environ, JAX_PLATFORMS="cpu")
-    done = subprocess.run([sys.executable, "-c", PROBE], capture_output=True, text=True, env=env,
+    env = dict(os.environ, JAX_PLATFORMS="cpu", XLA_FLAGS="--xla_force_host_platform_device_count=2")
+    done = subprocess.run([sys.executable, "-c", f"MEMBERS = {_members()!r}\n{PROBE}"], capture_output=True, text=True, env=env,
                           timeout=600, check=False)
     assert done.returncode == 0, done.stderr[-4000:]
     return json.loads(done.stdout.strip().splitlines()[-1])
@@ -132,9 +149,18 @@ def test_api_presence(seen, version, key, field, present_when_has):
     assert seen[field] is (jv.has(key, version) is present_when_has)
 
 
-def test_xla_runtime_error_in_jax_errors(seen, version):
-    expected = jv.has("errors.JaxRuntimeError", version) and not jv.has("errors.XlaRuntimeError.removed", version)
-    assert seen["XlaRuntimeError"] is expected
+def test_runtime_error_class(seen, version):
+    name, mro = seen["runtime_error"]
+    assert name == ("JaxRuntimeError" if jv.has("errors.runtime_error_renamed", version) else "XlaRuntimeError")
+    assert "RuntimeError" in mro
+    assert seen["XlaRuntimeError"] is False
+
+
+def test_jax001_members_are_concrete_only_on_this_jax(seen):
+    # JAX001's table holds for every supported release: each member fails on a tracer.
+    for member, (name, mro) in seen["members"].items():
+        assert name != "ok", f"{member} works on a tracer in this JAX"
+        assert {"ConcretizationTypeError", "AttributeError"} & set(mro), (member, name)
 
 
 def test_jit_as_decorator_factory(seen, version):

@@ -20,6 +20,7 @@ KNOWN_KEYS = {
     "per-file-ignores": dict,
     "unsafe-fixes": bool,
     "helper-module": str,
+    "target-jax-version": str,
 }
 # A dotted module name: what `from helper_module import ensure_single_device` can name. Anything
 # else (`a import b; import os`) would be pasted into every fixed file.
@@ -117,7 +118,12 @@ def load_config(path: str) -> Config:
     for pattern, codes in per_file.items():
         if not isinstance(codes, list) or not all(isinstance(code, str) for code in codes):
             raise ConfigError(f"{path}: [tool.codemod] per-file-ignores {pattern!r} must be a list of rule codes")
-    options = {key: table[key] for key in ("helper-module",) if key in table}
+    options = {key: table[key] for key in ("helper-module", "target-jax-version") if key in table}
+    if "target-jax-version" in options:
+        try:
+            options["target-jax-version"] = check_target_jax_version(options["target-jax-version"])
+        except ConfigError as error:
+            raise ConfigError(f"{path}: [tool.codemod] {error}") from error
     return Config(
         select=table.get("select"),
         extend_select=table.get("extend-select", []),
@@ -130,6 +136,31 @@ def load_config(path: str) -> Config:
         rule_options=options,
         source=path,
     )
+
+
+def check_target_jax_version(value: str) -> str:
+    """``value`` normalised (``"0.7"`` -> ``"0.7.0"``); a ConfigError if it is no supported JAX version."""
+    from jax_codemod.analysis import jax_versions
+
+    try:
+        version = jax_versions.parse(value)
+    except ValueError as error:
+        raise ConfigError(f"target-jax-version: {error}") from None
+    if version < jax_versions.OLDEST_SUPPORTED:
+        oldest = jax_versions.render(jax_versions.OLDEST_SUPPORTED)
+        raise ConfigError(f"target-jax-version {value!r} is older than the oldest supported JAX, {oldest}")
+    return jax_versions.render(version)
+
+
+def resolve_target_jax_version(cli_value: str | None, config: Config) -> str:
+    """The target for a run: the flag, else the config, else the installed jax (metadata), else the newest."""
+    from jax_codemod.analysis import jax_versions
+
+    if cli_value is not None:
+        return check_target_jax_version(cli_value)
+    if "target-jax-version" in config.rule_options:
+        return config.rule_options["target-jax-version"]
+    return jax_versions.render(jax_versions.default_target())
 
 
 def parse_codes(value: str | None) -> list[str] | None:

@@ -22,6 +22,7 @@ from functools import cache, wraps
 from typing import TYPE_CHECKING
 
 from jax_codemod.analysis.context import FileContext
+from jax_codemod.engine.syntax import NeedsNewerPython
 from jax_codemod.rule import Finding, FixSafety, Rule, Span
 
 if TYPE_CHECKING:
@@ -197,10 +198,16 @@ def _check_active(source: bytes, path: str, active: list[Rule]) -> tuple[FileCon
     if len(source) > MAX_PARSE_BYTES:
         raise SourceTooLarge(len(source))
     text = decode(source)
-    with warnings.catch_warnings():
-        # SyntaxWarnings (invalid escapes, ...) belong to the user's linter, not to our output.
-        warnings.simplefilter("ignore")
-        tree = ast.parse(source, filename=path)
+    try:
+        with warnings.catch_warnings():
+            # SyntaxWarnings (invalid escapes, ...) belong to the user's linter, not to our output.
+            warnings.simplefilter("ignore")
+            tree = ast.parse(source, filename=path)
+    except SyntaxError as error:
+        # Perhaps valid Python of a newer version than this interpreter's (engine/syntax.py).
+        from jax_codemod.engine.syntax import parse_newer
+
+        tree = parse_newer(text, path, error)
     ctx = FileContext(path, text, tree)
     findings = [
         finding
@@ -216,6 +223,9 @@ def process_source(source: bytes, path: str, settings: Settings) -> FileResult:
     result = FileResult(path=path, source=source)
     try:
         ctx, findings = check_source(source, path, settings.rules)
+    except NeedsNewerPython as error:
+        result.error = FileError(path, error.msg, error.lineno)
+        return result
     except SyntaxError as error:
         text = error.text.rstrip("\r\n") if isinstance(error.text, str) else None
         result.error = FileError(path, f"cannot parse: {error.msg}", error.lineno, error.offset or None, text)

@@ -12,7 +12,14 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Sequence
 
-from jax_codemod.engine.config import Config, ConfigError, find_pyproject, load_config, select_rules
+from jax_codemod.engine.config import (
+    Config,
+    ConfigError,
+    find_pyproject,
+    load_config,
+    resolve_target_jax_version,
+    select_rules,
+)
 from jax_codemod.engine.discovery import DEFAULT_EXCLUDE, Patterns, matches
 from jax_codemod.engine.pipeline import FileResult, Settings
 from jax_codemod.registry import MANIFEST, LazyRule
@@ -31,7 +38,7 @@ class Options:
         self.unsafe_fixes: bool | None = unsafe_fixes
         self.config: str | None = config
         self.force_exclude: bool | None = force_exclude
-        # A string setting handed to the rules as the rule option ``target-jax-version``.
+        # Validated and handed to the rules as the rule option ``target-jax-version``.
         self.target_jax_version: str | None = target_jax_version
 
 
@@ -116,9 +123,9 @@ def settings(config: Config, options: Options, extra_ignore=()) -> Settings:
         [*config.ignore, *options.ignore, *extra_ignore],
     )
     unsafe = options.unsafe_fixes if options.unsafe_fixes is not None else config.unsafe_fixes
-    rule_options = config.rule_options
-    if options.target_jax_version is not None:
-        rule_options = {**rule_options, "target-jax-version": options.target_jax_version}
+    # Always resolved, so the cache fingerprint (rule options) changes with the installed jax.
+    rule_options = {**config.rule_options,
+                    "target-jax-version": resolve_target_jax_version(options.target_jax_version, config)}
     rules = tuple(LazyRule(info, rule_options) for info in chosen)
     return Settings(rules=rules, unsafe_fixes=unsafe)
 

@@ -17,6 +17,7 @@ from jax_codemod.analysis.capsules import (
     Producer,
     capsules,
 )
+from jax_codemod.analysis import jax_versions
 from jax_codemod.analysis.context import FileContext
 from jax_codemod.analysis.version_gates import OLD, Gates
 from jax_codemod.rule import Finding, FixSafety, Rule
@@ -163,13 +164,21 @@ class _Check:
         self.fixed_calls: set[int] = set()  # producer calls (of the old API) that get a fix
 
     def run(self) -> list[Finding]:
+        # Only what the target JAX has removed is broken: before 0.7 `to_dlpack` works, and before
+        # 0.7.2 `jax.dlpack.from_dlpack` still takes a capsule (see analysis/jax_versions.py).
+        target = jax_versions.target(self.rule.options)
+        to_dlpack_gone = jax_versions.has("dlpack.to_dlpack.removed", target)
+        capsules_refused = jax_versions.has("dlpack.from_dlpack_capsule.removed", target)
         for producer in self.analysis.producers:
-            self.producer(producer)
-        for consumer, name in self.analysis.consumers:
-            if name in JAX_CONSUMERS and id(consumer) not in self.explained and consumer.args:
-                self.outside_capsule(consumer, name)
-        self.references_and_aliases()
-        self.imports()
+            if to_dlpack_gone if producer.kind == JAX else capsules_refused:
+                self.producer(producer)
+        if capsules_refused:
+            for consumer, name in self.analysis.consumers:
+                if name in JAX_CONSUMERS and id(consumer) not in self.explained and consumer.args:
+                    self.outside_capsule(consumer, name)
+        if to_dlpack_gone:
+            self.references_and_aliases()
+            self.imports()
         return self.findings
 
     # Helpers ----------------------------------------------------------------------

@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING
 
+from jax_codemod.analysis import jax_versions
 from jax_codemod.analysis import values as v
 from jax_codemod.analysis.context import FileContext
 from jax_codemod.analysis.values import DL_DEVICE_TYPES
@@ -23,12 +24,13 @@ if TYPE_CHECKING:
     import libcst as cst
 _NAMES = {value: name for name, value in DL_DEVICE_TYPES.items()}
 
-# The keys of _DL_DEVICE_TO_PLATFORM in jax/_src/dlpack.py of JAX 0.10.2 (kDLCPU, kDLCUDA,
-# kDLCUDAHost, kDLROCM); tests/test_unsupported_dl_device.py compares it with the
-# installed JAX. Any other type makes to_dlpack raise BufferError, except 0: to_dlpack
-# tests `if dl_device_type:`, so a zero type is ignored rather than rejected.
-JAX_EXPORTABLE_DEVICE_TYPES = frozenset({1, 2, 3, 10})
+# Which types JAX exports to depends on the target release (jax_versions.exportable_device_types:
+# the keys of _DL_DEVICE_TO_PLATFORM in jax/_src/dlpack.py). Any other type makes to_dlpack
+# raise (KeyError before 0.5.1, BufferError after), except 0: to_dlpack tests
+# `if dl_device_type:`, so a zero type is ignored rather than rejected.
 _IGNORED_DEVICE_TYPE = 0
+# A fallback catches what every supported release raises, so the fixed code runs on all of them.
+FALLBACK_ERRORS = "(" + ", ".join(jax_versions.DL_DEVICE_FALLBACK_ERRORS) + ")"
 
 STATIC = "static"  # drop dl_device: the call can never succeed
 STATEMENT = "statement"  # try the requested device, else the native one, around a statement
@@ -40,7 +42,7 @@ def {HELPER_NAME}(array, dl_device, **kwargs):
     """DLPack capsule on ``dl_device``, or on the array's own device if JAX cannot export there."""
     try:
         return array.__dlpack__(dl_device=dl_device, **kwargs)
-    except BufferError:
+    except {FALLBACK_ERRORS}:
         return array.__dlpack__(**kwargs)
 '''
 _FALLBACK_COMMENT = "# JAX cannot export to that device type: use the array's own device"
@@ -54,11 +56,13 @@ class UnsupportedDlDevice(Rule):
     library's `DLDeviceType` enum, a bare int, or a module-level constant. When the
     type is statically unsupported the `dl_device` argument is dropped, so JAX exports
     from the array's own device. When the type is only known at run time, the export
-    falls back to the array's own device on `BufferError` (an unsafe fix).
+    falls back to the array's own device when the export fails (an unsafe fix). Which
+    types JAX exports to depends on the release: the rule follows `target-jax-version`.
 
     ## Why is this bad?
     JAX exports only to the device types in its `_DL_DEVICE_TO_PLATFORM` table (CPU,
-    CUDA, CUDA host and ROCm); any other type raises `BufferError: The device
+    CUDA and ROCm; CUDA host from 0.10.2; ROCm host, oneAPI and TPU host from 0.11);
+    any other type raises `KeyError` (before 0.5.1) or `BufferError: The device
     specification passed to to_dlpack contains an unsupported device type`, so such a
     call can never succeed.
 
@@ -77,12 +81,14 @@ class UnsupportedDlDevice(Rule):
     ```
 
     ## Fix safety
-    Dropping a statically unsupported `dl_device` is safe: the original call always
-    raises `BufferError`, and the other keyword arguments are kept. When the device
+    Dropping a statically unsupported `dl_device` is safe: on the target JAX the
+    original call always raises, and the other keyword arguments are kept. When the device
     type is a run-time value, the fix is unsafe: it wraps the export in
-    `try`/`except BufferError` and retries without `dl_device`, so the capsule may live
-    on another device than the one requested, which the consumer must accept. A
-    `BufferError` that `dl_device` did not cause (a sharded array) is raised again by
+    `try`/`except (BufferError, KeyError, RuntimeError)` (what the supported JAX
+    releases raise for a device they cannot export to, or whose backend is absent)
+    and retries without `dl_device`, so the capsule may live
+    on another device than the one requested, which the consumer must accept. An
+    error that `dl_device` did not cause (a sharded array) is raised again by
     the retry, so it still surfaces. A whole statement is wrapped in
     place; an export inside a larger expression goes through one helper per module.
     Supported device types, `dl_device=None`, `dl_device=x.__dlpack_device__()` and
@@ -101,6 +107,7 @@ class UnsupportedDlDevice(Rule):
             return []
         findings: list[Finding] = []
         analysis = ctx.analysis
+        exportable = jax_versions.exportable_device_types(jax_versions.target(self.options))
         helper = None
         for node in ast.walk(ctx.tree):
             if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
@@ -110,23 +117,24 @@ class UnsupportedDlDevice(Rule):
             keyword = next((k for k in node.keywords if k.arg == "dl_device"), None)
             if keyword is None or analysis.value_of(node.func.value).is_other_array:
                 continue
-            device_type = _device_type(analysis, keyword.value, node.func.value)
+            device_type = _device_type(analysis, keyword.value, node.func.value, exportable)
             if device_type is _SUPPORTED:
                 continue
             if device_type is not _UNKNOWN:
-                findings.append(self._static_finding(ctx, node, device_type))
+                findings.append(self._static_finding(ctx, node, device_type, target))
             elif not is_guarded(ctx, node):
                 if helper is None:
                     helper = helper_state(ctx, HELPER_NAME, HELPER_SOURCE)
                 findings.append(self._runtime_finding(ctx, node, helper))
         return findings
 
-    def _static_finding(self, ctx: FileContext, call: ast.Call, device_type: int) -> Finding:
+    def _static_finding(self, ctx: FileContext, call: ast.Call, device_type: int, target) -> Finding:
         name = _NAMES.get(device_type, "not a DLPack device type")
+        error = jax_versions.unsupported_device_error(target)
         message = (
-            f"`dl_device` asks for DLPack device type {device_type} ({name}), which JAX does not "
-            "export to: this call always raises BufferError; drop `dl_device` to export from the "
-            "array's own device, or request kDLCPU/kDLCUDA"
+            f"`dl_device` asks for DLPack device type {device_type} ({name}), which JAX "
+            f"{jax_versions.render(target)} does not export to: this call always raises {error}; drop "
+            "`dl_device` to export from the array's own device, or request kDLCPU/kDLCUDA"
         )
         if any(keyword.arg is None for keyword in call.keywords) or call.args:
             return self.finding(
@@ -139,9 +147,9 @@ class UnsupportedDlDevice(Rule):
 
     def _runtime_finding(self, ctx: FileContext, call: ast.Call, helper: str) -> Finding:
         message = (
-            "`dl_device` is only known at run time, and JAX raises BufferError for device types it "
-            "does not export to (OpenCL, Vulkan, Metal, ...); fall back to the array's own device "
-            "on BufferError"
+            "`dl_device` is only known at run time, and JAX raises BufferError (KeyError before 0.5.1) "
+            "for device types it does not export to (OpenCL, Vulkan, Metal, ...); fall back to the "
+            "array's own device when the export fails"
         )
         if call.args:
             return self.finding(ctx, call, f"{message} (by hand: positional arguments)", FixSafety.NONE)
@@ -168,7 +176,9 @@ class UnsupportedDlDevice(Rule):
         if shape == STATEMENT:
             statement = updated.body[0]
             fallback = with_value(statement, _without_dl_device(statement.value))
-            return try_except_buffer_error(updated, fallback, _FALLBACK_COMMENT)
+            guarded = try_except_buffer_error(updated, fallback, _FALLBACK_COMMENT)
+            handler = guarded.handlers[0].with_changes(type=cst.parse_expression(FALLBACK_ERRORS))
+            return guarded.with_changes(handlers=[handler])
         fixer.state[HELPER_NAME] = True
         dl_device = next(arg for arg in updated.args if arg.keyword and arg.keyword.value == "dl_device")
         others = [arg for arg in updated.args if arg is not dl_device]
@@ -216,7 +226,7 @@ _SUPPORTED = object()  # JAX exports there (or ignores the type)
 _UNKNOWN = object()  # not statically known
 
 
-def _device_type(analysis: v.Analysis, dl_device: ast.AST, receiver: ast.AST):
+def _device_type(analysis: v.Analysis, dl_device: ast.AST, receiver: ast.AST, exportable: frozenset[int]):
     """The int device type ``dl_device`` statically asks for, _SUPPORTED or _UNKNOWN."""
     if isinstance(dl_device, ast.Constant) and dl_device.value is None:
         return _SUPPORTED
@@ -236,7 +246,7 @@ def _device_type(analysis: v.Analysis, dl_device: ast.AST, receiver: ast.AST):
     number = device_type.constant
     if not isinstance(number, int) or isinstance(number, bool):
         return _UNKNOWN
-    if number in JAX_EXPORTABLE_DEVICE_TYPES or number == _IGNORED_DEVICE_TYPE:
+    if number in exportable or number == _IGNORED_DEVICE_TYPE:
         return _SUPPORTED
     return number
 

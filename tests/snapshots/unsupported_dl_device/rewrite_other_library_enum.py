@@ -1,5 +1,6 @@
 # expect: BufferError: unsupported device type (DLDeviceType: 14)
 # requires: jax<0.11.0
+# option: target-jax-version=0.10.2
 """Another library's DLDeviceType enum, resolved by member name through its import."""
 import enum
 import sys

@@ -1,0 +1,267 @@
+"""Check files written for a newer Python than the one running codemod.
+
+Detection runs on the standard library's ``ast``, which knows only the running
+interpreter's grammar; libcst's parser knows every grammar up to 3.14. A file that ``ast``
+rejects but libcst accepts is re-parsed from a *masked* copy: each construct the running
+Python lacks is overwritten, in place and byte for byte the same length, by code it can
+parse, so every line, column and UTF-8 offset of the rest of the file is unchanged:
+
+- PEP 695/696 type parameters (``class C[T]``, ``def f[T: int = str]``): blanked;
+- PEP 695 ``type X[T] = V``: ``type`` becomes ``_=0;``, the parameters are blanked;
+- PEP 654 ``except*`` (on Python 3.10): the star is blanked;
+- PEP 701 f-strings (and PEP 750 t-strings) the running Python cannot parse: a list of
+  their replacement fields, ``f"a{x!r:>{w}}"`` -> ``[  x,   w, ]``, so calls inside them are
+  still seen at their own positions.
+
+Only files the running Python rejects pay for this, and only f-strings it rejects are
+rewritten. Fixes are made by libcst on the original text, so they keep the new syntax.
+Syntax that cannot be masked without moving code (PEP 758 ``except A, B:``) raises a
+SyntaxError that names the Python version the file needs.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import sys
+import warnings
+from dataclasses import dataclass
+
+RUNNING = f"{sys.version_info.major}.{sys.version_info.minor}"
+
+
+_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
+
+
+class NeedsNewerPython(SyntaxError):
+    """The file is valid Python of a newer version that this interpreter cannot check."""
+
+
+class _Masker:
+    """The file's characters, overwritten in place; each cell keeps its original UTF-8 length."""
+
+    def __init__(self, text: str) -> None:
+        self.original = _LINE.findall(text)  # lines as Python's tokenizer and libcst count them
+        self.cells: dict[int, list[str]] = {}  # only the lines that change, as lists of characters
+        self.needed: set[str] = set()
+
+    def char(self, line: int, column: int) -> str:
+        return self.original[line - 1][column]
+
+    def put(self, line: int, column: int, value: str) -> None:
+        # ast reports UTF-8 byte offsets: a masked character pads to the original's byte length.
+        width = len(self.char(line, column).encode("utf-8", "surrogatepass"))
+        self._line(line)[column] = value + " " * (width - len(value.encode("utf-8", "surrogatepass")))
+
+    def restore(self, line: int, column: int) -> None:
+        self._line(line)[column] = self.char(line, column)
+
+    def _line(self, line: int) -> list[str]:
+        if line not in self.cells:
+            self.cells[line] = list(self.original[line - 1])
+        return self.cells[line]
+
+    def positions(self, start, end):
+        """Every (line, column) from ``start`` (inclusive) to ``end`` (exclusive)."""
+        line, column = start
+        while (line, column) < end and line <= len(self.original):
+            if column >= len(self.original[line - 1]):
+                line, column = line + 1, 0
+                continue
+            yield line, column
+            column += 1
+
+    def blank(self, cells, continuation: bool) -> None:
+        """Spaces over ``cells``; with ``continuation``, their lines stay joined by backslashes."""
+        for line, column in cells:
+            char = self.char(line, column)
+            if char not in "\r\n":
+                self.put(line, column, " ")
+            elif continuation and char == "\n" and column > 0:
+                before = column - 1 - (column > 1 and self.char(line, column - 1) == "\r")
+                self.put(line, before, "\\")
+
+    def text(self) -> str:
+        return "".join(
+            "".join(self.cells[number]) if number in self.cells else line
+            for number, line in enumerate(self.original, 1)
+        )
+
+
+# Rounds of region-by-region masking before the whole file is masked at once.
+MAX_ROUNDS = 64
+# Lines at column 0 that continue a compound statement rather than start one.
+_CONTINUATIONS = re.compile(r"(else|elif|except|finally)\b")
+
+
+def parse_newer(text: str, path: str, error: SyntaxError) -> ast.Module:
+    """``ast`` of ``text``, which the running Python rejected with ``error``; see the module doc.
+
+    libcst costs ~30x ``ast`` per byte, and in practice only a few top-level statements of such
+    a file use the new syntax (5% of the bytes of the 24 files of JAX's repository that Python
+    3.11 rejects). So each round parses, with libcst, only the top-level statements around the
+    line ``ast`` stopped at, masks them, and lets ``ast`` find the next one; the whole file is
+    parsed with libcst only when that makes no progress.
+    """
+    import libcst as cst
+
+    masker = _Masker(text)
+    starts = _statement_starts(masker.original)
+    done: list[tuple[int, int]] = []
+    current = error
+    for _ in range(MAX_ROUNDS):
+        line = current.lineno
+        if line is None or any(first <= line < end for first, end in done):
+            break  # the syntax ast stops at is not one this module can mask
+        region = _parse_region(cst, masker.original, starts, line)
+        if region is None:
+            break
+        (first, end), module = region
+        if not _mask_module(cst, masker, module, first - 1):
+            break
+        done.append((first, end))
+        try:
+            return _ast(masker.text(), path)
+        except SyntaxError as masked_error:
+            current = masked_error
+    # The whole file at once: slower, and right whatever the regions got wrong.
+    try:
+        module = cst.parse_module(text)
+    except (cst.ParserSyntaxError, RecursionError):
+        raise error from None  # not valid Python of any version: the interpreter's message stands
+    masker = _Masker(text)
+    _mask_module(cst, masker, module, 0)
+    try:
+        return _ast(masker.text(), path)
+    except SyntaxError as masked_error:
+        needed = max(masker.needed | {"3.12"}, key=lambda v: tuple(map(int, v.split("."))))
+        raise NeedsNewerPython(
+            f"not checked: the file uses syntax of Python {needed}+ that Python {RUNNING} "
+            f"cannot parse ({error.msg}); run codemod with Python {needed} or newer",
+            (path, masked_error.lineno or error.lineno, masked_error.offset or 0, None),
+        ) from None
+
+
+def _ast(text: str, path: str) -> ast.Module:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return ast.parse(text, filename=path)
+
+
+def _statement_starts(lines: list[str]) -> list[int]:
+    """Lines (1-based) that may start a top-level statement: code at column 0, not a continuation.
+
+    A line inside a multi-line string or bracket can look like one; a region cut there does not
+    parse, and is widened (and in the end the whole file is used).
+    """
+    starts = []
+    for number, line in enumerate(lines, 1):
+        if not line or line[0] in " \t\r\n#)]}\f" or _CONTINUATIONS.match(line):
+            continue
+        if number > 1 and lines[number - 2].rstrip("\r\n").endswith("\\"):
+            continue
+        starts.append(number)
+    return starts
+
+
+def _parse_region(cst, lines: list[str], starts: list[int], line: int):
+    """((first, end), libcst module) of whole lines [first, end) around ``line`` that libcst parses."""
+    import bisect
+
+    index = bisect.bisect_right(starts, line) - 1  # the last start at or before ``line``
+    for widen in (0, 1, 4):
+        first = starts[index - widen] if index - widen >= 0 else 1
+        after = index + 1 + widen
+        end = starts[after] if after < len(starts) else len(lines) + 1
+        try:
+            return (first, end), cst.parse_module("".join(lines[first - 1 : end - 1]))
+        except (cst.ParserSyntaxError, RecursionError):
+            continue
+    return None
+
+
+def _mask_module(cst, masker: _Masker, module, line_offset: int) -> int:
+    """Mask what the running Python cannot parse in ``module`` (lines ``line_offset`` + 1 on)."""
+    from libcst.metadata import MetadataWrapper, PositionProvider
+
+    positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+
+    def span(node):
+        where = positions[node]
+        return (where.start.line + line_offset, where.start.column), (where.end.line + line_offset, where.end.column)
+
+    masked = 0
+    strings = []
+    for node in positions:
+        if isinstance(node, cst.TypeParameters):
+            masker.needed.add("3.13" if any(p.default is not None for p in node.params) else "3.12")
+            masker.blank(list(masker.positions(*span(node))), continuation=True)
+            masked += 1
+        elif isinstance(node, cst.TypeAlias):
+            masker.needed.add("3.12")
+            (line, column), _ = span(node)
+            for offset, char in enumerate("_=0;"):
+                masker.put(line, column + offset, char)
+            masked += 1
+        elif isinstance(node, (cst.FormattedString, getattr(cst, "TemplatedString", ()))):
+            strings.append(node)
+        elif isinstance(node, cst.ExceptHandler) and isinstance(node.type, cst.Tuple) and not node.type.lpar:
+            masker.needed.add("3.14")
+        elif isinstance(node, cst.ExceptStarHandler) and sys.version_info < (3, 11):
+            masker.needed.add("3.11")  # `except* E:` -> `except  E:`
+            (line, column), _ = span(node)
+            star = masker.original[line - 1].index("*", column)
+            masker.put(line, star, " ")
+            masked += 1
+    for node in sorted(strings, key=lambda n: span(n)[0]):  # outer strings before the ones inside them
+        if isinstance(node, cst.FormattedString) and _parses(module.code_for_node(node)):
+            continue
+        masker.needed.add("3.14" if not isinstance(node, cst.FormattedString) else "3.12")
+        _mask_string(masker, node, span, positions, line_offset)
+        masked += 1
+    return masked
+
+
+def _parses(code: str) -> bool:
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            ast.parse(f"(\n{code}\n)", mode="eval")
+        return True
+    except SyntaxError:
+        return False
+
+
+def _mask_string(masker: _Masker, node, span, positions, line_offset: int) -> None:
+    """``f"a{x!r:>{w}}b"`` -> ``[  x,   w,  ]``: each replacement field's expression, in place."""
+    cells = list(masker.positions(*span(node)))
+    # The node's span includes its parentheses; the string runs from its prefix to its last quote.
+    text = "".join(masker.char(*cell) for cell in cells)
+    first = text.index(node.start)
+    last = text.rindex(node.end) + len(node.end) - 1
+    string = cells[first : last + 1]
+    masker.blank(string, continuation=False)  # newlines inside the brackets need no backslash
+    for field_node in _fields(node):
+        where = positions[field_node.expression]
+        start = (where.start.line + line_offset, where.start.column)
+        end = (where.end.line + line_offset, where.end.column)
+        for cell in masker.positions(start, end):
+            masker.restore(*cell)
+        after = next((c for c in masker.positions(end, string[-1]) if masker.char(*c) not in " \t\r\n"), None)
+        if after is not None:
+            masker.put(*after, ",")
+    masker.put(*string[0], "[")
+    masker.put(*string[-1], "]")
+
+
+def _fields(parts_owner):
+    """Every replacement field of an f/t-string, those nested in format specs included."""
+    for part in parts_owner.parts:
+        if hasattr(part, "expression"):
+            yield part
+            yield from _fields(_Parts(part.format_spec or ()))
+
+
+@dataclass
+class _Parts:
+    parts: object
