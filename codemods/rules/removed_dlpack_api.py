@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 from dataclasses import replace
 
+from jax_codemod.analysis import jax_versions
 from jax_codemod.analysis.capsules import (
     ARRAY_CONSUMERS,
     CUPY,
@@ -17,7 +18,6 @@ from jax_codemod.analysis.capsules import (
     Producer,
     capsules,
 )
-from jax_codemod.analysis import jax_versions
 from jax_codemod.analysis.context import FileContext
 from jax_codemod.analysis.version_gates import OLD, Gates
 from jax_codemod.rule import Finding, FixSafety, Rule

@@ -107,7 +107,8 @@ class UnsupportedDlDevice(Rule):
             return []
         findings: list[Finding] = []
         analysis = ctx.analysis
-        exportable = jax_versions.exportable_device_types(jax_versions.target(self.options))
+        target = jax_versions.target(self.options)
+        exportable = jax_versions.exportable_device_types(target)
         helper = None
         for node in ast.walk(ctx.tree):
             if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
