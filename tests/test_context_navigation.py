@@ -76,3 +76,57 @@ def test_a_node_from_another_tree_has_no_ancestors():
     foreign = ast.parse("x = 1\n").body[0].value
     assert list(ctx.ancestors(foreign)) == []
     assert ctx.parent(ctx.tree) is None
+
+
+IMPORTS = '''
+import os
+def f():
+    import numpy as np
+    def g():
+        from jax import \\
+            numpy as jnp
+        return jnp
+    return np
+class C:
+    try:
+        pass
+    except ImportError:
+        from torch import (
+            from_dlpack,
+        )
+    else:
+        import jax.dlpack as jdl
+match os.name:
+    case "nt":
+        import ntpath as p
+    case _:
+        import posixpath as p
+x = "import nothing"
+if x: import a.b.c; import a.b.d as e
+'''
+
+
+def test_bindings_see_every_import_however_nested():
+    tree = ast.parse(IMPORTS)
+    ctx = FileContext("m.py", IMPORTS, tree)
+    assert ctx.qualname(ast.parse("jnp.zeros", mode="eval").body) == "jax.numpy.zeros"
+    assert ctx.qualname(ast.parse("from_dlpack", mode="eval").body) == "torch.from_dlpack"
+    assert ctx.qualname(ast.parse("jdl.to_dlpack", mode="eval").body) == "jax.dlpack.to_dlpack"
+    assert ctx.qualname(ast.parse("e.f", mode="eval").body) == "a.b.d.f"
+    assert not ctx.qualname(ast.parse("p.join", mode="eval").body)  # two different imports: ambiguous
+
+
+@pytest.mark.parametrize(("path", "text"), [*sources(), ("imports.py", IMPORTS),
+                                            ("cr.py", IMPORTS.replace("\n", "\r\n"))],
+                         ids=lambda value: Path(value).name[:40])
+def test_bindings_match_a_walk_of_every_statement(path, text, monkeypatch):
+    from jax_codemod.analysis import context
+
+    tree = ast.parse(text)
+    pruned = FileContext(path, text, tree)._bindings
+    everything = list(context._statements(tree.body))
+    imports = [node for node in everything if isinstance(node, (ast.Import, ast.ImportFrom))]
+    assert [node for node in context._import_statements(tree.body, text)
+            if isinstance(node, (ast.Import, ast.ImportFrom))] == imports
+    monkeypatch.setattr(context, "_import_statements", lambda body, _text: context._statements(body))
+    assert pruned == FileContext(path, text, tree)._bindings
