@@ -13,6 +13,7 @@ tree, side by side, each repetition running every tool once in a rotating order:
   read      a Python process that walks the tree and reads every byte (the floor)
   ast       a Python process that walks the tree and ``ast.parse``s every file, one process
   codemod   codemod run --dry-run --no-progress --no-cache TREE   (cold: default rules, no result cache)
+            and the same with --jobs=1 (no process pool)
   warm      codemod run --dry-run --no-progress --cache-dir C TREE (C filled by a run before timing)
   ruff      ruff check --no-cache --isolated TREE                   (ruff's default rules)
   libcst    python -m libcst.tool codemod noop.NOOPCommand ...      (only with --libcst-files N; N=0: all)
@@ -381,15 +382,16 @@ def main(argv: list[str] | None = None) -> int:
             Timing("read all bytes", [sys.executable, "-c", _READ, *tree]),
             Timing("ast.parse all", [sys.executable, "-c", _PARSE, *tree]),
             Timing("codemod cold", [*codemod, *tree]),
+            Timing("codemod cold -j 1", [*codemod, "--jobs=1", *tree]),
             Timing("codemod warm", [*warm_command, *tree]),
             Timing("ruff", [ruff, "check", "--no-cache", "--isolated", *tree]),
         ]
         run_side_by_side(main_timings, args.repeat, env, "1x")
-        floor, parse, cold, warm, ruff_timing = main_timings
+        floor, _parse, cold, _serial, _warm, ruff_timing = main_timings
         out += [
-            f"{platform.python_implementation()} {platform.python_version()}, {os.cpu_count()} CPUs, "
+            (f"{platform.python_implementation()} {platform.python_version()}, {os.cpu_count()} CPUs, "
             f"{figures['date']}; tree: {' + '.join(args.packages)}, {len(files)} files, "
-            f"{tree_bytes / 2**20:.1f} MiB; medians of {args.repeat}, tools interleaved",
+            f"{tree_bytes / 2**20:.1f} MiB; medians of {args.repeat}, tools interleaved"),
             "",
             *table(main_timings, ruff_timing, floor),
         ]
@@ -401,12 +403,12 @@ def main(argv: list[str] | None = None) -> int:
         floor_ratio = cold.cpu / floor.cpu
         out += [
             "",
-            f"codemod cold / ruff (CPU) = {ratio:.2f} (target <= 1.0): {'met' if ratio <= 1.0 else 'MISSED'}; "
-            f"wall {cold.wall / ruff_timing.wall:.2f}",
-            f"codemod cold / reading floor (CPU) = {floor_ratio:.1f} (target <= 3): "
-            f"{'met' if floor_ratio <= 3 else 'MISSED'}",
-            f"peak RSS codemod {cold.rss_kb / 1024:.0f} MiB, ruff {ruff_timing.rss_kb / 1024:.0f} MiB (target <= ruff): "
-            f"{'met' if cold.rss_kb <= ruff_timing.rss_kb else 'MISSED'}",
+            (f"codemod cold / ruff (CPU) = {ratio:.2f} (target <= 1.0): {'met' if ratio <= 1.0 else 'MISSED'}; "
+            f"wall {cold.wall / ruff_timing.wall:.2f}"),
+            (f"codemod cold / reading floor (CPU) = {floor_ratio:.1f} (target <= 3): "
+            f"{'met' if floor_ratio <= 3 else 'MISSED'}"),
+            (f"peak RSS codemod {cold.rss_kb / 1024:.0f} MiB, ruff {ruff_timing.rss_kb / 1024:.0f} MiB (target <= ruff): "
+            f"{'met' if cold.rss_kb <= ruff_timing.rss_kb else 'MISSED'}"),
         ]
 
         scales = [s for s in args.scales if s > 0]
@@ -439,14 +441,14 @@ def main(argv: list[str] | None = None) -> int:
                 Timing("ruff", [ruff, "check", "--no-cache", "--isolated", tiny]),
             ]
             run_side_by_side(timings, args.scale_repeat, env, "tiny")
-            out += ["", f"{args.tiny} tiny files ({total_bytes(python_files([tiny])) / 2**20:.1f} MiB; "
-                    f"medians of {args.scale_repeat}):", "", *table(timings, timings[3], timings[0])]
+            out += ["", (f"{args.tiny} tiny files ({total_bytes(python_files([tiny])) / 2**20:.1f} MiB; "
+                    f"medians of {args.scale_repeat}):"), "", *table(timings, timings[3], timings[0])]
             figures["tiny"] = {t.name: t.to_json() for t in timings}
 
         prefilters, parsed = prefilter_table(files, tree, env)
         figures["prefilters"] = prefilters
-        out += ["", f"Prefilters on the 1x tree: {parsed} of {len(files)} files pass a default rule's prefilter "
-                "and are parsed.", "",
+        out += ["", (f"Prefilters on the 1x tree: {parsed} of {len(files)} files pass a default rule's prefilter "
+                "and are parsed."), "",
                 "| rule | default | files passed | MiB passed | files with findings | findings |",
                 "| --- | --- | ---: | ---: | ---: | ---: |"]
         for row in prefilters:
@@ -487,8 +489,8 @@ def libcst_lines(args, files: list[Path], tree_bytes: int, scratch: Path, codemo
         libcst.fixed_wall, libcst.fixed_cpu = min(startup.walls), min(startup.cpus)
         note = (f"run on {len(subset)} of {len(files)} files ({total_bytes(subset) / 2**20:.1f} MiB); "
                 f"time beyond its {libcst.fixed_wall:.1f} s startup extrapolated x{scale:.0f} by bytes")
-    return [f"libcst NOOP ({note}): {libcst.wall:.2f} s wall, {libcst.cpu:.2f} s CPU = "
-            f"{libcst.wall / codemod.wall:.0f}x codemod cold's wall"]
+    return [(f"libcst NOOP ({note}): {libcst.wall:.2f} s wall, {libcst.cpu:.2f} s CPU = "
+            f"{libcst.wall / codemod.wall:.0f}x codemod cold's wall")]
 
 
 if __name__ == "__main__":
