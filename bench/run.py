@@ -3,6 +3,7 @@
     python bench/run.py                                  # the README figures (JAX-heavy tree, 5 repetitions)
     python bench/run.py --repeat 1 --scales 1 --tiny 0   # a quick look while developing
     python bench/run.py --per-rule                       # also: CPU per rule, in process, -j 1
+    python bench/run.py --baseline main                  # also: codemod cold at another revision
     python bench/run.py --packages jax torch numpy --libcst-files 120   # the old benchmark, with libcst
 
 The tree is laid out from installed sources: the *.py files of ``--packages`` (default jax, flax,
@@ -14,6 +15,8 @@ tree, side by side, each repetition running every tool once in a rotating order:
   ast       a Python process that walks the tree and ``ast.parse``s every file, one process
   codemod   codemod run --dry-run --no-progress --no-cache TREE   (cold: default rules, no result cache)
             and the same with --jobs=1 (no process pool)
+  @REV      codemod cold at git revision REV (--baseline REV: its codemods/ and cli/ laid out as
+            jax_codemod first on PYTHONPATH), to compare a branch with main in the same run
   warm      codemod run --dry-run --no-progress --cache-dir C TREE (C filled by a run before timing)
   ruff      ruff check --no-cache --isolated TREE                   (ruff's default rules)
   libcst    python -m libcst.tool codemod noop.NOOPCommand ...      (only with --libcst-files N; N=0: all)
@@ -105,6 +108,7 @@ class Timing:
     scale: float = 1.0  # > 1: measured on a subset, extrapolated by bytes
     fixed_wall: float = 0.0  # startup, not scaled when extrapolating
     fixed_cpu: float = 0.0
+    env: dict | None = None  # instead of the run's environment (a baseline revision's package)
 
     def _extrapolate(self, measured: float, fixed: float) -> float:
         return fixed + max(0.0, measured - fixed) * self.scale
@@ -144,7 +148,7 @@ def run_side_by_side(timings: list[Timing], repeat: int, env, label: str) -> Non
     for round_number in range(repeat):
         shift = round_number % len(timings)
         for timing in timings[shift:] + timings[:shift]:
-            result = measure(timing.command, env=env)
+            result = measure(timing.command, env=timing.env or env)
             timing.walls.append(result["wall"])
             timing.cpus.append(result["cpu"])
             timing.rss_kb = max(timing.rss_kb, result["rss_kb"])
@@ -192,6 +196,29 @@ def replicate(roots: list[Path], destination: Path, copies: int) -> list[Path]:
                     shutil.copyfile(path, copy)
         result.append(destination / f"copy{number}")
     return result
+
+
+def baseline_package(revision: str, destination: Path) -> Path:
+    """``revision``'s package laid out as ``jax_codemod`` under ``destination`` (for PYTHONPATH)."""
+    import io
+    import tarfile
+
+    archive = subprocess.run(["git", "-C", str(REPO), "archive", "--format=tar", revision, "codemods", "cli"],
+                             capture_output=True, check=False)
+    if archive.returncode:
+        raise SystemExit(f"git archive {revision}: {archive.stderr.decode(errors='replace')}")
+    source = destination / "src"
+    with tarfile.open(fileobj=io.BytesIO(archive.stdout)) as tar:
+        tar.extractall(source, filter="data")
+    package = destination / "pkg" / "jax_codemod"
+    shutil.copytree(source / "codemods", package)
+    shutil.copytree(source / "cli", package / "cli")
+    env = dict(os.environ, PYTHONPATH=str(destination / "pkg"))
+    where = subprocess.run([sys.executable, "-c", "import jax_codemod; print(jax_codemod.__file__)"],
+                           capture_output=True, text=True, env=env, check=False).stdout.strip()
+    if not where.startswith(str(package)):
+        raise SystemExit(f"the baseline does not shadow the installed package (imports {where or 'nothing'})")
+    return destination / "pkg"
 
 
 # Small files as a big repository has them: most import nothing of interest, some use jax.
@@ -357,6 +384,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--per-rule", action="store_true", help="also split a -j 1 run's CPU by rule")
     parser.add_argument("--libcst-files", type=int, help="also time libcst's NOOP codemod on N files (0: all)")
     parser.add_argument("--libcst-repeat", type=int, default=1)
+    parser.add_argument("--baseline", metavar="REV", help="also time codemod cold at this git revision")
     parser.add_argument("--json", help="also write the figures here")
     args = parser.parse_args(argv)
 
@@ -386,8 +414,11 @@ def main(argv: list[str] | None = None) -> int:
             Timing("codemod warm", [*warm_command, *tree]),
             Timing("ruff", [ruff, "check", "--no-cache", "--isolated", *tree]),
         ]
+        if args.baseline:
+            base_env = dict(env, PYTHONPATH=str(baseline_package(args.baseline, scratch / "baseline")))
+            main_timings.insert(3, Timing(f"codemod cold @{args.baseline}", [*codemod, *tree], env=base_env))
         run_side_by_side(main_timings, args.repeat, env, "1x")
-        floor, _parse, cold, _serial, _warm, ruff_timing = main_timings
+        floor, cold, ruff_timing = main_timings[0], main_timings[2], main_timings[-1]
         out += [
             (f"{platform.python_implementation()} {platform.python_version()}, {os.cpu_count()} CPUs, "
             f"{figures['date']}; tree: {' + '.join(args.packages)}, {len(files)} files, "
@@ -414,8 +445,8 @@ def main(argv: list[str] | None = None) -> int:
         scales = [s for s in args.scales if s > 0]
         if scales:
             out += ["", f"Copies of the tree (cold; medians of {args.scale_repeat}; CPU per MiB should stay flat):", "",
-                    "| copies | MiB | codemod CPU | s/MiB | ruff CPU | s/MiB | read CPU | codemod peak RSS |",
-                    "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+                    "| copies | MiB | codemod CPU | s/MiB | ruff CPU | s/MiB | read CPU | codemod peak RSS | ruff peak RSS |",
+                    "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
             figures["scales"] = {}
             for copies in scales:
                 scale_roots = [str(r) for r in replicate(roots, scratch / f"x{copies}", copies)]
@@ -428,7 +459,7 @@ def main(argv: list[str] | None = None) -> int:
                 run_side_by_side(timings, args.scale_repeat, env, f"{copies}x")
                 c, r, f = timings
                 out.append(f"| {copies} | {mib:.0f} | {c.cpu:.2f} s | {c.cpu / mib:.3f} | {r.cpu:.2f} s | "
-                           f"{r.cpu / mib:.3f} | {f.cpu:.2f} s | {c.rss_kb / 1024:.0f} MiB |")
+                           f"{r.cpu / mib:.3f} | {f.cpu:.2f} s | {c.rss_kb / 1024:.0f} MiB | {r.rss_kb / 1024:.0f} MiB |")
                 figures["scales"][copies] = {t.name: t.to_json() for t in timings}
                 shutil.rmtree(scratch / f"x{copies}")
 
