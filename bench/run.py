@@ -384,7 +384,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--per-rule", action="store_true", help="also split a -j 1 run's CPU by rule")
     parser.add_argument("--libcst-files", type=int, help="also time libcst's NOOP codemod on N files (0: all)")
     parser.add_argument("--libcst-repeat", type=int, default=1)
-    parser.add_argument("--baseline", metavar="REV", help="also time codemod cold at this git revision")
+    parser.add_argument("--baseline", metavar="REV", action="append", default=[],
+                        help="also time codemod cold at this git revision (repeatable)")
     parser.add_argument("--json", help="also write the figures here")
     args = parser.parse_args(argv)
 
@@ -414,9 +415,10 @@ def main(argv: list[str] | None = None) -> int:
             Timing("codemod warm", [*warm_command, *tree]),
             Timing("ruff", [ruff, "check", "--no-cache", "--isolated", *tree]),
         ]
-        if args.baseline:
-            base_env = dict(env, PYTHONPATH=str(baseline_package(args.baseline, scratch / "baseline")))
-            main_timings.insert(3, Timing(f"codemod cold @{args.baseline}", [*codemod, *tree], env=base_env))
+        for number, revision in enumerate(args.baseline):
+            package = baseline_package(revision, scratch / f"baseline{number}")
+            main_timings.insert(3 + number, Timing(f"codemod cold @{revision}", [*codemod, *tree],
+                                                   env=dict(env, PYTHONPATH=str(package))))
         run_side_by_side(main_timings, args.repeat, env, "1x")
         floor, cold, ruff_timing = main_timings[0], main_timings[2], main_timings[-1]
         out += [
