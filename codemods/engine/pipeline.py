@@ -165,6 +165,8 @@ def _check_active(source: bytes, path: str, active: list[Rule]) -> tuple[FileCon
         warnings.simplefilter("ignore")
         tree = ast.parse(source, filename=path)
     ctx = FileContext(path, text, tree)
+    if _made_contexts:
+        _made_contexts[-1].append(ctx)
     findings = [
         finding
         for rule in active
@@ -176,8 +178,20 @@ def _check_active(source: bytes, path: str, active: list[Rule]) -> tuple[FileCon
 
 def process_source(source: bytes, path: str, settings: Settings) -> FileResult:
     """Check ``source`` and compute its fixed form. Pure: reads and writes nothing."""
+    made: list[FileContext] = []
+    _made_contexts.append(made)
     with _gc_paused():
-        return _process_source(source, path, settings)
+        try:
+            return _process_source(source, path, settings)
+        finally:
+            # Before the collection pass: a released context's tree is freed by reference counting.
+            _made_contexts.pop()
+            for ctx in made:
+                ctx.release()
+
+
+# The contexts each process_source in progress has made (fix passes make more than one).
+_made_contexts: list[list[FileContext]] = []
 
 
 def _process_source(source: bytes, path: str, settings: Settings) -> FileResult:
