@@ -25,7 +25,9 @@ if TYPE_CHECKING:
 # Below this much source to parse, starting a process pool costs more than it saves
 # (ast parses roughly 10 MB/s here; forking the workers costs ~0.1 s).
 PARALLEL_MIN_BYTES = 1 * 2**20
+# A chunk holds at most this many files and about 1/(jobs * CHUNKS_PER_WORKER) of the bytes.
 CHUNK_SIZE = 32
+CHUNKS_PER_WORKER = 8
 # Temporary files of write_atomic: hidden, and not *.py, so discovery never picks one up.
 TEMP_SUFFIX = ".codemod-tmp"
 # A temporary this old whose writer holds no lock on it was left by a killed run: removed.
@@ -232,11 +234,7 @@ def _check_in_pool(pending, settings: Settings, jobs: int, done, cache: Cache | 
     from concurrent.futures import ProcessPoolExecutor
     from concurrent.futures.process import BrokenProcessPool
 
-    # Largest files first, in chunks small enough that every worker gets many: files
-    # differ in cost by 1000x, and a big file left for last keeps one worker busy alone.
-    pending = sorted(pending, key=lambda item: -item[2])
-    size = max(1, min(CHUNK_SIZE, len(pending) // (jobs * 8)))
-    chunks = [pending[i : i + size] for i in range(0, len(pending), size)]
+    chunks = _chunks(pending, jobs)
     jobs = max(1, min(jobs, len(chunks)))  # a worker without a chunk is only start-up cost
     pool = ProcessPoolExecutor(max_workers=jobs, initializer=_init_worker, initargs=(settings, cache))
     try:
@@ -271,6 +269,32 @@ def available_cpus() -> int:
         return max(1, len(os.sched_getaffinity(0)))
     except (AttributeError, OSError):
         return os.cpu_count() or 1
+
+
+def _chunks(pending: Sequence[tuple[int, str, int]], jobs: int) -> list[list[tuple[int, str, int]]]:
+    """Largest files first, cut by bytes so that no chunk holds much more than its share.
+
+    Files differ in cost by 1000x and the pool hands chunks out in order, so this is
+    longest-processing-time-first scheduling: the big files start early, each alone in its
+    chunk, and the many small ones fill in behind them. Cutting by count instead (32 files
+    a chunk, largest first) put a third of the work of jax+flax+optax+... into the first
+    chunk at 2 workers and ran 19% over the ideal wall time at 8 (this: 4%); on a 2,300-file
+    tree, 70% over at 4.
+    """
+    ordered = sorted(pending, key=lambda item: -item[2])
+    budget = sum(size for _, _, size in ordered) / (jobs * CHUNKS_PER_WORKER)
+    chunks: list[list[tuple[int, str, int]]] = []
+    current: list[tuple[int, str, int]] = []
+    current_bytes = 0
+    for item in ordered:
+        current.append(item)
+        current_bytes += item[2]
+        if current_bytes >= budget or len(current) >= CHUNK_SIZE:
+            chunks.append(current)
+            current, current_bytes = [], 0
+    if current:
+        chunks.append(current)
+    return chunks
 
 
 def write_atomic(path: str, expected: bytes, new: bytes) -> None:

@@ -1,0 +1,44 @@
+"""The benchmark's own bookkeeping: the prefilter-vs-findings table and the trees it lays out."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+_spec = importlib.util.spec_from_file_location("bench_run", REPO / "bench" / "run.py")
+bench = importlib.util.module_from_spec(_spec)
+sys.modules[_spec.name] = bench  # dataclasses look their module up there
+_spec.loader.exec_module(bench)
+
+BROKEN = "import jax.dlpack\nimport torch\n\nt = torch.from_dlpack(jax.dlpack.to_dlpack(x))\n"
+TRIGGER_ONLY = "# jax.dlpack.to_dlpack was removed; nothing here calls it\nimport jax\n"
+CLEAN = "import os\n"
+
+
+def test_prefilter_table_counts_passes_and_files_with_findings(tmp_path):
+    root = tmp_path / "tree"
+    root.mkdir()
+    for name, text in (("broken.py", BROKEN), ("trigger_only.py", TRIGGER_ONLY), ("clean.py", CLEAN)):
+        (root / name).write_text(text)
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    table, parsed = bench.prefilter_table(bench.python_files([root]), [str(root)], env)
+    row = next(r for r in table if r["code"] == "JAX005")
+    assert (row["passed"], row["files_with_findings"], row["findings"]) == (2, 1, 1)
+    assert parsed == 2
+    assert all(r["files_with_findings"] <= r["passed"] for r in table)
+
+
+def test_copies_and_tiny_files_are_laid_out_in_full(tmp_path):
+    root = tmp_path / "pkg"
+    (root / "sub").mkdir(parents=True)
+    (root / "a.py").write_text("x = 1\n")
+    (root / "sub" / "b.py").write_text("y = 2\n")
+    copies = bench.replicate([root], tmp_path / "x3", 3)
+    assert len(bench.python_files(copies)) == 6
+    tiny = bench.tiny_tree(tmp_path / "tiny", 1200)
+    files = bench.python_files([tiny])
+    assert len(files) == 1200
+    assert sum("jax.jit" in f.read_text() for f in files) == 240

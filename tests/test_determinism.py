@@ -1,0 +1,115 @@
+"""Results do not depend on how a run is executed: cold or warm cache, one process or a pool.
+
+The tree is the project's own snapshot inputs and examples (every rule's rewrite, unsafe,
+report and no-op cases), checked with every rule and unsafe fixes on, so the JSON compared
+holds findings, errors and the full diffs.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from jax_codemod.cli.main import main
+from jax_codemod.engine import cache as cache_module
+from jax_codemod.engine import runner
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory) -> Path:
+    root = tmp_path_factory.mktemp("corpus")
+    sources = [*sorted((REPO / "tests" / "snapshots").rglob("*.py")), *sorted((REPO / "examples").glob("*.py"))]
+    for source in sources:
+        target = root / source.relative_to(REPO)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(source, target)
+    return root
+
+
+def run_json(tree: Path, *options: str) -> dict:
+    runner_ = CliRunner()
+    previous = os.getcwd()
+    os.chdir(tree)
+    try:
+        with runner_.isolation() as (out, err, _mixed):
+            code = main(["run", "--dry-run", "--select", "ALL", "--unsafe-fixes", "--format", "json",
+                         "--no-progress", *options, "."])
+            stdout = out.getvalue().decode()
+    finally:
+        os.chdir(previous)
+    assert code in (0, 1), err.getvalue().decode()
+    return json.loads(stdout)
+
+
+@pytest.fixture
+def pool_calls(monkeypatch) -> list[int]:
+    """Make -j 2 use the process pool even for a small tree, and record that it did."""
+    calls: list[int] = []
+    real = runner._check_in_pool
+
+    def spy(pending, *args, **kwargs):
+        calls.append(len(pending))
+        return real(pending, *args, **kwargs)
+
+    monkeypatch.setattr(runner, "PARALLEL_MIN_BYTES", 0)
+    monkeypatch.setattr(runner, "_check_in_pool", spy)
+    return calls
+
+
+def test_the_corpus_exercises_every_rule(corpus):
+    document = run_json(corpus, "--no-cache", "-j", "1")
+    found = {code for code, counts in document["summary"]["by_rule"].items() if counts["found"]}
+    assert found == {"JAX001", "JAX002", "JAX003", "JAX004", "JAX005", "JAX006"}
+    assert document["diffs"], "no rewrite in the corpus: the comparison would prove little"
+
+
+def test_cold_warm_serial_and_pool_give_identical_json(corpus, tmp_path, pool_calls, monkeypatch):
+    cache_dir = str(tmp_path / "cache")
+    cold_serial = run_json(corpus, "--no-cache", "-j", "1")
+    assert pool_calls == []
+
+    cold_pool = run_json(corpus, "--no-cache", "-j", "2")
+    assert len(pool_calls) == 1 and pool_calls[0] > 1, "-j 2 did not go through the pool"
+
+    filling = run_json(corpus, "--cache-dir", cache_dir, "-j", "2")
+    assert any(Path(cache_dir).rglob("*.json")), "the cache was not written"
+
+    computed: list[str] = []
+    real = cache_module.process_source
+
+    def counting(source, path, settings):
+        computed.append(path)
+        return real(source, path, settings)
+
+    monkeypatch.setattr(cache_module, "process_source", counting)
+    warm_serial = run_json(corpus, "--cache-dir", cache_dir, "-j", "1")
+    # Only results with an error are never cached; everything else came from the cache.
+    assert len(computed) == len({error["path"] for error in warm_serial["errors"]})
+    warm_pool = run_json(corpus, "--cache-dir", cache_dir, "-j", "2")
+
+    expected = json.dumps(cold_serial, indent=1, sort_keys=True).splitlines()
+    for name, document in (("cold -j 2", cold_pool), ("filling the cache", filling),
+                           ("warm -j 1", warm_serial), ("warm -j 2", warm_pool)):
+        assert json.dumps(document, indent=1, sort_keys=True).splitlines() == expected, name
+
+
+def test_chunks_put_the_big_files_first_and_no_chunk_far_over_its_share():
+    sizes = [400_000, 300_000, 50_000, *([2_000] * 300), *([100] * 500)]
+    pending = [(index, f"f{index}.py", size) for index, size in enumerate(sizes)]
+    jobs = 4
+    chunks = runner._chunks(pending, jobs)
+    flat = [item for chunk in chunks for item in chunk]
+    assert sorted(flat) == sorted(pending)
+    assert [item[2] for item in flat] == sorted(sizes, reverse=True)
+    share = sum(sizes) / (jobs * runner.CHUNKS_PER_WORKER)
+    for chunk in chunks:
+        assert len(chunk) <= runner.CHUNK_SIZE
+        # A chunk is closed as soon as it reaches its share: only its last file can overshoot.
+        assert sum(item[2] for item in chunk[:-1]) < share
+    assert chunks[0] == [pending[0]] and chunks[1] == [pending[1]]

@@ -1,0 +1,60 @@
+"""A file's tree is freed by reference counting when it is done, before the collection pass.
+
+Every object allocated while collection is paused is young, so a pass that runs with the tree
+still alive (or kept alive by a cycle such as an analysis cached on its context) walks all of it.
+"""
+
+from __future__ import annotations
+
+import gc
+import weakref
+from typing import ClassVar
+
+from jax_codemod.engine.pipeline import Settings, process_source
+from jax_codemod.rule import FixSafety, Rule
+
+
+class _Analysis:
+    def __init__(self, ctx) -> None:
+        self.ctx = ctx  # back to its context: a cycle, as a shared analysis cached on ctx makes
+
+
+class CyclicRule(Rule):
+    CODE = "TST001"
+    NAME = "test-cyclic"
+    TRIGGERS = (b"needle",)
+    trees: ClassVar[list] = []
+
+    def check(self, ctx):
+        ctx.__dict__["analysis"] = _Analysis(ctx)
+        CyclicRule.trees.append(weakref.ref(ctx.tree))
+        call = ctx.tree.body[0].value
+        return [self.finding(ctx, call, "found", FixSafety.NONE)]
+
+
+def test_the_tree_is_gone_before_the_collection_pass_runs():
+    CyclicRule.trees = []
+    alive_at_collection: list[bool] = []
+
+    def watch(phase, info):
+        if phase == "start" and CyclicRule.trees:
+            alive_at_collection.append(CyclicRule.trees[-1]() is not None)
+
+    gc.callbacks.append(watch)
+    try:
+        result = process_source(b"needle(1)\n" * 200, "m.py", Settings((CyclicRule(),)))
+    finally:
+        gc.callbacks.remove(watch)
+    assert [f.line for f in result.findings] == [1]
+    assert CyclicRule.trees and CyclicRule.trees[0]() is None
+    assert alive_at_collection and not any(alive_at_collection)
+
+
+def test_freed_by_reference_counting_alone():
+    CyclicRule.trees = []
+    gc.disable()
+    try:
+        process_source(b"needle(1)\n", "m.py", Settings((CyclicRule(),)))
+        assert CyclicRule.trees[0]() is None
+    finally:
+        gc.enable()
