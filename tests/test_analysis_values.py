@@ -553,3 +553,11 @@ def test_a_one_device_mesh_places_on_one_device():
         "one = jax.make_mesh((1,), ('x',))\nprobe(jax.device_put(np.ones(8), NamedSharding(one, P('x'))))"
     )
     assert value(source).placement == SINGLE
+
+
+def test_a_mesh_over_one_listed_device_places_on_one_device():
+    for devices in ("jax.devices()[:1]", "[jax.devices()[0]]", "np.array(jax.devices()[1:2])"):
+        source = f"one = jax.sharding.Mesh({devices}, ('x',))\nprobe(jax.device_put(np.ones(8), NamedSharding(one, P('x'))))"
+        assert value(source).placement == SINGLE, devices
+    every = "mesh = jax.sharding.Mesh(jax.devices()[:2], ('x',))\nprobe(jax.device_put(np.ones(8), NamedSharding(mesh, P('x'))))"
+    assert value(every).placement == MULTI

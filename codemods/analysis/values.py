@@ -1587,7 +1587,9 @@ class Analysis:
             shape = (
                 _constant_ints(_argument(call, 0, "axis_shapes")) if qualified == "jax.make_mesh" else None
             )
-            if shape and all(size == 1 for size in shape):
+            if (shape and all(size == 1 for size in shape)) or (
+                qualified == "jax.sharding.Mesh" and _one_device(_argument(call, 0, "devices"))
+            ):
                 return Value(MESH, f"{label} of one device", constant="single")
             local = "local_devices" in self.ctx.source_of(call)
             return Value(MESH, label, constant="local" if local else None)
@@ -1729,3 +1731,17 @@ def _is_literal(node: ast.AST) -> bool:
 def analysis_for(ctx) -> Analysis:
     """The file's one analysis, however many rules ask (cached on the context)."""
     return ctx.analysis
+
+
+def _one_device(devices: ast.AST | None) -> bool:
+    """``jax.devices()[:1]``, ``[jax.devices()[0]]`` or ``np.array(...)`` of either: a mesh's one device."""
+    if isinstance(devices, ast.Call) and devices.args and getattr(devices.func, "attr", None) in ("array", "asarray"):
+        devices = devices.args[0]
+    if isinstance(devices, (ast.List, ast.Tuple)):
+        return len(devices.elts) == 1 and not isinstance(devices.elts[0], ast.Starred)
+    if isinstance(devices, ast.Subscript) and isinstance(devices.slice, ast.Slice):
+        window = devices.slice
+        start = window.lower.value if isinstance(window.lower, ast.Constant) else (0 if window.lower is None else None)
+        stop = window.upper.value if isinstance(window.upper, ast.Constant) else None
+        return window.step is None and isinstance(start, int) and isinstance(stop, int) and stop - start == 1
+    return False

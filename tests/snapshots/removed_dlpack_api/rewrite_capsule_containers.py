@@ -1,4 +1,5 @@
 # expect: AttributeError: to_dlpack
+# requires: jax>=0.7.0
 """Capsules in lists, dicts and comprehensions, consumed element by element."""
 import jax
 import jax.dlpack

@@ -12,7 +12,7 @@ import numpy as np
 import torch
 from jax.sharding import NamedSharding, PartitionSpec as P, Sharding, SingleDeviceSharding
 
-mesh = jax.make_mesh((jax.device_count(),), ("data",))
+mesh = jax.sharding.Mesh(jax.devices(), ("data",))
 PLACEMENTS = {
     "host": SingleDeviceSharding(jax.devices()[0]),
     "data": NamedSharding(mesh, P("data")),
@@ -55,7 +55,7 @@ def to_torch(x):
     return torch.from_dlpack(x)
 
 
-one_device = jax.make_mesh((1,), ("data",))
+one_device = jax.sharding.Mesh(jax.devices()[:1], ("data",))
 on_one = torch.from_dlpack(jax.device_put(np.ones(4), NamedSharding(one_device, P())))
 
 place(np.ones(2), SingleDeviceSharding(jax.devices()[1]))

@@ -9,7 +9,7 @@ import numpy as np
 import torch
 from jax.sharding import NamedSharding, PartitionSpec as P
 
-mesh = jax.make_mesh((jax.device_count(),), ("data",))
+mesh = jax.sharding.Mesh(jax.devices(), ("data",))
 row_sharded = NamedSharding(mesh, P("data"))
 replicated = NamedSharding(mesh, P())
 

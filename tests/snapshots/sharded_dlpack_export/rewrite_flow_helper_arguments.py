@@ -30,7 +30,7 @@ class Policy:
         return torch.from_dlpack(logits)
 
 
-mesh = jax.make_mesh((jax.device_count(),), ("data",))
+mesh = jax.sharding.Mesh(jax.devices(), ("data",))
 sharding = NamedSharding(mesh, P("data"))
 batch = {"obs": jax.device_put(jnp.ones((8, 2)), sharding), "reward": jax.device_put(jnp.zeros(8), sharding)}
 torch_batch = batch_to_torch(batch)

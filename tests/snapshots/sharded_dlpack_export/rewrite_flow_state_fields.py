@@ -12,7 +12,7 @@ import torch
 from jax._src import sharding_impls
 from jax.sharding import NamedSharding, PartitionSpec as P
 
-mesh = jax.make_mesh((jax.device_count(),), ("data",))
+mesh = jax.sharding.Mesh(jax.devices(), ("data",))
 data_sharding = NamedSharding(mesh, P("data"))
 
 

@@ -13,7 +13,7 @@ from jax.sharding import NamedSharding, PartitionSpec as P
 
 torch_dlpack = importlib.import_module("torch.utils.dlpack")
 
-mesh = jax.make_mesh((jax.device_count(),), ("data",))
+mesh = jax.sharding.Mesh(jax.devices(), ("data",))
 data_sharding = NamedSharding(mesh, P("data"))
 
 params = {

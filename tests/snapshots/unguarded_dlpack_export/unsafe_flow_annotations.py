@@ -35,7 +35,7 @@ def tree_to_torch(tree):
     return jax.tree.map(lambda leaf: torch.from_dlpack(leaf) if isinstance(leaf, jax.Array) else leaf, tree)
 
 
-mesh = jax.make_mesh((jax.device_count(),), ("data",))
+mesh = jax.sharding.Mesh(jax.devices(), ("data",))
 sharded = jax.device_put(jnp.arange(8.0), NamedSharding(mesh, P("data")))
 assert logits_to_torch(sharded).shape == (8,)
 assert params_to_torch({"w": sharded})["w"].shape == (8,)
