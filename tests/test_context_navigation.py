@@ -130,3 +130,14 @@ def test_bindings_match_a_walk_of_every_statement(path, text, monkeypatch):
             if isinstance(node, (ast.Import, ast.ImportFrom))] == imports
     monkeypatch.setattr(context, "_import_statements", lambda body, _text: context._statements(body))
     assert pruned == FileContext(path, text, tree)._bindings
+
+
+@pytest.mark.parametrize("ending", ["\n", "\r\n", "\r"])
+def test_source_of_is_get_source_segment(ending):
+    text = ending.join(["x = {'é': 1,", "     'b': [2,", "\x0c           3]}", "y = f(x['é'], (x", "  ))", ""])
+    tree = ast.parse(text)
+    ctx = FileContext("t.py", text, tree)
+    nodes = [node for node in ast.walk(tree) if getattr(node, "end_lineno", None) is not None]
+    assert len(nodes) > 15
+    for node in nodes:
+        assert ctx.source_of(node) == ast.get_source_segment(text, node)

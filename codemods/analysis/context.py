@@ -166,7 +166,22 @@ class FileContext:
         )
 
     def source_of(self, node: ast.AST) -> str:
-        return ast.get_source_segment(self.text, node) or ""
+        """``ast.get_source_segment`` over the cached lines: that function splits the whole text
+        again on every call, which made messages cost seconds on a large module."""
+        end_lineno, end_col = getattr(node, "end_lineno", None), getattr(node, "end_col_offset", None)
+        if end_lineno is None or end_col is None:
+            return ""
+        first, last, lines = node.lineno - 1, end_lineno - 1, self.lines
+        if not 0 <= first <= last < len(lines):
+            return ""
+        try:
+            if first == last:
+                return lines[first].encode()[node.col_offset : end_col].decode()
+            head = lines[first].encode()[node.col_offset :].decode()
+            tail = lines[last].encode()[:end_col].decode()
+        except UnicodeError:
+            return ""
+        return "".join([head, *lines[first + 1 : last], tail])
 
     # Tree navigation -------------------------------------------------------------
 

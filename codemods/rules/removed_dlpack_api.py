@@ -397,8 +397,14 @@ class _Check:
 
     def references_and_aliases(self) -> None:
         callees = {id(p.call.func) for p in self.analysis.producers}
+        # Only a name bound from code that spells `to_dlpack` (an import or an assignment) can
+        # hold it, and only an attribute named so can be it: resolving every name of a large
+        # module through the value analysis cost seconds.
+        aliasable = _names_bound_from(self.ctx, "to_dlpack")
         for node in ast.walk(self.ctx.tree):
             if not isinstance(node, (ast.Name, ast.Attribute)) or not isinstance(node.ctx, ast.Load):
+                continue
+            if (node.attr != "to_dlpack") if isinstance(node, ast.Attribute) else node.id not in aliasable:
                 continue
             if id(node) in callees or isinstance(self.ctx.parent(node), ast.Attribute):
                 continue
@@ -457,6 +463,22 @@ class _Check:
 
 
 # Check-time helpers ---------------------------------------------------------------------
+
+
+def _names_bound_from(ctx: FileContext, word: str) -> set[str]:
+    """Names an import or assignment binds from code that mentions ``word``."""
+    names: set[str] = set()
+    for node in ast.walk(ctx.tree):
+        if isinstance(node, ast.ImportFrom):
+            names.update(alias.asname or alias.name for alias in node.names if alias.name == word)
+        elif (
+            isinstance(node, (ast.Assign, ast.AnnAssign, ast.NamedExpr))
+            and node.value is not None
+            and word in ctx.source_of(node.value)
+        ):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            names.update(n.id for target in targets for n in ast.walk(target) if isinstance(n, ast.Name))
+    return names
 
 
 def _short(qualified: str | None) -> str:
