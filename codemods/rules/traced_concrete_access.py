@@ -87,6 +87,8 @@ TRACER_MEMBERS: tuple[Member, ...] = (
     Member("clone", (0, 0), UNAVAILABLE),
     Member("layout", None, UNAVAILABLE, until=(0, 6, 2)),  # renamed `format` in 0.6.2
     Member("format", None, UNAVAILABLE, since=(0, 6, 2)),
+    # jaxlib's ArrayImpl method; seen on the 0.12.0.1 wheel, absent from 0.10.2 (0.11 not checked).
+    Member("unsafe_raw_buffer", (0, 0), UNAVAILABLE, since=(0, 12, 0)),
 )
 
 
