@@ -153,33 +153,6 @@ _RENAMES = {
     "torch.to_dlpack": "torch.utils.dlpack.to_dlpack",
 }
 
-# Transforms: a function passed through them runs on tracers.
-TRACING_TRANSFORMS = frozenset(
-    {
-        "jax.jit",
-        "jax.experimental.pjit.pjit",
-        "jax.pmap",
-        "jax.vmap",
-        "jax.grad",
-        "jax.value_and_grad",
-        "jax.jacfwd",
-        "jax.jacrev",
-        "jax.hessian",
-        "jax.checkpoint",
-        "jax.shard_map",
-        "jax.jvp",
-        "jax.vjp",
-        "jax.linearize",
-        "jax.lax.scan",
-        "jax.lax.map",
-        "jax.lax.associative_scan",
-        "jax.lax.while_loop",
-        "jax.lax.fori_loop",
-        "jax.lax.cond",
-        "jax.lax.switch",
-    }
-)
-JIT_TRANSFORMS = frozenset({"jax.jit", "jax.experimental.pjit.pjit"})
 # Transforms applied as ``T(f, ...)`` or ``@T``/``@T(...)`` whose call returns the function.
 WRAPPING_TRANSFORMS = frozenset(
     {
@@ -196,6 +169,21 @@ WRAPPING_TRANSFORMS = frozenset(
         "jax.shard_map",
     }
 )
+# Transforms: a function passed through them runs on tracers (the wrapping ones, and those that
+# call the function at once).
+TRACING_TRANSFORMS = WRAPPING_TRANSFORMS | {
+    "jax.jvp",
+    "jax.vjp",
+    "jax.linearize",
+    "jax.lax.scan",
+    "jax.lax.map",
+    "jax.lax.associative_scan",
+    "jax.lax.while_loop",
+    "jax.lax.fori_loop",
+    "jax.lax.cond",
+    "jax.lax.switch",
+}
+JIT_TRANSFORMS = frozenset({"jax.jit", "jax.experimental.pjit.pjit"})
 MULTI_TRANSFORMS = frozenset({"jax.pmap", "jax.shard_map"})
 PARTIAL = frozenset({"functools.partial"})
 
