@@ -111,3 +111,29 @@ def test_existing_helper_is_reused_not_duplicated():
     text = result.fixed.decode()
     assert text.count("def _dlpack_or_native_device(") == 1
     assert "return [_dlpack_or_native_device(x, d, stream=None)]" in text
+
+
+@pytest.mark.parametrize("handler", ["BufferError", "(BufferError, KeyError)", "LookupError", "Exception"])
+def test_a_guard_is_reported_exactly_when_its_handler_misses_what_jax_raises(handler):
+    # Run with the installed JAX (0.4.30 in CI's old-JAX environment: KeyError; newer: BufferError).
+    source = (
+        "import jax.numpy as jnp\n"
+        "def export(x, dl_device):\n"
+        "    try:\n"
+        "        return x.__dlpack__(dl_device=dl_device)\n"
+        f"    except {handler}:\n"
+        "        return 'fallback'\n"
+    )
+    runs = _run(
+        source
+        + "try:\n    print(export(jnp.ones(2), (4, 0)) == 'fallback')\nexcept Exception as e:\n    print(type(e).__name__)\n"
+    )
+    result = process_source(source.encode(), "m.py", Settings(rules=(UnsupportedDlDevice(),)))
+    assert not result.changed
+    if runs == "True":
+        assert result.findings == []
+    else:
+        assert runs == jax_versions.unsupported_device_error(jax_versions.default_target())
+        # Either this guard's own report, or the fallback any unguarded export gets.
+        [finding] = result.findings
+        assert f"raises {runs}" in finding.message

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 from jax_codemod.analysis import jax_versions
 from jax_codemod.analysis import values as v
 from jax_codemod.analysis.context import FileContext
+from jax_codemod.analysis.guards import caught
 from jax_codemod.analysis.values import DL_DEVICE_TYPES
 from jax_codemod.rule import Finding, FixSafety, Rule
 from jax_codemod.rules._shared import (
@@ -29,6 +30,8 @@ _NAMES = {value: name for name, value in DL_DEVICE_TYPES.items()}
 # raise (KeyError before 0.5.1, BufferError after), except 0: to_dlpack tests
 # `if dl_device_type:`, so a zero type is ignored rather than rejected.
 _IGNORED_DEVICE_TYPE = 0
+# Handlers that catch each release's unmapped-type error (KeyError is a LookupError).
+_CAUGHT_AS = {"BufferError": frozenset({"BufferError"}), "KeyError": frozenset({"KeyError", "LookupError"})}
 # A fallback catches what every supported release raises, so the fixed code runs on all of them.
 FALLBACK_ERRORS = "(" + ", ".join(jax_versions.DL_DEVICE_FALLBACK_ERRORS) + ")"
 
@@ -92,8 +95,10 @@ class UnsupportedDlDevice(Rule):
     the retry, so it still surfaces. A whole statement is wrapped in
     place; an export inside a larger expression goes through one helper per module.
     Supported device types, `dl_device=None`, `dl_device=x.__dlpack_device__()` and
-    exports already inside `try`/`except BufferError` are left alone, as are files that
-    do not import JAX and receivers known to be arrays of another library.
+    exports already inside a `try` whose handler catches what the target JAX raises are
+    left alone, as are files that do not import JAX and receivers known to be arrays of
+    another library. A handler that catches only BufferError while the target JAX
+    (before 0.5.1) raises KeyError is reported, not rewritten: the fallback is the user's.
     """
 
     CODE = "JAX003"
@@ -123,11 +128,25 @@ class UnsupportedDlDevice(Rule):
                 continue
             if device_type is not _UNKNOWN:
                 findings.append(self._static_finding(ctx, node, device_type, target))
-            elif not is_guarded(ctx, node):
+            elif caught(ctx, node, _CAUGHT_AS[jax_versions.unsupported_device_error(target)]):
+                continue
+            elif is_guarded(ctx, node):
+                findings.append(self._guard_finding(ctx, node, target))
+            else:
                 if helper is None:
                     helper = helper_state(ctx, HELPER_NAME, HELPER_SOURCE)
                 findings.append(self._runtime_finding(ctx, node, helper))
         return findings
+
+    def _guard_finding(self, ctx: FileContext, call: ast.Call, target) -> Finding:
+        # The handler is the user's own fallback: widening it is their call, not a mechanical fix.
+        error = jax_versions.unsupported_device_error(target)
+        message = (
+            f"the `try` around this export catches BufferError, but JAX {jax_versions.render(target)} raises "
+            f"{error} for a device type it does not export to (BufferError only from 0.5.1), so the "
+            f"handler never runs: catch `(BufferError, {error})` there"
+        )
+        return self.finding(ctx, call, message, FixSafety.NONE)
 
     def _static_finding(self, ctx: FileContext, call: ast.Call, device_type: int, target) -> Finding:
         name = _NAMES.get(device_type, "not a DLPack device type")
