@@ -267,3 +267,68 @@ def test_migrated_torch_to_jax_gives_the_right_values(python, tmp_path):
                           env=dict(os.environ, JAX_PLATFORMS="cpu"))
     assert done.returncode == 0, done.stderr[-3000:]
     assert done.stdout.startswith("ok")
+
+
+def test_a_report_below_a_fix_that_moves_lines_is_reported_once_at_its_line():
+    # The import the fix drops moves every later line up by one: a message that cited the
+    # capsule's line came back from the re-check as a second finding, citing a wrong line.
+    source = textwrap.dedent(
+        """\
+        import jax.dlpack
+        import torch.utils.dlpack
+        from jax.dlpack import to_dlpack
+
+
+        def export(x):
+            return torch.utils.dlpack.from_dlpack(to_dlpack(x))
+
+
+        def maybe_to_jax(x, to_jax):
+            x = torch.utils.dlpack.to_dlpack(x)
+            if to_jax:
+                x = jax.dlpack.from_dlpack(x)
+            return x
+        """
+    ).encode()
+    result = process_source(source, "a.py", Settings(rules=(RemovedDlpackApi(),)))
+    left = [(f.line, f.message) for f in result.findings if not f.applied]
+    assert [line for line, _ in left] == [13], result.findings
+    assert "capsule of `x` that is also returned" in left[0][1]
+    assert not any(f.resolved_by for f in result.findings)
+
+
+def test_a_rebinding_overwrites_the_capsule_only_on_every_path():
+    ctx = _ctx(
+        """
+        import jax.dlpack, torch.utils.dlpack
+        def f(x, c):
+            if c:
+                x = torch.utils.dlpack.to_dlpack(x)
+                x = jax.dlpack.from_dlpack(x)
+            return x
+        def g(x, c):
+            x = torch.utils.dlpack.to_dlpack(x)
+            if c:
+                x = jax.dlpack.from_dlpack(x)
+            return x
+        def h(xs):
+            for x in xs:
+                x = torch.utils.dlpack.to_dlpack(x)
+                if x is None:
+                    continue
+                x = jax.dlpack.from_dlpack(x)
+            return x
+        def k(xs):
+            for x in xs:
+                x = torch.utils.dlpack.to_dlpack(x)
+                x = jax.dlpack.from_dlpack(x)
+            return x
+        """
+    )
+    analysis = capsules(ctx)
+    uses = {p.call.lineno: sorted((u.node.lineno, u.escape is None) for u in analysis.flow(p).uses)
+            for p in analysis.producers}
+    assert uses[5] == [(6, True)]  # f: the return after the branch sees x rebound
+    assert (12, False) in uses[9]  # g: the branch may be skipped
+    assert (19, False) in uses[15]  # h: `continue` skips the rebinding
+    assert uses[22] == [(23, True)]  # k: the next turn's `for` rebinds x first

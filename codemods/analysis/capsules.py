@@ -29,7 +29,15 @@ from dataclasses import dataclass, field
 from functools import cached_property
 
 from jax_codemod.analysis.context import FileContext
-from jax_codemod.analysis.scopes import COMPREHENSIONS, Scopes
+from jax_codemod.analysis.scopes import (
+    COMPREHENSIONS,
+    TRY_STAR,
+    Definition,
+    Scopes,
+    _contains,
+    end_of,
+    start_of,
+)
 from jax_codemod.analysis.values import ARRAY, CAPSULE, NUMPY, TRACER
 from jax_codemod.analysis.values import CUPY as CUPY_ARRAY
 from jax_codemod.analysis.values import TORCH as TORCH_TENSOR
@@ -191,16 +199,108 @@ class CapsuleAnalysis:
             inner = self.scopes.scope_of(load)
             while isinstance(inner, COMPREHENSIONS) and inner is not scope:
                 anchor, inner = inner, self.scopes.enclosing(inner)
-            reaching, _ = (self.scopes.reaching(load) if anchor is load
-                           else self.scopes.reaching_in(name, anchor, scope))
+            reaching, _ = (self.reaching(load) if anchor is load
+                           else self._killed(self.scopes.reaching_in(name, anchor, scope), anchor, scope))
             if any(d.node is definition for d in reaching):
                 reads.append(load)
         return reads, closures, not self.scopes.declared_global(name, scope)
 
     def sole(self, definition: ast.stmt, load: ast.Name) -> bool:
         """Whether ``definition`` is the only definition that reaches ``load``."""
-        reaching, complete = self.scopes.reaching(load)
+        reaching, complete = self.reaching(load)
         return complete and len(reaching) == 1 and reaching[0].node is definition
+
+    def reaching(self, load: ast.Name) -> tuple[list[Definition], bool]:
+        """The shared ``reaching``, less the definitions a later one always overwrites first.
+
+        ``scopes.reaching`` lists every definition that *may* reach (it stops only at one that
+        always runs before the use), so in ``if c: x = to_dlpack(x); x = from_dlpack(x)`` /
+        ``return x`` it lists both branch assignments for the return. The capsule in the first
+        one never gets there: every path from it to the return goes through the second."""
+        scope = self.scopes.scope_of(load)
+        found = self.scopes.reaching(load)
+        return self._killed(found, load, scope)
+
+    def _killed(self, found: tuple[list[Definition], bool], use: ast.AST,
+                scope: ast.AST) -> tuple[list[Definition], bool]:
+        reaching, complete = found
+        if len(reaching) < 2:
+            return reaching, complete
+        # Definitions the shared analysis adds because a loop's next turn may bring them back:
+        # when the definition that always runs before the use lies inside that loop (or is
+        # the loop's own `for` target), the next turn rebinds the name before it gets there.
+        back = [d for d in reaching if _after(d, use)]
+        forward = [d for d in reaching if not _after(d, use)]
+        always = forward[-1] if complete and forward else None
+        kept = []
+        for definition in reaching:
+            if definition in back:
+                if always is not None and self._turn_rebinds(always, definition, use):
+                    continue
+            elif any(k is not definition and self._overwrites(k, definition, use, scope) for k in forward):
+                continue
+            kept.append(definition)
+        return kept, complete
+
+    def _turn_rebinds(self, always: Definition, later: Definition, use: ast.AST) -> bool:
+        """Whether ``always`` runs on every loop turn between ``later`` and ``use``: it sits in
+        the body of the innermost loop that holds them both (or is that loop's target)."""
+        loop = next((a for a in self.ctx.ancestors(use) if isinstance(a, (ast.For, ast.AsyncFor, ast.While))
+                     and _holds(a, later.node)), None)
+        if loop is None:
+            return False
+        if always.node is loop:
+            return isinstance(loop, (ast.For, ast.AsyncFor))
+        return any(_holds(s, always.node) for s in loop.body)
+
+    def _overwrites(self, later: Definition, earlier: Definition, use: ast.AST, scope: ast.AST) -> bool:
+        """Whether every path from ``earlier`` to ``use`` runs the statement ``later`` (which
+        rebinds the name) after it: ``later`` stands in the block that holds ``earlier`` (or the
+        statement around it), further down, with no ``break``/``continue`` out of that stretch
+        and no handler or context manager that could skip from it to ``use``."""
+        statement = later.node
+        if not isinstance(statement, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+            return False
+        if start_of(use) < end_of(statement) or end_of(earlier.node) > start_of(statement):
+            return False
+        block = _statement_list(self.ctx, statement)
+        if block is None:
+            return False
+        position = next(i for i, s in enumerate(block) if s is statement)
+        around = earlier.node
+        while around is not None and not any(s is around for s in block[:position]):
+            around = self.ctx.parent(around)
+            if around is scope:
+                return False
+        if around is None:
+            return False
+        start = next(i for i, s in enumerate(block) if s is around)
+        if any(_jumps_out(s) for s in block[start:position]):
+            return False
+        def inside(block: list[ast.stmt], node: ast.AST) -> bool:
+            return any(start_of(s) <= start_of(node) and end_of(node) <= end_of(s) for s in block)
+
+        for ancestor in self.ctx.ancestors(statement):
+            if ancestor is scope:
+                break
+            if isinstance(ancestor, (ast.Try, TRY_STAR)):
+                if ancestor.finalbody and inside(ancestor.finalbody, use):
+                    return False
+                if ancestor.handlers and inside(ancestor.body, statement) and not (
+                    inside(ancestor.body, use) and not self._in_loop(ancestor, scope)
+                ):
+                    return False
+            elif isinstance(ancestor, (ast.With, ast.AsyncWith)) and not inside(ancestor.body, use):
+                return False  # a context manager may swallow an exception raised before ``later``
+        return True
+
+    def _in_loop(self, node: ast.AST, scope: ast.AST) -> bool:
+        for ancestor in self.ctx.ancestors(node):
+            if ancestor is scope:
+                return False
+            if isinstance(ancestor, (ast.For, ast.AsyncFor, ast.While)):
+                return True
+        return False
 
     # Producers and consumers --------------------------------------------------------
 
@@ -302,7 +402,7 @@ class CapsuleAnalysis:
         func = parent.func
         if not (isinstance(func, ast.Attribute) and func.attr == "append" and isinstance(func.value, ast.Name)):
             return None
-        reaching, complete = self.scopes.reaching(func.value)
+        reaching, complete = self.reaching(func.value)
         if not complete or len(reaching) != 1:
             return None
         statement = reaching[0].node
@@ -454,7 +554,7 @@ class CapsuleAnalysis:
         if depth > 4:
             return None
         scope = self.scopes.scope_of(name)
-        reaching, _ = self.scopes.reaching(name)
+        reaching, _ = self.reaching(name)
         if not reaching:
             argument, outer, _ = self.scopes.entry(name.id, scope)
             if argument is not None:
@@ -487,7 +587,7 @@ class CapsuleAnalysis:
             return f"it is annotated `{ast.unparse(parameter.annotation)}`"
         caller = self._capsule_passed_to(function, parameter)
         if caller is not None:
-            return f"line {caller.lineno} passes it a capsule"
+            return f"a call of `{function.name}` in this file passes it a capsule"
         return None
 
     def _capsule_passed_to(self, function: ast.AST, parameter: ast.arg) -> ast.Call | None:
@@ -554,6 +654,41 @@ def _single_name_assignment(statement: ast.AST | None, value: ast.AST) -> bool:
         and len(statement.targets) == 1
         and isinstance(statement.targets[0], ast.Name)
     )
+
+
+def _holds(outer: ast.AST, inner: ast.AST) -> bool:
+    return start_of(outer) <= start_of(inner) and end_of(inner) <= end_of(outer)
+
+
+def _after(definition: Definition, use: ast.AST) -> bool:
+    """A definition that reaches ``use`` only through a loop's next turn."""
+    return definition.bound_at > start_of(use) or _contains(definition.node, use, definition)
+
+
+def _statement_list(ctx: FileContext, statement: ast.stmt) -> list[ast.stmt] | None:
+    """The block (``body``, ``orelse``, ``finalbody`` ...) that holds ``statement``."""
+    parent = ctx.parent(statement)
+    for name in ("body", "orelse", "finalbody"):
+        children = getattr(parent, name, None)
+        if isinstance(children, list) and any(c is statement for c in children):
+            return children
+    return None
+
+
+def _jumps_out(statement: ast.stmt, loops: int = 0) -> bool:
+    """A ``break`` or ``continue`` in ``statement`` that leaves it (not one of a loop inside it)."""
+    if isinstance(statement, (ast.Break, ast.Continue)):
+        return loops == 0
+    if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+        return False
+    inner = loops + isinstance(statement, (ast.For, ast.AsyncFor, ast.While))
+    for child in ast.iter_child_nodes(statement):
+        # a loop's `else` runs after the loop: a break there leaves the outer one
+        depth = loops if isinstance(statement, (ast.For, ast.AsyncFor, ast.While)) and any(
+            child is s for s in statement.orelse) else inner
+        if _jumps_out(child, depth):
+            return True
+    return False
 
 
 def _passes_take_ownership(call: ast.Call) -> bool:

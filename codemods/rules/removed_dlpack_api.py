@@ -257,7 +257,7 @@ class _Check:
         self.mark_fixed(call, finding)
         for use in flow.consumers:
             if use.consumer_name in JAX_CONSUMERS:
-                self.escaped_into_jax(use, call, reason, source)
+                self.escaped_into_jax(use, source, reason, source)
 
     def foreign_producer(self, producer: Producer, flow: Flow) -> None:
         """A torch/CuPy/`__dlpack__` capsule: broken only where it reaches a JAX consumer."""
@@ -285,8 +285,8 @@ class _Check:
                             wrap, safety, at=consumer.consumer)
             return
         if flow.via == "variable" and single:
-            self.fix_variable(producer, flow, consumer, f"{message}; `{flow.variable}` (line "
-                              f"{producer.call.lineno}) holds a capsule made from {what} `{source}`", wrap,
+            self.fix_variable(producer, flow, consumer, f"{message}; `{flow.variable}` holds a capsule made "
+                              f"from {what} `{source}`", wrap,
                               safety, at=consumer.consumer)
             return
         if flow.via == "container" and not flow.escapes and all(
@@ -298,12 +298,13 @@ class _Check:
             return
         reason = _escape_words(flow)
         for use in jax_uses:
-            self.escaped_into_jax(use, producer.call, reason, shown)
+            self.escaped_into_jax(use, source, reason, shown)
 
-    def escaped_into_jax(self, use, producer_call, reason, shown) -> None:
-        # One wording before and after the producer's own fix, so a re-check matches it.
-        self.add(use.consumer, f"`{_short(use.consumer_name)}` no longer accepts a DLPack capsule; it gets the "
-                 f"capsule made at line {producer_call.lineno}, which is also {reason}: pass `{shown}` here "
+    def escaped_into_jax(self, use, source, reason, shown) -> None:
+        # One wording before and after any fix (the producer's own, or one that moves lines),
+        # so a re-check matches it: no line numbers, and the exported value, not the call.
+        self.add(use.consumer, f"`{_short(use.consumer_name)}` no longer accepts a DLPack capsule; it gets a "
+                 f"capsule of `{source}` that is also {reason}: pass `{shown}` here "
                  "instead, and give the other users their own `__dlpack__()`", FixSafety.NONE)
 
     def conversion(self, producer: Producer) -> tuple[str, FixSafety, str]:
@@ -380,8 +381,9 @@ class _Check:
         shown = ast.unparse(argument)
         if origin.kind == "capsule" and origin.flow is not None:
             producer = origin.flow.producer
-            self.add(consumer, f"{message}; `{shown}` holds the capsule made at line {producer.call.lineno}, "
-                     "which is used elsewhere too: pass the array it was made from", FixSafety.NONE)
+            made = f"a capsule of `{ast.unparse(producer.source)}`" if producer.source is not None else "a capsule"
+            self.add(consumer, f"{message}; `{shown}` holds {made}, which is used elsewhere too: pass the array "
+                     "it was made from", FixSafety.NONE)
         elif origin.kind == "parameter" and origin.evidence:
             function = getattr(origin.function, "name", "lambda")
             star = "*" if origin.parameter is getattr(origin.function.args, "vararg", None) else ""
