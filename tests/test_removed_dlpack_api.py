@@ -332,3 +332,89 @@ def test_a_rebinding_overwrites_the_capsule_only_on_every_path():
     assert (12, False) in uses[9]  # g: the branch may be skipped
     assert (19, False) in uses[15]  # h: `continue` skips the rebinding
     assert uses[22] == [(23, True)]  # k: the next turn's `for` rebinds x first
+
+
+# Values of unknown origin fed to JAX's consumers -------------------------------------------
+
+CASES_DIR = Path(__file__).parent / "snapshots" / "removed_dlpack_api"
+
+
+def _jax005(source: bytes, **options):
+    return process_source(source, "a.py", Settings(rules=(RemovedDlpackApi(options),)))
+
+
+def test_every_value_of_unknown_origin_is_reported_with_what_to_do():
+    source = (CASES_DIR / "report_unknown_origin.py").read_bytes()
+    consumers = sorted(
+        (node.lineno, node.col_offset + 1)
+        for node in ast.walk(ast.parse(source))
+        if isinstance(node, ast.Call) and ast.unparse(node.func).endswith("from_dlpack")
+    )
+    findings = _jax005(source).findings
+    assert sorted((f.line, f.column) for f in findings) == consumers
+    for finding in findings:
+        assert finding.fix is FixSafety.NONE and not finding.applied
+        assert finding.message.startswith("cannot tell whether `")
+        assert "since JAX 0.7.2 (a capsule raises TypeError)" in finding.message
+        assert "pass the tensor or array itself" in finding.message
+    by_line = {f.line: f.message for f in findings}
+    assert "(the parameter `x` of `torch_to_jax`)" in by_line[11]
+    assert "(an element of the parameter `*tensors` of `tree_t2j`)" in by_line[15]
+    assert "(an item of the parameter `batch` of `batch_to_jax`)" in by_line[19]
+    assert "(the attribute `handle`)" in by_line[27]
+    assert "(what `queue.get()` returns)" in by_line[31]
+
+
+def test_unknown_values_are_silent_where_capsules_still_work_or_behind_a_gate():
+    source = textwrap.dedent(
+        """\
+        import jax, jax.dlpack
+
+        def torch_to_jax(x):
+            return jax.dlpack.from_dlpack(x)
+
+        def gated(x):
+            if jax.__version_info__ < (0, 7, 2):
+                return jax.dlpack.from_dlpack(x)
+            return jax.dlpack.from_dlpack(x.contiguous())
+        """
+    ).encode()
+    assert [f.line for f in _jax005(source).findings] == [4]
+    # JAX 0.7.0 still takes a capsule (deprecated): nothing is broken there yet.
+    assert _jax005(source, **{"target-jax-version": "0.7.0"}).findings == []
+
+
+@pytest.mark.parametrize("body, evidence", [
+    ("def f(x: torch.Tensor):\n    return jax.dlpack.from_dlpack(x)", "annotated"),
+    ("def f(*xs: 'torch.Tensor'):\n    return [jax.dlpack.from_dlpack(x) for x in xs]", "annotated"),
+    ("def f(x: Float[torch.Tensor, 'b']):\n    return jax.dlpack.from_dlpack(x)", "annotated"),
+    ("def f(x):\n    return jax.dlpack.from_dlpack(x.contiguous())", ".contiguous()"),
+    ("def f(x):\n    y = jax.dlpack.from_dlpack(x)\n    return y, x.shape", "x.shape"),
+    ("def f(x):\n    if x.ndim == 0:\n        x = x[None]\n    return jax.dlpack.from_dlpack(x)", "x.ndim"),
+    ("def f(x):\n    x = x * 2\n    return jax.dlpack.from_dlpack(x)", "computed"),
+    ("def f(x):\n    if hasattr(x, '__dlpack__'):\n        return jax.dlpack.from_dlpack(x)", "hasattr"),
+    ("def f(x):\n    if not torch.is_tensor(x):\n        raise TypeError\n    return jax.dlpack.from_dlpack(x)",
+     "is_tensor"),
+    ("def f():\n    return jax.dlpack.from_dlpack(torch.ones(2))", "torch.ones"),
+])
+def test_a_value_shown_to_be_an_array_is_not_reported(body, evidence):
+    source = f"import jax, jax.dlpack, torch\nfrom jaxtyping import Float\n{body}\n"
+    ctx = FileContext("a.py", source, ast.parse(source))
+    analysis = capsules(ctx)
+    (consumer, _), = analysis.consumers
+    assert evidence in (analysis.array_evidence(consumer.args[0]) or "")
+    assert _jax005(source.encode()).findings == []
+
+
+@pytest.mark.parametrize("body", [
+    # a dict is indexable and has attributes, and its items may be capsules
+    "def f(batch):\n    n = len(batch.keys())\n    return jax.dlpack.from_dlpack(batch['x']), n",
+    # the attribute is read from the value before the rebinding, not the value consumed
+    "def f(x):\n    print(x.shape)\n    x = load(x)\n    return jax.dlpack.from_dlpack(x)",
+    # the guard is about another value
+    "def f(x, y):\n    if torch.is_tensor(y):\n        return jax.dlpack.from_dlpack(x)",
+])
+def test_evidence_about_another_value_does_not_count(body):
+    source = f"import jax, jax.dlpack, torch\n{body}\n".encode()
+    findings = _jax005(source).findings
+    assert len(findings) == 1 and findings[0].message.startswith("cannot tell whether"), findings

@@ -64,6 +64,24 @@ ARRAY_CONSUMERS = JAX_CONSUMERS | {"torch.from_dlpack", "torch.utils.dlpack.from
 CAPSULE_TOLERANT = frozenset({"torch.from_dlpack", "torch.utils.dlpack.from_dlpack", "cupy.from_dlpack",
                               "cupy.fromDlpack", "tensorflow.experimental.dlpack.from_dlpack"})
 
+# What a PyCapsule does not have: methods that return a tensor/array, attributes of one.
+_TENSOR_METHODS = frozenset({
+    "contiguous", "cuda", "cpu", "detach", "to", "clone", "float", "double", "half", "bfloat16", "int",
+    "long", "numpy", "copy", "astype", "reshape", "view", "flatten", "squeeze", "unsqueeze", "transpose",
+    "permute", "asnumpy", "block_until_ready",
+})
+_TENSOR_ATTRIBUTES = frozenset({"T", "mT", "H", "data", "real", "imag"})
+# Attributes that say "an array" (not just "not a capsule": a dict or a dataclass has attributes too).
+_ARRAY_ONLY_ATTRIBUTES = frozenset({
+    "shape", "ndim", "dtype", "device", "devices", "sharding", "is_cuda", "is_contiguous", "contiguous",
+    "numel", "stride", "strides", "nbytes", "itemsize", "T", "mT", "detach", "requires_grad", "cuda", "cpu",
+})
+_PROTOCOL_ATTRIBUTES = frozenset({"__dlpack__", "__dlpack_device__", "__array__", "__array_interface__",
+                                  "__cuda_array_interface__"})
+_ARRAY_CLASSES = frozenset({"torch.Tensor", "torch.nn.Parameter", "numpy.ndarray", "numpy.typing.NDArray",
+                            "jax.Array", "jax.numpy.ndarray", "jax.typing.ArrayLike", "cupy.ndarray",
+                            "chex.Array", "jaxtyping.Array"})
+
 # Words in a name, attribute, key or annotation that say "this holds a capsule".
 _CAPSULE_WORDS = re.compile(r"capsule|dlpack|dl_?tensor|dlpk|(^|_)dlp($|_)", re.IGNORECASE)
 
@@ -634,6 +652,195 @@ class CapsuleAnalysis:
     @staticmethod
     def _evidence_in_text(text: str) -> bool:
         return bool(_CAPSULE_WORDS.search(text)) and not text.startswith(("from_dlpack", "__dlpack"))
+
+    # Values that are not capsules -------------------------------------------------------
+
+    def array_evidence(self, node: ast.AST, depth: int = 0, strict: bool = False) -> str | None:
+        """Why ``node`` holds an object with ``__dlpack__`` rather than a capsule, or None.
+
+        Positive evidence only: a known array/tensor constructor or annotation (the shared
+        value analysis), a tensor method's result (``t.contiguous()``), or the same value used
+        in this function the way only an array can be -- a PyCapsule has no attributes, no
+        items and no arithmetic, so ``x.shape``, ``x[0]`` or ``x + 1`` would raise on one.
+
+        ``strict``: evidence that it is an array, not merely something other than a capsule
+        (a dict is indexable and has attributes too, and its items may be capsules)."""
+        if depth > 4:
+            return None
+        value = self.values.value_of(node)
+        if value.kind not in ("unknown", CAPSULE):
+            return value.why or f"it is a {value.kind}"
+        if isinstance(node, ast.Call) and self.consumer_name(node):
+            return f"it is what `{self.consumer_name(node)}` returns"
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _TENSOR_METHODS:
+            return f"it is the result of `.{node.func.attr}()`"
+        if isinstance(node, ast.Attribute) and node.attr in _TENSOR_ATTRIBUTES:
+            return f"it is `.{node.attr}` of an array"
+        if isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Load):
+            inner = self.array_evidence(node.value, depth + 1, strict=True)
+            return f"it is an item of an array ({inner})" if inner else None
+        if isinstance(node, ast.BinOp) and not strict:
+            inner = self.array_evidence(node.left, depth + 1) or self.array_evidence(node.right, depth + 1)
+            return f"it is computed from an array ({inner})" if inner else None
+        if not isinstance(node, ast.Name):
+            return None
+        parameter = self._parameter_behind(node)  # the parameter itself, or an element it iterates
+        if parameter is not None and parameter[1].annotation is not None and self._array_annotation(
+            parameter[1].annotation
+        ):
+            return f"`{parameter[1].arg}` is annotated `{ast.unparse(parameter[1].annotation)}`"
+        scope = self.scopes.binding_scope(node)
+        reaching, complete = self.reaching(node)
+        every = self._used_as_array(node, scope, reaching, complete, strict) or self._guarded_as_array(node)
+        if every:
+            return every
+        # Else each value the name may hold here must be shown to be an array on its own.
+        found = []
+        for definition in reaching:
+            own = None
+            if isinstance(definition.node, (ast.Assign, ast.AnnAssign)) and definition.value is not None and (
+                not definition.path
+            ):
+                own = self.array_evidence(definition.value, depth + 1, strict)
+            own = own or self._used_as_array(node, scope, [definition], True, strict)
+            if not own:
+                return None
+            found.append(own)
+        if not complete:
+            # What the name held before this scope bound it: nothing (a NameError, not a
+            # capsule), a parameter, or an enclosing scope's value.
+            parameter, outer, _ = self.scopes.entry(node.id, scope)
+            if parameter is not None or outer:
+                entry = self._used_as_array(node, scope, [], False, strict)
+                if not entry:
+                    return None
+                found.append(entry)
+        return found[0] if found else None
+
+    def _used_as_array(self, name: ast.Name, scope: ast.AST, reaching: list[Definition],
+                       complete: bool, strict: bool = False) -> str | None:
+        """A read that sees exactly these definitions (the same value) and that only an array survives."""
+        same = {id(d.node) for d in reaching}
+        for load in self.loads(scope, name.id):
+            if load is name:
+                continue
+            other, other_complete = self.reaching(load)
+            if {id(d.node) for d in other} != same or other_complete != complete:
+                continue
+            parent = self.ctx.parent(load)
+            if isinstance(parent, ast.Attribute) and parent.value is load and (
+                parent.attr in _ARRAY_ONLY_ATTRIBUTES or parent.attr in _PROTOCOL_ATTRIBUTES
+                or not strict and not parent.attr.startswith("__")
+            ):
+                return f"line {load.lineno} reads `{name.id}.{parent.attr}`, which a capsule does not have"
+            if strict:
+                continue
+            if isinstance(parent, ast.Subscript) and parent.value is load:
+                return f"line {load.lineno} indexes `{name.id}`, which a capsule does not support"
+            if isinstance(parent, ast.BinOp) or isinstance(parent, ast.UnaryOp) and not isinstance(
+                parent.op, ast.Not
+            ):
+                return f"line {load.lineno} computes with `{name.id}`, which a capsule does not support"
+        return None
+
+    def _guarded_as_array(self, name: ast.Name) -> str | None:
+        """``if hasattr(x, "__dlpack__"):`` / ``torch.is_tensor(x)`` / ``isinstance(x, np.ndarray)``
+        around the read, or ``if not ...: raise`` (or return) before it, in the same function."""
+        same = {id(d.node) for d in self.reaching(name)[0]}
+        child: ast.AST = name
+        for ancestor in self.ctx.ancestors(name):
+            if isinstance(ancestor, (ast.If, ast.IfExp, ast.While)):
+                inside = ancestor.body if isinstance(ancestor, ast.IfExp) else None
+                in_body = child is inside or (isinstance(ancestor.body, list) and child in ancestor.body)
+                if in_body:
+                    why = self._array_test(ancestor.test, name, same, negated=False)
+                    if why:
+                        return why
+            block = None
+            for field in ("body", "orelse", "finalbody"):
+                statements = getattr(ancestor, field, None)
+                if isinstance(statements, list) and any(s is child for s in statements):
+                    block = statements
+            if isinstance(block, list) and isinstance(child, ast.stmt):
+                for earlier in block[:next(i for i, s in enumerate(block) if s is child)]:
+                    if isinstance(earlier, ast.If) and not earlier.orelse and earlier.body and isinstance(
+                        earlier.body[-1], (ast.Raise, ast.Return)
+                    ):
+                        why = self._array_test(earlier.test, name, same, negated=True)
+                        if why:
+                            return why
+            if isinstance(ancestor, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+                return None
+            child = ancestor
+        return None
+
+    def _array_test(self, test: ast.AST, name: ast.Name, same: set[int], negated: bool) -> str | None:
+        if negated:
+            if not (isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not)):
+                return None
+            test = test.operand
+        tests = test.values if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) and not negated \
+            else [test]
+        for check in tests:
+            if not (isinstance(check, ast.Call) and check.args and isinstance(check.args[0], ast.Name)
+                    and check.args[0].id == name.id):
+                continue
+            if {id(d.node) for d in self.reaching(check.args[0])[0]} != same:
+                continue
+            func = self.qualname(check.func) or getattr(check.func, "id", None)
+            second = check.args[1] if len(check.args) == 2 else None
+            if func == "hasattr" and isinstance(second, ast.Constant) and second.value in _PROTOCOL_ATTRIBUTES:
+                return f"it is checked with `{ast.unparse(check)}`"
+            if func == "torch.is_tensor" and len(check.args) == 1:
+                return f"it is checked with `{ast.unparse(check)}`"
+            if func == "isinstance" and second is not None and all(
+                self._array_annotation(t) for t in (second.elts if isinstance(second, ast.Tuple) else [second])
+            ):
+                return f"it is checked with `{ast.unparse(check)}`"
+        return None
+
+    def _array_annotation(self, annotation: ast.AST) -> bool:
+        value = self.values.annotation_value(annotation)
+        if value.kind in (ARRAY, TRACER, TORCH_TENSOR, NUMPY, CUPY_ARRAY):
+            return True
+        if isinstance(annotation, ast.Constant) and isinstance(annotation.value, str):
+            try:
+                annotation = ast.parse(annotation.value, mode="eval").body
+            except SyntaxError:
+                return False
+        if isinstance(annotation, ast.Subscript):  # jaxtyping's Float[torch.Tensor, "b"], Optional[...]
+            inner = annotation.slice
+            first = inner.elts[0] if isinstance(inner, ast.Tuple) and inner.elts else inner
+            return self._array_annotation(first)
+        if isinstance(annotation, ast.BinOp) and isinstance(annotation.op, ast.BitOr):
+            members = [m for m in (annotation.left, annotation.right)
+                       if not (isinstance(m, ast.Constant) and m.value is None)]
+            return bool(members) and all(self._array_annotation(m) for m in members)
+        return self.qualname(annotation) in _ARRAY_CLASSES
+
+    def where_from(self, node: ast.AST) -> str:
+        """Where a consumed value of unknown kind comes from, in words."""
+        if isinstance(node, (ast.Name, ast.Subscript)):
+            name = node if isinstance(node, ast.Name) else node.value
+            if isinstance(name, ast.Name):
+                parameter = self._parameter_behind(name)
+                if parameter is not None:
+                    function, argument = parameter
+                    owner = getattr(function, "name", "a lambda")
+                    owner = f"`{owner}`" if owner != "a lambda" else owner
+                    star = "*" if argument is getattr(function.args, "vararg", None) else (
+                        "**" if argument is getattr(function.args, "kwarg", None) else "")
+                    if name is not node:
+                        return f"an item of the parameter `{star}{argument.arg}` of {owner}"
+                    element = "an element of " if star or name.id != argument.arg else ""
+                    return f"{element}the parameter `{star}{argument.arg}` of {owner}"
+        if isinstance(node, ast.Attribute):
+            return f"the attribute `{node.attr}`"
+        if isinstance(node, ast.Call):
+            return f"what `{ast.unparse(node.func)}()` returns"
+        if isinstance(node, ast.Subscript):
+            return f"an item of `{ast.unparse(node.value)}`"
+        return "a value this file does not show the making of"
 
     # Libraries of values --------------------------------------------------------------
 

@@ -394,6 +394,26 @@ class _Check:
             self.add(consumer, f"{message}; `{shown}` looks like one ({origin.evidence}), and this file does "
                      "not show where it is made: pass the array or tensor it was exported from "
                      "(`t.detach().contiguous()` for torch)", FixSafety.NONE)
+        elif origin.kind != "array" and not self.forwarding_wrapper(consumer, origin) and (
+            self.analysis.array_evidence(argument) is None
+        ):
+            # Neither a capsule nor an array as far as the file shows: say what would break.
+            self.add(consumer, f"cannot tell whether `{shown}` ({self.analysis.where_from(argument)}) is a DLPack "
+                     f"capsule: `{short}` takes only objects with `__dlpack__` since JAX 0.7.2 (a capsule raises "
+                     "TypeError); if it gets `to_dlpack(...)` results, pass the tensor or array itself "
+                     "(`t.detach().contiguous()` for torch)", FixSafety.NONE)
+
+    def forwarding_wrapper(self, consumer: ast.Call, origin) -> bool:
+        """``def from_dlpack(x, ...): return jax.dlpack.from_dlpack(x, ...)``: a consumer of its
+        own (jnp.from_dlpack is one), with the same contract; what its callers pass is theirs."""
+        function = origin.function
+        return (
+            origin.kind == "parameter"
+            and isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef))
+            and function.name.lstrip("_") == "from_dlpack"
+            and isinstance(consumer.args[0], ast.Name)
+            and consumer.args[0].id == origin.parameter.arg
+        )
 
     # References, aliases and imports ---------------------------------------------------
 
