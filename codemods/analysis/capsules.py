@@ -757,8 +757,8 @@ class CapsuleAnalysis:
                     if why:
                         return why
             block = None
-            for field in ("body", "orelse", "finalbody"):
-                statements = getattr(ancestor, field, None)
+            for part in ("body", "orelse", "finalbody"):
+                statements = getattr(ancestor, part, None)
                 if isinstance(statements, list) and any(s is child for s in statements):
                     block = statements
             if isinstance(block, list) and isinstance(child, ast.stmt):
