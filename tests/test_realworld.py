@@ -128,6 +128,12 @@ HAND_FIXED = {
         def convert_to_jax(x):
             return _t2j(x) if isinstance(x, torch.Tensor) else x
     """,
+    "sample_factory_train_brax.py": """
+        def jax_to_torch(tensor):
+            return _j2t(tensor)
+        def torch_to_jax(tensor):
+            return _t2j(tensor)
+    """,
     "skrl_isaacgym_envs.py": """
         import torch
         def _jax2torch(array, device, from_jax=True):
@@ -155,6 +161,9 @@ DRIVEN = {
     # return after the branch sees the parameter or the second binding, never the capsule.
     "pytorch2jax_convert.py": {"convert_to_pyt": J, "convert_to_jax": T},
     "skrl_isaacgym_envs.py": {"_jax2torch": (J, "cpu"), "_torch2jax": T},
+    # the broken one first (test_the_original_raises_on_current_jax); jax._src.dlpack.to_dlpack
+    # into torch still works and is left alone
+    "sample_factory_train_brax.py": {"torch_to_jax": T, "jax_to_torch": J},
 }
 # Functions the migration reports instead of fixing, with a fragment of the reason.
 REPORTED = {

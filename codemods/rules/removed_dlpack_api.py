@@ -49,16 +49,20 @@ class RemovedDlpackApi(Rule):
     JAX's private `jax._src.dlpack.to_dlpack` -- handed to `jax.dlpack.from_dlpack`,
     `jnp.from_dlpack` or `jax._src.dlpack.from_dlpack`, which take the array itself.
     Each capsule is followed from the call that makes it to the calls that consume it,
-    through variables, containers and comprehensions. (`jax._src.dlpack.to_dlpack` itself
-    still exists -- it is what `x.__dlpack__()` calls -- and is left alone where its
-    capsule goes to another library, unless it passes the long-gone `take_ownership`.)
+    through variables (which definition of a name reaches each read: `x = to_dlpack(x);
+    x = from_dlpack(x)` rebinds one name tensor -> capsule -> array), containers and
+    comprehensions. Values of unknown origin fed to JAX's consumers are reported unless
+    the file shows they are arrays. (`jax._src.dlpack.to_dlpack` itself still exists -- it
+    is what `x.__dlpack__()` calls -- and is left alone where its capsule goes to another
+    library, unless it passes the long-gone `take_ownership`.)
 
     ## Why is this bad?
     On current JAX `jax.dlpack.to_dlpack` raises `AttributeError` (and
     `from jax.dlpack import to_dlpack` raises `ImportError`), while
-    `jax.dlpack.from_dlpack(torch.utils.dlpack.to_dlpack(t))` raises `TypeError`:
-    the consumer now asks the producer for the capsule itself, through the
-    `__dlpack__` / `__dlpack_device__` protocol.
+    `jax.dlpack.from_dlpack(torch.utils.dlpack.to_dlpack(t))` raises `TypeError` since
+    JAX 0.7.2: the consumer now asks the producer for the capsule itself, through the
+    `__dlpack__` / `__dlpack_device__` protocol. Only what the target JAX
+    (`target-jax-version`) has removed is reported.
 
     ## Example
     ```python
@@ -68,6 +72,14 @@ class RemovedDlpackApi(Rule):
     caps = [jax.dlpack.to_dlpack(a) for a in arrays]
     tensors = [torch.utils.dlpack.from_dlpack(c) for c in caps]
     CACHE["x"] = jax.dlpack.to_dlpack(x)
+
+    def convert_to_jax(x):
+        x = torch.utils.dlpack.to_dlpack(x)
+        x = jax.dlpack.from_dlpack(x)
+        return x
+
+    def torch_to_jax(x):  # reported: is `x` a tensor or a capsule?
+        return jax.dlpack.from_dlpack(x)
     ```
 
     ## Use instead
@@ -77,35 +89,58 @@ class RemovedDlpackApi(Rule):
     caps = [a for a in arrays]
     tensors = [torch.utils.dlpack.from_dlpack(c) for c in caps]
     CACHE["x"] = x.__dlpack__()
+
+    def convert_to_jax(x):
+        x = jax.dlpack.from_dlpack(x.detach().contiguous())
+        return x
+
+    def torch_to_jax(x: torch.Tensor):  # the annotation says it is a tensor
+        return jax.dlpack.from_dlpack(x)
     ```
 
     ## Fix safety
     Safe. A capsule whose every use is one array-protocol consumer in the same function
     (`torch.from_dlpack`, `torch.utils.dlpack.from_dlpack`, `np.from_dlpack`,
     `cupy.from_dlpack`, `jax.dlpack.from_dlpack`, `jnp.from_dlpack`) becomes the array
-    itself, and a variable that only carried it is dropped; a capsule that escapes
-    (returned, stored, passed on, read twice, or fed to a consumer that takes only
-    capsules) comes from `x.__dlpack__()` instead, with the same `stream`, `max_version`,
-    `dl_device` and `copy` arguments, and the message says so. `take_ownership=False` (the
-    default) is dropped. A torch tensor handed to JAX becomes `t.detach().contiguous()`:
-    `detach()` accepts tensors that require grad as the capsule path did, and
-    `contiguous()` keeps the values right on JAX 0.6.1-0.7.1, whose `from_dlpack`
-    ignores torch strides (it is a no-op, still zero-copy, for a contiguous tensor). For
-    `jax.dlpack.from_dlpack(v.__dlpack__())` with `v` of unknown library, passing `v` is
-    an unsafe fix for that reason.
+    itself, and a variable that only carried it is dropped -- also when the capsule
+    rebinds the array's own name, as long as every later read sees the next binding
+    (the return after `if ...: x = to_dlpack(x); x = from_dlpack(x)` does). A capsule
+    that escapes (returned, stored, passed on, read twice, or fed to a consumer that takes
+    only capsules) comes from `x.__dlpack__()` instead, with the same `stream`,
+    `max_version`, `dl_device` and `copy` arguments, and the message says so.
+    `take_ownership=False` (the default) is dropped. A torch tensor handed to JAX becomes
+    `t.detach().contiguous()`: `detach()` accepts tensors that require grad as the capsule
+    path did, and `contiguous()` keeps the values right on JAX 0.6.1-0.7.1, whose
+    `from_dlpack` ignores torch strides (it is a no-op, still zero-copy, for a contiguous
+    tensor). For `jax.dlpack.from_dlpack(v.__dlpack__())` with `v` of unknown library,
+    passing `v` is an unsafe fix for that reason.
 
-    Reported without a fix: `take_ownership=True` or a non-constant `take_ownership`
-    (buffer donation no longer exists: pass the array and stop using it), `src_device`
-    (move the array with `jax.device_put` first), other arguments with no array-protocol
-    equivalent, references that are not calls (`tree_map(jax.dlpack.to_dlpack, xs)`),
-    capsules that reach a JAX consumer while also escaping, and capsules that arrive from
-    outside the function -- a parameter, `*args` or a value of unknown origin fed to a JAX
-    consumer -- when the file shows it is a capsule: a caller passes one, or its name or
-    annotation says so. Calls that only run on old JAX (behind `jax.__version__` /
-    `jax.__version_info__` comparisons, `hasattr(jax.dlpack, "to_dlpack")`,
-    `getattr(jax.dlpack, "to_dlpack", None)`, or a `try` that catches `ImportError`)
-    are version gates, not bugs, and are left alone -- unless the gate's other branch,
-    the one that runs on current JAX, uses the removed API too.
+    Reported without a fix, with the manual fix in the message: `take_ownership=True` or
+    a non-constant `take_ownership` (buffer donation no longer exists: pass the array and
+    stop using it), `src_device` (move the array with `jax.device_put` first), other
+    arguments with no array-protocol equivalent, references that are not calls
+    (`tree_map(jax.dlpack.to_dlpack, xs)`), and capsules that reach a JAX consumer while
+    some other read still sees them (also returned or stored, or a branch, `continue` or
+    handler that skips the rebinding): passing the tensor would change what those reads get.
+
+    A value fed to a JAX consumer that the file does not show the making of -- a
+    parameter, an element of `*args`, an attribute, an item, what an unknown function
+    returns -- is classified by evidence. A capsule (a caller in the file passes one, or
+    a name or annotation says so) is reported as such. An array is left alone: a known
+    constructor or annotation (`torch.Tensor`, `np.ndarray`, `jax.Array`, `cupy.ndarray`,
+    jaxtyping), a tensor method's result (`t.contiguous()`), a guard (`hasattr(x,
+    "__dlpack__")`, `torch.is_tensor(x)`, `isinstance`), or the same value used as only
+    an array can be (`x.shape`, `x.device`, `x[0]`, `x + 1`: a capsule has none of them).
+    Anything else gets a report naming the value and where it comes from: "cannot tell
+    whether `x` is a DLPack capsule" -- if callers pass `to_dlpack(...)` results, they
+    must pass the tensor itself. A function named `from_dlpack` that forwards its
+    parameter is a consumer of its own (as `jnp.from_dlpack` is) and is not reported.
+
+    Calls that only run on old JAX (behind `jax.__version__` / `jax.__version_info__`
+    comparisons, `hasattr(jax.dlpack, "to_dlpack")`, `getattr(jax.dlpack, "to_dlpack",
+    None)`, or a `try` that catches `ImportError`) are version gates, not bugs, and are
+    left alone -- unless the gate's other branch, the one that runs on current JAX, uses
+    the removed API too.
     """
 
     CODE = "JAX005"
