@@ -418,3 +418,55 @@ def test_evidence_about_another_value_does_not_count(body):
     source = f"import jax, jax.dlpack, torch\n{body}\n".encode()
     findings = _jax005(source).findings
     assert len(findings) == 1 and findings[0].message.startswith("cannot tell whether"), findings
+
+
+ALIASES = textwrap.dedent(
+    """\
+    import jax
+    import jax.dlpack
+    import torch.utils.dlpack
+    from jax import dlpack as D
+
+
+    def through_two_names(x):
+        export = D.to_dlpack
+        g = export
+        return torch.utils.dlpack.from_dlpack(g(x))
+
+
+    def through_getattr(x):
+        return torch.utils.dlpack.from_dlpack(getattr(jax.dlpack, "to_dlpack")(x))
+
+
+    def consumer_alias(t):
+        to_jax = jax.dlpack.from_dlpack
+        f = to_jax
+        return f(torch.utils.dlpack.to_dlpack(t))
+
+
+    def unrelated(a):
+        b = a.shape
+        return len(b)
+    """
+)
+
+
+def test_only_calls_that_may_be_dlpack_functions_are_resolved_and_none_is_missed():
+    # Resolving every call of a large module cost most of JAX005's time; the calls it now skips
+    # are those whose callee no DLPack-mentioning binding can reach, through any chain of names.
+    ctx = _ctx(ALIASES)
+    analysis = capsules(ctx)
+    names = analysis._dlpack_names
+    assert {"export", "g", "to_jax", "f", "D"} <= names
+    assert not {"b", "a", "len"} & names
+    assert {ast.unparse(c.func) for c in analysis._candidate_calls} >= {"g", "f", "getattr(jax.dlpack, 'to_dlpack')"}
+    assert "len" not in {ast.unparse(c.func) for c in analysis._candidate_calls}
+    findings = _jax005(ALIASES.encode()).findings
+    assert sorted(f.line for f in findings) == [8, 9, 10, 14, 20]
+
+
+def test_the_prefilter_needs_jax_in_the_file():
+    rule = RemovedDlpackApi()
+    assert not rule.prefilter(b"import torch.utils.dlpack\nc = torch.utils.dlpack.to_dlpack(t)\n")
+    assert rule.prefilter(b"import jax.numpy as jnp\ny = jnp.from_dlpack(c)\n")
+    assert rule.prefilter(b"import jax\nc = jax.dlpack.to_dlpack(x)\n")

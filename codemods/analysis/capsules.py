@@ -64,6 +64,10 @@ ARRAY_CONSUMERS = JAX_CONSUMERS | {"torch.from_dlpack", "torch.utils.dlpack.from
 CAPSULE_TOLERANT = frozenset({"torch.from_dlpack", "torch.utils.dlpack.from_dlpack", "cupy.from_dlpack",
                               "cupy.fromDlpack", "tensorflow.experimental.dlpack.from_dlpack"})
 
+# The DLPack functions by name: every producer and consumer call ends in one of them, or goes
+# through a name bound from one (see CapsuleAnalysis._dlpack_names).
+_DLPACK_FUNCTIONS = frozenset({"to_dlpack", "from_dlpack", "__dlpack__", "toDlpack", "fromDlpack"})
+
 # What a PyCapsule does not have: methods that return a tensor/array, attributes of one.
 _TENSOR_METHODS = frozenset({
     "contiguous", "cuda", "cpu", "detach", "to", "clone", "float", "double", "half", "bfloat16", "int",
@@ -322,14 +326,120 @@ class CapsuleAnalysis:
 
     # Producers and consumers --------------------------------------------------------
 
-    @cached_property
+    @property
     def _calls(self) -> list[ast.Call]:
-        return [node for node in ast.walk(self.ctx.tree) if isinstance(node, ast.Call)]
+        return self._index[0]
+
+    def name_loads(self, name: str) -> list[ast.Name]:
+        """Every read of ``name`` in the file, any scope."""
+        return self._index[2].get(name, [])
+
+    def attribute_loads(self, attribute: str) -> list[ast.Attribute]:
+        return self._index[3].get(attribute, [])
+
+    @property
+    def import_froms(self) -> list[ast.ImportFrom]:
+        return self._index[4]
+
+    def names_bound_from(self, word: str) -> set[str]:
+        """Names an import or assignment binds from code that mentions ``word``."""
+        names: set[str] = set()
+        for node in self.import_froms:
+            names.update(alias.asname or alias.name for alias in node.names if alias.name == word)
+        for targets, value, kind in self._index[1]:
+            if kind in (ast.Assign, ast.AnnAssign, ast.NamedExpr) and word in self.ctx.source_of(value):
+                names.update(n.id for target in targets for n in ast.walk(target) if isinstance(n, ast.Name))
+        return names
+
+    @cached_property
+    def _index(self) -> tuple:
+        """One walk of the file: its calls, its bindings (targets, bound values), its loads of
+        names and attributes by spelling, and its ``from ... import`` statements."""
+        calls: list[ast.Call] = []
+        bindings: list[tuple] = []
+        names: dict[str, list[ast.Name]] = {}
+        attributes: dict[str, list[ast.Attribute]] = {}
+        imports: list[ast.ImportFrom] = []
+        for node in ast.walk(self.ctx.tree):
+            kind = type(node)
+            if kind is ast.Call:
+                calls.append(node)
+            elif kind is ast.Name:
+                if type(node.ctx) is ast.Load:
+                    names.setdefault(node.id, []).append(node)
+            elif kind is ast.Attribute:
+                if type(node.ctx) is ast.Load:
+                    attributes.setdefault(node.attr, []).append(node)
+            elif kind is ast.Assign:
+                bindings.append((node.targets, node.value, kind))
+            elif kind in (ast.AnnAssign, ast.AugAssign, ast.NamedExpr):
+                if node.value is not None:
+                    bindings.append(([node.target], node.value, kind))
+            elif kind in (ast.For, ast.AsyncFor, ast.comprehension):
+                bindings.append(([node.target], node.iter, kind))
+            elif kind is ast.withitem:
+                if node.optional_vars is not None:
+                    bindings.append(([node.optional_vars], node.context_expr, kind))
+            elif kind in (ast.Import, ast.ImportFrom):
+                if kind is ast.ImportFrom:
+                    imports.append(node)
+                bindings.append(([ast.Name((a.asname or a.name).split(".")[0]) for a in node.names], node, kind))
+            elif kind in (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda):
+                every = [*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs]
+                if node.args.defaults or any(node.args.kw_defaults):
+                    bindings.append(([ast.Name(a.arg) for a in every], node.args, kind))
+        return calls, bindings, names, attributes, imports
+
+    @cached_property
+    def _dlpack_names(self) -> frozenset[str]:
+        """Names and attribute names that may hold a DLPack function: the functions' own names,
+        and what a binding whose value says ``dlpack`` (or names one of these) binds --
+        ``from jax.dlpack import to_dlpack as export``, ``self.export = jax.dlpack.to_dlpack``,
+        ``g = export`` -- to a fixpoint. Resolving every call of a large module through the
+        value analysis cost most of JAX005's time on files with no DLPack call at all."""
+        names = set(_DLPACK_FUNCTIONS)
+        pending = []
+        for targets, value, _ in self._index[1]:
+            if not _may_bind_a_function(value):
+                continue
+            bound = {n.id if isinstance(n, ast.Name) else n.attr
+                     for t in targets for n in ast.walk(t) if isinstance(n, (ast.Name, ast.Attribute))}
+            parts = [value] if hasattr(value, "lineno") else [  # function arguments: their defaults
+                d for d in [*value.defaults, *value.kw_defaults] if d is not None]
+            if any("dlpack" in self.ctx.source_of(part).lower() for part in parts):
+                names |= bound
+            else:
+                pending.append((bound, parts))
+        grown = True
+        while grown and len(names) > len(_DLPACK_FUNCTIONS) and pending:
+            grown, rest = False, []
+            for bound, parts in pending:
+                mentioned = {n.id if isinstance(n, ast.Name) else n.attr
+                             for part in parts for n in ast.walk(part) if isinstance(n, (ast.Name, ast.Attribute))}
+                if mentioned & names:
+                    grown = grown or not bound <= names
+                    names |= bound
+                else:
+                    rest.append((bound, parts))
+            pending = rest
+        return frozenset(names)
+
+    def _may_be_dlpack_call(self, call: ast.Call) -> bool:
+        func = call.func
+        if isinstance(func, ast.Name):
+            return func.id in self._dlpack_names
+        if isinstance(func, ast.Attribute):
+            return func.attr in self._dlpack_names
+        return True  # getattr(...)(x), table["export"](x): let the value analysis decide
+
+    @cached_property
+    def _candidate_calls(self) -> list[ast.Call]:
+        return [call for call in self._calls if self._may_be_dlpack_call(call)]
 
     @cached_property
     def producers(self) -> list[Producer]:
         found = []
-        for call in self._calls:
+        for call in self._candidate_calls:
             producer = self.producer(call)
             if producer is not None:
                 found.append(producer)
@@ -380,7 +490,7 @@ class CapsuleAnalysis:
 
     @cached_property
     def consumers(self) -> list[tuple[ast.Call, str]]:
-        return [(call, name) for call in self._calls if (name := self.consumer_name(call))]
+        return [(call, name) for call in self._candidate_calls if (name := self.consumer_name(call))]
 
     # Flows ------------------------------------------------------------------------
 
@@ -861,6 +971,16 @@ def _single_name_assignment(statement: ast.AST | None, value: ast.AST) -> bool:
         and len(statement.targets) == 1
         and isinstance(statement.targets[0], ast.Name)
     )
+
+
+def _may_bind_a_function(value: ast.AST) -> bool:
+    """What ``x = value`` binds may be a function: anything but the result of calling a DLPack
+    function (an array or a capsule), so ``y = jax.dlpack.from_dlpack(t)`` taints nothing."""
+    if isinstance(value, ast.Call):
+        func = value.func
+        name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else None
+        return name not in _DLPACK_FUNCTIONS
+    return True
 
 
 def _holds(outer: ast.AST, inner: ast.AST) -> bool:

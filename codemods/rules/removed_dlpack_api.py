@@ -150,10 +150,9 @@ class RemovedDlpackApi(Rule):
     TRIGGERS = (b"to_dlpack", b"toDlpack", b"from_dlpack")
 
     def prefilter(self, source: bytes) -> bool:
-        # A JAX consumer fed a capsule needs no `to_dlpack` in the file, but needs jax.
-        if b"to_dlpack" in source or b"toDlpack" in source:
-            return True
-        return b"from_dlpack" in source and b"jax" in source
+        # Every finding is a call of (or reference to) a JAX function, and only an import that
+        # spells `jax` brings one into a file; a JAX consumer fed a capsule needs no `to_dlpack`.
+        return b"jax" in source and (b"to_dlpack" in source or b"toDlpack" in source or b"from_dlpack" in source)
 
     def check(self, ctx: FileContext) -> list[Finding]:
         return _Check(self, ctx).run()
@@ -457,12 +456,10 @@ class _Check:
         # Only a name bound from code that spells `to_dlpack` (an import or an assignment) can
         # hold it, and only an attribute named so can be it: resolving every name of a large
         # module through the value analysis cost seconds.
-        aliasable = _names_bound_from(self.ctx, "to_dlpack")
-        for node in ast.walk(self.ctx.tree):
-            if not isinstance(node, (ast.Name, ast.Attribute)) or not isinstance(node.ctx, ast.Load):
-                continue
-            if (node.attr != "to_dlpack") if isinstance(node, ast.Attribute) else node.id not in aliasable:
-                continue
+        aliasable = self.analysis.names_bound_from("to_dlpack")
+        candidates = [*self.analysis.attribute_loads("to_dlpack"),
+                      *(n for name in sorted(aliasable) for n in self.analysis.name_loads(name))]
+        for node in candidates:
             if id(node) in callees or isinstance(self.ctx.parent(node), ast.Attribute):
                 continue
             qualified = self.analysis.qualname(node)
@@ -487,8 +484,7 @@ class _Check:
         name = statement.targets[0].id
         calls = [p.call for p in self.analysis.producers
                  if isinstance(p.call.func, ast.Name) and p.call.func.id == name]
-        loads = [n for n in ast.walk(self.ctx.tree)
-                 if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)]
+        loads = self.analysis.name_loads(name)
         if not calls or len(loads) != len(calls) or not all(id(c) in self.fixed_calls for c in calls):
             return False
         self.add(value, f"`{ast.unparse(value)}` was removed in JAX 0.7; every call through `{name}` is "
@@ -498,8 +494,8 @@ class _Check:
 
     def imports(self) -> None:
         """`from jax.dlpack import to_dlpack` fails at import time on current JAX."""
-        for node in ast.walk(self.ctx.tree):
-            if not (isinstance(node, ast.ImportFrom) and not node.level):
+        for node in self.analysis.import_froms:
+            if node.level:
                 continue
             if node.module not in ("jax.dlpack", "jax._src.dlpack") or node in self.gates.guarded_imports:
                 continue
@@ -511,8 +507,7 @@ class _Check:
                 local = alias.asname or alias.name
                 calls = [p.call for p in self.analysis.producers
                          if isinstance(p.call.func, ast.Name) and p.call.func.id == local]
-                loads = [n for n in ast.walk(self.ctx.tree)
-                         if isinstance(n, ast.Name) and n.id == local and isinstance(n.ctx, ast.Load)]
+                loads = self.analysis.name_loads(local)
                 removable = len(loads) == len(calls) and all(id(c) in self.fixed_calls for c in calls)
                 self.add(node, "`jax.dlpack.to_dlpack` no longer exists: this import raises ImportError on "
                          "JAX 0.7+", FixSafety.SAFE if removable else FixSafety.NONE, node_type="ImportFrom",
@@ -520,22 +515,6 @@ class _Check:
 
 
 # Check-time helpers ---------------------------------------------------------------------
-
-
-def _names_bound_from(ctx: FileContext, word: str) -> set[str]:
-    """Names an import or assignment binds from code that mentions ``word``."""
-    names: set[str] = set()
-    for node in ast.walk(ctx.tree):
-        if isinstance(node, ast.ImportFrom):
-            names.update(alias.asname or alias.name for alias in node.names if alias.name == word)
-        elif (
-            isinstance(node, (ast.Assign, ast.AnnAssign, ast.NamedExpr))
-            and node.value is not None
-            and word in ctx.source_of(node.value)
-        ):
-            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-            names.update(n.id for target in targets for n in ast.walk(target) if isinstance(n, ast.Name))
-    return names
 
 
 def _short(qualified: str | None) -> str:
