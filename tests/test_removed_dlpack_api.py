@@ -363,6 +363,7 @@ def test_every_value_of_unknown_origin_is_reported_with_what_to_do():
     assert "(an item of the parameter `batch` of `batch_to_jax`)" in by_line[19]
     assert "(the attribute `handle`)" in by_line[27]
     assert "(what `queue.get()` returns)" in by_line[31]
+    assert "`buffer` (what `worker.fetch()` returns)" in by_line[40]
 
 
 def test_unknown_values_are_silent_where_capsules_still_work_or_behind_a_gate():
@@ -470,3 +471,27 @@ def test_the_prefilter_needs_jax_in_the_file():
     assert not rule.prefilter(b"import torch.utils.dlpack\nc = torch.utils.dlpack.to_dlpack(t)\n")
     assert rule.prefilter(b"import jax.numpy as jnp\ny = jnp.from_dlpack(c)\n")
     assert rule.prefilter(b"import jax\nc = jax.dlpack.to_dlpack(x)\n")
+
+
+def test_what_the_unknown_origin_report_says_breaks_does_break():
+    # The report is only worth its noise if a capsule there really fails, and a tensor works:
+    # run the reported functions of the case with both (on the installed JAX).
+    import jax
+    import torch
+    import torch.utils.dlpack
+    from jax_codemod.analysis import jax_versions
+
+    if not jax_versions.has("dlpack.from_dlpack_capsule.removed", jax_versions.parse(jax.__version__)):
+        pytest.skip(f"jax {jax.__version__} still takes a capsule")
+    namespace: dict = {}
+    exec(compile((CASES_DIR / "report_unknown_origin.py").read_text(), "case", "exec"), namespace)  # noqa: S102
+    t = torch.arange(6.0).reshape(2, 3)
+    assert namespace["torch_to_jax"](t).tolist() == t.tolist()
+    assert [a.tolist() for a in namespace["tree_t2j"](t[0], t[1])] == [[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]]
+    assert namespace["batch_to_jax"]({"obs": t, "reward": t[0]})["reward"].tolist() == [0.0, 1.0, 2.0]
+    with pytest.raises(TypeError, match="__dlpack__"):
+        namespace["torch_to_jax"](torch.utils.dlpack.to_dlpack(t))
+    with pytest.raises(TypeError, match="__dlpack__"):
+        namespace["tree_t2j"](torch.utils.dlpack.to_dlpack(t))
+    with pytest.raises(TypeError, match="__dlpack__"):
+        namespace["SharedBuffer"](torch.utils.dlpack.to_dlpack(t)).as_jax()

@@ -928,8 +928,14 @@ class CapsuleAnalysis:
             return bool(members) and all(self._array_annotation(m) for m in members)
         return self.qualname(annotation) in _ARRAY_CLASSES
 
-    def where_from(self, node: ast.AST) -> str:
+    def where_from(self, node: ast.AST, depth: int = 0) -> str:
         """Where a consumed value of unknown kind comes from, in words."""
+        if isinstance(node, ast.Name) and depth < 4:
+            reaching, complete = self.reaching(node)
+            if complete and len(reaching) == 1 and isinstance(reaching[0].node, (ast.Assign, ast.AnnAssign)) and (
+                reaching[0].value is not None and not reaching[0].path
+            ):
+                return self.where_from(reaching[0].value, depth + 1)
         if isinstance(node, (ast.Name, ast.Subscript)):
             name = node if isinstance(node, ast.Name) else node.value
             if isinstance(name, ast.Name):

@@ -33,3 +33,8 @@ def from_worker(queue):
 
 def convert_tree(tree):
     return jax.tree_util.tree_map(lambda leaf: jax.dlpack.from_dlpack(leaf), tree)
+
+
+def from_worker_buffer(worker):
+    buffer = worker.fetch()
+    return jax.dlpack.from_dlpack(buffer)
