@@ -11,7 +11,15 @@ containers and comprehensions, so this module answers, once per file:
   variable or container whose every use is a consumer, or somewhere we cannot follow
   (returned, stored, passed on, used twice), with the reason;
 - ``origin(expression)``: for a value fed to a consumer, whether it is a capsule, a
-  parameter or ``*args`` element, or of unknown origin, and what evidence says capsule.
+  parameter or ``*args`` element, or of unknown origin, and what evidence says capsule;
+- ``array_evidence(expression)``: what shows it is an array rather than a capsule (a known
+  constructor or annotation, a tensor method's result, a guard, a use only an array
+  survives), and ``where_from(expression)``: where a value of unknown kind comes from.
+
+Which definition reaches a read is the shared ``scopes.reaching``, narrowed by ``reaching``
+here: a definition that a later assignment always overwrites before the read (``x =
+to_dlpack(x); x = from_dlpack(x)`` then ``return x``) does not reach it. Only calls whose
+callee a DLPack function can reach by name are resolved (``_dlpack_names``).
 
 It is a set of forward queries over the shared analysis: ``scopes.Scopes`` says which
 definitions reach each read (so the reads one assignment reaches are the ones it is among
