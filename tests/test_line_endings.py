@@ -126,6 +126,8 @@ COMMENT_SHAPES_FIX = {
     "removed_dlpack_api-rewrite_capsule_variable": "JAX005 never deletes a line with a comment: the "
     "capsule variable is kept and made to hold the array instead",
     "removed_dlpack_api-rewrite_jax_capsule_variable": "as above, for a torch capsule handed to JAX",
+    "removed_dlpack_api-rewrite_rebound_name_into_jax": "as above, for a name rebound to its capsule",
+    "removed_dlpack_api-rewrite_rebound_name_to_torch": "as above, JAX to torch",
 }
 
 

@@ -128,6 +128,12 @@ HAND_FIXED = {
         def convert_to_jax(x):
             return _t2j(x) if isinstance(x, torch.Tensor) else x
     """,
+    "sample_factory_train_brax.py": """
+        def jax_to_torch(tensor):
+            return _j2t(tensor)
+        def torch_to_jax(tensor):
+            return _t2j(tensor)
+    """,
     "skrl_isaacgym_envs.py": """
         import torch
         def _jax2torch(array, device, from_jax=True):
@@ -151,21 +157,17 @@ DRIVEN = {
     "torch_jax_interop_to_torch.py": {"jax_to_torch": J, "jax_to_torch_tensor": J},
     "torch_jax_interop_to_jax.py": {"torch_to_jax": T, "torch_to_jax_tensor": T},
     "mujoco_playground_wrapper_torch.py": {"_jax_to_torch": J, "_torch_to_jax": T},
-    # convert_to_jax is reported (REPORTED), not fixed
-    "pytorch2jax_convert.py": {"convert_to_pyt": J},
+    # x = to_dlpack(x); x = from_dlpack(x): the capsule rebinds the tensor's own name, and the
+    # return after the branch sees the parameter or the second binding, never the capsule.
+    "pytorch2jax_convert.py": {"convert_to_pyt": J, "convert_to_jax": T},
     "skrl_isaacgym_envs.py": {"_jax2torch": (J, "cpu"), "_torch2jax": T},
+    # the broken one first (test_the_original_raises_on_current_jax); jax._src.dlpack.to_dlpack
+    # into torch still works and is left alone
+    "sample_factory_train_brax.py": {"torch_to_jax": T, "jax_to_torch": J},
 }
 # Functions the migration reports instead of fixing, with a fragment of the reason.
 REPORTED = {
     "algoperf_interop_utils.py": {11: "take_ownership=take_ownership"},
-    # x = to_dlpack(x); x = from_dlpack(x): the capsule rebinds the tensor's own name.
-    "pytorch2jax_convert.py": {26: "no longer accepts a DLPack capsule"},
-}
-# Known wrong today: JAX005 also reports line 25 (the torch to_dlpack call, citing "the capsule
-# made at line 24", a line that makes none) and calls the capsule "also returned", though line 26
-# rebinds x before the return. Strict, so a fix of the analysis shows up as XPASS.
-KNOWN_WRONG = {
-    "pytorch2jax_convert.py": "JAX005 reports the rebound capsule of x = to_dlpack(x) twice, with a wrong line",
 }
 
 
@@ -210,10 +212,7 @@ def _load(source: str, name: str) -> dict:
     return namespace
 
 
-@pytest.mark.parametrize("name", [
-    pytest.param(name, marks=pytest.mark.xfail(strict=True, reason=KNOWN_WRONG[name])) if name in KNOWN_WRONG else name
-    for name in sorted(HAND_FIXED)
-])
+@pytest.mark.parametrize("name", sorted(HAND_FIXED))
 def test_migrated_real_file_matches_the_hand_written_fix(name):
     source = (REALWORLD / name).read_bytes()
     assert b"# source:" in source and b"# commit:" in source or b"not named by the code index" in source

@@ -11,7 +11,15 @@ containers and comprehensions, so this module answers, once per file:
   variable or container whose every use is a consumer, or somewhere we cannot follow
   (returned, stored, passed on, used twice), with the reason;
 - ``origin(expression)``: for a value fed to a consumer, whether it is a capsule, a
-  parameter or ``*args`` element, or of unknown origin, and what evidence says capsule.
+  parameter or ``*args`` element, or of unknown origin, and what evidence says capsule;
+- ``array_evidence(expression)``: what shows it is an array rather than a capsule (a known
+  constructor or annotation, a tensor method's result, a guard, a use only an array
+  survives), and ``where_from(expression)``: where a value of unknown kind comes from.
+
+Which definition reaches a read is the shared ``scopes.reaching``, narrowed by ``reaching``
+here: a definition that a later assignment always overwrites before the read (``x =
+to_dlpack(x); x = from_dlpack(x)`` then ``return x``) does not reach it. Only calls whose
+callee a DLPack function can reach by name are resolved (``_dlpack_names``).
 
 It is a set of forward queries over the shared analysis: ``scopes.Scopes`` says which
 definitions reach each read (so the reads one assignment reaches are the ones it is among
@@ -29,7 +37,15 @@ from dataclasses import dataclass, field
 from functools import cached_property
 
 from jax_codemod.analysis.context import FileContext
-from jax_codemod.analysis.scopes import COMPREHENSIONS, Scopes
+from jax_codemod.analysis.scopes import (
+    COMPREHENSIONS,
+    TRY_STAR,
+    Definition,
+    Scopes,
+    _contains,
+    end_of,
+    start_of,
+)
 from jax_codemod.analysis.values import ARRAY, CAPSULE, NUMPY, TRACER
 from jax_codemod.analysis.values import CUPY as CUPY_ARRAY
 from jax_codemod.analysis.values import TORCH as TORCH_TENSOR
@@ -55,6 +71,28 @@ ARRAY_CONSUMERS = JAX_CONSUMERS | {"torch.from_dlpack", "torch.utils.dlpack.from
                                    "cupy.from_dlpack"}
 CAPSULE_TOLERANT = frozenset({"torch.from_dlpack", "torch.utils.dlpack.from_dlpack", "cupy.from_dlpack",
                               "cupy.fromDlpack", "tensorflow.experimental.dlpack.from_dlpack"})
+
+# The DLPack functions by name: every producer and consumer call ends in one of them, or goes
+# through a name bound from one (see CapsuleAnalysis._dlpack_names).
+_DLPACK_FUNCTIONS = frozenset({"to_dlpack", "from_dlpack", "__dlpack__", "toDlpack", "fromDlpack"})
+
+# What a PyCapsule does not have: methods that return a tensor/array, attributes of one.
+_TENSOR_METHODS = frozenset({
+    "contiguous", "cuda", "cpu", "detach", "to", "clone", "float", "double", "half", "bfloat16", "int",
+    "long", "numpy", "copy", "astype", "reshape", "view", "flatten", "squeeze", "unsqueeze", "transpose",
+    "permute", "asnumpy", "block_until_ready",
+})
+_TENSOR_ATTRIBUTES = frozenset({"T", "mT", "H", "data", "real", "imag"})
+# Attributes that say "an array" (not just "not a capsule": a dict or a dataclass has attributes too).
+_ARRAY_ONLY_ATTRIBUTES = frozenset({
+    "shape", "ndim", "dtype", "device", "devices", "sharding", "is_cuda", "is_contiguous", "contiguous",
+    "numel", "stride", "strides", "nbytes", "itemsize", "T", "mT", "detach", "requires_grad", "cuda", "cpu",
+})
+_PROTOCOL_ATTRIBUTES = frozenset({"__dlpack__", "__dlpack_device__", "__array__", "__array_interface__",
+                                  "__cuda_array_interface__"})
+_ARRAY_CLASSES = frozenset({"torch.Tensor", "torch.nn.Parameter", "numpy.ndarray", "numpy.typing.NDArray",
+                            "jax.Array", "jax.numpy.ndarray", "jax.typing.ArrayLike", "cupy.ndarray",
+                            "chex.Array", "jaxtyping.Array"})
 
 # Words in a name, attribute, key or annotation that say "this holds a capsule".
 _CAPSULE_WORDS = re.compile(r"capsule|dlpack|dl_?tensor|dlpk|(^|_)dlp($|_)", re.IGNORECASE)
@@ -191,27 +229,225 @@ class CapsuleAnalysis:
             inner = self.scopes.scope_of(load)
             while isinstance(inner, COMPREHENSIONS) and inner is not scope:
                 anchor, inner = inner, self.scopes.enclosing(inner)
-            reaching, _ = (self.scopes.reaching(load) if anchor is load
-                           else self.scopes.reaching_in(name, anchor, scope))
+            reaching, _ = (self.reaching(load) if anchor is load
+                           else self._killed(self.scopes.reaching_in(name, anchor, scope), anchor, scope))
             if any(d.node is definition for d in reaching):
                 reads.append(load)
         return reads, closures, not self.scopes.declared_global(name, scope)
 
     def sole(self, definition: ast.stmt, load: ast.Name) -> bool:
         """Whether ``definition`` is the only definition that reaches ``load``."""
-        reaching, complete = self.scopes.reaching(load)
+        reaching, complete = self.reaching(load)
         return complete and len(reaching) == 1 and reaching[0].node is definition
+
+    def reaching(self, load: ast.Name) -> tuple[list[Definition], bool]:
+        """The shared ``reaching``, less the definitions a later one always overwrites first.
+
+        ``scopes.reaching`` lists every definition that *may* reach (it stops only at one that
+        always runs before the use), so in ``if c: x = to_dlpack(x); x = from_dlpack(x)`` /
+        ``return x`` it lists both branch assignments for the return. The capsule in the first
+        one never gets there: every path from it to the return goes through the second."""
+        scope = self.scopes.scope_of(load)
+        found = self.scopes.reaching(load)
+        return self._killed(found, load, scope)
+
+    def _killed(self, found: tuple[list[Definition], bool], use: ast.AST,
+                scope: ast.AST) -> tuple[list[Definition], bool]:
+        reaching, complete = found
+        if len(reaching) < 2:
+            return reaching, complete
+        # Definitions the shared analysis adds because a loop's next turn may bring them back:
+        # when the definition that always runs before the use lies inside that loop (or is
+        # the loop's own `for` target), the next turn rebinds the name before it gets there.
+        back = [d for d in reaching if _after(d, use)]
+        forward = [d for d in reaching if not _after(d, use)]
+        always = forward[-1] if complete and forward else None
+        kept = []
+        for definition in reaching:
+            if definition in back:
+                if always is not None and self._turn_rebinds(always, definition, use):
+                    continue
+            elif any(k is not definition and self._overwrites(k, definition, use, scope) for k in forward):
+                continue
+            kept.append(definition)
+        return kept, complete
+
+    def _turn_rebinds(self, always: Definition, later: Definition, use: ast.AST) -> bool:
+        """Whether ``always`` runs on every loop turn between ``later`` and ``use``: it sits in
+        the body of the innermost loop that holds them both (or is that loop's target)."""
+        loop = next((a for a in self.ctx.ancestors(use) if isinstance(a, (ast.For, ast.AsyncFor, ast.While))
+                     and _holds(a, later.node)), None)
+        if loop is None:
+            return False
+        if always.node is loop:
+            return isinstance(loop, (ast.For, ast.AsyncFor))
+        return any(_holds(s, always.node) for s in loop.body)
+
+    def _overwrites(self, later: Definition, earlier: Definition, use: ast.AST, scope: ast.AST) -> bool:
+        """Whether every path from ``earlier`` to ``use`` runs the statement ``later`` (which
+        rebinds the name) after it: ``later`` stands in the block that holds ``earlier`` (or the
+        statement around it), further down, with no ``break``/``continue`` out of that stretch
+        and no handler or context manager that could skip from it to ``use``."""
+        statement = later.node
+        if not isinstance(statement, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+            return False
+        if start_of(use) < end_of(statement) or end_of(earlier.node) > start_of(statement):
+            return False
+        block = _statement_list(self.ctx, statement)
+        if block is None:
+            return False
+        position = next(i for i, s in enumerate(block) if s is statement)
+        around = earlier.node
+        while around is not None and not any(s is around for s in block[:position]):
+            around = self.ctx.parent(around)
+            if around is scope:
+                return False
+        if around is None:
+            return False
+        start = next(i for i, s in enumerate(block) if s is around)
+        if any(_jumps_out(s) for s in block[start:position]):
+            return False
+        def inside(block: list[ast.stmt], node: ast.AST) -> bool:
+            return any(start_of(s) <= start_of(node) and end_of(node) <= end_of(s) for s in block)
+
+        for ancestor in self.ctx.ancestors(statement):
+            if ancestor is scope:
+                break
+            if isinstance(ancestor, (ast.Try, TRY_STAR)):
+                if ancestor.finalbody and inside(ancestor.finalbody, use):
+                    return False
+                if ancestor.handlers and inside(ancestor.body, statement) and not (
+                    inside(ancestor.body, use) and not self._in_loop(ancestor, scope)
+                ):
+                    return False
+            elif isinstance(ancestor, (ast.With, ast.AsyncWith)) and not inside(ancestor.body, use):
+                return False  # a context manager may swallow an exception raised before ``later``
+        return True
+
+    def _in_loop(self, node: ast.AST, scope: ast.AST) -> bool:
+        for ancestor in self.ctx.ancestors(node):
+            if ancestor is scope:
+                return False
+            if isinstance(ancestor, (ast.For, ast.AsyncFor, ast.While)):
+                return True
+        return False
 
     # Producers and consumers --------------------------------------------------------
 
-    @cached_property
+    @property
     def _calls(self) -> list[ast.Call]:
-        return [node for node in ast.walk(self.ctx.tree) if isinstance(node, ast.Call)]
+        return self._index[0]
+
+    def name_loads(self, name: str) -> list[ast.Name]:
+        """Every read of ``name`` in the file, any scope."""
+        return self._index[2].get(name, [])
+
+    def attribute_loads(self, attribute: str) -> list[ast.Attribute]:
+        return self._index[3].get(attribute, [])
+
+    @property
+    def import_froms(self) -> list[ast.ImportFrom]:
+        return self._index[4]
+
+    def names_bound_from(self, word: str) -> set[str]:
+        """Names an import or assignment binds from code that mentions ``word``."""
+        names: set[str] = set()
+        for node in self.import_froms:
+            names.update(alias.asname or alias.name for alias in node.names if alias.name == word)
+        for targets, value, kind in self._index[1]:
+            if kind in (ast.Assign, ast.AnnAssign, ast.NamedExpr) and word in self.ctx.source_of(value):
+                names.update(n.id for target in targets for n in ast.walk(target) if isinstance(n, ast.Name))
+        return names
+
+    @cached_property
+    def _index(self) -> tuple:
+        """One walk of the file: its calls, its bindings (targets, bound values), its loads of
+        names and attributes by spelling, and its ``from ... import`` statements."""
+        calls: list[ast.Call] = []
+        bindings: list[tuple] = []
+        names: dict[str, list[ast.Name]] = {}
+        attributes: dict[str, list[ast.Attribute]] = {}
+        imports: list[ast.ImportFrom] = []
+        for node in ast.walk(self.ctx.tree):
+            kind = type(node)
+            if kind is ast.Call:
+                calls.append(node)
+            elif kind is ast.Name:
+                if type(node.ctx) is ast.Load:
+                    names.setdefault(node.id, []).append(node)
+            elif kind is ast.Attribute:
+                if type(node.ctx) is ast.Load:
+                    attributes.setdefault(node.attr, []).append(node)
+            elif kind is ast.Assign:
+                bindings.append((node.targets, node.value, kind))
+            elif kind in (ast.AnnAssign, ast.AugAssign, ast.NamedExpr):
+                if node.value is not None:
+                    bindings.append(([node.target], node.value, kind))
+            elif kind in (ast.For, ast.AsyncFor, ast.comprehension):
+                bindings.append(([node.target], node.iter, kind))
+            elif kind is ast.withitem:
+                if node.optional_vars is not None:
+                    bindings.append(([node.optional_vars], node.context_expr, kind))
+            elif kind in (ast.Import, ast.ImportFrom):
+                if kind is ast.ImportFrom:
+                    imports.append(node)
+                bindings.append(([ast.Name((a.asname or a.name).split(".")[0]) for a in node.names], node, kind))
+            elif kind in (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda):
+                every = [*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs]
+                if node.args.defaults or any(node.args.kw_defaults):
+                    bindings.append(([ast.Name(a.arg) for a in every], node.args, kind))
+        return calls, bindings, names, attributes, imports
+
+    @cached_property
+    def _dlpack_names(self) -> frozenset[str]:
+        """Names and attribute names that may hold a DLPack function: the functions' own names,
+        and what a binding whose value says ``dlpack`` (or names one of these) binds --
+        ``from jax.dlpack import to_dlpack as export``, ``self.export = jax.dlpack.to_dlpack``,
+        ``g = export`` -- to a fixpoint. Resolving every call of a large module through the
+        value analysis cost most of JAX005's time on files with no DLPack call at all."""
+        names = set(_DLPACK_FUNCTIONS)
+        pending = []
+        for targets, value, _ in self._index[1]:
+            if not _may_bind_a_function(value):
+                continue
+            bound = {n.id if isinstance(n, ast.Name) else n.attr
+                     for t in targets for n in ast.walk(t) if isinstance(n, (ast.Name, ast.Attribute))}
+            parts = [value] if hasattr(value, "lineno") else [  # function arguments: their defaults
+                d for d in [*value.defaults, *value.kw_defaults] if d is not None]
+            if any("dlpack" in self.ctx.source_of(part).lower() for part in parts):
+                names |= bound
+            else:
+                pending.append((bound, parts))
+        grown = True
+        while grown and len(names) > len(_DLPACK_FUNCTIONS) and pending:
+            grown, rest = False, []
+            for bound, parts in pending:
+                mentioned = {n.id if isinstance(n, ast.Name) else n.attr
+                             for part in parts for n in ast.walk(part) if isinstance(n, (ast.Name, ast.Attribute))}
+                if mentioned & names:
+                    grown = grown or not bound <= names
+                    names |= bound
+                else:
+                    rest.append((bound, parts))
+            pending = rest
+        return frozenset(names)
+
+    def _may_be_dlpack_call(self, call: ast.Call) -> bool:
+        func = call.func
+        if isinstance(func, ast.Name):
+            return func.id in self._dlpack_names
+        if isinstance(func, ast.Attribute):
+            return func.attr in self._dlpack_names
+        return True  # getattr(...)(x), table["export"](x): let the value analysis decide
+
+    @cached_property
+    def _candidate_calls(self) -> list[ast.Call]:
+        return [call for call in self._calls if self._may_be_dlpack_call(call)]
 
     @cached_property
     def producers(self) -> list[Producer]:
         found = []
-        for call in self._calls:
+        for call in self._candidate_calls:
             producer = self.producer(call)
             if producer is not None:
                 found.append(producer)
@@ -262,7 +498,7 @@ class CapsuleAnalysis:
 
     @cached_property
     def consumers(self) -> list[tuple[ast.Call, str]]:
-        return [(call, name) for call in self._calls if (name := self.consumer_name(call))]
+        return [(call, name) for call in self._candidate_calls if (name := self.consumer_name(call))]
 
     # Flows ------------------------------------------------------------------------
 
@@ -302,7 +538,7 @@ class CapsuleAnalysis:
         func = parent.func
         if not (isinstance(func, ast.Attribute) and func.attr == "append" and isinstance(func.value, ast.Name)):
             return None
-        reaching, complete = self.scopes.reaching(func.value)
+        reaching, complete = self.reaching(func.value)
         if not complete or len(reaching) != 1:
             return None
         statement = reaching[0].node
@@ -454,7 +690,7 @@ class CapsuleAnalysis:
         if depth > 4:
             return None
         scope = self.scopes.scope_of(name)
-        reaching, _ = self.scopes.reaching(name)
+        reaching, _ = self.reaching(name)
         if not reaching:
             argument, outer, _ = self.scopes.entry(name.id, scope)
             if argument is not None:
@@ -487,7 +723,7 @@ class CapsuleAnalysis:
             return f"it is annotated `{ast.unparse(parameter.annotation)}`"
         caller = self._capsule_passed_to(function, parameter)
         if caller is not None:
-            return f"line {caller.lineno} passes it a capsule"
+            return f"a call of `{function.name}` in this file passes it a capsule"
         return None
 
     def _capsule_passed_to(self, function: ast.AST, parameter: ast.arg) -> ast.Call | None:
@@ -535,6 +771,201 @@ class CapsuleAnalysis:
     def _evidence_in_text(text: str) -> bool:
         return bool(_CAPSULE_WORDS.search(text)) and not text.startswith(("from_dlpack", "__dlpack"))
 
+    # Values that are not capsules -------------------------------------------------------
+
+    def array_evidence(self, node: ast.AST, depth: int = 0, strict: bool = False) -> str | None:
+        """Why ``node`` holds an object with ``__dlpack__`` rather than a capsule, or None.
+
+        Positive evidence only: a known array/tensor constructor or annotation (the shared
+        value analysis), a tensor method's result (``t.contiguous()``), or the same value used
+        in this function the way only an array can be -- a PyCapsule has no attributes, no
+        items and no arithmetic, so ``x.shape``, ``x[0]`` or ``x + 1`` would raise on one.
+
+        ``strict``: evidence that it is an array, not merely something other than a capsule
+        (a dict is indexable and has attributes too, and its items may be capsules)."""
+        if depth > 4:
+            return None
+        value = self.values.value_of(node)
+        if value.kind not in ("unknown", CAPSULE):
+            return value.why or f"it is a {value.kind}"
+        if isinstance(node, ast.Call) and self.consumer_name(node):
+            return f"it is what `{self.consumer_name(node)}` returns"
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _TENSOR_METHODS:
+            return f"it is the result of `.{node.func.attr}()`"
+        if isinstance(node, ast.Attribute) and node.attr in _TENSOR_ATTRIBUTES:
+            return f"it is `.{node.attr}` of an array"
+        if isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Load):
+            inner = self.array_evidence(node.value, depth + 1, strict=True)
+            return f"it is an item of an array ({inner})" if inner else None
+        if isinstance(node, ast.BinOp) and not strict:
+            inner = self.array_evidence(node.left, depth + 1) or self.array_evidence(node.right, depth + 1)
+            return f"it is computed from an array ({inner})" if inner else None
+        if not isinstance(node, ast.Name):
+            return None
+        parameter = self._parameter_behind(node)  # the parameter itself, or an element it iterates
+        if parameter is not None and parameter[1].annotation is not None and self._array_annotation(
+            parameter[1].annotation
+        ):
+            return f"`{parameter[1].arg}` is annotated `{ast.unparse(parameter[1].annotation)}`"
+        scope = self.scopes.binding_scope(node)
+        reaching, complete = self.reaching(node)
+        every = self._used_as_array(node, scope, reaching, complete, strict) or self._guarded_as_array(node)
+        if every:
+            return every
+        # Else each value the name may hold here must be shown to be an array on its own.
+        found = []
+        for definition in reaching:
+            own = None
+            if isinstance(definition.node, (ast.Assign, ast.AnnAssign)) and definition.value is not None and (
+                not definition.path
+            ):
+                own = self.array_evidence(definition.value, depth + 1, strict)
+            own = own or self._used_as_array(node, scope, [definition], True, strict)
+            if not own:
+                return None
+            found.append(own)
+        if not complete:
+            # What the name held before this scope bound it: nothing (a NameError, not a
+            # capsule), a parameter, or an enclosing scope's value.
+            parameter, outer, _ = self.scopes.entry(node.id, scope)
+            if parameter is not None or outer:
+                entry = self._used_as_array(node, scope, [], False, strict)
+                if not entry:
+                    return None
+                found.append(entry)
+        return found[0] if found else None
+
+    def _used_as_array(self, name: ast.Name, scope: ast.AST, reaching: list[Definition],
+                       complete: bool, strict: bool = False) -> str | None:
+        """A read that sees exactly these definitions (the same value) and that only an array survives."""
+        same = {id(d.node) for d in reaching}
+        for load in self.loads(scope, name.id):
+            if load is name:
+                continue
+            other, other_complete = self.reaching(load)
+            if {id(d.node) for d in other} != same or other_complete != complete:
+                continue
+            parent = self.ctx.parent(load)
+            if isinstance(parent, ast.Attribute) and parent.value is load and (
+                parent.attr in _ARRAY_ONLY_ATTRIBUTES or parent.attr in _PROTOCOL_ATTRIBUTES
+                or not strict and not parent.attr.startswith("__")
+            ):
+                return f"line {load.lineno} reads `{name.id}.{parent.attr}`, which a capsule does not have"
+            if strict:
+                continue
+            if isinstance(parent, ast.Subscript) and parent.value is load:
+                return f"line {load.lineno} indexes `{name.id}`, which a capsule does not support"
+            if isinstance(parent, ast.BinOp) or isinstance(parent, ast.UnaryOp) and not isinstance(
+                parent.op, ast.Not
+            ):
+                return f"line {load.lineno} computes with `{name.id}`, which a capsule does not support"
+        return None
+
+    def _guarded_as_array(self, name: ast.Name) -> str | None:
+        """``if hasattr(x, "__dlpack__"):`` / ``torch.is_tensor(x)`` / ``isinstance(x, np.ndarray)``
+        around the read, or ``if not ...: raise`` (or return) before it, in the same function."""
+        same = {id(d.node) for d in self.reaching(name)[0]}
+        child: ast.AST = name
+        for ancestor in self.ctx.ancestors(name):
+            if isinstance(ancestor, (ast.If, ast.IfExp, ast.While)):
+                inside = ancestor.body if isinstance(ancestor, ast.IfExp) else None
+                in_body = child is inside or (isinstance(ancestor.body, list) and child in ancestor.body)
+                if in_body:
+                    why = self._array_test(ancestor.test, name, same, negated=False)
+                    if why:
+                        return why
+            block = None
+            for part in ("body", "orelse", "finalbody"):
+                statements = getattr(ancestor, part, None)
+                if isinstance(statements, list) and any(s is child for s in statements):
+                    block = statements
+            if isinstance(block, list) and isinstance(child, ast.stmt):
+                for earlier in block[:next(i for i, s in enumerate(block) if s is child)]:
+                    if isinstance(earlier, ast.If) and not earlier.orelse and earlier.body and isinstance(
+                        earlier.body[-1], (ast.Raise, ast.Return)
+                    ):
+                        why = self._array_test(earlier.test, name, same, negated=True)
+                        if why:
+                            return why
+            if isinstance(ancestor, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+                return None
+            child = ancestor
+        return None
+
+    def _array_test(self, test: ast.AST, name: ast.Name, same: set[int], negated: bool) -> str | None:
+        if negated:
+            if not (isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not)):
+                return None
+            test = test.operand
+        tests = test.values if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) and not negated \
+            else [test]
+        for check in tests:
+            if not (isinstance(check, ast.Call) and check.args and isinstance(check.args[0], ast.Name)
+                    and check.args[0].id == name.id):
+                continue
+            if {id(d.node) for d in self.reaching(check.args[0])[0]} != same:
+                continue
+            func = self.qualname(check.func) or getattr(check.func, "id", None)
+            second = check.args[1] if len(check.args) == 2 else None
+            if func == "hasattr" and isinstance(second, ast.Constant) and second.value in _PROTOCOL_ATTRIBUTES:
+                return f"it is checked with `{ast.unparse(check)}`"
+            if func == "torch.is_tensor" and len(check.args) == 1:
+                return f"it is checked with `{ast.unparse(check)}`"
+            if func == "isinstance" and second is not None and all(
+                self._array_annotation(t) for t in (second.elts if isinstance(second, ast.Tuple) else [second])
+            ):
+                return f"it is checked with `{ast.unparse(check)}`"
+        return None
+
+    def _array_annotation(self, annotation: ast.AST) -> bool:
+        value = self.values.annotation_value(annotation)
+        if value.kind in (ARRAY, TRACER, TORCH_TENSOR, NUMPY, CUPY_ARRAY):
+            return True
+        if isinstance(annotation, ast.Constant) and isinstance(annotation.value, str):
+            try:
+                annotation = ast.parse(annotation.value, mode="eval").body
+            except SyntaxError:
+                return False
+        if isinstance(annotation, ast.Subscript):  # jaxtyping's Float[torch.Tensor, "b"], Optional[...]
+            inner = annotation.slice
+            first = inner.elts[0] if isinstance(inner, ast.Tuple) and inner.elts else inner
+            return self._array_annotation(first)
+        if isinstance(annotation, ast.BinOp) and isinstance(annotation.op, ast.BitOr):
+            members = [m for m in (annotation.left, annotation.right)
+                       if not (isinstance(m, ast.Constant) and m.value is None)]
+            return bool(members) and all(self._array_annotation(m) for m in members)
+        return self.qualname(annotation) in _ARRAY_CLASSES
+
+    def where_from(self, node: ast.AST, depth: int = 0) -> str:
+        """Where a consumed value of unknown kind comes from, in words."""
+        if isinstance(node, ast.Name) and depth < 4:
+            reaching, complete = self.reaching(node)
+            if complete and len(reaching) == 1 and isinstance(reaching[0].node, (ast.Assign, ast.AnnAssign)) and (
+                reaching[0].value is not None and not reaching[0].path
+            ):
+                return self.where_from(reaching[0].value, depth + 1)
+        if isinstance(node, (ast.Name, ast.Subscript)):
+            name = node if isinstance(node, ast.Name) else node.value
+            if isinstance(name, ast.Name):
+                parameter = self._parameter_behind(name)
+                if parameter is not None:
+                    function, argument = parameter
+                    owner = getattr(function, "name", "a lambda")
+                    owner = f"`{owner}`" if owner != "a lambda" else owner
+                    star = "*" if argument is getattr(function.args, "vararg", None) else (
+                        "**" if argument is getattr(function.args, "kwarg", None) else "")
+                    if name is not node:
+                        return f"an item of the parameter `{star}{argument.arg}` of {owner}"
+                    element = "an element of " if star or name.id != argument.arg else ""
+                    return f"{element}the parameter `{star}{argument.arg}` of {owner}"
+        if isinstance(node, ast.Attribute):
+            return f"the attribute `{node.attr}`"
+        if isinstance(node, ast.Call):
+            return f"what `{ast.unparse(node.func)}()` returns"
+        if isinstance(node, ast.Subscript):
+            return f"an item of `{ast.unparse(node.value)}`"
+        return "a value this file does not show the making of"
+
     # Libraries of values --------------------------------------------------------------
 
     def library(self, node: ast.AST) -> str | None:
@@ -554,6 +985,51 @@ def _single_name_assignment(statement: ast.AST | None, value: ast.AST) -> bool:
         and len(statement.targets) == 1
         and isinstance(statement.targets[0], ast.Name)
     )
+
+
+def _may_bind_a_function(value: ast.AST) -> bool:
+    """What ``x = value`` binds may be a function: anything but the result of calling a DLPack
+    function (an array or a capsule), so ``y = jax.dlpack.from_dlpack(t)`` taints nothing."""
+    if isinstance(value, ast.Call):
+        func = value.func
+        name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else None
+        return name not in _DLPACK_FUNCTIONS
+    return True
+
+
+def _holds(outer: ast.AST, inner: ast.AST) -> bool:
+    return start_of(outer) <= start_of(inner) and end_of(inner) <= end_of(outer)
+
+
+def _after(definition: Definition, use: ast.AST) -> bool:
+    """A definition that reaches ``use`` only through a loop's next turn."""
+    return definition.bound_at > start_of(use) or _contains(definition.node, use, definition)
+
+
+def _statement_list(ctx: FileContext, statement: ast.stmt) -> list[ast.stmt] | None:
+    """The block (``body``, ``orelse``, ``finalbody`` ...) that holds ``statement``."""
+    parent = ctx.parent(statement)
+    for name in ("body", "orelse", "finalbody"):
+        children = getattr(parent, name, None)
+        if isinstance(children, list) and any(c is statement for c in children):
+            return children
+    return None
+
+
+def _jumps_out(statement: ast.stmt, loops: int = 0) -> bool:
+    """A ``break`` or ``continue`` in ``statement`` that leaves it (not one of a loop inside it)."""
+    if isinstance(statement, (ast.Break, ast.Continue)):
+        return loops == 0
+    if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+        return False
+    inner = loops + isinstance(statement, (ast.For, ast.AsyncFor, ast.While))
+    for child in ast.iter_child_nodes(statement):
+        # a loop's `else` runs after the loop: a break there leaves the outer one
+        depth = loops if isinstance(statement, (ast.For, ast.AsyncFor, ast.While)) and any(
+            child is s for s in statement.orelse) else inner
+        if _jumps_out(child, depth):
+            return True
+    return False
 
 
 def _passes_take_ownership(call: ast.Call) -> bool:

@@ -49,16 +49,20 @@ class RemovedDlpackApi(Rule):
     JAX's private `jax._src.dlpack.to_dlpack` -- handed to `jax.dlpack.from_dlpack`,
     `jnp.from_dlpack` or `jax._src.dlpack.from_dlpack`, which take the array itself.
     Each capsule is followed from the call that makes it to the calls that consume it,
-    through variables, containers and comprehensions. (`jax._src.dlpack.to_dlpack` itself
-    still exists -- it is what `x.__dlpack__()` calls -- and is left alone where its
-    capsule goes to another library, unless it passes the long-gone `take_ownership`.)
+    through variables (which definition of a name reaches each read: `x = to_dlpack(x);
+    x = from_dlpack(x)` rebinds one name tensor -> capsule -> array), containers and
+    comprehensions. Values of unknown origin fed to JAX's consumers are reported unless
+    the file shows they are arrays. (`jax._src.dlpack.to_dlpack` itself still exists -- it
+    is what `x.__dlpack__()` calls -- and is left alone where its capsule goes to another
+    library, unless it passes the long-gone `take_ownership`.)
 
     ## Why is this bad?
     On current JAX `jax.dlpack.to_dlpack` raises `AttributeError` (and
     `from jax.dlpack import to_dlpack` raises `ImportError`), while
-    `jax.dlpack.from_dlpack(torch.utils.dlpack.to_dlpack(t))` raises `TypeError`:
-    the consumer now asks the producer for the capsule itself, through the
-    `__dlpack__` / `__dlpack_device__` protocol.
+    `jax.dlpack.from_dlpack(torch.utils.dlpack.to_dlpack(t))` raises `TypeError` since
+    JAX 0.7.2: the consumer now asks the producer for the capsule itself, through the
+    `__dlpack__` / `__dlpack_device__` protocol. Only what the target JAX
+    (`target-jax-version`) has removed is reported.
 
     ## Example
     ```python
@@ -68,6 +72,14 @@ class RemovedDlpackApi(Rule):
     caps = [jax.dlpack.to_dlpack(a) for a in arrays]
     tensors = [torch.utils.dlpack.from_dlpack(c) for c in caps]
     CACHE["x"] = jax.dlpack.to_dlpack(x)
+
+    def convert_to_jax(x):
+        x = torch.utils.dlpack.to_dlpack(x)
+        x = jax.dlpack.from_dlpack(x)
+        return x
+
+    def torch_to_jax(x):  # reported: is `x` a tensor or a capsule?
+        return jax.dlpack.from_dlpack(x)
     ```
 
     ## Use instead
@@ -77,35 +89,58 @@ class RemovedDlpackApi(Rule):
     caps = [a for a in arrays]
     tensors = [torch.utils.dlpack.from_dlpack(c) for c in caps]
     CACHE["x"] = x.__dlpack__()
+
+    def convert_to_jax(x):
+        x = jax.dlpack.from_dlpack(x.detach().contiguous())
+        return x
+
+    def torch_to_jax(x: torch.Tensor):  # the annotation says it is a tensor
+        return jax.dlpack.from_dlpack(x)
     ```
 
     ## Fix safety
     Safe. A capsule whose every use is one array-protocol consumer in the same function
     (`torch.from_dlpack`, `torch.utils.dlpack.from_dlpack`, `np.from_dlpack`,
     `cupy.from_dlpack`, `jax.dlpack.from_dlpack`, `jnp.from_dlpack`) becomes the array
-    itself, and a variable that only carried it is dropped; a capsule that escapes
-    (returned, stored, passed on, read twice, or fed to a consumer that takes only
-    capsules) comes from `x.__dlpack__()` instead, with the same `stream`, `max_version`,
-    `dl_device` and `copy` arguments, and the message says so. `take_ownership=False` (the
-    default) is dropped. A torch tensor handed to JAX becomes `t.detach().contiguous()`:
-    `detach()` accepts tensors that require grad as the capsule path did, and
-    `contiguous()` keeps the values right on JAX 0.6.1-0.7.1, whose `from_dlpack`
-    ignores torch strides (it is a no-op, still zero-copy, for a contiguous tensor). For
-    `jax.dlpack.from_dlpack(v.__dlpack__())` with `v` of unknown library, passing `v` is
-    an unsafe fix for that reason.
+    itself, and a variable that only carried it is dropped -- also when the capsule
+    rebinds the array's own name, as long as every later read sees the next binding
+    (the return after `if ...: x = to_dlpack(x); x = from_dlpack(x)` does). A capsule
+    that escapes (returned, stored, passed on, read twice, or fed to a consumer that takes
+    only capsules) comes from `x.__dlpack__()` instead, with the same `stream`,
+    `max_version`, `dl_device` and `copy` arguments, and the message says so.
+    `take_ownership=False` (the default) is dropped. A torch tensor handed to JAX becomes
+    `t.detach().contiguous()`: `detach()` accepts tensors that require grad as the capsule
+    path did, and `contiguous()` keeps the values right on JAX 0.6.1-0.7.1, whose
+    `from_dlpack` ignores torch strides (it is a no-op, still zero-copy, for a contiguous
+    tensor). For `jax.dlpack.from_dlpack(v.__dlpack__())` with `v` of unknown library,
+    passing `v` is an unsafe fix for that reason.
 
-    Reported without a fix: `take_ownership=True` or a non-constant `take_ownership`
-    (buffer donation no longer exists: pass the array and stop using it), `src_device`
-    (move the array with `jax.device_put` first), other arguments with no array-protocol
-    equivalent, references that are not calls (`tree_map(jax.dlpack.to_dlpack, xs)`),
-    capsules that reach a JAX consumer while also escaping, and capsules that arrive from
-    outside the function -- a parameter, `*args` or a value of unknown origin fed to a JAX
-    consumer -- when the file shows it is a capsule: a caller passes one, or its name or
-    annotation says so. Calls that only run on old JAX (behind `jax.__version__` /
-    `jax.__version_info__` comparisons, `hasattr(jax.dlpack, "to_dlpack")`,
-    `getattr(jax.dlpack, "to_dlpack", None)`, or a `try` that catches `ImportError`)
-    are version gates, not bugs, and are left alone -- unless the gate's other branch,
-    the one that runs on current JAX, uses the removed API too.
+    Reported without a fix, with the manual fix in the message: `take_ownership=True` or
+    a non-constant `take_ownership` (buffer donation no longer exists: pass the array and
+    stop using it), `src_device` (move the array with `jax.device_put` first), other
+    arguments with no array-protocol equivalent, references that are not calls
+    (`tree_map(jax.dlpack.to_dlpack, xs)`), and capsules that reach a JAX consumer while
+    some other read still sees them (also returned or stored, or a branch, `continue` or
+    handler that skips the rebinding): passing the tensor would change what those reads get.
+
+    A value fed to a JAX consumer that the file does not show the making of -- a
+    parameter, an element of `*args`, an attribute, an item, what an unknown function
+    returns -- is classified by evidence. A capsule (a caller in the file passes one, or
+    a name or annotation says so) is reported as such. An array is left alone: a known
+    constructor or annotation (`torch.Tensor`, `np.ndarray`, `jax.Array`, `cupy.ndarray`,
+    jaxtyping), a tensor method's result (`t.contiguous()`), a guard (`hasattr(x,
+    "__dlpack__")`, `torch.is_tensor(x)`, `isinstance`), or the same value used as only
+    an array can be (`x.shape`, `x.device`, `x[0]`, `x + 1`: a capsule has none of them).
+    Anything else gets a report naming the value and where it comes from: "cannot tell
+    whether `x` is a DLPack capsule" -- if callers pass `to_dlpack(...)` results, they
+    must pass the tensor itself. A function named `from_dlpack` that forwards its
+    parameter is a consumer of its own (as `jnp.from_dlpack` is) and is not reported.
+
+    Calls that only run on old JAX (behind `jax.__version__` / `jax.__version_info__`
+    comparisons, `hasattr(jax.dlpack, "to_dlpack")`, `getattr(jax.dlpack, "to_dlpack",
+    None)`, or a `try` that catches `ImportError`) are version gates, not bugs, and are
+    left alone -- unless the gate's other branch, the one that runs on current JAX, uses
+    the removed API too.
     """
 
     CODE = "JAX005"
@@ -115,10 +150,9 @@ class RemovedDlpackApi(Rule):
     TRIGGERS = (b"to_dlpack", b"toDlpack", b"from_dlpack")
 
     def prefilter(self, source: bytes) -> bool:
-        # A JAX consumer fed a capsule needs no `to_dlpack` in the file, but needs jax.
-        if b"to_dlpack" in source or b"toDlpack" in source:
-            return True
-        return b"from_dlpack" in source and b"jax" in source
+        # Every finding is a call of (or reference to) a JAX function, and only an import that
+        # spells `jax` brings one into a file; a JAX consumer fed a capsule needs no `to_dlpack`.
+        return b"jax" in source and (b"to_dlpack" in source or b"toDlpack" in source or b"from_dlpack" in source)
 
     def check(self, ctx: FileContext) -> list[Finding]:
         return _Check(self, ctx).run()
@@ -257,7 +291,7 @@ class _Check:
         self.mark_fixed(call, finding)
         for use in flow.consumers:
             if use.consumer_name in JAX_CONSUMERS:
-                self.escaped_into_jax(use, call, reason, source)
+                self.escaped_into_jax(use, source, reason, source)
 
     def foreign_producer(self, producer: Producer, flow: Flow) -> None:
         """A torch/CuPy/`__dlpack__` capsule: broken only where it reaches a JAX consumer."""
@@ -285,8 +319,8 @@ class _Check:
                             wrap, safety, at=consumer.consumer)
             return
         if flow.via == "variable" and single:
-            self.fix_variable(producer, flow, consumer, f"{message}; `{flow.variable}` (line "
-                              f"{producer.call.lineno}) holds a capsule made from {what} `{source}`", wrap,
+            self.fix_variable(producer, flow, consumer, f"{message}; `{flow.variable}` holds a capsule made "
+                              f"from {what} `{source}`", wrap,
                               safety, at=consumer.consumer)
             return
         if flow.via == "container" and not flow.escapes and all(
@@ -298,12 +332,13 @@ class _Check:
             return
         reason = _escape_words(flow)
         for use in jax_uses:
-            self.escaped_into_jax(use, producer.call, reason, shown)
+            self.escaped_into_jax(use, source, reason, shown)
 
-    def escaped_into_jax(self, use, producer_call, reason, shown) -> None:
-        # One wording before and after the producer's own fix, so a re-check matches it.
-        self.add(use.consumer, f"`{_short(use.consumer_name)}` no longer accepts a DLPack capsule; it gets the "
-                 f"capsule made at line {producer_call.lineno}, which is also {reason}: pass `{shown}` here "
+    def escaped_into_jax(self, use, source, reason, shown) -> None:
+        # One wording before and after any fix (the producer's own, or one that moves lines),
+        # so a re-check matches it: no line numbers, and the exported value, not the call.
+        self.add(use.consumer, f"`{_short(use.consumer_name)}` no longer accepts a DLPack capsule; it gets a "
+                 f"capsule of `{source}` that is also {reason}: pass `{shown}` here "
                  "instead, and give the other users their own `__dlpack__()`", FixSafety.NONE)
 
     def conversion(self, producer: Producer) -> tuple[str, FixSafety, str]:
@@ -380,8 +415,9 @@ class _Check:
         shown = ast.unparse(argument)
         if origin.kind == "capsule" and origin.flow is not None:
             producer = origin.flow.producer
-            self.add(consumer, f"{message}; `{shown}` holds the capsule made at line {producer.call.lineno}, "
-                     "which is used elsewhere too: pass the array it was made from", FixSafety.NONE)
+            made = f"a capsule of `{ast.unparse(producer.source)}`" if producer.source is not None else "a capsule"
+            self.add(consumer, f"{message}; `{shown}` holds {made}, which is used elsewhere too: pass the array "
+                     "it was made from", FixSafety.NONE)
         elif origin.kind == "parameter" and origin.evidence:
             function = getattr(origin.function, "name", "lambda")
             star = "*" if origin.parameter is getattr(origin.function.args, "vararg", None) else ""
@@ -392,6 +428,26 @@ class _Check:
             self.add(consumer, f"{message}; `{shown}` looks like one ({origin.evidence}), and this file does "
                      "not show where it is made: pass the array or tensor it was exported from "
                      "(`t.detach().contiguous()` for torch)", FixSafety.NONE)
+        elif origin.kind != "array" and not self.forwarding_wrapper(consumer, origin) and (
+            self.analysis.array_evidence(argument) is None
+        ):
+            # Neither a capsule nor an array as far as the file shows: say what would break.
+            self.add(consumer, f"cannot tell whether `{shown}` ({self.analysis.where_from(argument)}) is a DLPack "
+                     f"capsule: `{short}` takes only objects with `__dlpack__` since JAX 0.7.2 (a capsule raises "
+                     "TypeError); if it gets `to_dlpack(...)` results, pass the tensor or array itself "
+                     "(`t.detach().contiguous()` for torch)", FixSafety.NONE)
+
+    def forwarding_wrapper(self, consumer: ast.Call, origin) -> bool:
+        """``def from_dlpack(x, ...): return jax.dlpack.from_dlpack(x, ...)``: a consumer of its
+        own (jnp.from_dlpack is one), with the same contract; what its callers pass is theirs."""
+        function = origin.function
+        return (
+            origin.kind == "parameter"
+            and isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef))
+            and function.name.lstrip("_") == "from_dlpack"
+            and isinstance(consumer.args[0], ast.Name)
+            and consumer.args[0].id == origin.parameter.arg
+        )
 
     # References, aliases and imports ---------------------------------------------------
 
@@ -400,12 +456,10 @@ class _Check:
         # Only a name bound from code that spells `to_dlpack` (an import or an assignment) can
         # hold it, and only an attribute named so can be it: resolving every name of a large
         # module through the value analysis cost seconds.
-        aliasable = _names_bound_from(self.ctx, "to_dlpack")
-        for node in ast.walk(self.ctx.tree):
-            if not isinstance(node, (ast.Name, ast.Attribute)) or not isinstance(node.ctx, ast.Load):
-                continue
-            if (node.attr != "to_dlpack") if isinstance(node, ast.Attribute) else node.id not in aliasable:
-                continue
+        aliasable = self.analysis.names_bound_from("to_dlpack")
+        candidates = [*self.analysis.attribute_loads("to_dlpack"),
+                      *(n for name in sorted(aliasable) for n in self.analysis.name_loads(name))]
+        for node in candidates:
             if id(node) in callees or isinstance(self.ctx.parent(node), ast.Attribute):
                 continue
             qualified = self.analysis.qualname(node)
@@ -430,8 +484,7 @@ class _Check:
         name = statement.targets[0].id
         calls = [p.call for p in self.analysis.producers
                  if isinstance(p.call.func, ast.Name) and p.call.func.id == name]
-        loads = [n for n in ast.walk(self.ctx.tree)
-                 if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)]
+        loads = self.analysis.name_loads(name)
         if not calls or len(loads) != len(calls) or not all(id(c) in self.fixed_calls for c in calls):
             return False
         self.add(value, f"`{ast.unparse(value)}` was removed in JAX 0.7; every call through `{name}` is "
@@ -441,8 +494,8 @@ class _Check:
 
     def imports(self) -> None:
         """`from jax.dlpack import to_dlpack` fails at import time on current JAX."""
-        for node in ast.walk(self.ctx.tree):
-            if not (isinstance(node, ast.ImportFrom) and not node.level):
+        for node in self.analysis.import_froms:
+            if node.level:
                 continue
             if node.module not in ("jax.dlpack", "jax._src.dlpack") or node in self.gates.guarded_imports:
                 continue
@@ -454,8 +507,7 @@ class _Check:
                 local = alias.asname or alias.name
                 calls = [p.call for p in self.analysis.producers
                          if isinstance(p.call.func, ast.Name) and p.call.func.id == local]
-                loads = [n for n in ast.walk(self.ctx.tree)
-                         if isinstance(n, ast.Name) and n.id == local and isinstance(n.ctx, ast.Load)]
+                loads = self.analysis.name_loads(local)
                 removable = len(loads) == len(calls) and all(id(c) in self.fixed_calls for c in calls)
                 self.add(node, "`jax.dlpack.to_dlpack` no longer exists: this import raises ImportError on "
                          "JAX 0.7+", FixSafety.SAFE if removable else FixSafety.NONE, node_type="ImportFrom",
@@ -463,22 +515,6 @@ class _Check:
 
 
 # Check-time helpers ---------------------------------------------------------------------
-
-
-def _names_bound_from(ctx: FileContext, word: str) -> set[str]:
-    """Names an import or assignment binds from code that mentions ``word``."""
-    names: set[str] = set()
-    for node in ast.walk(ctx.tree):
-        if isinstance(node, ast.ImportFrom):
-            names.update(alias.asname or alias.name for alias in node.names if alias.name == word)
-        elif (
-            isinstance(node, (ast.Assign, ast.AnnAssign, ast.NamedExpr))
-            and node.value is not None
-            and word in ctx.source_of(node.value)
-        ):
-            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-            names.update(n.id for target in targets for n in ast.walk(target) if isinstance(n, ast.Name))
-    return names
 
 
 def _short(qualified: str | None) -> str:

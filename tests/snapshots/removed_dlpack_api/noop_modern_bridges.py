@@ -10,7 +10,7 @@ def t2j(x_torch):
     return jax.dlpack.from_dlpack(x_torch.contiguous())
 
 
-def tree_t2j(*tensors):
+def tree_t2j(*tensors: torch.Tensor):
     return [jnp.from_dlpack(t) for t in tensors]
 
 
