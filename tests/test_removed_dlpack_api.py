@@ -495,3 +495,13 @@ def test_what_the_unknown_origin_report_says_breaks_does_break():
         namespace["tree_t2j"](torch.utils.dlpack.to_dlpack(t))
     with pytest.raises(TypeError, match="__dlpack__"):
         namespace["SharedBuffer"](torch.utils.dlpack.to_dlpack(t)).as_jax()
+
+
+def test_a_tensorflow_capsule_into_jax_is_reported_once_per_consumer_and_never_rewritten():
+    path = CASES_DIR / "report_tensorflow_capsule.py"
+    source = path.read_bytes()
+    result = _jax005(source, **{"target-jax-version": "0.7.2"})
+    consumers = [n for n, line in enumerate(source.decode().splitlines(), 1) if "from_dlpack(" in line]
+    assert sorted(f.line for f in result.findings) == consumers
+    assert all(f.fix.value == "none" and "TensorFlow capsule" in f.message for f in result.findings)
+    assert not result.changed

@@ -54,6 +54,7 @@ from jax_codemod.analysis.values import TORCH as TORCH_TENSOR
 
 JAX_TO_DLPACK = frozenset({"jax.dlpack.to_dlpack", "jax._src.dlpack.to_dlpack"})
 TORCH_TO_DLPACK = frozenset({"torch.utils.dlpack.to_dlpack", "torch.to_dlpack"})
+TF_TO_DLPACK = frozenset({"tensorflow.experimental.dlpack.to_dlpack"})
 JAX = "jax"  # jax.dlpack.to_dlpack(x): removed in JAX 0.7
 # jax._src.dlpack.to_dlpack(x): the function behind `x.__dlpack__()`, still there (same
 # signature since 0.4.3x); its capsule is only wrong where JAX itself is asked to take it.
@@ -61,6 +62,7 @@ JAX_PRIVATE = "jax-private"
 TORCH = "torch"  # torch.utils.dlpack.to_dlpack(t)
 DUNDER = "dunder"  # v.__dlpack__(...): any array-protocol object
 CUPY = "cupy"  # cupy_array.toDlpack()
+TENSORFLOW = "tensorflow"  # tf.experimental.dlpack.to_dlpack(t): TF tensors may lack __dlpack__
 
 # Consumers ------------------------------------------------------------------------
 
@@ -469,6 +471,9 @@ class CapsuleAnalysis:
         if qualified in TORCH_TO_DLPACK:
             single = plain and len(node.args) == 1 and not node.keywords
             return Producer(node, TORCH, node.args[0] if single else None, qualified)
+        if qualified in TF_TO_DLPACK:
+            single = plain and len(node.args) == 1 and not node.keywords
+            return Producer(node, TENSORFLOW, node.args[0] if single else None, qualified)
         if qualified is None and isinstance(node.func, ast.Attribute):
             if node.func.attr == "__dlpack__":
                 source = node.func.value if not node.args and not node.keywords else None

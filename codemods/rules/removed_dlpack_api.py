@@ -13,6 +13,7 @@ from jax_codemod.analysis.capsules import (
     JAX_CONSUMERS,
     JAX_PRIVATE,
     JAX_TO_DLPACK,
+    TENSORFLOW,
     TORCH,
     Flow,
     Producer,
@@ -36,6 +37,7 @@ DROP_ALIAS = "drop-alias"  # to_dl = jax.dlpack.to_dlpack -> (removed)
 # autograd (jax.dlpack.from_dlpack ignores torch strides on JAX 0.6.1-0.7.1).
 AS_IS = ""
 TORCH_FOR_JAX = "torch-for-jax"
+TORCH_FOR_JAX_CALLS = ("detach", "contiguous")  # what a torch tensor gets before JAX takes it, in order
 
 _STATE = "removed-dlpack-api:inline"
 
@@ -305,6 +307,15 @@ class _Check:
             return
         consumer = jax_uses[0]
         message = f"`{_short(consumer.consumer_name)}` no longer accepts a DLPack capsule"
+        if producer.kind == TENSORFLOW:
+            # TensorFlow's tensors have no `__dlpack__` in many releases (tensorflow#61769), so
+            # passing the tensor is no fix there: which way to go is the user's call.
+            source = ast.unparse(producer.source) if producer.source is not None else "the tensor"
+            for use in jax_uses:
+                self.add(use.consumer, f"{message}; this one is a TensorFlow capsule of `{source}`: pass the "
+                         "tensor itself where your TensorFlow's tensors implement `__dlpack__`, else copy "
+                         f"through the host (`jnp.asarray({source}.numpy())`)", FixSafety.NONE)
+            return
         if producer.source is None:
             for use in jax_uses:
                 self.add(use.consumer, f"{message}; this one comes from a call whose arguments cannot be turned "
@@ -312,7 +323,7 @@ class _Check:
             return
         wrap, safety, what = self.conversion(producer)
         source = ast.unparse(producer.source)
-        shown = f"{source}.detach().contiguous()" if wrap == TORCH_FOR_JAX else source
+        shown = source + "".join(f".{m}()" for m in _missing_for_jax(producer.source)) if wrap == TORCH_FOR_JAX else source
         single = len(flow.uses) == 1 and flow.uses[0] is consumer
         if flow.via == "direct":
             self.fix_source(producer.call, f"{message}; pass {what} itself: `{shown}`{_why(wrap, safety)}",
@@ -411,7 +422,7 @@ class _Check:
             return
         origin = self.analysis.origin(argument)
         short = _short(name)
-        message = f"`{short}` no longer accepts a DLPack capsule (deprecated in JAX 0.7, a TypeError since)"
+        message = f"`{short}` no longer accepts a DLPack capsule (deprecated since JAX 0.4.32, a TypeError from 0.7.2)"
         shown = ast.unparse(argument)
         if origin.kind == "capsule" and origin.flow is not None:
             producer = origin.flow.producer
@@ -607,11 +618,33 @@ def _is_compound(statement: ast.AST) -> bool:
 # libcst helpers: imported only when a fix is made ------------------------------------------
 
 
+def _missing_for_jax(tensor) -> list[str]:
+    """The calls a torch tensor expression still needs before JAX takes it: `detach()` and
+    `contiguous()`, less those it already ends with (`t.contiguous()` needs only `detach()`;
+    a detached view keeps its strides). Takes an ``ast`` or a libcst expression."""
+    trailing = set()
+    node = tensor
+    while True:
+        func = getattr(node, "func", None)
+        attr = getattr(func, "attr", None)
+        name = attr if isinstance(attr, str) else getattr(attr, "value", None)
+        if name not in TORCH_FOR_JAX_CALLS or getattr(node, "args", None) or getattr(node, "keywords", None):
+            break
+        trailing.add(name)
+        node = func.value
+    return [m for m in TORCH_FOR_JAX_CALLS if m not in trailing]
+
+
+def _torch_for_jax(value, original_call):
+    for position, method in enumerate(missing := _missing_for_jax(value)):
+        value = _method_call(value, method, [], original_call if position == len(missing) - 1 else None)
+    return value if missing else _parenthesized_like(value, original_call)
+
+
 def _source_expression(call, wrap: str, kind: str):
     value = call.func.value if kind == "receiver" else call.args[0].value
     if wrap == TORCH_FOR_JAX:
-        value = _method_call(_method_call(value, "detach", [], None), "contiguous", [], call)
-        return value
+        return _torch_for_jax(value, call)
     return _parenthesized_like(value, call)
 
 
@@ -704,8 +737,8 @@ def _inline_transformer():
                 _, name, (source, wrap) = self.pending[id(marked[0])]
                 replacement = cst.parse_expression(source)
                 if wrap == TORCH_FOR_JAX:
-                    replacement = _method_call(_method_call(replacement, "detach", [], None), "contiguous", [],
-                                               None)
+                    for method in _missing_for_jax(replacement):
+                        replacement = _method_call(replacement, method, [], None)
                 replacer = ReplaceFirstArgument(name, replacement)
                 for later in range(position + 1, len(body)):
                     if body[later] is not None:
