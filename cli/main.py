@@ -213,12 +213,12 @@ class _LazyCache:
     def bound(self, settings: Settings) -> _LazyCache:
         return _LazyCache(self.directory, self.config_path, settings)
 
-    def process(self, source: bytes, path: str, settings: Settings):
+    def process(self, source: bytes, path: str, settings: Settings, active=None):
         if self._cache is None:
             from jax_codemod.engine.cache import Cache, default_directory
 
             self._cache = Cache.open(self.directory or default_directory(self.config_path), self.settings or settings)
-        return self._cache.process(source, path, settings)
+        return self._cache.process(source, path, settings, active)
 
 
 def _discover_root(path, excludes, force_exclude, allowed, shard, seen, warnings) -> tuple[output.Root, list[str]]:

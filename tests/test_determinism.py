@@ -113,3 +113,21 @@ def test_chunks_put_the_big_files_first_and_no_chunk_far_over_its_share():
         # A chunk is closed as soon as it reaches its share: only its last file can overshoot.
         assert sum(item[2] for item in chunk[:-1]) < share
     assert chunks[0] == [pending[0]] and chunks[1] == [pending[1]]
+
+
+def test_a_file_changed_after_the_parent_prefiltered_it_is_prefiltered_again(tmp_path):
+    """A worker trusts the parent's prefilter answer only for the very bytes the parent read."""
+    from jax_codemod.engine.pipeline import Settings
+    from jax_codemod.registry import MANIFEST, LazyRule
+
+    settings = Settings(tuple(LazyRule(info, {}) for info in MANIFEST))
+    path = tmp_path / "m.py"
+    path.write_text("import jax.dlpack\ncapsule = jax.dlpack.to_dlpack(x)\n")
+    stale = runner.zlib.crc32(b"import os\n")
+    # As if the parent had read "import os" (no rule passes) and the file was edited since.
+    result = runner._check_pending((0, str(path), len(b"import os\n"), stale, ()), settings)
+    assert [finding.code for finding in result.findings] == ["JAX005"]
+    # The same bytes as the parent read: its answer (no rule) is used, nothing is parsed.
+    source = path.read_bytes()
+    same = runner._check_pending((0, str(path), len(source), runner.zlib.crc32(source), ()), settings)
+    assert same.findings == [] and same.error is None
