@@ -226,8 +226,7 @@ def _discover_root(path, excludes, force_exclude, allowed, shard, seen, warnings
     found = discover([path], excludes, force_exclude=bool(force_exclude), allowed=allowed)
     warnings.extend(found.warnings)
     files = []
-    for file in found.files:
-        real = os.path.realpath(file)
+    for file, real in zip(found.files, found.real_paths, strict=True):
         if real not in seen:
             seen.add(real)
             files.append(file)
