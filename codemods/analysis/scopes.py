@@ -93,6 +93,38 @@ def _defaults(node: ast.AST) -> list[ast.AST]:
     return found
 
 
+def ancestors(ctx, node: ast.AST) -> Iterator[ast.AST]:
+    """``ctx.ancestors(node)``, also cheap for a node without a position.
+
+    ``FileContext`` finds a node's parents in the map of its module-level statement, chosen by
+    line; a node without a line (a ``comprehension``, ``arguments``, ``withitem``) would make it
+    build the parent map of the whole file. Such a node's ancestors are those of a positioned
+    child, less the node itself.
+    """
+    if getattr(node, "lineno", None) is not None:
+        return ctx.ancestors(node)
+    child = next((c for c in ast.iter_child_nodes(node) if getattr(c, "lineno", None) is not None), None)
+    if child is None:
+        return ctx.ancestors(node)
+    chain = ctx.ancestors(child)
+    if next(chain, None) is not node:  # not where the tree says: the exact, slow answer
+        return ctx.ancestors(node)
+    return chain
+
+
+def function_of(ctx, parameter: ast.arg) -> ast.AST | None:
+    """The function or lambda whose parameter ``parameter`` is.
+
+    Its parent is an ``arguments`` node, which has no position: asking for that node's parent
+    would build a parent map of the whole file, where the parameter's own ancestors (through
+    the map of its module-level statement) hold the answer.
+    """
+    chain = ctx.ancestors(parameter)
+    if next(chain, None) is None:
+        return None
+    return next(chain, None)
+
+
 def parameters(scope: ast.AST) -> list[ast.arg]:
     if not isinstance(scope, FUNCTIONS):
         return []
@@ -129,10 +161,9 @@ class Scopes:
     def scope_of(self, node: ast.AST) -> ast.AST:
         """The innermost scope whose names ``node`` sees (decorators and defaults: the outer one)."""
         if isinstance(node, ast.arg):
-            arguments = self.ctx.parent(node)
-            return self.ctx.parent(arguments) if arguments is not None else self.ctx.tree
+            return function_of(self.ctx, node) or self.ctx.tree
         child, grandchild = node, None
-        for ancestor in self.ctx.ancestors(node):
+        for ancestor in ancestors(self.ctx, node):
             if isinstance(ancestor, SCOPES) and not self._runs_outside(ancestor, child, grandchild):
                 return ancestor
             child, grandchild = ancestor, child
@@ -247,7 +278,7 @@ class Scopes:
         return None, [], False
 
     def _ancestors_within(self, node: ast.AST, scope: ast.AST) -> Iterator[ast.AST]:
-        for ancestor in self.ctx.ancestors(node):
+        for ancestor in ancestors(self.ctx, node):
             if ancestor is scope:
                 return
             yield ancestor

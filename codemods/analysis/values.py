@@ -47,7 +47,7 @@ from dataclasses import dataclass, field, replace
 from functools import cached_property
 
 from jax_codemod.analysis import transforms as spelled
-from jax_codemod.analysis.scopes import ITER, Definition, Scopes, scope_nodes
+from jax_codemod.analysis.scopes import ITER, Definition, Scopes, function_of, scope_nodes
 
 # Kinds -------------------------------------------------------------------------------
 UNKNOWN = "unknown"
@@ -897,7 +897,7 @@ class Analysis:
     # Parameters ------------------------------------------------------------------------
 
     def parameter_value(self, parameter: ast.arg) -> Value:
-        function = self.ctx.parent(self.ctx.parent(parameter))
+        function = function_of(self.ctx, parameter)
         if function is None:
             return UNKNOWN_VALUE
         arguments = function.args
@@ -1057,14 +1057,15 @@ class Analysis:
     def _narrowing(self, name: ast.Name) -> tuple[Value, ast.AST] | None:
         scope = self.scopes.scope_of(name)
         child: ast.AST = name
-        for ancestor in self.ctx.ancestors(name):
+        chain = list(self.ctx.ancestors(name))
+        for position, ancestor in enumerate(chain):
             if isinstance(ancestor, (ast.If, ast.IfExp, ast.While)) and child is not ancestor.test:
                 body = ancestor.body if isinstance(ancestor.body, list) else [ancestor.body]
                 found = self._isinstance_type(ancestor.test, name.id, negated=child not in body)
                 if found is not None:
                     return found, ancestor.test
             if isinstance(ancestor, ast.match_case) and child is not ancestor.pattern:
-                match = self.ctx.parent(ancestor)
+                match = chain[position + 1]  # a match_case has no position: no parent lookup
                 if isinstance(match.subject, ast.Name) and match.subject.id == name.id:
                     pattern = ancestor.pattern
                     if isinstance(pattern, ast.MatchAs) and pattern.pattern is not None:
