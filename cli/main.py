@@ -493,4 +493,21 @@ def entry() -> None:
             except (OSError, ValueError):
                 pass
         os._exit(code)
+    # Nothing is left to finalise either when the run is done (every write is atomic and
+    # complete, no atexit hook of ours is pending): leaving without tearing the interpreter
+    # down saves freeing every object the run made (~0.1 s after 20,000 files). Only when
+    # both streams flush cleanly; otherwise Python's own exit reports the failure as before.
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        sys.exit(code)
+    if _may_skip_teardown():
+        os._exit(code)
     sys.exit(code)
+
+
+def _may_skip_teardown() -> bool:
+    """Not under a tracer or profiler (coverage, cProfile write their data at exit), nor when
+    CODEMOD_FULL_EXIT is set."""
+    return sys.gettrace() is None and sys.getprofile() is None and not os.environ.get("CODEMOD_FULL_EXIT")
