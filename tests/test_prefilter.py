@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from jax_codemod.engine.pipeline import active_rules
 from jax_codemod.registry import MANIFEST, LazyRule
-from jax_codemod.rule import Prefilter, Rule, minimal_triggers
+from jax_codemod.rule import SMALL_FILE, Prefilter, Rule, minimal_triggers
 
 
 class Plain(Rule):
@@ -48,11 +48,13 @@ def every_rule_set():
 @settings(max_examples=300, deadline=None)
 @given(st.lists(PIECES, max_size=16))
 def test_active_is_every_rule_whose_prefilter_passes(pieces):
-    source = b"".join(pieces)
-    for rules in every_rule_set():
-        expected = tuple(rule for rule in rules if rule.prefilter(source))
-        assert Prefilter(rules).active(source) == expected
-        assert active_rules(source, rules) == expected
+    small = b"".join(pieces)
+    # Both ways the gate is asked: one regex for a small file, ``in`` scans for a large one.
+    for source in (small, small + b" " * SMALL_FILE, b"#" * SMALL_FILE + small):
+        for rules in every_rule_set():
+            expected = tuple(rule for rule in rules if rule.prefilter(source))
+            assert Prefilter(rules).active(source) == expected
+            assert active_rules(source, rules) == expected
 
 
 @pytest.mark.parametrize("info", MANIFEST, ids=lambda info: info.CODE)
