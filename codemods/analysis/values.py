@@ -47,7 +47,7 @@ from dataclasses import dataclass, field, replace
 from functools import cached_property
 
 from jax_codemod.analysis import transforms as spelled
-from jax_codemod.analysis.scopes import ITER, Definition, Scopes, function_of, scope_nodes
+from jax_codemod.analysis.scopes import ITER, Definition, Scopes, function_of, scope_nodes, walk
 
 # Kinds -------------------------------------------------------------------------------
 UNKNOWN = "unknown"
@@ -819,7 +819,7 @@ class Analysis:
         every read of a bare name: one walk of the file, on first use."""
         if self._usage is None:
             index: dict[str, dict[str, list[ast.AST]]] = {"first": {}, "func": {}, "method": {}, "load": {}}
-            for node in ast.walk(self.ctx.tree):
+            for node in walk(self.ctx.tree):
                 if isinstance(node, ast.Call):
                     if node.args and isinstance(node.args[0], ast.Name):
                         index["first"].setdefault(node.args[0].id, []).append(node)

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 from jax_codemod.analysis import values as v
 from jax_codemod.analysis.context import FileContext
+from jax_codemod.analysis.scopes import walk
 from jax_codemod.rule import Finding, FixSafety, Rule
 from jax_codemod.rules._shared import (
     TAKEN,
@@ -214,7 +215,7 @@ def _consumer_calls(tree: ast.Module) -> tuple[list[ast.Call], frozenset[str]]:
     """
     calls: list[ast.Call] = []
     aliases: set[str] = set()
-    for node in ast.walk(tree):
+    for node in walk(tree):
         if isinstance(node, ast.Call):
             func = node.func
             if node.args and (

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 from jax_codemod.analysis import jax_versions
 from jax_codemod.analysis import values as v
 from jax_codemod.analysis.context import FileContext
+from jax_codemod.analysis.scopes import walk
 from jax_codemod.analysis.values import DL_DEVICE_TYPES
 from jax_codemod.rule import Finding, FixSafety, Rule
 from jax_codemod.rules._shared import (
@@ -114,7 +115,7 @@ class UnsupportedDlDevice(Rule):
         target = jax_versions.target(self.options)
         exportable = jax_versions.exportable_device_types(target)
         helper = None
-        for node in ast.walk(ctx.tree):
+        for node in walk(ctx.tree):
             if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
                 continue
             if node.func.attr != "__dlpack__":
