@@ -20,6 +20,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import cached_property
 
 FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
 COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
@@ -221,7 +222,7 @@ class Scopes:
             self._declared[scope] = (
                 {
                     n
-                    for node in scope_nodes(scope)
+                    for node in _binding_nodes(scope, walrus=False)  # global is a statement
                     if isinstance(node, (ast.Global, ast.Nonlocal))
                     for n in node.names
                 }
@@ -235,8 +236,15 @@ class Scopes:
     def definitions(self, scope: ast.AST) -> dict[str, list[Definition]]:
         found = self._definitions.get(scope)
         if found is None:
-            found = self._definitions[scope] = _collect(scope)
+            found = self._definitions[scope] = _collect(scope, self._walrus)
         return found
+
+    @cached_property
+    def _walrus(self) -> bool:
+        """The file may bind a name inside an expression (``:=``); otherwise only statements,
+        handlers and match patterns bind, and collecting a scope's definitions skips its
+        expressions (most of its nodes)."""
+        return ":=" in self.ctx.text
 
     def parameter(self, name: str, scope: ast.AST) -> ast.arg | None:
         return next((a for a in parameters(scope) if a.arg == name), None)
@@ -347,7 +355,34 @@ def _contains(node: ast.AST, use: ast.AST, definition: Definition) -> bool:
     return _contains_plain(node, use) and not isinstance(node, ast.ExceptHandler)
 
 
-def _collect(scope: ast.AST) -> dict[str, list[Definition]]:
+def _binding_nodes(scope: ast.AST, walrus: bool = True) -> Iterator[ast.AST]:
+    """The nodes of ``scope_nodes(scope)`` that can bind a name in it: all of them with
+    ``walrus``; else its statements (not those of nested definitions), except handlers, match
+    cases and their patterns, since without ``:=`` no expression binds anything."""
+    if walrus:
+        yield from scope_nodes(scope)
+        return
+    body = getattr(scope, "body", None)
+    if not isinstance(body, list):
+        return  # a lambda or comprehension: only expressions
+    stack: list[ast.AST] = list(body)
+    while stack:
+        node = stack.pop()
+        yield node
+        if isinstance(node, _DEFINITIONS):
+            continue
+        if isinstance(node, ast.match_case):
+            stack.extend(walk(node.pattern))
+        for name in _BODY_FIELDS:
+            children = getattr(node, name, None)
+            if isinstance(children, list):
+                stack.extend(children)
+
+
+_BODY_FIELDS = ("body", "orelse", "finalbody", "handlers", "cases")
+
+
+def _collect(scope: ast.AST, walrus: bool = True) -> dict[str, list[Definition]]:
     found: dict[str, list[Definition]] = {}
 
     def add(name: str, node: ast.AST, value, path, bound_at) -> None:
@@ -362,7 +397,7 @@ def _collect(scope: ast.AST) -> dict[str, list[Definition]]:
     if isinstance(scope, COMPREHENSIONS):
         for generator in scope.generators:
             bind(generator.target, generator, generator.iter, (ITER,), ALWAYS_BEFORE)
-    for node in scope_nodes(scope):
+    for node in _binding_nodes(scope, walrus):
         if isinstance(node, ast.Assign):
             for target in node.targets:
                 bind(target, node, node.value, (), end_of(node))
