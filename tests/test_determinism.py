@@ -83,9 +83,9 @@ def test_cold_warm_serial_and_pool_give_identical_json(corpus, tmp_path, pool_ca
     computed: list[str] = []
     real = cache_module.process_source
 
-    def counting(source, path, settings):
+    def counting(source, path, settings, *rest):
         computed.append(path)
-        return real(source, path, settings)
+        return real(source, path, settings, *rest)
 
     monkeypatch.setattr(cache_module, "process_source", counting)
     warm_serial = run_json(corpus, "--cache-dir", cache_dir, "-j", "1")
