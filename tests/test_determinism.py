@@ -131,3 +131,15 @@ def test_a_file_changed_after_the_parent_prefiltered_it_is_prefiltered_again(tmp
     source = path.read_bytes()
     same = runner._check_pending((0, str(path), len(source), runner.zlib.crc32(source), ()), settings)
     assert same.findings == [] and same.error is None
+
+
+def test_a_small_run_with_several_jobs_stays_in_process_and_gives_the_same_json(corpus, monkeypatch):
+    """Below PARALLEL_MIN_BYTES a -j 2 run checks the bytes it read itself, in this process."""
+    calls: list[int] = []
+    monkeypatch.setattr(runner, "_check_in_pool", lambda pending, *a, **k: calls.append(len(pending)))
+    monkeypatch.setattr(runner, "PARALLEL_MIN_BYTES", 1 << 40)
+    monkeypatch.setattr(runner, "available_cpus", lambda: 2)
+    held = run_json(corpus, "--no-cache", "-j", "2")
+    assert calls == []
+    serial = run_json(corpus, "--no-cache", "-j", "1")
+    assert json.dumps(held, sort_keys=True) == json.dumps(serial, sort_keys=True)
