@@ -213,12 +213,12 @@ class _LazyCache:
     def bound(self, settings: Settings) -> _LazyCache:
         return _LazyCache(self.directory, self.config_path, settings)
 
-    def process(self, source: bytes, path: str, settings: Settings):
+    def process(self, source: bytes, path: str, settings: Settings, active=None):
         if self._cache is None:
             from jax_codemod.engine.cache import Cache, default_directory
 
             self._cache = Cache.open(self.directory or default_directory(self.config_path), self.settings or settings)
-        return self._cache.process(source, path, settings)
+        return self._cache.process(source, path, settings, active)
 
 
 def _discover_root(path, excludes, force_exclude, allowed, shard, seen, warnings) -> tuple[output.Root, list[str]]:
@@ -226,8 +226,7 @@ def _discover_root(path, excludes, force_exclude, allowed, shard, seen, warnings
     found = discover([path], excludes, force_exclude=bool(force_exclude), allowed=allowed)
     warnings.extend(found.warnings)
     files = []
-    for file in found.files:
-        real = os.path.realpath(file)
+    for file, real in zip(found.files, found.real_paths, strict=True):
         if real not in seen:
             seen.add(real)
             files.append(file)
@@ -494,4 +493,21 @@ def entry() -> None:
             except (OSError, ValueError):
                 pass
         os._exit(code)
+    # Nothing is left to finalise either when the run is done (every write is atomic and
+    # complete, no atexit hook of ours is pending): leaving without tearing the interpreter
+    # down saves freeing every object the run made (~0.1 s after 20,000 files). Only when
+    # both streams flush cleanly; otherwise Python's own exit reports the failure as before.
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        sys.exit(code)
+    if _may_skip_teardown():
+        os._exit(code)
     sys.exit(code)
+
+
+def _may_skip_teardown() -> bool:
+    """Not under a tracer or profiler (coverage, cProfile write their data at exit), nor when
+    CODEMOD_FULL_EXIT is set."""
+    return sys.gettrace() is None and sys.getprofile() is None and not os.environ.get("CODEMOD_FULL_EXIT")

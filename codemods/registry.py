@@ -54,6 +54,7 @@ class LazyRule:
         self.DEFAULT_ENABLED = info.DEFAULT_ENABLED
         self._options = dict(options or {})
         self._rule = None
+        self._own_prefilter: bool | None = None
 
     @property
     def rule(self):
@@ -63,18 +64,33 @@ class LazyRule:
         return self._rule
 
     def prefilter(self, source: bytes) -> bool:
-        if not any(trigger in source for trigger in self.info.TRIGGERS):
-            return False
-        return self.rule.prefilter(source)
+        for trigger in self.info.TRIGGERS:
+            if trigger in source:
+                return self._refine(source)
+        return False
+
+    def prefilter_parts(self):
+        """For ``rule.Prefilter``: the manifest's triggers, then the rule's own prefilter if it has one."""
+        return self.info.TRIGGERS, self._refine
+
+    def _refine(self, source: bytes) -> bool:
+        # A rule that keeps the default prefilter is its triggers, the manifest's (a test checks).
+        rule = self.rule
+        if self._own_prefilter is None:
+            from jax_codemod.rule import Rule
+
+            self._own_prefilter = type(rule).prefilter is not Rule.prefilter
+        return rule.prefilter(source) if self._own_prefilter else True
 
     def __getattr__(self, name: str):
-        if name.startswith("__") or name in ("info", "_rule", "_options"):
+        if name.startswith("__") or name in ("info", "_rule", "_options", "_own_prefilter"):
             raise AttributeError(name)  # unpickling, copying: never load the rule for these
         return getattr(self.rule, name)
 
     def __getstate__(self) -> dict:
         return {"info": self.info, "CODE": self.CODE, "NAME": self.NAME,
-                "DEFAULT_ENABLED": self.DEFAULT_ENABLED, "_options": self._options, "_rule": None}
+                "DEFAULT_ENABLED": self.DEFAULT_ENABLED, "_options": self._options, "_rule": None,
+                "_own_prefilter": None}
 
     def __setstate__(self, state: dict) -> None:
         self.__dict__.update(state)

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import ast
 import enum
-from collections.abc import Sequence
+import re
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, ClassVar
 
@@ -94,6 +95,17 @@ class Rule:
     def prefilter(self, source: bytes) -> bool:
         return any(trigger in source for trigger in self.TRIGGERS)
 
+    def prefilter_parts(self) -> tuple[tuple[bytes, ...] | None, Callable[[bytes], bool] | None]:
+        """How ``Prefilter`` asks this rule: (triggers, refine).
+
+        The rule passes a file when one of ``triggers`` is in it and ``refine`` (if any) says
+        yes; ``triggers`` None: ``refine`` alone decides. A rule that keeps the default
+        ``prefilter`` is its triggers alone, which ``Prefilter`` tests for all rules at once.
+        """
+        if type(self).prefilter is Rule.prefilter:
+            return tuple(self.TRIGGERS), None
+        return None, self.prefilter
+
     def check(self, ctx: FileContext) -> Sequence[Finding]:
         raise NotImplementedError
 
@@ -129,3 +141,93 @@ class Rule:
             node_type=node_type,
             data=data,
         )
+
+
+# Prefilters of a rule set, in one pass ---------------------------------------------------------
+
+
+def minimal_triggers(triggers: Iterable[bytes]) -> tuple[bytes, ...]:
+    """The triggers that contain no other one, in their first order: a file holds one of
+    ``triggers`` exactly when it holds one of these (``from_dlpack`` implies ``dlpack``)."""
+    unique = list(dict.fromkeys(triggers))
+    return tuple(t for t in unique if not any(other != t and other in t for other in unique))
+
+
+# Below this many bytes Prefilter's gate is one regex search, above it one ``in`` per trigger.
+SMALL_FILE = 1024
+
+
+class Prefilter:
+    """Which of ``rules`` may find something in a file, from its bytes: each rule's prefilter,
+    answered for all of them together.
+
+    Most files of a tree hold no rule's trigger: a gate of the triggers that contain no other
+    (``minimal_triggers`` of all rules') rejects them in one scan per gate trigger, instead of
+    one per rule and trigger. A file past the gate is asked per rule, each distinct trigger
+    scanned at most once (JAX002 and JAX006 share theirs), one whose contained trigger is
+    absent not at all. ``active(source)`` gives the same rules, in order, as
+    ``[r for r in rules if r.prefilter(source)]``.
+    """
+
+    def __init__(self, rules: Sequence[Rule]) -> None:
+        self.rules = tuple(rules)
+        self._plan: list[tuple[Rule, tuple[bytes, ...] | None, Callable[[bytes], bool] | None]] = []
+        gated: list[bytes] = []
+        self._ungated = False
+        for rule in self.rules:
+            parts = getattr(rule, "prefilter_parts", None)
+            triggers, refine = parts() if parts is not None else (None, rule.prefilter)
+            if triggers is None:
+                self._ungated = True
+                self._plan.append((rule, None, refine))
+                continue
+            triggers = minimal_triggers(triggers)
+            gated.extend(triggers)
+            self._plan.append((rule, triggers, refine))
+        self.gate = minimal_triggers(gated)
+        # For a small file, one regex search costs less than a loop of ``in`` tests (20,000 files
+        # of ~100 bytes: 0.03 s against 0.11 s); for a larger one the ``in`` scans are faster.
+        self._gate_pattern = (
+            re.compile(b"|".join(re.escape(t) for t in sorted(self.gate, key=len, reverse=True)))
+            if self.gate
+            else None
+        )
+        known = list(dict.fromkeys(gated))
+        # For each trigger, the gate triggers it contains: absent, it is absent too.
+        self._needs = {t: tuple(g for g in self.gate if g != t and g in t) for t in known}
+
+    def active(self, source: bytes) -> tuple[Rule, ...]:
+        found: dict[bytes, bool] = {}  # trigger -> in source, each scanned at most once
+        if not self._ungated:
+            if len(source) < SMALL_FILE and self._gate_pattern is not None:
+                if self._gate_pattern.search(source) is None:
+                    return ()
+            else:
+                for trigger in self.gate:
+                    hit = found[trigger] = trigger in source
+                    if hit:
+                        break
+                else:
+                    return ()
+        active = []
+        for rule, triggers, refine in self._plan:
+            if triggers is not None:
+                for trigger in triggers:
+                    hit = found.get(trigger)
+                    if hit is None:
+                        hit = True
+                        for contained in self._needs[trigger]:
+                            known = found.get(contained)
+                            if known is None:
+                                known = found[contained] = contained in source
+                            if not known:
+                                hit = False
+                                break
+                        hit = found[trigger] = hit and trigger in source
+                    if hit:
+                        break
+                else:
+                    continue
+            if refine is None or refine(source):
+                active.append(rule)
+        return tuple(active)

@@ -78,3 +78,35 @@ def test_comprehension_and_decorator_scopes():
 def test_global_declaration_resolves_in_the_module():
     ctx, scopes, use = _setup("x = 1\ndef f():\n    global x\n    x = 2\n    return x\n")
     assert scopes.binding_scope(use) is ctx.tree
+
+
+def test_definitions_from_statements_alone_match_those_from_every_node():
+    """Without ``:=`` only statements, handlers and match patterns bind: collecting them alone
+    gives every scope the same definitions, in the same order, as walking all of its nodes."""
+    import ast as _ast
+    from pathlib import Path
+
+    from jax_codemod.analysis import scopes as scopes_module
+
+    repo = Path(__file__).resolve().parent.parent
+    sources = [p.read_text(encoding="utf-8") for p in sorted((repo / "codemods").rglob("*.py"))]
+    sources += [p.read_text(encoding="utf-8") for p in sorted((repo / "tests" / "snapshots").rglob("*.py"))]
+    sources.append(
+        "import a\nglobal g\ndef f(x):\n    global h\n    try:\n        y = 1\n    except E as e:\n        del y\n"
+        "    match x:\n        case [p, *rest] | {'k': p, **rest}:\n            q = p\n        case C(z) if z:\n            pass\n"
+        "    for i, (j, k) in x:\n        with o as (w, v):\n            import b.c as d\n    class K:\n        n: int\n"
+        "    return [m for m in x]\n"
+    )
+    checked = 0
+    for text in sources:
+        if ":=" in text:
+            continue
+        tree = _ast.parse(text)
+        for scope in _ast.walk(tree):
+            if isinstance(scope, scopes_module.SCOPES):
+                assert scopes_module._collect(scope, walrus=False) == scopes_module._collect(scope), scope
+                everything = {n for node in scopes_module.scope_nodes(scope) if isinstance(node, (_ast.Global, _ast.Nonlocal)) for n in node.names}
+                statements = {n for node in scopes_module._binding_nodes(scope, walrus=False) if isinstance(node, (_ast.Global, _ast.Nonlocal)) for n in node.names}
+                assert statements == everything
+                checked += 1
+    assert checked > 500

@@ -561,3 +561,61 @@ def test_a_mesh_over_one_listed_device_places_on_one_device():
         assert value(source).placement == SINGLE, devices
     every = "mesh = jax.sharding.Mesh(jax.devices()[:2], ('x',))\nprobe(jax.device_put(np.ones(8), NamedSharding(mesh, P('x'))))"
     assert value(every).placement == MULTI
+
+
+def _index_sources():
+    from pathlib import Path
+
+    repo = Path(__file__).resolve().parent.parent
+    paths = [*sorted((repo / "codemods").rglob("*.py")), *sorted((repo / "tests" / "snapshots").rglob("*.py"))]
+    tricky = textwrap.dedent(
+        """\
+        import jax
+
+        @decorate(step)
+        @jax.jit
+        def step(x):
+            return helper(step, x)
+
+        class Box:
+            def step(self, y):
+                return self.step(y); f = step
+            call = lambda: step(
+                step)
+        if step: step(1)
+        else:
+            [step(v) for v in step]
+        """
+    )
+    yield "tricky.py", tricky
+    for path in paths:
+        yield path.name, path.read_text(encoding="utf-8")
+
+
+def test_call_index_by_name_is_the_full_index_restricted_to_it():
+    """The per-name look-up (statements that hold the name) gives the full index's lists."""
+    from jax_codemod.analysis.values import _uses_near, spelled_as_parsed
+
+    compared = 0
+    for name, text in _index_sources():
+        tree = ast.parse(text)
+        full = analysis_for(FileContext(name, text, tree))._index()
+        names = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
+        names |= {n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute)}
+        for identifier in sorted(names):
+            if not spelled_as_parsed(text):
+                continue
+            near = _uses_near(tree, text, identifier)
+            for kind in ("first", "func", "method", "load"):
+                assert near[kind] == full[kind].get(identifier, []), (name, identifier, kind)
+            compared += 1
+    assert compared > 1000
+
+
+def test_identifiers_spelled_other_than_parsed_are_noticed():
+    from jax_codemod.analysis.values import spelled_as_parsed
+
+    assert spelled_as_parsed("x = 1  # café, naïve → done…\n")
+    assert not spelled_as_parsed("ｆｏｏ = 1\n")  # names foo
+    assert not spelled_as_parsed("\ufb01le = 1\n")  # the ligature: names file
+    assert not spelled_as_parsed("x = 1\ry = 2\n")

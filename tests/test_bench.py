@@ -42,3 +42,15 @@ def test_copies_and_tiny_files_are_laid_out_in_full(tmp_path):
     files = bench.python_files([tiny])
     assert len(files) == 1200
     assert sum("jax.jit" in f.read_text() for f in files) == 240
+
+
+def test_per_rule_profile_splits_a_run_into_its_parts(tmp_path):
+    root = tmp_path / "tree"
+    root.mkdir()
+    for name, text in (("broken.py", BROKEN), ("trigger_only.py", TRIGGER_ONLY), ("clean.py", CLEAN)):
+        (root / name).write_text(text)
+    parts = {p["part"]: p for p in bench.per_rule_profile(bench.python_files([root]), 1, [str(root)])}
+    assert {"discovery", "read", "prefilter", "decode + ast.parse", "release", "gc", "total"} <= set(parts)
+    assert parts["JAX005"]["files"] == 2 and parts["JAX005"]["findings"] == 1
+    assert parts["JAX002"]["files"] == 2 and parts["JAX002"]["findings"] == 0
+    assert parts["total"]["cpu"] >= max(p["cpu"] for name, p in parts.items() if name != "total")

@@ -83,9 +83,9 @@ def test_cold_warm_serial_and_pool_give_identical_json(corpus, tmp_path, pool_ca
     computed: list[str] = []
     real = cache_module.process_source
 
-    def counting(source, path, settings):
+    def counting(source, path, settings, *rest):
         computed.append(path)
-        return real(source, path, settings)
+        return real(source, path, settings, *rest)
 
     monkeypatch.setattr(cache_module, "process_source", counting)
     warm_serial = run_json(corpus, "--cache-dir", cache_dir, "-j", "1")
@@ -113,3 +113,33 @@ def test_chunks_put_the_big_files_first_and_no_chunk_far_over_its_share():
         # A chunk is closed as soon as it reaches its share: only its last file can overshoot.
         assert sum(item[2] for item in chunk[:-1]) < share
     assert chunks[0] == [pending[0]] and chunks[1] == [pending[1]]
+
+
+def test_a_file_changed_after_the_parent_prefiltered_it_is_prefiltered_again(tmp_path):
+    """A worker trusts the parent's prefilter answer only for the very bytes the parent read."""
+    from jax_codemod.engine.pipeline import Settings
+    from jax_codemod.registry import MANIFEST, LazyRule
+
+    settings = Settings(tuple(LazyRule(info, {}) for info in MANIFEST))
+    path = tmp_path / "m.py"
+    path.write_text("import jax.dlpack\ncapsule = jax.dlpack.to_dlpack(x)\n")
+    stale = runner.zlib.crc32(b"import os\n")
+    # As if the parent had read "import os" (no rule passes) and the file was edited since.
+    result = runner._check_pending((0, str(path), len(b"import os\n"), stale, ()), settings)
+    assert [finding.code for finding in result.findings] == ["JAX005"]
+    # The same bytes as the parent read: its answer (no rule) is used, nothing is parsed.
+    source = path.read_bytes()
+    same = runner._check_pending((0, str(path), len(source), runner.zlib.crc32(source), ()), settings)
+    assert same.findings == [] and same.error is None
+
+
+def test_a_small_run_with_several_jobs_stays_in_process_and_gives_the_same_json(corpus, monkeypatch):
+    """Below PARALLEL_MIN_BYTES a -j 2 run checks the bytes it read itself, in this process."""
+    calls: list[int] = []
+    monkeypatch.setattr(runner, "_check_in_pool", lambda pending, *a, **k: calls.append(len(pending)))
+    monkeypatch.setattr(runner, "PARALLEL_MIN_BYTES", 1 << 40)
+    monkeypatch.setattr(runner, "available_cpus", lambda: 2)
+    held = run_json(corpus, "--no-cache", "-j", "2")
+    assert calls == []
+    serial = run_json(corpus, "--no-cache", "-j", "1")
+    assert json.dumps(held, sort_keys=True) == json.dumps(serial, sort_keys=True)

@@ -66,3 +66,19 @@ def test_existing_helper_is_reused_not_duplicated():
     text = fix(later).fixed.decode()
     assert text.count("def _from_dlpack_or_host(") == 1
     assert "b = _from_dlpack_or_host(torch.from_dlpack, torch.as_tensor, x).sum()" in text
+
+
+def test_consumers_called_through_any_binding_are_found_and_others_are_not_asked():
+    """Only names bound by a ``from_dlpack`` import or by a non-import binding can be consumers;
+    the rule skips resolving the rest (builtins, defs, other imports), and finds the aliases."""
+    source = (
+        "import jax.numpy as jnp\nimport torch\nfrom torch import from_dlpack as to_torch\n"
+        "from numpy import asarray\n\n"
+        "fd = torch.from_dlpack\nx = jnp.ones(3)\n\n"
+        "def helper(y):\n    return y\n\n"
+        "a = fd(x)\nb = to_torch(x)\nc = len(x)\nd = helper(x)\ne = asarray(x)\n"
+        "for conv in (torch.from_dlpack,):\n    f = conv(x)\n"
+    )
+    result = fix(source)
+    lines = sorted(finding.line for finding in result.findings)
+    assert lines == [12, 13, 18]  # fd(x), to_torch(x), conv(x); not len, helper or asarray

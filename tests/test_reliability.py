@@ -189,7 +189,13 @@ def test_unreadable_file_is_reported(tmp_path, monkeypatch):
                 raise PermissionError(13, "Permission denied", str(file))
             return real_open(file, *args, **kwargs)
 
+        def denying_os_open(file, *args, **kwargs):
+            if os.fspath(file) == str(path):
+                raise PermissionError(13, "Permission denied", str(file))
+            return os.open(file, *args, **kwargs)
+
         monkeypatch.setattr(runner, "open", denying_open, raising=False)
+        monkeypatch.setattr(runner, "_open_fd", denying_os_open)
     code, _, err = invoke(["run", tmp_path])
     path.chmod(0o644)
     assert code == EXIT_ATTENTION

@@ -127,3 +127,25 @@ def test_without_jax_the_newest_known_release_is_the_default(monkeypatch):
     finally:
         monkeypatch.undo()
         jax_versions.installed.cache_clear()
+
+
+def test_the_installed_version_is_read_as_importlib_metadata_reads_it(tmp_path, monkeypatch):
+    """The fast look-up of jax's version (no importlib.metadata import) agrees with it, and gives
+    way to it for any layout it does not know."""
+    import sys
+    from importlib import metadata
+
+    from jax_codemod.engine import config
+
+    try:
+        expected = metadata.version("jax")
+    except metadata.PackageNotFoundError:
+        expected = None
+    assert config._installed_jax_version() in (expected, None)
+    site = tmp_path / "site"
+    (site / "jax-9.8.7.dist-info").mkdir(parents=True)
+    (site / "jax-9.8.7.dist-info" / "METADATA").write_text("Metadata-Version: 2.1\nName: jax\nVersion: 9.8.7\n\nbody\n")
+    monkeypatch.setattr(sys, "path", [str(tmp_path / "missing"), str(site), *sys.path])
+    assert config._installed_jax_version() == "9.8.7" == metadata.version("jax")
+    (site / "JAX-1.0.egg-info").mkdir()
+    assert config._installed_jax_version() is None  # two candidates: importlib.metadata decides

@@ -42,12 +42,14 @@ wins: a value is multi-device only if every definition that reaches it is.
 from __future__ import annotations
 
 import ast
+import bisect
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 
 from jax_codemod.analysis import transforms as spelled
-from jax_codemod.analysis.scopes import ITER, Definition, Scopes, scope_nodes
+from jax_codemod.analysis.scopes import ITER, Definition, Scopes, function_of, scope_nodes, walk
 
 # Kinds -------------------------------------------------------------------------------
 UNKNOWN = "unknown"
@@ -428,6 +430,85 @@ def public_name(qualified: str | None) -> str | None:
     return _RENAMES.get(qualified, qualified)
 
 
+_USE_KINDS = ("first", "func", "method", "load")
+# Names looked up one by one before a file's full call index is built instead.
+_NAMES_BEFORE_INDEX = 8
+
+
+def spelled_as_parsed(text: str) -> bool:
+    """Whether each identifier of ``text``'s tree is spelled in the text as the tree has it,
+    on the line the tree gives (counting LFs).
+
+    Python folds identifiers to NFKC (``ｆｏｏ`` and ``ﬁ`` name ``foo`` and ``fi``): that needs
+    a non-ASCII character that may be part of a name and folds to ASCII. A lone CR ends a line
+    for the parser but not for a count of LFs.
+    """
+    if "\r" in text:
+        return False
+    if text.isascii():
+        return True
+    import unicodedata
+
+    return not any(
+        ("_" + char).isidentifier() and unicodedata.normalize("NFKC", char).isascii()
+        for char in set(_NON_ASCII.findall(text))
+    )
+
+
+_NON_ASCII = re.compile(r"[^\x00-\x7f]")
+
+
+def _uses_near(tree: ast.Module, text: str, name: str) -> dict[str, list[ast.AST]]:
+    """``Analysis._index()``'s lists for ``name``, from the statements whose lines hold it.
+
+    Exact when ``spelled_as_parsed(text)``. Only statements are skipped (their positions are
+    exact; a decorated definition starts at its first decorator), so every node that names
+    ``name`` is reached, and the breadth-first walk of what is kept visits the kept nodes in
+    ``ast.walk``'s order.
+    """
+    lines: list[int] = []
+    line, counted = 1, 0
+    found = text.find(name)
+    while found >= 0:
+        line += text.count("\n", counted, found)
+        counted = found
+        if not lines or lines[-1] != line:
+            lines.append(line)
+        found = text.find(name, found + len(name))
+    uses: dict[str, list[ast.AST]] = {kind: [] for kind in _USE_KINDS}
+    if not lines:
+        return uses
+    first, func, method, load = (uses[kind] for kind in _USE_KINDS)
+    last = lines[-1]
+    queue: list[ast.AST] = [tree]
+    index = 0
+    while index < len(queue):
+        node = queue[index]
+        index += 1
+        if isinstance(node, ast.Call):
+            if node.args and isinstance(node.args[0], ast.Name) and node.args[0].id == name:
+                first.append(node)
+            if isinstance(node.func, ast.Name):
+                if node.func.id == name:
+                    func.append(node)
+            elif isinstance(node.func, ast.Attribute) and node.func.attr == name:
+                method.append(node)
+        elif isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Load):
+            load.append(node)
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.stmt):
+                start = child.lineno
+                for decorator in getattr(child, "decorator_list", ()):
+                    start = min(start, decorator.lineno)
+                if start > last:
+                    continue
+                at = bisect.bisect_left(lines, start)
+                if lines[at] > child.end_lineno:
+                    continue
+            queue.append(child)
+    return uses
+
+
 def _constant_ints(node: ast.AST | None) -> list[int] | None:
     if node is None:
         return []
@@ -462,6 +543,7 @@ class Analysis:
         self._active: set[ast.AST] = set()
         self._returns: dict[ast.AST, Value] = {}
         self._usage: dict[str, dict[str, list[ast.AST]]] | None = None
+        self._usage_by_name: dict[str, dict[str, list[ast.AST]]] = {}
         self._multi_process: bool | None = None
         self._mesh_statements: list[ast.AST] | None = None
 
@@ -819,7 +901,7 @@ class Analysis:
         every read of a bare name: one walk of the file, on first use."""
         if self._usage is None:
             index: dict[str, dict[str, list[ast.AST]]] = {"first": {}, "func": {}, "method": {}, "load": {}}
-            for node in ast.walk(self.ctx.tree):
+            for node in walk(self.ctx.tree):
                 if isinstance(node, ast.Call):
                     if node.args and isinstance(node.args[0], ast.Name):
                         index["first"].setdefault(node.args[0].id, []).append(node)
@@ -832,38 +914,61 @@ class Analysis:
             self._usage = index
         return self._usage
 
+    def _uses(self, name: str) -> dict[str, list[ast.AST]]:
+        """``_index()`` for one identifier: its ``first``, ``func``, ``method`` and ``load``
+        lists, the same nodes in the same order.
+
+        Most files ask about a few names only, and a full index walks every node of the file
+        (most of JAX002's time on jax's own sources): the first few names asked are looked up
+        in the statements whose lines hold the name (``_uses_near``), the rest in the index.
+        """
+        if self._usage is None and name:
+            found = self._usage_by_name.get(name)
+            if found is not None:
+                return found
+            if len(self._usage_by_name) < _NAMES_BEFORE_INDEX and self._spelled_as_parsed:
+                found = self._usage_by_name[name] = _uses_near(self.ctx.tree, self.ctx.text, name)
+                return found
+        index = self._index()
+        return {key: index[key].get(name, []) for key in _USE_KINDS}
+
+    @cached_property
+    def _spelled_as_parsed(self) -> bool:
+        """Every identifier is in the text as the tree names it, on the line the tree says
+        (``spelled_as_parsed``)."""
+        return spelled_as_parsed(self.ctx.text)
+
     def _calls_passing(self, name: str) -> list[ast.Call]:
-        return self._index()["first"].get(name, [])
+        return self._uses(name)["first"]
 
     def _argument_value(self, parameter: ast.arg, function: ast.AST) -> Value:
         """What the file's own calls of ``function`` pass for ``parameter``, joined; unknown
         unless every use of the function is such a call."""
         if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)) or function.decorator_list:
             return UNKNOWN_VALUE
-        index = self._index()
         owner = self.ctx.parent(function)
         positional = [*function.args.posonlyargs, *function.args.args]
         if isinstance(owner, ast.ClassDef) and function.name == "__init__":
             # Constructor calls; the class name also appears in annotations and isinstance checks.
             calls = [
                 call
-                for call in index["func"].get(owner.name, [])
+                for call in self._uses(owner.name)["func"]
                 if self.value_of(call.func).kind == CLASS and self.value_of(call.func).node is owner
             ]
             positional = positional[1:]
         elif isinstance(owner, ast.ClassDef):
             calls = [
                 call
-                for call in index["method"].get(function.name, [])
+                for call in self._uses(function.name)["method"]
                 if self.value_of(call.func.value).kind == INSTANCE
                 and self.value_of(call.func.value).node is owner
             ]
             positional = positional[1:]
         else:
-            uses = index["load"].get(function.name, [])
+            uses = self._uses(function.name)["load"]
             calls = [
                 c
-                for c in index["func"].get(function.name, [])
+                for c in self._uses(function.name)["func"]
                 if function in self._function_definitions(c.func)
             ]
             if len(calls) != len(uses):
@@ -897,7 +1002,7 @@ class Analysis:
     # Parameters ------------------------------------------------------------------------
 
     def parameter_value(self, parameter: ast.arg) -> Value:
-        function = self.ctx.parent(self.ctx.parent(parameter))
+        function = function_of(self.ctx, parameter)
         if function is None:
             return UNKNOWN_VALUE
         arguments = function.args
@@ -1057,14 +1162,15 @@ class Analysis:
     def _narrowing(self, name: ast.Name) -> tuple[Value, ast.AST] | None:
         scope = self.scopes.scope_of(name)
         child: ast.AST = name
-        for ancestor in self.ctx.ancestors(name):
+        chain = list(self.ctx.ancestors(name))
+        for position, ancestor in enumerate(chain):
             if isinstance(ancestor, (ast.If, ast.IfExp, ast.While)) and child is not ancestor.test:
                 body = ancestor.body if isinstance(ancestor.body, list) else [ancestor.body]
                 found = self._isinstance_type(ancestor.test, name.id, negated=child not in body)
                 if found is not None:
                     return found, ancestor.test
             if isinstance(ancestor, ast.match_case) and child is not ancestor.pattern:
-                match = self.ctx.parent(ancestor)
+                match = chain[position + 1]  # a match_case has no position: no parent lookup
                 if isinstance(match.subject, ast.Name) and match.subject.id == name.id:
                     pattern = ancestor.pattern
                     if isinstance(pattern, ast.MatchAs) and pattern.pattern is not None:

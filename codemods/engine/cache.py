@@ -42,7 +42,7 @@ from importlib import metadata
 from pathlib import Path
 
 import jax_codemod
-from jax_codemod.engine.pipeline import FileResult, Settings, process_source
+from jax_codemod.engine.pipeline import FileResult, Settings, active_rules, process_source
 from jax_codemod.rule import Finding, FixSafety, Span
 
 ENV_VAR = "CODEMOD_CACHE_DIR"
@@ -161,17 +161,22 @@ class Cache:
     def open(cls, directory: str, settings: Settings) -> Cache:
         return cls(os.path.abspath(directory), settings_fingerprint(settings), secret_key())
 
-    def process(self, source: bytes, path: str, settings: Settings) -> FileResult:
-        """``process_source``, answered from the cache when this exact input was seen before."""
-        if self.secret is None or not any(rule.prefilter(source) for rule in settings.rules):
-            return process_source(source, path, settings)
+    def process(self, source: bytes, path: str, settings: Settings, active=None) -> FileResult:
+        """``process_source``, answered from the cache when this exact input was seen before.
+
+        ``active``: the rules whose prefilter passes ``source``, if the caller knows them.
+        """
+        if active is None:
+            active = active_rules(source, settings.rules)
+        if self.secret is None or not active:
+            return process_source(source, path, settings, active)
         key = self.key(source, path)
         cached = self.load(key, source, path)
         if cached is not None:
             if cached.fixed is not None:
                 cached.verify_with = settings  # checked again before anything is written
             return cached
-        result = process_source(source, path, settings)
+        result = process_source(source, path, settings, active)
         if result.error is None:
             self.store(key, result)
         return result

@@ -160,7 +160,65 @@ def resolve_target_jax_version(cli_value: str | None, config: Config) -> str:
         return check_target_jax_version(cli_value)
     if "target-jax-version" in config.rule_options:
         return config.rule_options["target-jax-version"]
+    installed = _installed_jax_version()
+    if installed is not None:
+        try:
+            return jax_versions.render(jax_versions.parse(installed))
+        except ValueError:
+            pass
     return jax_versions.render(jax_versions.default_target())
+
+
+def _installed_jax_version() -> str | None:
+    """The installed jax's version as ``importlib.metadata.version("jax")`` finds it, in the one
+    common layout: the first folder on ``sys.path`` with a jax distribution holds exactly one
+    ``jax-*.dist-info``, whose METADATA names the version. Anything else: None, and the caller
+    asks importlib.metadata (importing it and the email package costs ~10 ms of every run).
+    """
+    import sys
+
+    import importlib.machinery as machinery  # already imported by the interpreter
+
+    if any(
+        hasattr(finder, "find_distributions") and finder is not machinery.PathFinder for finder in sys.meta_path
+    ):
+        return None  # another finder may know distributions too
+    for entry in sys.path:
+        folder = entry or "."
+        if folder.lower().endswith(".egg"):
+            return None  # an egg's EGG-INFO: importlib.metadata's own rules
+        try:
+            names = os.listdir(folder)
+        except OSError:
+            if os.path.exists(folder):
+                return None  # a zip or other finder importlib would search: let it
+            continue
+        found = [n for n in names if _distribution_name(n) == "jax"]
+        if not found:
+            continue
+        if len(found) != 1 or not found[0].endswith(".dist-info"):
+            return None
+        try:
+            with open(os.path.join(folder, found[0], "METADATA"), encoding="utf-8") as handle:
+                for line in handle:
+                    if line.startswith("Version:"):
+                        return line[len("Version:"):].strip() or None
+                    if not line.strip():
+                        return None  # the headers ended without one
+        except (OSError, UnicodeDecodeError):
+            return None
+        return None
+    return None
+
+
+def _distribution_name(entry: str) -> str | None:
+    """``jax`` for ``jax-0.10.2.dist-info`` or ``JAX.egg-info``, normalised as importlib.metadata does."""
+    lowered = entry.lower()
+    for suffix in (".dist-info", ".egg-info"):
+        if lowered.endswith(suffix):
+            stem = entry[: -len(suffix)]
+            return re.sub(r"[-_.]+", "_", stem.partition("-")[0]).lower()
+    return None
 
 
 def parse_codes(value: str | None) -> list[str] | None:

@@ -134,6 +134,8 @@ class Discovery:
 
     def __init__(self) -> None:
         self.files: list[str] = []
+        # The resolved path of each of ``files``, in the same order (the walk knows them).
+        self.real_paths: list[str] = []
         # (path, reason) for named paths that do not exist, cannot be read or are refused.
         self.errors: list[tuple[str, str]] = []
         # (path, reason) for things skipped that a user may not expect: an ignore file too big to read.
@@ -191,6 +193,7 @@ def discover(
             if real_path not in seen:
                 seen.add(real_path)
                 result.files.append(path)
+                result.real_paths.append(real_path)
     return result
 
 

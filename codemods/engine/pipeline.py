@@ -18,12 +18,12 @@ import warnings
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
-from functools import cache, wraps
+from functools import cache, lru_cache, wraps
 from typing import TYPE_CHECKING
 
 from jax_codemod.analysis.context import FileContext
 from jax_codemod.engine.syntax import NeedsNewerPython
-from jax_codemod.rule import Finding, FixSafety, Rule, Span
+from jax_codemod.rule import Finding, FixSafety, Prefilter, Rule, Span
 
 if TYPE_CHECKING:
     import libcst as cst
@@ -189,16 +189,37 @@ def _gc_paused() -> Iterator[None]:
         gc.collect(0)
 
 
-def check_source(source: bytes, path: str, rules: Sequence[Rule]) -> tuple[FileContext | None, list[Finding]]:
+@lru_cache(maxsize=64)
+def prefilter_for(rules: tuple[Rule, ...]) -> Prefilter:
+    """The combined prefilter of a rule set (``rule.Prefilter``), built once per set."""
+    return Prefilter(rules)
+
+
+def active_rules(source: bytes, rules: Sequence[Rule]) -> tuple[Rule, ...]:
+    """The rules whose prefilter passes ``source``, in order: the only ones worth parsing it for."""
+    rules = tuple(rules)
+    try:
+        prefilter = prefilter_for(rules)
+    except TypeError:  # a rule that cannot be hashed (a dataclass with eq): no memo
+        prefilter = Prefilter(rules)
+    return prefilter.active(source)
+
+
+def check_source(
+    source: bytes, path: str, rules: Sequence[Rule], active: Sequence[Rule] | None = None
+) -> tuple[FileContext | None, list[Finding]]:
     """Findings of ``rules`` in ``source``; raises SyntaxError/ValueError for unparsable input.
 
+    ``active``: the rules whose prefilter passes exactly this ``source``, when the caller
+    already asked (``active_rules``); else they are computed here.
     The caller keeps the tree alive through the returned context, so collection is left to
     it (``process_source`` pauses it for the whole file).
     """
-    active = [rule for rule in rules if rule.prefilter(source)]
+    if active is None:
+        active = active_rules(source, rules)
     if not active:
         return None, []
-    return _check_active(source, path, active)
+    return _check_active(source, path, list(active))
 
 
 def _check_active(source: bytes, path: str, active: list[Rule]) -> tuple[FileContext, list[Finding]]:
@@ -227,13 +248,16 @@ def _check_active(source: bytes, path: str, active: list[Rule]) -> tuple[FileCon
     return ctx, findings
 
 
-def process_source(source: bytes, path: str, settings: Settings) -> FileResult:
-    """Check ``source`` and compute its fixed form. Pure: reads and writes nothing."""
+def process_source(source: bytes, path: str, settings: Settings, active: Sequence[Rule] | None = None) -> FileResult:
+    """Check ``source`` and compute its fixed form. Pure: reads and writes nothing.
+
+    ``active``: ``active_rules(source, settings.rules)`` when the caller has it already.
+    """
     made: list[FileContext] = []
     _made_contexts.append(made)
     with _gc_paused():
         try:
-            return _process_source(source, path, settings)
+            return _process_source(source, path, settings, active)
         finally:
             # Before the collection pass: a released context's tree is freed by reference counting.
             _made_contexts.pop()
@@ -245,10 +269,10 @@ def process_source(source: bytes, path: str, settings: Settings) -> FileResult:
 _made_contexts: list[list[FileContext]] = []
 
 
-def _process_source(source: bytes, path: str, settings: Settings) -> FileResult:
+def _process_source(source: bytes, path: str, settings: Settings, active: Sequence[Rule] | None) -> FileResult:
     result = FileResult(path=path, source=source)
     try:
-        ctx, findings = check_source(source, path, settings.rules)
+        ctx, findings = check_source(source, path, settings.rules, active)
     except NeedsNewerPython as error:
         result.error = FileError(path, error.msg, error.lineno)
         return result

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 import time
+import zlib
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
@@ -15,6 +17,7 @@ from jax_codemod.engine.pipeline import (
     FileResult,
     Settings,
     SourceTooLarge,
+    active_rules,
     process_source,
     verify_fix,
 )
@@ -40,6 +43,7 @@ SCAN_CHUNK = 2**20
 # say so. ~0.3 s of scanning; a .py file this large is generated data.
 MAX_SCAN_BYTES = 64 * 2**20
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_open_fd = os.open  # what reads a file to check (a test stands in for it to deny access)
 _NONBLOCK = getattr(os, "O_NONBLOCK", 0)
 _CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 
@@ -71,30 +75,30 @@ def _read(path: str, settings: Settings) -> tuple[bytes | None, FileError | None
     """(source, None), (None, error), or (None, None) for a file too large that no rule can match.
 
     The size comes from ``fstat`` of the opened file, before a byte is read: a file over the
-    parse limit is never read whole.
+    parse limit is never read whole. One ``open`` resolves the path once; no ``stat`` before it.
     """
     try:
         # O_NONBLOCK: opening a FIFO named *.py must not wait for a writer. A FIFO or device
         # would block the run or never end: only plain files are read.
-        handle = open(path, "rb", buffering=0, opener=_nonblocking)  # noqa: SIM115 -- closed below
+        fd = _open_fd(path, os.O_RDONLY | _NONBLOCK | _CLOEXEC)
     except OSError as error:
         return None, FileError(path, f"cannot read: {error.strerror or error}")
-    with handle:
-        return _read_open(handle.fileno(), path, settings)
-
-
-def _nonblocking(path: str, flags: int) -> int:
-    return os.open(path, flags | _NONBLOCK | _CLOEXEC)
+    try:
+        return _read_open(fd, path, settings)
+    finally:
+        os.close(fd)
 
 
 def _read_open(fd: int, path: str, settings: Settings) -> tuple[bytes | None, FileError | None]:
     try:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
+            if stat.S_ISDIR(info.st_mode):  # what open() says of one
+                return None, FileError(path, f"cannot read: {os.strerror(errno.EISDIR)}")
             return None, FileError(path, "cannot read: not a regular file")
         if info.st_size > MAX_PARSE_BYTES:
             return None, _oversized(fd, info.st_size, path, settings)
-        data = _read_at_most(fd, MAX_PARSE_BYTES + 1)
+        data = _read_at_most(fd, MAX_PARSE_BYTES + 1, info.st_size)
         if len(data) > MAX_PARSE_BYTES:  # it grew since fstat
             return None, _oversized(fd, os.fstat(fd).st_size, path, settings)
         return data, None
@@ -102,15 +106,19 @@ def _read_open(fd: int, path: str, settings: Settings) -> tuple[bytes | None, Fi
         return None, FileError(path, f"cannot read: {error.strerror or error}")
 
 
-def _read_at_most(fd: int, limit: int) -> bytes:
+def _read_at_most(fd: int, limit: int, expected: int = 0) -> bytes:
+    """Up to ``limit`` bytes, to the end of the file. The first read asks for one byte more than
+    fstat's size (a file that grew shows it), so a file is one read and one empty read."""
     pieces, size = [], 0
+    request = expected + 1
     while size < limit:
-        piece = os.read(fd, min(limit - size, 4 * SCAN_CHUNK))
+        piece = os.read(fd, min(limit - size, max(request, 2**16)))
         if not piece:
             break
         pieces.append(piece)
         size += len(piece)
-    return b"".join(pieces)
+        request = 4 * SCAN_CHUNK
+    return pieces[0] if len(pieces) == 1 else b"".join(pieces)
 
 
 def _oversized(fd: int, size: int, path: str, settings: Settings) -> FileError | None:
@@ -149,15 +157,18 @@ def _next_data(fd: int, position: int) -> int | None:
     try:
         return os.lseek(fd, position, seek_data)
     except OSError as error:
-        import errno
-
         if error.errno == errno.ENXIO:  # no data after position
             return None
         return position  # the file system cannot say: read on
 
 
-def _check_source(path: str, source: bytes, settings: Settings, cache: Cache | None = None) -> FileResult:
-    result = cache.process(source, path, settings) if cache else process_source(source, path, settings)
+def _check_source(
+    path: str, source: bytes, settings: Settings, cache: Cache | None = None, active: Sequence | None = None
+) -> FileResult:
+    if cache:
+        result = cache.process(source, path, settings, active)
+    else:
+        result = process_source(source, path, settings, active)
     if not result.changed:
         result.source = None  # nothing to write or diff: do not ship it between processes
     return result
@@ -181,8 +192,29 @@ def _init_worker(settings: Settings, cache: Cache | None = None) -> None:
     _worker_cache = cache
 
 
-def _check_chunk(paths: Sequence[str]) -> list[FileResult]:
-    return [check_file(path, _worker_settings, _worker_cache) for path in paths]
+# A file the parent read and prefiltered: (index, path, size, crc32 of its bytes, indexes into
+# settings.rules of the rules whose prefilter passed it).
+_Pending = tuple[int, str, int, int, tuple[int, ...]]
+
+
+def _check_chunk(chunk: Sequence[_Pending]) -> list[FileResult]:
+    return [_check_pending(item, _worker_settings, _worker_cache) for item in chunk]
+
+
+def _check_pending(item: _Pending, settings: Settings, cache: Cache | None = None) -> FileResult:
+    """Check a file the parent prefiltered, read again here. The parent's answer holds while the
+    bytes are the ones it read (size and CRC); a file changed since is prefiltered afresh."""
+    _index, path, size, crc, indexes = item
+    source, error = _read(path, settings)
+    if error is not None:
+        return FileResult(path=path, error=error)
+    if source is None:
+        return FileResult(path=path)
+    if len(source) == size and zlib.crc32(source) == crc:
+        active = tuple(settings.rules[i] for i in indexes)
+    else:
+        active = active_rules(source, settings.rules)
+    return _check_source(path, source, settings, cache, active)
 
 
 def check_files(
@@ -194,36 +226,51 @@ def check_files(
 ) -> list[FileResult]:
     """Check ``paths`` (in parallel when worth it); results in the order of ``paths``.
 
-    Files are read and prefiltered here: in a typical tree almost none contains a rule's
-    trigger, and reading one is cheaper than handing it to another process. Only the
-    files that reach the parser go to a process pool, and only when they are big enough
-    together to pay for starting it. Workers read those files again (from the page
-    cache) rather than receive them, so memory stays bounded on a large tree. ``cache``
-    (a result cache) is consulted only for files that pass the prefilter.
+    Files are read and prefiltered here, once: in a typical tree most hold no rule's
+    trigger, and reading one is cheaper than handing it to another process. With one job
+    each file that passes is checked at once, from the bytes read. With more, the files
+    that pass are gathered first: below PARALLEL_MIN_BYTES of them the run stays in this
+    process (starting a pool costs more than it saves), checking the bytes it holds;
+    above, only their paths and prefilter answers go to a process pool, whose workers
+    read them again (from the page cache) rather than receive them, so memory stays
+    bounded on a large tree. ``cache`` (a result cache) is consulted only for files that
+    pass the prefilter.
     """
     # More workers than CPUs only cost memory (each holds a parser and its trees).
     jobs = min(jobs or available_cpus(), available_cpus())
     results: list[FileResult | None] = [None] * len(paths)
+    rules = tuple(settings.rules)
+    position = {id(rule): number for number, rule in enumerate(rules)}
 
     def done(index: int, result: FileResult) -> None:
         results[index] = result
         if on_result:
             on_result(result)
 
-    pending: list[tuple[int, str, int]] = []
+    pending: list[_Pending] = []
+    # The bytes and answers of ``pending`` while the run may still stay in this process.
+    held: list[tuple[bytes, tuple]] | None = []
     pending_bytes = 0
     for index, path in enumerate(paths):
         source, error = _read(path, settings)
         if error is not None:
             done(index, FileResult(path=path, error=error))
-        elif source is None or not any(rule.prefilter(source) for rule in settings.rules):
+            continue
+        active = active_rules(source, rules) if source is not None else ()
+        if not active:
             done(index, FileResult(path=path))
+        elif jobs == 1:
+            done(index, _check_source(path, source, settings, cache, active))
         else:
-            pending.append((index, path, len(source)))
+            pending.append((index, path, len(source), zlib.crc32(source), tuple(position[id(r)] for r in active)))
             pending_bytes += len(source)
-    if jobs == 1 or len(pending) < 2 or pending_bytes < PARALLEL_MIN_BYTES:
-        for index, path, _ in pending:
-            done(index, check_file(path, settings, cache))
+            if held is not None:
+                held.append((source, active))
+                if pending_bytes >= PARALLEL_MIN_BYTES and len(pending) >= 2:
+                    held = None  # a pool run: its workers read the files themselves
+    if held is not None:
+        for (index, path, *_), (source, active) in zip(pending, held, strict=True):
+            done(index, _check_source(path, source, settings, cache, active))
     else:
         _check_in_pool(pending, settings, jobs, done, cache)
     return results
@@ -238,7 +285,7 @@ def _check_in_pool(pending, settings: Settings, jobs: int, done, cache: Cache | 
     jobs = max(1, min(jobs, len(chunks)))  # a worker without a chunk is only start-up cost
     pool = ProcessPoolExecutor(max_workers=jobs, initializer=_init_worker, initargs=(settings, cache))
     try:
-        futures = [pool.submit(_check_chunk, [path for _, path, _ in chunk]) for chunk in chunks]
+        futures = [pool.submit(_check_chunk, chunk) for chunk in chunks]
         for chunk, future in zip(chunks, futures):
             try:
                 chunk_results = future.result()
@@ -248,9 +295,9 @@ def _check_in_pool(pending, settings: Settings, jobs: int, done, cache: Cache | 
                 # taking the whole run down.
                 chunk_results = [
                     FileResult(path=path, error=FileError(path, "not checked: a worker process died (out of memory or a crash)"))
-                    for _, path, _ in chunk
+                    for _, path, *_ in chunk
                 ]
-            for (index, _, _), result in zip(chunk, chunk_results):
+            for (index, *_), result in zip(chunk, chunk_results):
                 done(index, result)
     except BaseException:
         # Interrupted (Ctrl-C): drop the queued chunks and stop the workers now, rather than
@@ -271,7 +318,7 @@ def available_cpus() -> int:
         return os.cpu_count() or 1
 
 
-def _chunks(pending: Sequence[tuple[int, str, int]], jobs: int) -> list[list[tuple[int, str, int]]]:
+def _chunks(pending: Sequence[_Pending], jobs: int) -> list[list[_Pending]]:
     """Largest files first, cut by bytes so that no chunk holds much more than its share.
 
     Files differ in cost by 1000x and the pool hands chunks out in order, so this is
@@ -282,9 +329,9 @@ def _chunks(pending: Sequence[tuple[int, str, int]], jobs: int) -> list[list[tup
     tree, 70% over at 4.
     """
     ordered = sorted(pending, key=lambda item: -item[2])
-    budget = sum(size for _, _, size in ordered) / (jobs * CHUNKS_PER_WORKER)
-    chunks: list[list[tuple[int, str, int]]] = []
-    current: list[tuple[int, str, int]] = []
+    budget = sum(item[2] for item in ordered) / (jobs * CHUNKS_PER_WORKER)
+    chunks: list[list[_Pending]] = []
+    current: list[_Pending] = []
     current_bytes = 0
     for item in ordered:
         current.append(item)

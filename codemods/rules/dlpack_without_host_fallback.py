@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 from jax_codemod.analysis import values as v
 from jax_codemod.analysis.context import FileContext
+from jax_codemod.analysis.scopes import walk
 from jax_codemod.rule import Finding, FixSafety, Rule
 from jax_codemod.rules._shared import (
     TAKEN,
@@ -117,17 +118,23 @@ class DlpackWithoutHostFallback(Rule):
     FIX_SAFETY = FixSafety.SAFE
     TRIGGERS = (b"from_dlpack",)
 
+    def prefilter(self, source: bytes) -> bool:
+        # A finding needs a consumer of torch, numpy or cupy, and an argument known to be a
+        # JAX array, which the value analysis knows only from a name that resolves into jax.
+        return (
+            b"from_dlpack" in source
+            and b"jax" in source
+            and (b"torch" in source or b"numpy" in source or b"cupy" in source)
+        )
+
     def check(self, ctx: FileContext) -> list[Finding]:
         findings: list[Finding] = []
         analysis = ctx.analysis
         helper = helper_state(ctx, HELPER_NAME, HELPER_SOURCE)
-        for node in ast.walk(ctx.tree):
-            if not (
-                isinstance(node, ast.Call) and node.args and isinstance(node.func, (ast.Name, ast.Attribute))
-            ):
-                continue
-            if isinstance(node.func, ast.Attribute) and node.func.attr != "from_dlpack":
-                continue
+        calls, aliases = _consumer_calls(ctx.tree)
+        for node in calls:
+            if isinstance(node.func, ast.Name) and node.func.id not in aliases:
+                continue  # a builtin, a def or class, or an import of something else
             consumer = analysis.qualname(node.func)
             if consumer not in HOST_CONSTRUCTORS:
                 continue
@@ -194,6 +201,41 @@ class DlpackWithoutHostFallback(Rule):
         if numpy is None:
             return module
         return insert_helper(module, HELPER_NAME, HELPER_SOURCE.replace("NUMPY", numpy))
+
+
+def _consumer_calls(tree: ast.Module) -> tuple[list[ast.Call], frozenset[str]]:
+    """The calls that may be a consumer (``f(x, ...)``, ``m.from_dlpack(x, ...)``), in ``ast.walk``
+    order, and the names a bare ``f`` may be for one to be.
+
+    Resolving the callee of every bare call of a large module is most of this rule's cost. A
+    name can resolve to ``torch.from_dlpack`` & co. only through a binding that names a
+    ``from_dlpack`` import or is not an import, ``def`` or ``class`` at all (an assignment, a
+    parameter, a loop or ``with`` target...): a name only ever bound by other imports, defs and
+    classes (or never bound: a builtin) resolves to something else.
+    """
+    calls: list[ast.Call] = []
+    aliases: set[str] = set()
+    for node in walk(tree):
+        if isinstance(node, ast.Call):
+            func = node.func
+            if node.args and (
+                isinstance(func, ast.Name) or (isinstance(func, ast.Attribute) and func.attr == "from_dlpack")
+            ):
+                calls.append(node)
+        elif isinstance(node, ast.Name):
+            if not isinstance(node.ctx, ast.Load):
+                aliases.add(node.id)
+        elif isinstance(node, ast.arg):
+            aliases.add(node.arg)
+        elif isinstance(node, ast.alias):
+            if "from_dlpack" in node.name:
+                aliases.add((node.asname or node.name).split(".", 1)[0])
+        elif isinstance(node, (ast.ExceptHandler, ast.MatchAs, ast.MatchStar)):
+            if node.name:
+                aliases.add(node.name)
+        elif isinstance(node, ast.MatchMapping) and node.rest:
+            aliases.add(node.rest)
+    return calls, frozenset(aliases)
 
 
 def _host_copy(call: cst.Call, consumer: str, numpy: str, fixer) -> cst.BaseExpression:

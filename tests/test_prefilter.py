@@ -1,0 +1,81 @@
+"""The combined prefilter (``rule.Prefilter``) answers exactly as the rules' own prefilters do.
+
+The engine asks ``Prefilter.active`` once per file instead of each rule's ``prefilter``; a
+rule it left out would never see the file, so any difference loses findings.
+"""
+
+from __future__ import annotations
+
+import jax_codemod
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from jax_codemod.engine.pipeline import active_rules
+from jax_codemod.registry import MANIFEST, LazyRule
+from jax_codemod.rule import SMALL_FILE, Prefilter, Rule, minimal_triggers
+
+
+class Plain(Rule):
+    CODE, NAME, TRIGGERS = "TST001", "plain", (b"needle", b"needle_eye", b"pin")
+
+
+class Refined(Rule):
+    CODE, NAME, TRIGGERS = "TST002", "refined", (b"pin",)
+
+    def prefilter(self, source: bytes) -> bool:
+        return b"pin" in source and b"cushion" in source
+
+
+class Ungated(Rule):
+    """No triggers, its own prefilter: the gate must not hide files from it."""
+
+    CODE, NAME = "TST003", "ungated"
+
+    def prefilter(self, source: bytes) -> bool:
+        return source.startswith(b"#!")
+
+
+TRIGGERS = sorted({t for info in MANIFEST for t in info.TRIGGERS} | {b"needle_eye", b"pin", b"cushion", b"jax"})
+PIECES = st.one_of(st.sampled_from([*TRIGGERS, b"#!", b" ", b"\n", b"jit", b"vmap(", b"x."]), st.binary(max_size=8))
+
+
+def every_rule_set():
+    lazy = tuple(LazyRule(info, {}) for info in MANIFEST)
+    loaded = tuple(rule() for rule in jax_codemod.RULES)
+    return [lazy, loaded, (Plain(), Refined()), (Plain(), Ungated(), Refined()), (*lazy[:2], Refined()), ()]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(PIECES, max_size=16))
+def test_active_is_every_rule_whose_prefilter_passes(pieces):
+    small = b"".join(pieces)
+    # Both ways the gate is asked: one regex for a small file, ``in`` scans for a large one.
+    for source in (small, small + b" " * SMALL_FILE, b"#" * SMALL_FILE + small):
+        for rules in every_rule_set():
+            expected = tuple(rule for rule in rules if rule.prefilter(source))
+            assert Prefilter(rules).active(source) == expected
+            assert active_rules(source, rules) == expected
+
+
+@pytest.mark.parametrize("info", MANIFEST, ids=lambda info: info.CODE)
+def test_each_trigger_alone_passes_its_rule(info):
+    rules = tuple(LazyRule(i, {}) for i in MANIFEST)
+    for trigger in info.TRIGGERS:
+        source = b"import jax\n@jax.jit\ndef f(x):\n    return " + trigger + b"\n"
+        active = {rule.CODE for rule in Prefilter(rules).active(source)}
+        assert active == {rule.CODE for rule in rules if rule.prefilter(source)}
+
+
+def test_a_file_without_any_trigger_asks_no_rule(monkeypatch):
+    asked = []
+    monkeypatch.setattr(LazyRule, "_refine", lambda self, source: asked.append(self.CODE) or True)
+    rules = tuple(LazyRule(info, {}) for info in MANIFEST)
+    assert Prefilter(rules).active(b"import os\nprint(os.sep)\n") == ()
+    assert asked == []  # no rule imported, no rule's own prefilter run
+    assert [r.CODE for r in Prefilter(rules).active(b"y = x.toDlpack()\n")] == ["JAX005"]
+    assert asked == ["JAX005"]
+
+
+def test_minimal_triggers_drop_those_that_contain_another():
+    assert minimal_triggers([b"from_dlpack", b"dlpack", b"to_dlpack", b"dl_device", b"dlpack"]) == (b"dlpack", b"dl_device")
+    assert minimal_triggers([]) == ()
