@@ -5,15 +5,25 @@ from __future__ import annotations
 import ast
 import bisect
 import re
+import warnings
 from dataclasses import dataclass
 from functools import cache
 from typing import TYPE_CHECKING
 
-from jax_codemod.analysis.context import FileContext, count_line_breaks
+from jax_codemod.analysis.context import (
+    CONTAINER_CALLS,
+    FileContext,
+    count_line_breaks,
+    partial_source,
+    string_interiors,
+    top_level_blocks,
+)
 from jax_codemod.analysis.transforms import (
     JIT,
     JIT_LIKE,
     PARTIAL,
+    TRANSFORM_LEAVES,
+    TRANSFORMS,
     TRANSPARENT,
     Spellings,
     Transform,
@@ -342,25 +352,24 @@ class TracedConcreteAccess(Rule):
 
     def check(self, ctx: FileContext) -> list[Finding]:
         members = members_for(_target_version(self.options))
-        text = ctx.text
-        access_lines = (
-            _word_lines(text, _METHOD_NAMES, attribute=True, call=True)
-            | _word_lines(text, _PROPERTY_NAMES, attribute=True, not_after="jax")
-            | _word_lines(text, _CONSUMER_NAMES, call=True, not_after="jnp.")
-        )
+        access_lines = _access_lines(ctx.text)
         if not access_lines:
             return []
-        spellings = Spellings(ctx)
-        # Decorated functions too: a helper with an access may be called from one.
-        candidates = access_lines | _word_lines(text, spellings.call_names, call=True)
-        region = _Region(ctx.tree, sorted(candidates | _matching_lines(ctx.text, _DECORATED_DEF, end=True)))
-        buffers = _ffi_names(ctx)
-        findings: list[Finding] = []
-        for traced in _traced_functions(ctx, region, spellings):
-            accesses = _accesses(ctx, traced, members, buffers)
-            if accesses:
-                findings.extend(self._check_function(ctx, region, traced, accesses))
-        return findings
+        if not ctx.has_tree:
+            # Most files that get here have no finding, and parsing all of one costs more than
+            # the rest of the check: decide from the blocks that can matter first.
+            partial = partial_context(ctx)
+            if partial is not None:
+                try:
+                    if not _analyse(partial, _access_lines(partial.text), members, exact=False):
+                        return []
+                except _Undecided:
+                    pass
+        return [
+            finding
+            for traced, accesses, region in _analyse(ctx, access_lines, members)
+            for finding in self._check_function(ctx, region, traced, accesses)
+        ]
 
     def _check_function(
         self, ctx: FileContext, region, traced: Traced, accesses: list[Access]
@@ -399,6 +408,229 @@ class TracedConcreteAccess(Rule):
             raise ValueError(f"no function at {sorted(plans)}")
         # A plan deferred because a function inside it was split is found again next pass.
         return new_module
+
+
+def _access_lines(text: str) -> set[int]:
+    return (
+        _word_lines(text, _METHOD_NAMES, attribute=True, call=True)
+        | _word_lines(text, _PROPERTY_NAMES, attribute=True, not_after="jax")
+        | _word_lines(text, _CONSUMER_NAMES, call=True, not_after="jnp.")
+    )
+
+
+class _Undecided(Exception):
+    """A question about a partial tree that only the whole file's value analysis answers."""
+
+
+def _analyse(ctx: FileContext, access_lines: set[int], members, exact: bool = True):
+    """(traced function, its accesses, the region) for each traced function with an access.
+
+    ``exact=False``: ``ctx`` is a partial context (``partial_context``); an access whose
+    receiver only the whole-file value analysis can judge raises ``_Undecided``.
+    """
+    spellings = Spellings(ctx)
+    # Decorated functions too: a helper with an access may be called from one.
+    candidates = access_lines | _word_lines(ctx.text, spellings.call_names, call=True)
+    region = _Region(ctx.tree, sorted(candidates | _matching_lines(ctx.text, _DECORATED_DEF, end=True)))
+    buffers = _ffi_names(ctx)
+    found = []
+    for traced in _traced_functions(ctx, region, spellings):
+        accesses = _accesses(ctx, traced, members, buffers, exact)
+        if accesses:
+            found.append((traced, accesses, region))
+    return found
+
+
+# The blocks that can matter -----------------------------------------------------------
+
+# Text that may spell an access in the tree, whatever the whitespace, line breaks and
+# comments around the dot: `x.\n    item()`, `x. \\\n item()`, and a name that starts a line
+# (after a comment that ends the line with the dot on it).
+_CALLED_WORDS = "|".join(sorted({m.name for m in TRACER_MEMBERS if m.positional is not None} | set(_CONSUMER_NAMES)))
+_PROPERTY_WORDS = "|".join(_PROPERTY_NAMES)
+_GAP = r"(?:\s|\\)*"  # whitespace, line breaks and backslash continuations
+# A method or consumer is an access only when called (the parenthesis may follow a comment);
+# a property only when not called (`"{}".format(x)` is no access).
+# `x.  # why\n    item()`: a comment may sit between the dot and the name, inside brackets.
+_COMMENTED_GAP = rf"{_GAP}(?:#[^\n]*\n{_GAP})*"
+_POSSIBLE_ACCESS = re.compile(
+    rf"\.{_COMMENTED_GAP}(?:(?:{_CALLED_WORDS}){_GAP}[(#]|(?:{_PROPERTY_WORDS})(?!\w)(?!{_GAP}\())"
+)
+_DEF_NAME = re.compile(r"(?:^|(?<=\n))[ \t]*(?:async[ \t]+)?def[ \t]+(\w+)")
+_WORDS = re.compile(r"\w+")
+
+
+def partial_context(ctx: FileContext) -> FileContext | None:
+    """A context of ``ctx``'s file with only the top-level blocks JAX001's answer depends on,
+    the others replaced by stubs that bind what they bind (``context.partial_source``); None
+    when the text cannot be cut with certainty or what is kept does not parse.
+
+    A finding is an access inside a traced function. The function's block holds the access
+    text (a member or consumer name after a dot or at the start of a line, or a name the
+    imports bind to a consumer); it is traced by a decorator or a transform call that spells
+    the transform (``_transform_blocks``: a chain that resolves to one, an imported or
+    assigned alias, a decorator factory), or called from such a function, which names it.
+    So the blocks kept are: every import and every statement that binds a name at module
+    level the stubs do not reproduce (name resolution and aliases read them); and every block
+    on a chain "spells a transform -> names a function of -> ... -> holds an access". The
+    rule's analysis then finds the same traced functions in both trees, at the same lines
+    and columns, and the same candidate accesses in them.
+    """
+    text = ctx.text
+    if "\r" in text or "\f" in text or "\v" in text:
+        return None
+    interiors = string_interiors(text)
+    blocks = top_level_blocks(text, interiors) if interiors is not None else None
+    if not blocks:
+        return None
+    begins = [block.begin for block in blocks]
+    string_starts = [first for first, _ in interiors]
+
+    def block_of(position: int) -> int | None:
+        # Text inside a triple-quoted string (docstrings, embedded programs) is no code.
+        inside = bisect.bisect_right(string_starts, position) - 1
+        if inside >= 0 and position <= interiors[inside][1]:
+            return None
+        return bisect.bisect_right(begins, position) - 1
+
+    def blocks_at(positions) -> set[int]:
+        return {i for i in map(block_of, positions) if i is not None}
+
+    fixed = [
+        block.kind == "other" or (block.kind in ("assign", "item") and ";" in text[block.begin : block.finish])
+        for block in blocks
+    ]
+    for index in blocks_at(_word_positions(text, "import")):
+        fixed[index] = True
+    # The module's names first: imports, aliases, module-level statements.
+    base = _parse_partial(ctx, blocks, fixed)
+    if base is None:
+        return None
+    bindings = base._bindings
+    spellings = Spellings(base)
+    if any(name in bindings or name in spellings.aliases for name in CONTAINER_CALLS):
+        return None  # `dict = ...`: the stubs' reading of `x = dict(...)` may not hold
+    accesses = blocks_at(m.start() + 1 for m in _POSSIBLE_ACCESS.finditer(text))
+    # A consumer called by a bare name: `memoryview(x)`, `asarray(x)` after
+    # `from numpy import asarray`, `to_np(x)` after `to_np = np.asarray`.
+    bare = [n for n, target in bindings.items() if target in CONSUMERS]
+    bare += [n for n in _BUILTIN_CONSUMERS if n not in bindings]
+    for name in bare:
+        accesses |= blocks_at(_word_positions(text, name))
+    live = _transform_blocks(text, blocks, bindings, spellings, blocks_at)
+    defined = _module_functions(text, blocks)
+    # Forward from the blocks that spell a transform, through the functions they name...
+    reach = set(live)
+    pending = list(live)
+    while pending:
+        block = blocks[pending.pop()]
+        for word in set(_WORDS.findall(text, block.begin, block.finish)) & defined.keys():
+            for target in defined[word]:
+                if target not in reach:
+                    reach.add(target)
+                    pending.append(target)
+    # ...and back from the accesses, through the blocks that name their functions.
+    keep = [fixed[i] or (i in accesses and i in reach) for i in range(len(blocks))]
+    names_done: set[str] = set()
+    pending = [i for i in range(len(blocks)) if keep[i] and i in reach]
+    while pending:
+        for name in _functions_of(text, blocks[pending.pop()]) - names_done:
+            names_done.add(name)
+            for other in blocks_at(_word_positions(text, name)):
+                if other in reach and not keep[other]:
+                    keep[other] = True
+                    pending.append(other)
+    # Decorator factories the kept blocks name (`@compile` with `def compile(fn): return jax.jit(fn)`).
+    factories = [
+        i for i in live if not keep[i] and blocks[i].kind == "def" and not blocks[i].decorated
+    ]
+    if factories:
+        kept_words = set()
+        for index, block in enumerate(blocks):
+            if keep[index]:
+                kept_words.update(_WORDS.findall(text, block.begin, block.finish))
+        for index in factories:
+            if blocks[index].name in kept_words:
+                keep[index] = True
+    if keep == fixed:
+        return base
+    return _parse_partial(ctx, blocks, keep)
+
+
+def _parse_partial(ctx: FileContext, blocks, keep: list[bool]) -> FileContext | None:
+    source = partial_source(ctx.text, blocks, keep)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            tree = ast.parse(source, filename=ctx.path)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    return FileContext(ctx.path, source, tree)
+
+
+def _module_functions(text: str, blocks) -> dict[str, list[int]]:
+    """Module-level function name -> the blocks that define it (`def` blocks, and functions
+    under a module-level `if` or `try`)."""
+    defined: dict[str, list[int]] = {}
+    for index, block in enumerate(blocks):
+        for name in _functions_of(text, block):
+            defined.setdefault(name, []).append(index)
+    return defined
+
+
+def _functions_of(text: str, block) -> set[str]:
+    if block.kind == "def":
+        return {block.name}
+    if block.kind == "other":
+        return set(_DEF_NAME.findall(text, block.begin, block.finish))
+    return set()
+
+
+_TRANSFORM_WORDS = "|".join(sorted(TRANSFORM_LEAVES - {"partial"}))
+_TRANSFORM_ATTRIBUTE = re.compile(rf"\.{_COMMENTED_GAP}(?:{_TRANSFORM_WORDS})(?!\w)")
+
+
+def _transform_blocks(text: str, blocks, bindings, spellings: Spellings, blocks_at) -> set[int]:
+    """The blocks that may spell a transform: a dotted name ending in a transform's name whose
+    head the imports bind (`jax.jit`, `lax.scan`, `eqx.filter_jit`; one the text does not show
+    plainly counts too), a bare name bound to one (`from jax import jit as J`, `J = jax.jit`,
+    `J = partial(jax.jit, ...)`), or a decorator factory's name. `partial` alone traces
+    nothing: `partial(jax.jit, ...)` spells `jax.jit` too."""
+    positions = []
+    for match in _TRANSFORM_ATTRIBUTE.finditer(text):
+        dot = match.start()
+        # The dotted name before the dot, read backwards: `jax.lax` in `jax.lax.scan`.
+        start = dot
+        while start > 0 and (_is_word_char(text[start - 1]) or text[start - 1] == "."):
+            start -= 1
+        before = start - 1
+        while before >= 0 and text[before] in " \t\n\\":
+            before -= 1
+        head = text[start:dot].split(".", 1)[0]
+        if start == dot or (before >= 0 and text[before] == ".") or not head or head[0].isdigit():
+            positions.append(dot)  # `f().jit`, `jax .lax.scan`, `x. jit`: cannot tell; count it
+        elif isinstance(bindings.get(head), str):
+            positions.append(dot)
+    live = blocks_at(positions)
+    names = {n for n, target in bindings.items() if isinstance(target, str) and public(target) in TRANSFORMS}
+    names |= set(spellings.aliases)
+    for name in names:
+        live |= blocks_at(_word_positions(text, name))
+    # Factories: module-level functions without decorators that spell a transform.
+    factories = {blocks[i].name for i in live if blocks[i].kind == "def" and not blocks[i].decorated}
+    for name in factories - names:
+        live |= blocks_at(_word_positions(text, name))
+    return live
+
+
+def _word_positions(text: str, word: str):
+    size, length = len(text), len(word)
+    start = text.find(word)
+    while start != -1:
+        end = start + length
+        if (start == 0 or not _is_word_char(text[start - 1])) and (end == size or not _is_word_char(text[end])):
+            yield start
+        start = text.find(word, end)
 
 
 # Finding the traced functions ---------------------------------------------------------
@@ -740,7 +972,9 @@ def _stored_names(function) -> set[str]:
     }
 
 
-def _accesses(ctx: FileContext, traced: Traced, members: dict[str, Member], buffers: frozenset[str]) -> list[Access]:
+def _accesses(
+    ctx: FileContext, traced: Traced, members: dict[str, Member], buffers: frozenset[str], exact: bool = True
+) -> list[Access]:
     function = traced.node
     stored = _stored_names(function)
     params = {name for name in traced.traced if name not in stored}
@@ -766,12 +1000,18 @@ def _accesses(ctx: FileContext, traced: Traced, members: dict[str, Member], buff
         if root in params or root in aliases:
             found.append(Access(node, receiver, label, aliases.get(root, root)))
         elif _is_traced(ctx, receiver, tainted) or (
-            _base_name(receiver) not in every and ctx.analysis.is_tracer(receiver)
+            _base_name(receiver) not in every and _is_tracer(ctx, receiver, exact)
         ):
             # The shared value analysis follows what the local taint does not: containers,
             # `self` attributes, records, helpers' return values, closures over a trace.
             found.append(Access(node, receiver, label, None))
     return sorted(found, key=lambda a: (a.node.lineno, a.node.col_offset))
+
+
+def _is_tracer(ctx: FileContext, receiver: ast.AST, exact: bool) -> bool:
+    if not exact:
+        raise _Undecided
+    return ctx.analysis.is_tracer(receiver)
 
 
 def _base_name(expr: ast.AST) -> str | None:
