@@ -596,3 +596,30 @@ def partial_source(text: str, blocks: list[Block], keep: list[bool]) -> str:
     if blocks:
         parts.insert(0, text[: blocks[0].begin])  # comments and blank lines
     return "".join(parts)
+
+
+def in_code(text: str, position: int, interiors: list[tuple[int, int]]) -> bool:
+    """Whether ``position`` is in code, not in a string or comment; ``interiors`` from
+    ``string_interiors(text)``. The line is read from its start (no string but a triple-quoted
+    one spans lines; such a file has ``interiors`` for it)."""
+    starts = [first for first, _ in interiors]
+    inside = bisect.bisect_right(starts, position) - 1
+    if inside >= 0 and position <= interiors[inside][1]:
+        return False
+    cursor = text.rfind("\n", 0, position) + 1
+    if inside >= 0 and interiors[inside][1] >= cursor:
+        cursor = interiors[inside][1] + 3  # the line starts inside a string that closes on it
+    while True:
+        lexeme = _LINE_LEXEME.search(text, cursor, position)
+        if lexeme is None:
+            return True
+        at = lexeme.start()
+        if text[at] == "#":
+            return False
+        following = bisect.bisect_right(starts, at + 3) - 1
+        if following >= 0 and starts[following] == at + 3:  # a triple-quoted string opens here
+            cursor = interiors[following][1] + 3
+            continue
+        cursor = _single_quoted_end(text, at)
+        if cursor < 0 or cursor > position:
+            return cursor < 0  # unterminated: unsure, so call it code

@@ -14,6 +14,7 @@ from jax_codemod.analysis.context import (
     CONTAINER_CALLS,
     FileContext,
     count_line_breaks,
+    in_code,
     partial_source,
     string_interiors,
     top_level_blocks,
@@ -225,6 +226,24 @@ _ACCESS_BYTES = re.compile(_access_pattern(TRACER_MEMBERS).encode())
 # A file must name one of these to trace anything: jax's transforms and `lax`, equinox's
 # filter_* and flax's lifted ones all contain one of them.
 _TRANSFORM_BYTES = re.compile(rb"jit|vmap|pmap|grad|jac|hessian|checkpoint|remat|shard_map|jvp|vjp|linearize|lax")
+_TRANSFORM_SPELLINGS = tuple(_TRANSFORM_BYTES.pattern.split(b"|"))
+# _ACCESS_BYTES, in two searches the regex engine runs fast: an alternation whose branches
+# start with different letters makes it try a match at nearly every byte. Members start with
+# a dot; consumers end with a parenthesis, so they are searched for in the reversed bytes.
+_MEMBER_BYTES = re.compile(
+    rb"\.\s*(?:(?:" + "|".join(_METHOD_NAMES).encode() + rb")\s*\(|(" + "|".join(_PROPERTY_NAMES).encode() + rb")\b)"
+)
+_CONSUMER_BYTES_REVERSED = re.compile(
+    rb"\(\s*(?:" + "|".join(name[::-1] for name in _CONSUMER_NAMES).encode() + rb")\b(?!\.pnj)"
+)
+
+
+def _may_access(source: bytes) -> bool:
+    """``_ACCESS_BYTES.search(source) is not None``, several times faster."""
+    for match in _MEMBER_BYTES.finditer(source):
+        if match.group(1) is None or source[max(0, match.start() - 3) : match.start()] != b"jax":
+            return True
+    return _CONSUMER_BYTES_REVERSED.search(source[::-1]) is not None
 
 
 @dataclass
@@ -346,8 +365,8 @@ class TracedConcreteAccess(Rule):
         # transform is jax's or a library's built on it: a file without "jax" traces nothing).
         return (
             b"jax" in source
-            and _ACCESS_BYTES.search(source) is not None
-            and _TRANSFORM_BYTES.search(source) is not None
+            and any(spelling in source for spelling in _TRANSFORM_SPELLINGS)
+            and _may_access(source)
         )
 
     def check(self, ctx: FileContext) -> list[Finding]:
@@ -411,11 +430,24 @@ class TracedConcreteAccess(Rule):
 
 
 def _access_lines(text: str) -> set[int]:
-    return (
-        _word_lines(text, _METHOD_NAMES, attribute=True, call=True)
-        | _word_lines(text, _PROPERTY_NAMES, attribute=True, not_after="jax")
-        | _word_lines(text, _CONSUMER_NAMES, call=True, not_after="jnp.")
-    )
+    """Lines with a member called after a dot (`x.item(`), a property read after a dot but
+    not after `jax` (`x.sharding`, not `jax.sharding`), or a consumer called (`np.asarray(`,
+    not `jnp.asarray(`), spaces and tabs allowed around the dot and before the parenthesis.
+
+    One regex with a literal first character for the members (the engine searches for the
+    dot fast) instead of a str.find per member name over the whole text."""
+    positions = []
+    for match in _MEMBER_TEXT.finditer(text):
+        if match.group(2) is not None and text.endswith("jax", 0, match.start()):
+            continue
+        positions.append(match.start(1) if match.group(1) is not None else match.start(2))
+    lines = _lines_of(text, sorted(positions))
+    return lines | _word_lines(text, _CONSUMER_NAMES, call=True, not_after="jnp.")
+
+
+_MEMBER_TEXT = re.compile(
+    rf"\.[ \t]*(?:({'|'.join(_METHOD_NAMES)})(?!\w)[ \t]*\(|({'|'.join(_PROPERTY_NAMES)})(?!\w))"
+)
 
 
 class _Undecided(Exception):
@@ -446,16 +478,18 @@ def _analyse(ctx: FileContext, access_lines: set[int], members, exact: bool = Tr
 # Text that may spell an access in the tree, whatever the whitespace, line breaks and
 # comments around the dot: `x.\n    item()`, `x. \\\n item()`, and a name that starts a line
 # (after a comment that ends the line with the dot on it).
-_CALLED_WORDS = "|".join(sorted({m.name for m in TRACER_MEMBERS if m.positional is not None} | set(_CONSUMER_NAMES)))
+_METHOD_WORDS = "|".join(_METHOD_NAMES)
+_CONSUMER_WORDS = "|".join(_CONSUMER_NAMES)
 _PROPERTY_WORDS = "|".join(_PROPERTY_NAMES)
 _GAP = r"(?:\s|\\)*"  # whitespace, line breaks and backslash continuations
-# A method or consumer is an access only when called (the parenthesis may follow a comment);
-# a property only when not called (`"{}".format(x)` is no access).
 # `x.  # why\n    item()`: a comment may sit between the dot and the name, inside brackets.
 _COMMENTED_GAP = rf"{_GAP}(?:#[^\n]*\n{_GAP})*"
+# A method or consumer is an access only when called (the parenthesis may follow a comment);
+# a property only when not called (`"{}".format(x)` is no access).
 _POSSIBLE_ACCESS = re.compile(
-    rf"\.{_COMMENTED_GAP}(?:(?:{_CALLED_WORDS}){_GAP}[(#]|(?:{_PROPERTY_WORDS})(?!\w)(?!{_GAP}\())"
+    rf"\.{_COMMENTED_GAP}(?:(?:{_METHOD_WORDS}){_GAP}[(#]|(?:{_PROPERTY_WORDS})(?!\w)(?!{_GAP}\())"
 )
+_POSSIBLE_CONSUMER = re.compile(rf"\.{_COMMENTED_GAP}({_CONSUMER_WORDS}){_GAP}[(#]")
 _DEF_NAME = re.compile(r"(?:^|(?<=\n))[ \t]*(?:async[ \t]+)?def[ \t]+(\w+)")
 _WORDS = re.compile(r"\w+")
 
@@ -496,10 +530,16 @@ def partial_context(ctx: FileContext) -> FileContext | None:
     def blocks_at(positions) -> set[int]:
         return {i for i in map(block_of, positions) if i is not None}
 
-    fixed = [
-        block.kind == "other" or (block.kind in ("assign", "item") and ";" in text[block.begin : block.finish])
-        for block in blocks
-    ]
+    def semicolon(block) -> bool:
+        """A second statement on the line (`T = []; J = jax.jit`) the stub would drop."""
+        found = text.find(";", block.begin, block.finish)
+        while found != -1:
+            if in_code(text, found, interiors):
+                return True
+            found = text.find(";", found + 1, block.finish)
+        return False
+
+    fixed = [block.kind == "other" or (block.kind in ("assign", "item") and semicolon(block)) for block in blocks]
     for index in blocks_at(_word_positions(text, "import")):
         fixed[index] = True
     # The module's names first: imports, aliases, module-level statements.
@@ -511,6 +551,16 @@ def partial_context(ctx: FileContext) -> FileContext | None:
     if any(name in bindings or name in spellings.aliases for name in CONTAINER_CALLS):
         return None  # `dict = ...`: the stubs' reading of `x = dict(...)` may not hold
     accesses = blocks_at(m.start() + 1 for m in _POSSIBLE_ACCESS.finditer(text))
+    # `np.asarray(x)` is a consumer only where `np` is bound to NumPy: `jnp.asarray(x)` is not.
+    consumer_positions = []
+    for match in _POSSIBLE_CONSUMER.finditer(text):
+        head, rest = _dotted_before(text, match.start())
+        leaf = match.group(1)
+        if head is None or leaf in BUFFER_METHODS:
+            consumer_positions.append(match.start() + 1)
+        elif isinstance(bindings.get(head), str) and ".".join([bindings[head], *rest, leaf]) in CONSUMERS:
+            consumer_positions.append(match.start() + 1)
+    accesses |= blocks_at(consumer_positions)
     # A consumer called by a bare name: `memoryview(x)`, `asarray(x)` after
     # `from numpy import asarray`, `to_np(x)` after `to_np = np.asarray`.
     bare = [n for n, target in bindings.items() if target in CONSUMERS]
@@ -554,7 +604,30 @@ def partial_context(ctx: FileContext) -> FileContext | None:
                 keep[index] = True
     if keep == fixed:
         return base
-    return _parse_partial(ctx, blocks, keep)
+    # Parse only the blocks added, and put their statements in place of their stubs.
+    added = [k and not f for k, f in zip(keep, fixed)]
+    source = "".join(
+        text[b.begin : b.finish] if a else "\n" * text.count("\n", b.begin, b.finish)
+        for b, a in zip(blocks, added)
+    )
+    source = "\n" * text.count("\n", 0, blocks[0].begin) + source
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            more = ast.parse(source, filename=ctx.path)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    stubs = {b.start for b, a in zip(blocks, added) if a}
+    body = [s for s in base.tree.body if s.lineno not in stubs or not _is_stub(s)] + more.body
+    body.sort(key=lambda s: (s.lineno, s.col_offset))
+    tree = ast.Module(body=body, type_ignores=[])
+    return FileContext(ctx.path, partial_source(text, blocks, keep), tree)
+
+
+def _is_stub(statement: ast.stmt) -> bool:
+    if isinstance(statement, ast.ClassDef):
+        return not statement.decorator_list and len(statement.body) == 1 and isinstance(statement.body[0], ast.Pass)
+    return isinstance(statement, (ast.Pass, ast.Assign))
 
 
 def _parse_partial(ctx: FileContext, blocks, keep: list[bool]) -> FileContext | None:
@@ -590,6 +663,22 @@ _TRANSFORM_WORDS = "|".join(sorted(TRANSFORM_LEAVES - {"partial"}))
 _TRANSFORM_ATTRIBUTE = re.compile(rf"\.{_COMMENTED_GAP}(?:{_TRANSFORM_WORDS})(?!\w)")
 
 
+def _dotted_before(text: str, dot: int) -> tuple[str | None, list[str]]:
+    """(head, the names after it) of the dotted name right before ``dot``: `jax.lax` in
+    `jax.lax.scan` -> ("jax", ["lax"]); head None when the text does not show a plain one
+    (`f().jit`, `jax .lax.scan`, `x[0].item`)."""
+    start = dot
+    while start > 0 and (_is_word_char(text[start - 1]) or text[start - 1] == "."):
+        start -= 1
+    before = start - 1
+    while before >= 0 and text[before] in " \t\n\\":
+        before -= 1
+    parts = text[start:dot].split(".")
+    if (before >= 0 and text[before] in ".)]}") or not all(parts) or parts[0][0].isdigit():
+        return None, []
+    return parts[0], parts[1:]
+
+
 def _transform_blocks(text: str, blocks, bindings, spellings: Spellings, blocks_at) -> set[int]:
     """The blocks that may spell a transform: a dotted name ending in a transform's name whose
     head the imports bind (`jax.jit`, `lax.scan`, `eqx.filter_jit`; one the text does not show
@@ -598,19 +687,9 @@ def _transform_blocks(text: str, blocks, bindings, spellings: Spellings, blocks_
     nothing: `partial(jax.jit, ...)` spells `jax.jit` too."""
     positions = []
     for match in _TRANSFORM_ATTRIBUTE.finditer(text):
-        dot = match.start()
-        # The dotted name before the dot, read backwards: `jax.lax` in `jax.lax.scan`.
-        start = dot
-        while start > 0 and (_is_word_char(text[start - 1]) or text[start - 1] == "."):
-            start -= 1
-        before = start - 1
-        while before >= 0 and text[before] in " \t\n\\":
-            before -= 1
-        head = text[start:dot].split(".", 1)[0]
-        if start == dot or (before >= 0 and text[before] == ".") or not head or head[0].isdigit():
-            positions.append(dot)  # `f().jit`, `jax .lax.scan`, `x. jit`: cannot tell; count it
-        elif isinstance(bindings.get(head), str):
-            positions.append(dot)
+        head, _ = _dotted_before(text, match.start())
+        if head is None or isinstance(bindings.get(head), str):
+            positions.append(match.start())
     live = blocks_at(positions)
     names = {n for n, target in bindings.items() if isinstance(target, str) and public(target) in TRANSFORMS}
     names |= set(spellings.aliases)
@@ -672,6 +751,11 @@ def _word_lines(text: str, words, *, attribute=False, call=False, not_after: str
                     positions.append(start)
             start = text.find(word, end)
     positions.sort()
+    return _lines_of(text, positions)
+
+
+def _lines_of(text: str, positions: list[int]) -> set[int]:
+    """The lines of sorted character ``positions``."""
     lines, line, previous = set(), 1, 0
     for position in positions:
         line += count_line_breaks(text, previous, position)
@@ -954,22 +1038,35 @@ def _add(found: dict, function, transform: Transform, unsplittable, bound: bool 
 # Finding the accesses -------------------------------------------------------------
 
 
-def _scope_nodes(scope: ast.AST):
-    """Nodes of ``scope``'s own body, not of the functions or classes nested in it."""
-    stack = list(scope.body) if isinstance(scope.body, list) else [scope.body]
-    while stack:
-        node = stack.pop()
-        yield node
-        if not isinstance(node, _SCOPES):
-            stack.extend(ast.iter_child_nodes(node))
+def _scope_nodes(scope: ast.AST) -> list[ast.AST]:
+    """Nodes of ``scope``'s own body, not of the functions or classes nested in it.
+
+    Walked once per function and kept on the node: the traced-function search, the helper
+    search, the taint and the access scan all read the same function's nodes (four walks
+    of each traced function made them most of JAX001's cost on JAX-heavy code).
+    """
+    nodes = scope.__dict__.get("_jax001_nodes")
+    if nodes is None:
+        nodes = []
+        stack = list(scope.body) if isinstance(scope.body, list) else [scope.body]
+        while stack:
+            node = stack.pop()
+            nodes.append(node)
+            if not isinstance(node, _SCOPES):
+                stack.extend(ast.iter_child_nodes(node))
+        scope._jax001_nodes = nodes
+    return nodes
 
 
 def _stored_names(function) -> set[str]:
-    return {
-        node.id
-        for node in _scope_nodes(function)
-        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store)
-    }
+    stored = function.__dict__.get("_jax001_stored")
+    if stored is None:
+        stored = function._jax001_stored = {
+            node.id
+            for node in _scope_nodes(function)
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store)
+        }
+    return stored
 
 
 def _accesses(
@@ -1009,6 +1106,8 @@ def _accesses(
 
 
 def _is_tracer(ctx: FileContext, receiver: ast.AST, exact: bool) -> bool:
+    if isinstance(receiver, ast.Constant):
+        return False  # what the value analysis says of any constant
     if not exact:
         raise _Undecided
     return ctx.analysis.is_tracer(receiver)
@@ -1123,7 +1222,15 @@ def _leaves_of(ctx: FileContext, expr: ast.AST) -> ast.AST:
 
 
 def _tainted_names(ctx: FileContext, function, traced: frozenset[str]) -> set[str]:
-    """Parameters that are tracers and the locals computed from them or from jax calls."""
+    """Parameters that are tracers and the locals computed from them or from jax calls
+    (kept on the function per set of traced parameters: helpers and accesses both ask)."""
+    cache = function.__dict__.setdefault("_jax001_tainted", {})
+    if traced not in cache:
+        cache[traced] = _taint(ctx, function, traced)
+    return set(cache[traced])
+
+
+def _taint(ctx: FileContext, function, traced: frozenset[str]) -> set[str]:
     tainted = set(traced)
     bindings = []
     for node in _scope_nodes(function):
