@@ -660,7 +660,7 @@ def _functions_of(text: str, block) -> set[str]:
 
 
 _TRANSFORM_WORDS = "|".join(sorted(TRANSFORM_LEAVES - {"partial"}))
-_TRANSFORM_ATTRIBUTE = re.compile(rf"\.{_COMMENTED_GAP}(?:{_TRANSFORM_WORDS})(?!\w)")
+_TRANSFORM_ATTRIBUTE = re.compile(rf"\.{_COMMENTED_GAP}({_TRANSFORM_WORDS})(?!\w)")
 
 
 def _dotted_before(text: str, dot: int) -> tuple[str | None, list[str]]:
@@ -687,9 +687,13 @@ def _transform_blocks(text: str, blocks, bindings, spellings: Spellings, blocks_
     nothing: `partial(jax.jit, ...)` spells `jax.jit` too."""
     positions = []
     for match in _TRANSFORM_ATTRIBUTE.finditer(text):
-        head, _ = _dotted_before(text, match.start())
-        if head is None or isinstance(bindings.get(head), str):
-            positions.append(match.start())
+        head, rest = _dotted_before(text, match.start())
+        if head is None:
+            positions.append(match.start())  # cannot tell: count it
+            continue
+        target = bindings.get(head)
+        if isinstance(target, str) and public(".".join([target, *rest, match.group(1)])) in TRANSFORMS:
+            positions.append(match.start())  # `jax.jit`, `lax.scan`; not `jax.tree.map`
     live = blocks_at(positions)
     names = {n for n, target in bindings.items() if isinstance(target, str) and public(target) in TRANSFORMS}
     names |= set(spellings.aliases)
