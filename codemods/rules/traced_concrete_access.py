@@ -380,7 +380,9 @@ class TracedConcreteAccess(Rule):
             partial = partial_context(ctx)
             if partial is not None:
                 try:
-                    if not _analyse(partial, _access_lines(partial.text), members, exact=False):
+                    # The kept blocks' lines are the file's, so are their access lines (on a
+                    # dropped block's line there is at most a stub, which holds no function).
+                    if not _analyse(partial, access_lines, members, exact=False):
                         return []
                 except _Undecided:
                     pass
@@ -441,8 +443,29 @@ def _access_lines(text: str) -> set[int]:
         if match.group(2) is not None and text.endswith("jax", 0, match.start()):
             continue
         positions.append(match.start(1) if match.group(1) is not None else match.start(2))
-    lines = _lines_of(text, sorted(positions))
-    return lines | _word_lines(text, _CONSUMER_NAMES, call=True, not_after="jnp.")
+    positions += _called_positions(text, _CONSUMER_NAMES, not_after="jnp.")
+    return _lines_of(text, sorted(positions))
+
+
+@cache
+def _reversed_calls(words: frozenset[str], not_after: str) -> re.Pattern[str]:
+    names = "|".join(sorted((w[::-1] for w in words), key=lambda w: (-len(w), w)))
+    guard = f"(?!{re.escape(not_after[::-1])})" if not_after else ""
+    return re.compile(rf"\([ \t]*(?:{names})(?!\w){guard}")
+
+
+def _called_positions(text: str, words, not_after: str = "") -> list[int]:
+    """Where one of ``words`` is called (`word (`, not `xword(`), not right after
+    ``not_after``: ``_word_lines(text, words, call=True, not_after=...)``'s positions.
+
+    Searched in the reversed text, where the parenthesis comes first: a regex whose branches
+    start with a literal runs at the engine's speed, one str.find per word over the text
+    (tens of them: the transforms' names) does not.
+    """
+    if not words:
+        return []
+    last = len(text) - 1
+    return [last - (match.end() - 1) for match in _reversed_calls(frozenset(words), not_after).finditer(text[::-1])]
 
 
 _MEMBER_TEXT = re.compile(
@@ -462,7 +485,7 @@ def _analyse(ctx: FileContext, access_lines: set[int], members, exact: bool = Tr
     """
     spellings = Spellings(ctx)
     # Decorated functions too: a helper with an access may be called from one.
-    candidates = access_lines | _word_lines(ctx.text, spellings.call_names, call=True)
+    candidates = access_lines | _lines_of(ctx.text, sorted(_called_positions(ctx.text, spellings.call_names)))
     region = _Region(ctx.tree, sorted(candidates | _matching_lines(ctx.text, _DECORATED_DEF, end=True)))
     buffers = _ffi_names(ctx)
     found = []
