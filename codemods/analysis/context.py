@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import bisect
 import io
+import keyword
 import re
 import tokenize
 from collections.abc import Iterator
@@ -417,13 +418,20 @@ _COLUMN_ZERO = re.compile(r"\n(?=[^\s#)\]}])")
 _HEADER = re.compile(
     r"(?:async[ \t]+)?def[ \t]+(\w+)|class[ \t]+(\w+)|(@)"
     # Clauses of the compound statement above: no statements of their own.
-    r"|(?:else|elif|except|finally)\b"
+    r"|(?P<clause>else|elif|except|finally)\b"
     # An assignment of a display, a literal or a builtin container call to one name
     # (`TABLE = {...}`, `data = dict(...)`) or to an item (`data["f32"] = dict(...)`): it binds
     # the name to no module and no transform, like `TABLE = None`.
     r"|(\w+)[ \t]*=(?!=)[ \t]*(?=[\[{\"'0-9]|[rbfuRBFU]{1,2}[\"']|(?:dict|list|tuple|set|frozenset)\()"
     r"|(\w+(?:\[[^\n=]*\])+[ \t]*=(?!=)[ \t]*(?=[\[{\"'0-9]|[rbfuRBFU]{1,2}[\"']|(?:dict|list|tuple|set|frozenset)\())"
+    # `name = f(...)`: binds the name to no module; an alias only if `f` is a transform or
+    # `partial` (the caller checks the callee).
+    r"|(\w+)[ \t]*=(?!=)[ \t]*(?=([\w.]+)[ \t]*\()"
+    # A call, a string or an annotation as a statement: binds nothing a module-level
+    # reader looks at (the first word is no keyword).
+    r"|(?=(\w+)[\w.]*[ \t]*\(|(\w+)[ \t]*:(?!=)|[\"']|[rbfuRBFU]{1,2}[\"'])"
 )
+_STATEMENT_KEYWORDS = frozenset(keyword.kwlist) | {"match", "case", "type"}
 # The builtins those assignments may call: a file that rebinds one is read whole.
 CONTAINER_CALLS = ("dict", "list", "tuple", "set", "frozenset")
 _LINE_LEXEME = re.compile(r"#|\"|'")
@@ -435,7 +443,8 @@ class Block:
     trailing blank and comment lines included), characters ``begin``..``finish``.
 
     ``kind``: "def", "class", "assign" (``name = <display, literal or container call>``),
-    "item" (the same assigned to an item) or "other"; ``name``: the name a `def`, `class` or
+    "call" (``name = callee(...)``), "item" (a display or literal assigned to an item; a call,
+    string or annotation as a statement) or "other"; ``name``: the name a `def`, `class` or
     "assign" block binds; ``decorated``: it has decorators.
     """
 
@@ -446,6 +455,7 @@ class Block:
     name: str | None
     decorated: bool = False
     kind: str = "other"
+    callee: str | None = None  # the called name of a "call" block (`name = callee(...)`)
 
 
 def string_interiors(text: str) -> list[tuple[int, int]] | None:
@@ -544,7 +554,7 @@ def top_level_blocks(text: str, interiors: list[tuple[int, int]] | None = None) 
         if offset >= 2 and text[offset - 2] == "\\":
             return None  # continues the line above: not a statement of its own
         header = _HEADER.match(text, offset)
-        if header is not None and header.lastindex is None:
+        if header is not None and header.group("clause"):
             continue  # `else:` and its siblings continue the statement above
         line += text.count("\n", counted, offset)
         counted = offset
@@ -560,15 +570,22 @@ def top_level_blocks(text: str, interiors: list[tuple[int, int]] | None = None) 
             header = heads[index][2]  # the decorated statement's own header
         index += 1
         end, finish = (heads[index][0] - 1, heads[index][1]) if index < len(heads) else (total, len(text))
-        name, kind = None, "other"
+        name, kind, callee = None, "other", None
         if header is not None and header.group(3) is None:
             if header.group(1):
                 name, kind = header.group(1), "def"
             elif header.group(2):
                 name, kind = header.group(2), "class"
-            elif not decorated:
-                name, kind = (header.group(4), "assign") if header.group(4) else (None, "item")
-        blocks.append(Block(start, end, begin, finish, name, decorated, kind))
+            elif decorated:
+                pass
+            elif header.group(5) or header.group(6):
+                name, kind = (header.group(5), "assign") if header.group(5) else (None, "item")
+            elif header.group(7):
+                if header.group(8).split(".", 1)[0] not in _STATEMENT_KEYWORDS:
+                    name, kind, callee = header.group(7), "call", header.group(8)
+            elif (header.group(9) or header.group(10) or "") not in _STATEMENT_KEYWORDS:
+                kind = "item"
+        blocks.append(Block(start, end, begin, finish, name, decorated, kind, callee))
     return blocks
 
 
@@ -584,7 +601,7 @@ def partial_source(text: str, blocks: list[Block], keep: list[bool]) -> str:
             parts.append(chunk)
             continue
         newlines = chunk.count("\n")
-        if block.kind == "assign":
+        if block.kind in ("assign", "call"):
             stub = f"{block.name} = None"
         elif block.kind in ("def", "class"):
             stub = f"class {block.name}: pass"

@@ -562,14 +562,28 @@ def partial_context(ctx: FileContext) -> FileContext | None:
             found = text.find(";", found + 1, block.finish)
         return False
 
-    fixed = [block.kind == "other" or (block.kind in ("assign", "item") and semicolon(block)) for block in blocks]
+    fixed = [block.kind == "other" or (block.kind in ("assign", "call", "item") and semicolon(block)) for block in blocks]
     for index in blocks_at(_word_positions(text, "import")):
         fixed[index] = True
     # The module's names first: imports, aliases, module-level statements.
     base = _parse_partial(ctx, blocks, fixed)
     if base is None:
         return None
-    bindings = base._bindings
+    bindings = base._bindings  # `name = f(...)` binds name to nothing, stub or not
+    # ...but `J = partial(jax.jit, ...)`, `J = jax.jit(**options)` and `ffi = cffi.FFI()` are
+    # aliases and FFI objects: those need their statement.
+    calls = [
+        i
+        for i, block in enumerate(blocks)
+        if block.kind == "call" and not fixed[i] and _may_be_named(block.callee, bindings)
+    ]
+    if calls:
+        for index in calls:
+            fixed[index] = True
+        base = _parse_partial(ctx, blocks, fixed)
+        if base is None:
+            return None
+        bindings = base._bindings
     spellings = Spellings(base)
     if any(name in bindings or name in spellings.aliases for name in CONTAINER_CALLS):
         return None  # `dict = ...`: the stubs' reading of `x = dict(...)` may not hold
@@ -651,6 +665,15 @@ def _is_stub(statement: ast.stmt) -> bool:
     if isinstance(statement, ast.ClassDef):
         return not statement.decorator_list and len(statement.body) == 1 and isinstance(statement.body[0], ast.Pass)
     return isinstance(statement, (ast.Pass, ast.Assign))
+
+
+def _may_be_named(callee: str, bindings) -> bool:
+    """Whether calling ``callee`` at module level may make an alias of a transform or an FFI."""
+    head, *rest = callee.split(".")
+    target = bindings.get(head)
+    if not isinstance(target, str):
+        return False  # resolves to nothing: `Spellings` and `_ffi_names` see nothing either
+    return public(".".join([target, *rest])) in (*TRANSFORMS, PARTIAL, CFFI_FFI)
 
 
 def _parse_partial(ctx: FileContext, blocks, keep: list[bool]) -> FileContext | None:
