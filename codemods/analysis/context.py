@@ -589,16 +589,22 @@ def top_level_blocks(text: str, interiors: list[tuple[int, int]] | None = None) 
     return blocks
 
 
-def partial_source(text: str, blocks: list[Block], keep: list[bool]) -> str:
+def partial_source(
+    text: str, blocks: list[Block], keep: list[bool], replacements: dict[int, str] | None = None
+) -> str:
     """``text`` with every block not kept replaced by a stub that binds what it binds at
     module level (`class name: pass` for a `def` or `class`, `name = None` for an "assign",
     `pass` for an "item") and blank lines: the kept statements parse to the nodes, lines and
-    columns of the whole file's, and the module binds the same names."""
+    columns of the whole file's, and the module binds the same names. ``replacements``: the
+    text to put in place of some blocks instead (as many lines)."""
     parts: list[str] = []
-    for block, kept in zip(blocks, keep):
+    for index, (block, kept) in enumerate(zip(blocks, keep)):
         chunk = text[block.begin : block.finish]
         if kept:
             parts.append(chunk)
+            continue
+        if replacements and index in replacements:
+            parts.append(replacements[index])
             continue
         newlines = chunk.count("\n")
         if block.kind in ("assign", "call"):

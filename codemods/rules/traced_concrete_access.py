@@ -563,10 +563,23 @@ def partial_context(ctx: FileContext) -> FileContext | None:
         return False
 
     fixed = [block.kind == "other" or (block.kind in ("assign", "call", "item") and semicolon(block)) for block in blocks]
-    for index in blocks_at(_word_positions(text, "import")):
-        fixed[index] = True
+    # Imports anywhere bind names (name resolution is flow-insensitive): a block with one
+    # stays, or, for a `def` or `class`, gives its imports alone, dedented, at their lines.
+    importing: dict[int, list[int]] = {}
+    for position in _word_positions(text, "import"):
+        index = block_of(position)
+        if index is not None:
+            importing.setdefault(index, []).append(position)
+    replacements: dict[int, str] = {}
+    for index, positions in importing.items():
+        block = blocks[index]
+        replacement = _imports_only(text, block, positions) if block.kind in ("def", "class") else None
+        if replacement is None:
+            fixed[index] = True
+        else:
+            replacements[index] = replacement
     # The module's names first: imports, aliases, module-level statements.
-    base = _parse_partial(ctx, blocks, fixed)
+    base = _parse_partial(ctx, blocks, fixed, replacements)
     if base is None:
         return None
     bindings = base._bindings  # `name = f(...)` binds name to nothing, stub or not
@@ -580,7 +593,7 @@ def partial_context(ctx: FileContext) -> FileContext | None:
     if calls:
         for index in calls:
             fixed[index] = True
-        base = _parse_partial(ctx, blocks, fixed)
+        base = _parse_partial(ctx, blocks, fixed, replacements)
         if base is None:
             return None
         bindings = base._bindings
@@ -654,17 +667,47 @@ def partial_context(ctx: FileContext) -> FileContext | None:
             more = ast.parse(source, filename=ctx.path)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
-    stubs = {b.start for b, a in zip(blocks, added) if a}
-    body = [s for s in base.tree.body if s.lineno not in stubs or not _is_stub(s)] + more.body
+    # The base's statements on an added block's lines are its stub and extracted imports.
+    spans = [(b.start, b.end) for b, a in zip(blocks, added) if a]
+    starts = [start for start, _ in spans]
+
+    def stubbed(statement: ast.stmt) -> bool:
+        index = bisect.bisect_right(starts, statement.lineno) - 1
+        return index >= 0 and statement.lineno <= spans[index][1]
+
+    body = [s for s in base.tree.body if not stubbed(s)] + more.body
     body.sort(key=lambda s: (s.lineno, s.col_offset))
     tree = ast.Module(body=body, type_ignores=[])
-    return FileContext(ctx.path, partial_source(text, blocks, keep), tree)
+    return FileContext(ctx.path, partial_source(text, blocks, keep, replacements), tree)
 
 
-def _is_stub(statement: ast.stmt) -> bool:
-    if isinstance(statement, ast.ClassDef):
-        return not statement.decorator_list and len(statement.body) == 1 and isinstance(statement.body[0], ast.Pass)
-    return isinstance(statement, (ast.Pass, ast.Assign))
+def _imports_only(text: str, block, positions: list[int]) -> str | None:
+    """A `def` or `class` block's stub with its import statements, dedented, on their own
+    lines (the rest blank); None unless each is a plain `import`/`from` statement of its
+    own, after the block's first line and not naming `ffi` (``_ffi_names`` reads top-level
+    imports only)."""
+    chunk = text[block.begin : block.finish]
+    lines = chunk.split("\n")
+    out = [""] * len(lines)
+    out[0] = f"class {block.name}: pass"
+    for position in positions:
+        number = text.count("\n", block.begin, position)
+        line = lines[number]
+        statement = line.lstrip()
+        if number == 0 or not statement.startswith(("import ", "from ")) or "ffi" in statement:
+            return None
+        last = number
+        if "(" in statement and ")" not in statement:
+            while last + 1 < len(lines) and ")" not in lines[last]:
+                last += 1
+        elif statement.rstrip().endswith("\\") or "#" in statement or ";" in statement:
+            return None
+        out[number] = statement
+        for follow in range(number + 1, last + 1):
+            if "ffi" in lines[follow] or "#" in lines[follow]:
+                return None
+            out[follow] = lines[follow]
+    return "\n".join(out)
 
 
 def _may_be_named(callee: str, bindings) -> bool:
@@ -676,8 +719,8 @@ def _may_be_named(callee: str, bindings) -> bool:
     return public(".".join([target, *rest])) in (*TRANSFORMS, PARTIAL, CFFI_FFI)
 
 
-def _parse_partial(ctx: FileContext, blocks, keep: list[bool]) -> FileContext | None:
-    source = partial_source(ctx.text, blocks, keep)
+def _parse_partial(ctx: FileContext, blocks, keep: list[bool], replacements=None) -> FileContext | None:
+    source = partial_source(ctx.text, blocks, keep, replacements)
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
