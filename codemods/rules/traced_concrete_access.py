@@ -958,7 +958,7 @@ def _add_helpers(ctx: FileContext, region: _Region, index, spellings: Spellings,
     for _ in range(3):  # helpers of helpers, a few levels deep
         added = []
         for traced in pending:
-            tainted = _tainted_names(ctx, traced.node, traced.traced)
+            tainted = None  # computed for the first call of a function of this file
             for node in _scope_nodes(traced.node):
                 if not isinstance(node, ast.Call):
                     continue
@@ -968,6 +968,8 @@ def _add_helpers(ctx: FileContext, region: _Region, index, spellings: Spellings,
                 for function, _ in _functions_passed(region, index, spellings, node, callee, traced.node):
                     if isinstance(function, ast.Lambda):
                         continue
+                    if tainted is None:
+                        tainted = _tainted_names(ctx, traced.node, traced.traced)
                     params = _called_params(ctx, function, arguments, node.keywords, tainted)
                     if params and function in found:
                         # A jitted function called inside another trace: its wrapper would
@@ -1176,6 +1178,20 @@ def _accesses(
     ctx: FileContext, traced: Traced, members: dict[str, Member], buffers: frozenset[str], exact: bool = True
 ) -> list[Access]:
     function = traced.node
+    nodes = _scope_nodes(function)
+    called = {id(node.func) for node in nodes if isinstance(node, ast.Call)}
+    # A helper often guards concrete-only code (`if isinstance(x, core.Tracer): return x`):
+    # only the statements before its first compound statement surely run on the tracer.
+    body = function.body if traced.caller and isinstance(function.body, list) else []
+    first = next((s for s in body if isinstance(s, _COMPOUND)), None)
+    guarded = [(first.lineno, function.end_lineno)] if first is not None else []
+    candidates = []
+    for node in nodes:
+        access = _as_access(ctx, node, called, members, buffers)
+        if access is not None and not any(start <= node.lineno <= end for start, end in guarded):
+            candidates.append((node, access))
+    if not candidates:
+        return []  # most traced functions: no need for their taint
     stored = _stored_names(function)
     params = {name for name in traced.traced if name not in stored}
     # Parameters this rule has decided about (static ones are concrete, whatever the
@@ -1183,19 +1199,8 @@ def _accesses(
     every = {a.arg for a in all_params(function)} - stored
     aliases = _comprehension_aliases(ctx, function, params)
     tainted = _tainted_names(ctx, function, traced.traced)
-    nodes = list(_scope_nodes(function))
-    called = {id(node.func) for node in nodes if isinstance(node, ast.Call)}
-    # A helper often guards concrete-only code (`if isinstance(x, core.Tracer): return x`):
-    # only the statements before its first compound statement surely run on the tracer.
-    body = function.body if traced.caller and isinstance(function.body, list) else []
-    first = next((s for s in body if isinstance(s, _COMPOUND)), None)
-    guarded = [(first.lineno, function.end_lineno)] if first is not None else []
     found = []
-    for node in nodes:
-        access = _as_access(ctx, node, called, members, buffers)
-        if access is None or any(start <= node.lineno <= end for start, end in guarded):
-            continue
-        receiver, label = access
+    for node, (receiver, label) in candidates:
         root = _param_root(receiver)
         if root in params or root in aliases:
             found.append(Access(node, receiver, label, aliases.get(root, root)))
