@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 from jax_codemod.analysis.context import (
     CONTAINER_CALLS,
     FileContext,
+    child_nodes,
     count_line_breaks,
     in_code,
     partial_source,
@@ -891,7 +892,7 @@ class _Region:
         while stack:
             node = stack.pop()
             self.nodes.append(node)
-            for child in ast.iter_child_nodes(node):
+            for child in child_nodes(node):
                 if not child._fields:
                     continue  # contexts and operators: shared, and never interesting
                 start = getattr(child, "lineno", None)
@@ -1158,7 +1159,7 @@ def _scope_nodes(scope: ast.AST) -> list[ast.AST]:
             node = stack.pop()
             nodes.append(node)
             if not isinstance(node, _SCOPES):
-                stack.extend(ast.iter_child_nodes(node))
+                stack.extend(child_nodes(node))
         scope._jax001_nodes = nodes
     return nodes
 
