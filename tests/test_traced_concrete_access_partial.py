@@ -13,7 +13,14 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from jax_codemod.analysis.context import FileContext, partial_source, top_level_blocks
+from jax_codemod.analysis.context import (
+    FileContext,
+    child_nodes,
+    in_code,
+    partial_source,
+    string_interiors,
+    top_level_blocks,
+)
 from jax_codemod.engine.pipeline import check_source
 from jax_codemod.rules import traced_concrete_access as jax001
 from jax_codemod.rules.traced_concrete_access import TracedConcreteAccess
@@ -365,3 +372,22 @@ def test_an_already_parsed_tree_is_used_as_it_is():
     finally:
         jax001.partial_context = original
     assert calls == []
+
+
+def test_strings_and_comments_are_told_from_code():
+    text = 'x = "a;b"; y = 1  # c;d\nz = """q;\n;""" ; w\ns = \'\\\';\' ;\n'
+    interiors = string_interiors(text)
+    semicolons = [i for i, c in enumerate(text) if c == ";"]
+    assert [in_code(text, i, interiors) for i in semicolons] == [False, True, False, False, False, True, False, True]
+
+
+def test_text_that_cannot_be_cut_surely_is_read_whole():
+    # A line continued by a backslash into column 0, a form feed, an unterminated string.
+    for text in ("x = 1 + \\\ny.item()\n", "import jax\n\x0c\ndef f(x):\n    return x.item()\n", 'x = """\n'):
+        assert jax001.partial_context(lazy(text)) is None
+
+
+def test_child_nodes_are_iter_child_nodes():
+    tree = ast.parse(textwrap.dedent(CASES["decorated_method"]) + textwrap.dedent(CASES["module_lambda"]))
+    for node in ast.walk(tree):
+        assert child_nodes(node) == list(ast.iter_child_nodes(node))
