@@ -391,3 +391,27 @@ def test_child_nodes_are_iter_child_nodes():
     tree = ast.parse(textwrap.dedent(CASES["decorated_method"]) + textwrap.dedent(CASES["module_lambda"]))
     for node in ast.walk(tree):
         assert child_nodes(node) == list(ast.iter_child_nodes(node))
+
+
+def test_non_ascii_code_is_read_whole():
+    # NFKC: the parser reads the fullwidth letters as `item`, which no text search sees.
+    text = with_filler("""
+        import jax
+
+        @jax.jit
+        def step(x):
+            return x.\uff49tem()
+    """)
+    assert jax001.partial_context(lazy(text)) is None
+    # With an access spelled plainly elsewhere (the text gate passes), both paths find it.
+    text += "\n\ndef host(y):\n    return y.item()\n"
+    [finding] = same_findings(text)
+    assert finding.line == text.count("\n", 0, text.index("\uff49tem")) + 1
+    docstring_only = with_filler('''
+        import jax
+
+        def f(x):
+            """Returns x \u2264 1."""
+            return x
+    ''')
+    assert jax001.partial_context(lazy(docstring_only)) is not None

@@ -524,6 +524,7 @@ _POSSIBLE_ACCESS = re.compile(
     rf"\.{_COMMENTED_GAP}(?:(?:{_METHOD_WORDS}){_GAP}[(#]|(?:{_PROPERTY_WORDS})(?!\w)(?!{_GAP}\())"
 )
 _POSSIBLE_CONSUMER = re.compile(rf"\.{_COMMENTED_GAP}({_CONSUMER_WORDS}){_GAP}[(#]")
+_NON_ASCII = re.compile(r"[^\x00-\x7f]")
 _DEF_NAME = re.compile(r"(?:^|(?<=\n))[ \t]*(?:async[ \t]+)?def[ \t]+(\w+)")
 _WORDS = re.compile(r"\w+")
 
@@ -551,6 +552,8 @@ def partial_context(ctx: FileContext) -> FileContext | None:
     blocks = top_level_blocks(text, interiors) if interiors is not None else None
     if not blocks:
         return None
+    if not text.isascii() and any(in_code(text, m.start(), interiors) for m in _NON_ASCII.finditer(text)):
+        return None  # identifiers are NFKC-normalized (`x.ｉtem()` is `x.item()`): read it whole
     begins = [block.begin for block in blocks]
     string_starts = [first for first, _ in interiors]
 
@@ -617,9 +620,12 @@ def partial_context(ctx: FileContext) -> FileContext | None:
     for match in _POSSIBLE_CONSUMER.finditer(text):
         head, rest = _dotted_before(text, match.start())
         leaf = match.group(1)
-        if head is None or leaf in BUFFER_METHODS:
-            consumer_positions.append(match.start() + 1)
-        elif isinstance(bindings.get(head), str) and ".".join([bindings[head], *rest, leaf]) in CONSUMERS:
+        target = bindings.get(head) if head is not None else None
+        if (
+            head is None
+            or leaf in BUFFER_METHODS  # `ffi.from_buffer(`: whether `ffi` is one is read later
+            or (isinstance(target, str) and ".".join([target, *rest, leaf]) in CONSUMERS)
+        ):
             consumer_positions.append(match.start() + 1)
     accesses |= blocks_at(consumer_positions)
     # A consumer called by a bare name: `memoryview(x)`, `asarray(x)` after
