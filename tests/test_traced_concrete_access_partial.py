@@ -415,3 +415,38 @@ def test_non_ascii_code_is_read_whole():
             return x
     ''')
     assert jax001.partial_context(lazy(docstring_only)) is not None
+
+
+def test_a_function_gives_only_its_imports():
+    text = with_filler("""
+        import jax
+
+        def loader(path):
+            from numpy import (
+                asarray as to_host,
+            )
+            import pickle as pk
+            return pk.load(open(path, "rb"))
+
+        def other(path):
+            from x import (a,
+                b); J = jax.jit
+            return a
+
+        @jax.jit
+        def step(x):
+            return to_host(x)
+    """)
+    blocks = top_level_blocks(text)
+    [loader] = [i for i, b in enumerate(blocks) if b.name == "loader"]
+    [other] = [i for i, b in enumerate(blocks) if b.name == "other"]
+    positions = [i for i in range(len(text)) if text.startswith("import", i)]
+    only = jax001._imports_only(text, blocks[loader], [p for p in positions if blocks[loader].begin <= p < blocks[loader].finish])
+    assert only.count("\n") == text.count("\n", blocks[loader].begin, blocks[loader].finish)
+    assert "return" not in only and "import pickle as pk" in only
+    assert jax001._imports_only(text, blocks[other], [p for p in positions if blocks[other].begin <= p < blocks[other].finish]) is None
+    partial = jax001.partial_context(lazy(text))
+    assert partial._bindings == whole(text)._bindings
+    assert "pk.load" not in partial.text
+    [finding] = same_findings(text + "\nHOST = [].tolist()\n")  # `to_host` is numpy.asarray
+    assert "to_host" in finding.message

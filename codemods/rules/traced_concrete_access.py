@@ -721,7 +721,7 @@ def _imports_only(text: str, block, positions: list[int]) -> str | None:
             return None
         out[number] = statement
         for follow in range(number + 1, last + 1):
-            if "ffi" in lines[follow] or "#" in lines[follow]:
+            if "ffi" in lines[follow] or "#" in lines[follow] or ";" in lines[follow]:
                 return None
             out[follow] = lines[follow]
     return "\n".join(out)
