@@ -5,9 +5,12 @@ from __future__ import annotations
 import ast
 import bisect
 import io
+import keyword
 import re
 import tokenize
+from collections import deque
 from collections.abc import Iterator
+from dataclasses import dataclass
 from functools import cached_property
 
 from jax_codemod.rule import Span
@@ -60,11 +63,29 @@ def _statements(body: list[ast.stmt]) -> Iterator[ast.AST]:
                 stack.extend(children)
 
 
-def _parent_map(statement: ast.stmt, module: ast.Module) -> dict[ast.AST, ast.AST]:
-    parents: dict[ast.AST, ast.AST] = {statement: module}
-    for node in ast.walk(statement):
-        for child in ast.iter_child_nodes(node):
+def child_nodes(node: ast.AST) -> list[ast.AST]:
+    """``list(ast.iter_child_nodes(node))``, without its two generator layers per node (the
+    parent maps and JAX001's walks call it for every node of the trees they read)."""
+    children = []
+    for name in node._fields:
+        value = getattr(node, name, None)
+        if isinstance(value, ast.AST):
+            children.append(value)
+        elif isinstance(value, list):
+            children.extend(item for item in value if isinstance(item, ast.AST))
+    return children
+
+
+def _parent_map(statement: ast.AST, module: ast.AST | None) -> dict[ast.AST, ast.AST]:
+    """Child -> parent under ``statement`` (whose own parent is ``module``, unless None): the
+    map ``ast.walk`` plus ``iter_child_nodes`` build, in the same order, one pass instead of two."""
+    parents: dict[ast.AST, ast.AST] = {} if module is None else {statement: module}
+    todo = deque([statement])
+    while todo:
+        node = todo.popleft()
+        for child in child_nodes(node):
             parents[child] = node
+            todo.append(child)
     return parents
 
 
@@ -123,10 +144,30 @@ class FileContext:
     split_lines = staticmethod(split_lines)
     count_line_breaks = staticmethod(count_line_breaks)
 
-    def __init__(self, path: str, text: str, tree: ast.Module) -> None:
+    def __init__(self, path: str, text: str, tree: ast.Module | None = None, *, parse=None) -> None:
+        """``tree``: the module's ``ast``; or ``parse``, a callable that returns it (and raises
+        what ``ast.parse`` raises), called on first use of ``tree``: a rule that can decide a
+        file from its text or from some of its blocks never pays for parsing all of it."""
+        if tree is None and parse is None:
+            raise TypeError("FileContext needs a tree or a parse callable")
         self.path = path
         self.text = text
-        self.tree = tree
+        if tree is not None:
+            self.tree = tree
+        else:
+            self._parse = parse
+
+    @cached_property
+    def tree(self) -> ast.Module:
+        """The whole module. Parsed on first use when the context was made with ``parse``."""
+        tree = self.__dict__["_parse"]()  # kept on failure: the next use raises the same error
+        del self.__dict__["_parse"]
+        return tree
+
+    @property
+    def has_tree(self) -> bool:
+        """Whether the whole module is parsed already (then reading ``tree`` costs nothing)."""
+        return "tree" in self.__dict__
 
     def release(self) -> None:
         """Drop the tree and everything computed from it; the context is unusable afterwards.
@@ -187,11 +228,7 @@ class FileContext:
 
     @cached_property
     def _parents(self) -> dict[ast.AST, ast.AST]:
-        parents: dict[ast.AST, ast.AST] = {}
-        for node in ast.walk(self.tree):
-            for child in ast.iter_child_nodes(node):
-                parents[child] = node
-        return parents
+        return _parent_map(self.tree, None)
 
     @cached_property
     def _statement_starts(self) -> list[int]:
@@ -384,3 +421,243 @@ def _statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:
             children = getattr(statement, name, None)
             if isinstance(children, list):
                 stack.extend(reversed(children))
+
+
+# Top-level blocks ----------------------------------------------------------------------
+
+# A line that may start a top-level statement: code at column 0 (not a comment, not a closing
+# bracket); `def`/`class` headers and decorators named.
+# (``\n`` first: a literal prefix the regex engine searches fast; ``^`` with MULTILINE tries
+# every position.)
+_COLUMN_ZERO = re.compile(r"\n(?=[^\s#)\]}])")
+_HEADER = re.compile(
+    r"(?:async[ \t]+)?def[ \t]+(\w+)|class[ \t]+(\w+)|(@)"
+    # Clauses of the compound statement above: no statements of their own.
+    r"|(?P<clause>else|elif|except|finally)\b"
+    # An assignment of a display, a literal or a builtin container call to one name
+    # (`TABLE = {...}`, `data = dict(...)`) or to an item (`data["f32"] = dict(...)`): it binds
+    # the name to no module and no transform, like `TABLE = None`.
+    r"|(\w+)[ \t]*=(?!=)[ \t]*(?=[\[{\"'0-9]|[rbfuRBFU]{1,2}[\"']|(?:dict|list|tuple|set|frozenset)\()"
+    r"|(\w+(?:\[[^\n=]*\])+[ \t]*=(?!=)[ \t]*(?=[\[{\"'0-9]|[rbfuRBFU]{1,2}[\"']|(?:dict|list|tuple|set|frozenset)\())"
+    # `name = f(...)`: binds the name to no module; an alias only if `f` is a transform or
+    # `partial` (the caller checks the callee).
+    r"|(\w+)[ \t]*=(?!=)[ \t]*(?=([\w.]+)[ \t]*\()"
+    # A call, a string or an annotation as a statement: binds nothing a module-level
+    # reader looks at (the first word is no keyword).
+    r"|(?=(\w+)[\w.]*[ \t]*\(|(\w+)[ \t]*:(?!=)|[\"']|[rbfuRBFU]{1,2}[\"'])"
+)
+_STATEMENT_KEYWORDS = frozenset(keyword.kwlist) | {"match", "case", "type"}
+# The builtins those assignments may call: a file that rebinds one is read whole.
+CONTAINER_CALLS = ("dict", "list", "tuple", "set", "frozenset")
+_LINE_LEXEME = re.compile(r"#|\"|'")
+
+
+@dataclass(frozen=True)
+class Block:
+    """A top-level statement as the text shows it: lines ``start``..``end`` (1-based, inclusive,
+    trailing blank and comment lines included), characters ``begin``..``finish``.
+
+    ``kind``: "def", "class", "assign" (``name = <display, literal or container call>``),
+    "call" (``name = callee(...)``), "item" (a display or literal assigned to an item; a call,
+    string or annotation as a statement) or "other"; ``name``: the name a `def`, `class` or
+    "assign" block binds; ``decorated``: it has decorators.
+    """
+
+    start: int
+    end: int
+    begin: int
+    finish: int
+    name: str | None
+    decorated: bool = False
+    kind: str = "other"
+    callee: str | None = None  # the called name of a "call" block (`name = callee(...)`)
+
+
+def string_interiors(text: str) -> list[tuple[int, int]] | None:
+    """(first, last) character offsets of the inside of every triple-quoted string, or None
+    when unsure (a backslash-continued line, an unterminated string). Only the lines holding
+    a triple quote are read, each from where the reading last stopped: single-quoted strings
+    and comments on them are skipped, so that `'\"\"\"'` and `# \'\'\'` open nothing."""
+    spans: list[tuple[int, int]] = []
+    position = 0  # outside any string here
+    size = len(text)
+    double = single = -1
+    while True:
+        # str.find, twice: an alternation of the two has no literal prefix and is 10x slower.
+        if double < position:
+            double = text.find('"""', position) % (size + 1)  # not found: size
+        if single < position:
+            single = text.find("'''", position) % (size + 1)
+        found = min(double, single)
+        if found == size:
+            return spans
+        line_start = text.rfind("\n", 0, found) + 1
+        cursor = max(line_start, position)
+        if cursor == line_start and line_start >= 2 and text[line_start - 2] == "\\":
+            return None
+        while True:
+            at = _LINE_LEXEME.search(text, cursor, found + 1).start()  # text[found] is a quote
+            if at == found or text[at] == "#":
+                break
+            cursor = _single_quoted_end(text, at)
+            if cursor < 0:
+                return None
+            if cursor > found:
+                break  # the triple quote is inside this string
+        if text[at] == "#":
+            position = text.find("\n", found) + 1 or len(text)
+            continue
+        if cursor > found:
+            position = cursor
+            continue
+        delimiter = text[found : found + 3]
+        close = _unescaped(text, delimiter, found + 3)
+        if close < 0:
+            return None
+        spans.append((found + 3, close))
+        position = close + 3
+
+
+def _unescaped(text: str, quote: str, start: int) -> int:
+    """The first ``quote`` from ``start`` that no backslash escapes, or -1."""
+    while True:
+        close = text.find(quote, start)
+        if close < 0:
+            return -1
+        backslashes = 0
+        while text[close - 1 - backslashes] == "\\":
+            backslashes += 1
+        if backslashes % 2 == 0:
+            return close
+        start = close + 1
+
+
+def _single_quoted_end(text: str, at: int) -> int:
+    """Just past the single-quoted string opening at ``at``; -1 unless it ends on its line."""
+    close = _unescaped(text, text[at], at + 1)
+    newline = text.find("\n", at)
+    if close < 0 or (0 <= newline < close):
+        return -1
+    return close + 1
+
+
+def top_level_blocks(text: str, interiors: list[tuple[int, int]] | None = None) -> list[Block] | None:
+    """The file's top-level statements read from its text, or None when unsure.
+
+    A statement starts at a line with code at column 0 that is not inside a multi-line
+    string; decorators belong to the `def` or `class` below them. A line inside brackets or
+    after a backslash can look like a start too: a block cut there does not parse on its
+    own, which is why a caller parses what it keeps and falls back to the whole file on a
+    SyntaxError.
+    """
+    if "\r" in text or "\f" in text or "\v" in text:
+        return None  # line ends the regexes miss; a form feed resets the indentation
+    if interiors is None:
+        interiors = string_interiors(text)
+        if interiors is None:
+            return None
+    heads: list[tuple[int, int, re.Match | None]] = []  # (line, offset, header match)
+    line, counted = 1, 0
+    inside = 0
+    starts = _COLUMN_ZERO.finditer(text)
+    first = [0] if text[:1] and text[0] not in " \t\n#)]}\f\v" else []
+    for offset in (*first, *(match.end() for match in starts)):
+        while inside < len(interiors) and interiors[inside][1] < offset:
+            inside += 1
+        if inside < len(interiors) and interiors[inside][0] <= offset:
+            continue  # a line of a multi-line string
+        if offset >= 2 and text[offset - 2] == "\\":
+            return None  # continues the line above: not a statement of its own
+        header = _HEADER.match(text, offset)
+        if header is not None and header.group("clause"):
+            continue  # `else:` and its siblings continue the statement above
+        line += text.count("\n", counted, offset)
+        counted = offset
+        heads.append((line, offset, header))
+    blocks: list[Block] = []
+    total = text.count("\n", counted) + line
+    index = 0
+    while index < len(heads):
+        start, begin, header = heads[index]
+        decorated = header is not None and header.group(3) is not None
+        while header is not None and header.group(3) is not None and index + 1 < len(heads):
+            index += 1
+            header = heads[index][2]  # the decorated statement's own header
+        index += 1
+        end, finish = (heads[index][0] - 1, heads[index][1]) if index < len(heads) else (total, len(text))
+        name, kind, callee = None, "other", None
+        if header is not None and header.group(3) is None:
+            if header.group(1):
+                name, kind = header.group(1), "def"
+            elif header.group(2):
+                name, kind = header.group(2), "class"
+            elif decorated:
+                pass
+            elif header.group(5) or header.group(6):
+                name, kind = (header.group(5), "assign") if header.group(5) else (None, "item")
+            elif header.group(7):
+                if header.group(8).split(".", 1)[0] not in _STATEMENT_KEYWORDS:
+                    name, kind, callee = header.group(7), "call", header.group(8)
+            elif (header.group(9) or header.group(10) or "") not in _STATEMENT_KEYWORDS:
+                kind = "item"
+        blocks.append(Block(start, end, begin, finish, name, decorated, kind, callee))
+    return blocks
+
+
+def partial_source(
+    text: str, blocks: list[Block], keep: list[bool], replacements: dict[int, str] | None = None
+) -> str:
+    """``text`` with every block not kept replaced by a stub that binds what it binds at
+    module level (`class name: pass` for a `def` or `class`, `name = None` for an "assign",
+    `pass` for an "item") and blank lines: the kept statements parse to the nodes, lines and
+    columns of the whole file's, and the module binds the same names. ``replacements``: the
+    text to put in place of some blocks instead (as many lines)."""
+    parts: list[str] = []
+    for index, (block, kept) in enumerate(zip(blocks, keep)):
+        chunk = text[block.begin : block.finish]
+        if kept:
+            parts.append(chunk)
+            continue
+        if replacements and index in replacements:
+            parts.append(replacements[index])
+            continue
+        newlines = chunk.count("\n")
+        if block.kind in ("assign", "call"):
+            stub = f"{block.name} = None"
+        elif block.kind in ("def", "class"):
+            stub = f"class {block.name}: pass"
+        elif block.kind == "item":
+            stub = "pass"
+        else:
+            raise ValueError(f"a {block.kind} block must be kept")
+        parts.append(stub + "\n" * newlines)
+    if blocks:
+        parts.insert(0, text[: blocks[0].begin])  # comments and blank lines
+    return "".join(parts)
+
+
+def in_code(text: str, position: int, interiors: list[tuple[int, int]]) -> bool:
+    """Whether ``position`` is in code, not in a string or comment; ``interiors`` from
+    ``string_interiors(text)``. The line is read from its start (no string but a triple-quoted
+    one spans lines; such a file has ``interiors`` for it)."""
+    starts = [first for first, _ in interiors]
+    inside = bisect.bisect_right(starts, position) - 1
+    if inside >= 0 and position <= interiors[inside][1]:
+        return False
+    cursor = text.rfind("\n", 0, position) + 1
+    if inside >= 0 and interiors[inside][1] >= cursor:
+        cursor = interiors[inside][1] + 3  # the line starts inside a string that closes on it
+    while True:
+        lexeme = _LINE_LEXEME.search(text, cursor, position)
+        if lexeme is None:
+            return True
+        at = lexeme.start()
+        if text[at] == "#":
+            return False
+        following = bisect.bisect_right(starts, at + 3) - 1
+        if following >= 0 and starts[following] == at + 3:  # a triple-quoted string opens here
+            cursor = interiors[following][1] + 3
+            continue
+        cursor = _single_quoted_end(text, at)
+        if cursor < 0 or cursor > position:
+            return cursor < 0  # unterminated: unsure, so call it code

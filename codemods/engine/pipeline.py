@@ -226,17 +226,9 @@ def _check_active(source: bytes, path: str, active: list[Rule]) -> tuple[FileCon
     if len(source) > MAX_PARSE_BYTES:
         raise SourceTooLarge(len(source))
     text = decode(source)
-    try:
-        with warnings.catch_warnings():
-            # SyntaxWarnings (invalid escapes, ...) belong to the user's linter, not to our output.
-            warnings.simplefilter("ignore")
-            tree = ast.parse(source, filename=path)
-    except SyntaxError as error:
-        # Perhaps valid Python of a newer version than this interpreter's (engine/syntax.py).
-        from jax_codemod.engine.syntax import parse_newer
-
-        tree = parse_newer(text, path, error)
-    ctx = FileContext(path, text, tree)
+    # Parsed when a rule first reads ctx.tree (JAX001 can often decide from a few blocks);
+    # a parse error raised there reaches process_source like one raised here.
+    ctx = FileContext(path, text, parse=lambda: _parse(source, text, path))
     if _made_contexts:
         _made_contexts[-1].append(ctx)
     findings = [
@@ -246,6 +238,19 @@ def _check_active(source: bytes, path: str, active: list[Rule]) -> tuple[FileCon
         if not ctx.is_suppressed(finding.code, finding.line)
     ]
     return ctx, findings
+
+
+def _parse(source: bytes, text: str, path: str) -> ast.Module:
+    try:
+        with warnings.catch_warnings():
+            # SyntaxWarnings (invalid escapes, ...) belong to the user's linter, not to our output.
+            warnings.simplefilter("ignore")
+            return ast.parse(source, filename=path)
+    except SyntaxError as error:
+        # Perhaps valid Python of a newer version than this interpreter's (engine/syntax.py).
+        from jax_codemod.engine.syntax import parse_newer
+
+        return parse_newer(text, path, error)
 
 
 def process_source(source: bytes, path: str, settings: Settings, active: Sequence[Rule] | None = None) -> FileResult:

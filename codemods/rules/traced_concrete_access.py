@@ -5,15 +5,27 @@ from __future__ import annotations
 import ast
 import bisect
 import re
+import warnings
 from dataclasses import dataclass
 from functools import cache
 from typing import TYPE_CHECKING
 
-from jax_codemod.analysis.context import FileContext, count_line_breaks
+from jax_codemod.analysis.context import (
+    CONTAINER_CALLS,
+    FileContext,
+    child_nodes,
+    count_line_breaks,
+    in_code,
+    partial_source,
+    string_interiors,
+    top_level_blocks,
+)
 from jax_codemod.analysis.transforms import (
     JIT,
     JIT_LIKE,
     PARTIAL,
+    TRANSFORM_LEAVES,
+    TRANSFORMS,
     TRANSPARENT,
     Spellings,
     Transform,
@@ -215,6 +227,24 @@ _ACCESS_BYTES = re.compile(_access_pattern(TRACER_MEMBERS).encode())
 # A file must name one of these to trace anything: jax's transforms and `lax`, equinox's
 # filter_* and flax's lifted ones all contain one of them.
 _TRANSFORM_BYTES = re.compile(rb"jit|vmap|pmap|grad|jac|hessian|checkpoint|remat|shard_map|jvp|vjp|linearize|lax")
+_TRANSFORM_SPELLINGS = tuple(_TRANSFORM_BYTES.pattern.split(b"|"))
+# _ACCESS_BYTES, in two searches the regex engine runs fast: an alternation whose branches
+# start with different letters makes it try a match at nearly every byte. Members start with
+# a dot; consumers end with a parenthesis, so they are searched for in the reversed bytes.
+_MEMBER_BYTES = re.compile(
+    rb"\.\s*(?:(?:" + "|".join(_METHOD_NAMES).encode() + rb")\s*\(|(" + "|".join(_PROPERTY_NAMES).encode() + rb")\b)"
+)
+_CONSUMER_BYTES_REVERSED = re.compile(
+    rb"\(\s*(?:" + "|".join(name[::-1] for name in _CONSUMER_NAMES).encode() + rb")\b(?!\.pnj)"
+)
+
+
+def _may_access(source: bytes) -> bool:
+    """``_ACCESS_BYTES.search(source) is not None``, several times faster."""
+    for match in _MEMBER_BYTES.finditer(source):
+        if match.group(1) is None or source[max(0, match.start() - 3) : match.start()] != b"jax":
+            return True
+    return _CONSUMER_BYTES_REVERSED.search(source[::-1]) is not None
 
 
 @dataclass
@@ -336,31 +366,42 @@ class TracedConcreteAccess(Rule):
         # transform is jax's or a library's built on it: a file without "jax" traces nothing).
         return (
             b"jax" in source
-            and _ACCESS_BYTES.search(source) is not None
-            and _TRANSFORM_BYTES.search(source) is not None
+            and any(spelling in source for spelling in _TRANSFORM_SPELLINGS)
+            and _may_access(source)
         )
 
     def check(self, ctx: FileContext) -> list[Finding]:
         members = members_for(_target_version(self.options))
-        text = ctx.text
-        access_lines = (
-            _word_lines(text, _METHOD_NAMES, attribute=True, call=True)
-            | _word_lines(text, _PROPERTY_NAMES, attribute=True, not_after="jax")
-            | _word_lines(text, _CONSUMER_NAMES, call=True, not_after="jnp.")
-        )
+        access_lines = _access_lines(ctx.text)
         if not access_lines:
             return []
-        spellings = Spellings(ctx)
-        # Decorated functions too: a helper with an access may be called from one.
-        candidates = access_lines | _word_lines(text, spellings.call_names, call=True)
-        region = _Region(ctx.tree, sorted(candidates | _matching_lines(ctx.text, _DECORATED_DEF, end=True)))
-        buffers = _ffi_names(ctx)
-        findings: list[Finding] = []
-        for traced in _traced_functions(ctx, region, spellings):
-            accesses = _accesses(ctx, traced, members, buffers)
-            if accesses:
-                findings.extend(self._check_function(ctx, region, traced, accesses))
-        return findings
+        if not ctx.has_tree and self._decided_clean(ctx, access_lines, members):
+            return []
+        return [
+            finding
+            for traced, accesses, region in _analyse(ctx, access_lines, members)
+            for finding in self._check_function(ctx, region, traced, accesses)
+        ]
+
+    @staticmethod
+    def _decided_clean(ctx: FileContext, access_lines: set[int], members) -> bool:
+        """Whether the blocks that can matter (``partial_context``) show there is no finding.
+
+        Most files that get here have none, and parsing all of one costs more than the rest
+        of the check. On any doubt (text it cannot cut, a receiver only the whole-file value
+        analysis judges, a candidate access) the answer is False and the whole file is read;
+        so is it if the partial reading fails in a way it should not: that costs time, never
+        a finding.
+        """
+        try:
+            partial = partial_context(ctx)
+            # The kept blocks' lines are the file's, so are their access lines (on a dropped
+            # block's line there is at most a stub, which holds no function).
+            return partial is not None and not _analyse(partial, access_lines, members, exact=False)
+        except _Undecided:
+            return False
+        except Exception:  # noqa: BLE001 -- see the docstring; the tests call partial_context directly
+            return False
 
     def _check_function(
         self, ctx: FileContext, region, traced: Traced, accesses: list[Access]
@@ -399,6 +440,386 @@ class TracedConcreteAccess(Rule):
             raise ValueError(f"no function at {sorted(plans)}")
         # A plan deferred because a function inside it was split is found again next pass.
         return new_module
+
+
+def _access_lines(text: str) -> set[int]:
+    """Lines with a member called after a dot (`x.item(`), a property read after a dot but
+    not after `jax` (`x.sharding`, not `jax.sharding`), or a consumer called (`np.asarray(`,
+    not `jnp.asarray(`), spaces and tabs allowed around the dot and before the parenthesis.
+
+    One regex with a literal first character for the members (the engine searches for the
+    dot fast) instead of a str.find per member name over the whole text."""
+    positions = []
+    for match in _MEMBER_TEXT.finditer(text):
+        if match.group(2) is not None and text.endswith("jax", 0, match.start()):
+            continue
+        positions.append(match.start(1) if match.group(1) is not None else match.start(2))
+    positions += _called_positions(text, _CONSUMER_NAMES, not_after="jnp.")
+    return _lines_of(text, sorted(positions))
+
+
+@cache
+def _reversed_calls(words: frozenset[str], not_after: str) -> re.Pattern[str]:
+    names = "|".join(sorted((w[::-1] for w in words), key=lambda w: (-len(w), w)))
+    guard = f"(?!{re.escape(not_after[::-1])})" if not_after else ""
+    return re.compile(rf"\([ \t]*(?:{names})(?!\w){guard}")
+
+
+def _called_positions(text: str, words, not_after: str = "") -> list[int]:
+    """Where one of ``words`` is called (`word (`, not `xword(`), not right after
+    ``not_after``: ``_word_lines(text, words, call=True, not_after=...)``'s positions.
+
+    Searched in the reversed text, where the parenthesis comes first: a regex whose branches
+    start with a literal runs at the engine's speed, one str.find per word over the text
+    (tens of them: the transforms' names) does not.
+    """
+    if not words:
+        return []
+    last = len(text) - 1
+    return [last - (match.end() - 1) for match in _reversed_calls(frozenset(words), not_after).finditer(text[::-1])]
+
+
+_MEMBER_TEXT = re.compile(
+    rf"\.[ \t]*(?:({'|'.join(_METHOD_NAMES)})(?!\w)[ \t]*\(|({'|'.join(_PROPERTY_NAMES)})(?!\w))"
+)
+
+
+class _Undecided(Exception):
+    """A question about a partial tree that only the whole file's value analysis answers."""
+
+
+def _analyse(ctx: FileContext, access_lines: set[int], members, exact: bool = True):
+    """(traced function, its accesses, the region) for each traced function with an access.
+
+    ``exact=False``: ``ctx`` is a partial context (``partial_context``); an access whose
+    receiver only the whole-file value analysis can judge raises ``_Undecided``.
+    """
+    spellings = Spellings(ctx)
+    # Decorated functions too: a helper with an access may be called from one.
+    candidates = access_lines | _lines_of(ctx.text, sorted(_called_positions(ctx.text, spellings.call_names)))
+    region = _Region(ctx.tree, sorted(candidates | _matching_lines(ctx.text, _DECORATED_DEF, end=True)))
+    buffers = _ffi_names(ctx)
+    found = []
+    for traced in _traced_functions(ctx, region, spellings):
+        accesses = _accesses(ctx, traced, members, buffers, exact)
+        if accesses:
+            found.append((traced, accesses, region))
+    return found
+
+
+# The blocks that can matter -----------------------------------------------------------
+
+# Text that may spell an access in the tree, whatever the whitespace, line breaks and
+# comments around the dot: `x.\n    item()`, `x. \\\n item()`, and a name that starts a line
+# (after a comment that ends the line with the dot on it).
+_METHOD_WORDS = "|".join(_METHOD_NAMES)
+_CONSUMER_WORDS = "|".join(_CONSUMER_NAMES)
+_PROPERTY_WORDS = "|".join(_PROPERTY_NAMES)
+_GAP = r"(?:\s|\\)*"  # whitespace, line breaks and backslash continuations
+# `x.  # why\n    item()`: a comment may sit between the dot and the name, inside brackets.
+_COMMENTED_GAP = rf"{_GAP}(?:#[^\n]*\n{_GAP})*"
+# A method or consumer is an access only when called (the parenthesis may follow a comment);
+# a property only when not called (`"{}".format(x)` is no access).
+_POSSIBLE_ACCESS = re.compile(
+    rf"\.{_COMMENTED_GAP}(?:(?:{_METHOD_WORDS}){_GAP}[(#]|(?:{_PROPERTY_WORDS})(?!\w)(?!{_GAP}\())"
+)
+_POSSIBLE_CONSUMER = re.compile(rf"\.{_COMMENTED_GAP}({_CONSUMER_WORDS}){_GAP}[(#]")
+_NON_ASCII = re.compile(r"[^\x00-\x7f]")
+_DEF_NAME = re.compile(r"(?:^|(?<=\n))[ \t]*(?:async[ \t]+)?def[ \t]+(\w+)")
+_WORDS = re.compile(r"\w+")
+
+
+def partial_context(ctx: FileContext) -> FileContext | None:
+    """A context of ``ctx``'s file with only the top-level blocks JAX001's answer depends on,
+    the others replaced by stubs that bind what they bind (``context.partial_source``); None
+    when the text cannot be cut with certainty or what is kept does not parse.
+
+    A finding is an access inside a traced function. The function's block holds the access
+    text (a member or consumer name after a dot or at the start of a line, or a name the
+    imports bind to a consumer); it is traced by a decorator or a transform call that spells
+    the transform (``_transform_blocks``: a chain that resolves to one, an imported or
+    assigned alias, a decorator factory), or called from such a function, which names it.
+    So the blocks kept are: every import and every statement that binds a name at module
+    level the stubs do not reproduce (name resolution and aliases read them); and every block
+    on a chain "spells a transform -> names a function of -> ... -> holds an access". The
+    rule's analysis then finds the same traced functions in both trees, at the same lines
+    and columns, and the same candidate accesses in them.
+    """
+    text = ctx.text
+    if "\r" in text or "\f" in text or "\v" in text:
+        return None
+    interiors = string_interiors(text)
+    blocks = top_level_blocks(text, interiors) if interiors is not None else None
+    if not blocks:
+        return None
+    if not text.isascii() and any(in_code(text, m.start(), interiors) for m in _NON_ASCII.finditer(text)):
+        return None  # identifiers are NFKC-normalized (`x.ｉtem()` is `x.item()`): read it whole
+    begins = [block.begin for block in blocks]
+    string_starts = [first for first, _ in interiors]
+
+    def block_of(position: int) -> int | None:
+        # Text inside a triple-quoted string (docstrings, embedded programs) is no code.
+        inside = bisect.bisect_right(string_starts, position) - 1
+        if inside >= 0 and position <= interiors[inside][1]:
+            return None
+        return bisect.bisect_right(begins, position) - 1
+
+    def blocks_at(positions) -> set[int]:
+        return {i for i in map(block_of, positions) if i is not None}
+
+    def semicolon(block) -> bool:
+        """A second statement on the line (`T = []; J = jax.jit`) the stub would drop."""
+        found = text.find(";", block.begin, block.finish)
+        while found != -1:
+            if in_code(text, found, interiors):
+                return True
+            found = text.find(";", found + 1, block.finish)
+        return False
+
+    fixed = [block.kind == "other" or (block.kind in ("assign", "call", "item") and semicolon(block)) for block in blocks]
+    # Imports anywhere bind names (name resolution is flow-insensitive): a block with one
+    # stays, or, for a `def` or `class`, gives its imports alone, dedented, at their lines.
+    importing: dict[int, list[int]] = {}
+    for position in _word_positions(text, "import"):
+        index = block_of(position)
+        if index is not None:
+            importing.setdefault(index, []).append(position)
+    replacements: dict[int, str] = {}
+    for index, positions in importing.items():
+        block = blocks[index]
+        replacement = _imports_only(text, block, positions) if block.kind in ("def", "class") else None
+        if replacement is None:
+            fixed[index] = True
+        else:
+            replacements[index] = replacement
+    # The module's names first: imports, aliases, module-level statements.
+    base = _parse_partial(ctx, blocks, fixed, replacements)
+    if base is None:
+        return None
+    bindings = base._bindings  # `name = f(...)` binds name to nothing, stub or not
+    # ...but `J = partial(jax.jit, ...)`, `J = jax.jit(**options)` and `ffi = cffi.FFI()` are
+    # aliases and FFI objects: those need their statement.
+    calls = [
+        i
+        for i, block in enumerate(blocks)
+        if block.kind == "call" and not fixed[i] and _may_be_named(block.callee, bindings)
+    ]
+    if calls:
+        for index in calls:
+            fixed[index] = True
+        base = _parse_partial(ctx, blocks, fixed, replacements)
+        if base is None:
+            return None
+        bindings = base._bindings
+    spellings = Spellings(base)
+    if any(name in bindings or name in spellings.aliases for name in CONTAINER_CALLS):
+        return None  # `dict = ...`: the stubs' reading of `x = dict(...)` may not hold
+    accesses = blocks_at(m.start() + 1 for m in _POSSIBLE_ACCESS.finditer(text))
+    # `np.asarray(x)` is a consumer only where `np` is bound to NumPy: `jnp.asarray(x)` is not.
+    consumer_positions = []
+    for match in _POSSIBLE_CONSUMER.finditer(text):
+        head, rest = _dotted_before(text, match.start())
+        leaf = match.group(1)
+        target = bindings.get(head) if head is not None else None
+        if (
+            head is None
+            or leaf in BUFFER_METHODS  # `ffi.from_buffer(`: whether `ffi` is one is read later
+            or (isinstance(target, str) and ".".join([target, *rest, leaf]) in CONSUMERS)
+        ):
+            consumer_positions.append(match.start() + 1)
+    accesses |= blocks_at(consumer_positions)
+    # A consumer called by a bare name: `memoryview(x)`, `asarray(x)` after
+    # `from numpy import asarray`, `to_np(x)` after `to_np = np.asarray`.
+    bare = [n for n, target in bindings.items() if target in CONSUMERS]
+    bare += [n for n in _BUILTIN_CONSUMERS if n not in bindings]
+    for name in bare:
+        accesses |= blocks_at(_word_positions(text, name))
+    live = _transform_blocks(text, blocks, bindings, spellings, blocks_at)
+    defined = _module_functions(text, blocks)
+    # Forward from the blocks that spell a transform, through the functions they name...
+    reach = set(live)
+    pending = list(live)
+    while pending:
+        block = blocks[pending.pop()]
+        for word in set(_WORDS.findall(text, block.begin, block.finish)) & defined.keys():
+            for target in defined[word]:
+                if target not in reach:
+                    reach.add(target)
+                    pending.append(target)
+    # ...and back from the accesses, through the blocks that name their functions.
+    keep = [fixed[i] or (i in accesses and i in reach) for i in range(len(blocks))]
+    names_done: set[str] = set()
+    pending = [i for i in range(len(blocks)) if keep[i] and i in reach]
+    while pending:
+        for name in _functions_of(text, blocks[pending.pop()]) - names_done:
+            names_done.add(name)
+            for other in blocks_at(_word_positions(text, name)):
+                if other in reach and not keep[other]:
+                    keep[other] = True
+                    pending.append(other)
+    # Decorator factories the kept blocks name (`@compile` with `def compile(fn): return jax.jit(fn)`).
+    factories = [
+        i for i in live if not keep[i] and blocks[i].kind == "def" and not blocks[i].decorated
+    ]
+    if factories:
+        kept_words = set()
+        for index, block in enumerate(blocks):
+            if keep[index]:
+                kept_words.update(_WORDS.findall(text, block.begin, block.finish))
+        for index in factories:
+            if blocks[index].name in kept_words:
+                keep[index] = True
+    if keep == fixed:
+        return base
+    # Parse only the blocks added, and put their statements in place of their stubs.
+    added = [k and not f for k, f in zip(keep, fixed)]
+    source = "".join(
+        text[b.begin : b.finish] if a else "\n" * text.count("\n", b.begin, b.finish)
+        for b, a in zip(blocks, added)
+    )
+    source = "\n" * text.count("\n", 0, blocks[0].begin) + source
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            more = ast.parse(source, filename=ctx.path)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    # The base's statements on an added block's lines are its stub and extracted imports.
+    spans = [(b.start, b.end) for b, a in zip(blocks, added) if a]
+    starts = [start for start, _ in spans]
+
+    def stubbed(statement: ast.stmt) -> bool:
+        index = bisect.bisect_right(starts, statement.lineno) - 1
+        return index >= 0 and statement.lineno <= spans[index][1]
+
+    body = [s for s in base.tree.body if not stubbed(s)] + more.body
+    body.sort(key=lambda s: (s.lineno, s.col_offset))
+    tree = ast.Module(body=body, type_ignores=[])
+    return FileContext(ctx.path, partial_source(text, blocks, keep, replacements), tree)
+
+
+def _imports_only(text: str, block, positions: list[int]) -> str | None:
+    """A `def` or `class` block's stub with its import statements, dedented, on their own
+    lines (the rest blank); None unless each is a plain `import`/`from` statement of its
+    own, after the block's first line and not naming `ffi` (``_ffi_names`` reads top-level
+    imports only)."""
+    chunk = text[block.begin : block.finish]
+    lines = chunk.split("\n")
+    out = [""] * len(lines)
+    out[0] = f"class {block.name}: pass"
+    for position in positions:
+        number = text.count("\n", block.begin, position)
+        line = lines[number]
+        statement = line.lstrip()
+        if number == 0 or not statement.startswith(("import ", "from ")) or "ffi" in statement:
+            return None
+        last = number
+        if "(" in statement and ")" not in statement:
+            while last + 1 < len(lines) and ")" not in lines[last]:
+                last += 1
+        elif statement.rstrip().endswith("\\") or "#" in statement or ";" in statement:
+            return None
+        out[number] = statement
+        for follow in range(number + 1, last + 1):
+            if "ffi" in lines[follow] or "#" in lines[follow] or ";" in lines[follow]:
+                return None
+            out[follow] = lines[follow]
+    return "\n".join(out)
+
+
+def _may_be_named(callee: str, bindings) -> bool:
+    """Whether calling ``callee`` at module level may make an alias of a transform or an FFI."""
+    head, *rest = callee.split(".")
+    target = bindings.get(head)
+    if not isinstance(target, str):
+        return False  # resolves to nothing: `Spellings` and `_ffi_names` see nothing either
+    return public(".".join([target, *rest])) in (*TRANSFORMS, PARTIAL, CFFI_FFI)
+
+
+def _parse_partial(ctx: FileContext, blocks, keep: list[bool], replacements=None) -> FileContext | None:
+    source = partial_source(ctx.text, blocks, keep, replacements)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            tree = ast.parse(source, filename=ctx.path)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    return FileContext(ctx.path, source, tree)
+
+
+def _module_functions(text: str, blocks) -> dict[str, list[int]]:
+    """Module-level function name -> the blocks that define it (`def` blocks, and functions
+    under a module-level `if` or `try`)."""
+    defined: dict[str, list[int]] = {}
+    for index, block in enumerate(blocks):
+        for name in _functions_of(text, block):
+            defined.setdefault(name, []).append(index)
+    return defined
+
+
+def _functions_of(text: str, block) -> set[str]:
+    if block.kind == "def":
+        return {block.name}
+    if block.kind == "other":
+        return set(_DEF_NAME.findall(text, block.begin, block.finish))
+    return set()
+
+
+_TRANSFORM_WORDS = "|".join(sorted(TRANSFORM_LEAVES - {"partial"}))
+_TRANSFORM_ATTRIBUTE = re.compile(rf"\.{_COMMENTED_GAP}({_TRANSFORM_WORDS})(?!\w)")
+
+
+def _dotted_before(text: str, dot: int) -> tuple[str | None, list[str]]:
+    """(head, the names after it) of the dotted name right before ``dot``: `jax.lax` in
+    `jax.lax.scan` -> ("jax", ["lax"]); head None when the text does not show a plain one
+    (`f().jit`, `jax .lax.scan`, `x[0].item`)."""
+    start = dot
+    while start > 0 and (_is_word_char(text[start - 1]) or text[start - 1] == "."):
+        start -= 1
+    before = start - 1
+    while before >= 0 and text[before] in " \t\n\\":
+        before -= 1
+    parts = text[start:dot].split(".")
+    if (before >= 0 and text[before] in ".)]}") or not all(parts) or parts[0][0].isdigit():
+        return None, []
+    return parts[0], parts[1:]
+
+
+def _transform_blocks(text: str, blocks, bindings, spellings: Spellings, blocks_at) -> set[int]:
+    """The blocks that may spell a transform: a dotted name ending in a transform's name whose
+    head the imports bind (`jax.jit`, `lax.scan`, `eqx.filter_jit`; one the text does not show
+    plainly counts too), a bare name bound to one (`from jax import jit as J`, `J = jax.jit`,
+    `J = partial(jax.jit, ...)`), or a decorator factory's name. `partial` alone traces
+    nothing: `partial(jax.jit, ...)` spells `jax.jit` too."""
+    positions = []
+    for match in _TRANSFORM_ATTRIBUTE.finditer(text):
+        head, rest = _dotted_before(text, match.start())
+        if head is None:
+            positions.append(match.start())  # cannot tell: count it
+            continue
+        target = bindings.get(head)
+        if isinstance(target, str) and public(".".join([target, *rest, match.group(1)])) in TRANSFORMS:
+            positions.append(match.start())  # `jax.jit`, `lax.scan`; not `jax.tree.map`
+    live = blocks_at(positions)
+    names = {n for n, target in bindings.items() if isinstance(target, str) and public(target) in TRANSFORMS}
+    names |= set(spellings.aliases)
+    for name in names:
+        live |= blocks_at(_word_positions(text, name))
+    # Factories: module-level functions without decorators that spell a transform.
+    factories = {blocks[i].name for i in live if blocks[i].kind == "def" and not blocks[i].decorated}
+    for name in factories - names:
+        live |= blocks_at(_word_positions(text, name))
+    return live
+
+
+def _word_positions(text: str, word: str):
+    size, length = len(text), len(word)
+    start = text.find(word)
+    while start != -1:
+        end = start + length
+        if (start == 0 or not _is_word_char(text[start - 1])) and (end == size or not _is_word_char(text[end])):
+            yield start
+        start = text.find(word, end)
 
 
 # Finding the traced functions ---------------------------------------------------------
@@ -440,6 +861,11 @@ def _word_lines(text: str, words, *, attribute=False, call=False, not_after: str
                     positions.append(start)
             start = text.find(word, end)
     positions.sort()
+    return _lines_of(text, positions)
+
+
+def _lines_of(text: str, positions: list[int]) -> set[int]:
+    """The lines of sorted character ``positions``."""
     lines, line, previous = set(), 1, 0
     for position in positions:
         line += count_line_breaks(text, previous, position)
@@ -472,7 +898,7 @@ class _Region:
         while stack:
             node = stack.pop()
             self.nodes.append(node)
-            for child in ast.iter_child_nodes(node):
+            for child in child_nodes(node):
                 if not child._fields:
                     continue  # contexts and operators: shared, and never interesting
                 start = getattr(child, "lineno", None)
@@ -539,7 +965,7 @@ def _add_helpers(ctx: FileContext, region: _Region, index, spellings: Spellings,
     for _ in range(3):  # helpers of helpers, a few levels deep
         added = []
         for traced in pending:
-            tainted = _tainted_names(ctx, traced.node, traced.traced)
+            tainted = None  # computed for the first call of a function of this file
             for node in _scope_nodes(traced.node):
                 if not isinstance(node, ast.Call):
                     continue
@@ -549,6 +975,8 @@ def _add_helpers(ctx: FileContext, region: _Region, index, spellings: Spellings,
                 for function, _ in _functions_passed(region, index, spellings, node, callee, traced.node):
                     if isinstance(function, ast.Lambda):
                         continue
+                    if tainted is None:
+                        tainted = _tainted_names(ctx, traced.node, traced.traced)
                     params = _called_params(ctx, function, arguments, node.keywords, tainted)
                     if params and function in found:
                         # A jitted function called inside another trace: its wrapper would
@@ -722,26 +1150,55 @@ def _add(found: dict, function, transform: Transform, unsplittable, bound: bool 
 # Finding the accesses -------------------------------------------------------------
 
 
-def _scope_nodes(scope: ast.AST):
-    """Nodes of ``scope``'s own body, not of the functions or classes nested in it."""
-    stack = list(scope.body) if isinstance(scope.body, list) else [scope.body]
-    while stack:
-        node = stack.pop()
-        yield node
-        if not isinstance(node, _SCOPES):
-            stack.extend(ast.iter_child_nodes(node))
+def _scope_nodes(scope: ast.AST) -> list[ast.AST]:
+    """Nodes of ``scope``'s own body, not of the functions or classes nested in it.
+
+    Walked once per function and kept on the node: the traced-function search, the helper
+    search, the taint and the access scan all read the same function's nodes (four walks
+    of each traced function made them most of JAX001's cost on JAX-heavy code).
+    """
+    nodes = scope.__dict__.get("_jax001_nodes")
+    if nodes is None:
+        nodes = []
+        stack = list(scope.body) if isinstance(scope.body, list) else [scope.body]
+        while stack:
+            node = stack.pop()
+            nodes.append(node)
+            if not isinstance(node, _SCOPES):
+                stack.extend(child_nodes(node))
+        scope._jax001_nodes = nodes
+    return nodes
 
 
 def _stored_names(function) -> set[str]:
-    return {
-        node.id
-        for node in _scope_nodes(function)
-        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store)
-    }
+    stored = function.__dict__.get("_jax001_stored")
+    if stored is None:
+        stored = function._jax001_stored = {
+            node.id
+            for node in _scope_nodes(function)
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store)
+        }
+    return stored
 
 
-def _accesses(ctx: FileContext, traced: Traced, members: dict[str, Member], buffers: frozenset[str]) -> list[Access]:
+def _accesses(
+    ctx: FileContext, traced: Traced, members: dict[str, Member], buffers: frozenset[str], exact: bool = True
+) -> list[Access]:
     function = traced.node
+    nodes = _scope_nodes(function)
+    called = {id(node.func) for node in nodes if isinstance(node, ast.Call)}
+    # A helper often guards concrete-only code (`if isinstance(x, core.Tracer): return x`):
+    # only the statements before its first compound statement surely run on the tracer.
+    body = function.body if traced.caller and isinstance(function.body, list) else []
+    first = next((s for s in body if isinstance(s, _COMPOUND)), None)
+    guarded = [(first.lineno, function.end_lineno)] if first is not None else []
+    candidates = []
+    for node in nodes:
+        access = _as_access(ctx, node, called, members, buffers)
+        if access is not None and not any(start <= node.lineno <= end for start, end in guarded):
+            candidates.append((node, access))
+    if not candidates:
+        return []  # most traced functions: no need for their taint
     stored = _stored_names(function)
     params = {name for name in traced.traced if name not in stored}
     # Parameters this rule has decided about (static ones are concrete, whatever the
@@ -749,29 +1206,26 @@ def _accesses(ctx: FileContext, traced: Traced, members: dict[str, Member], buff
     every = {a.arg for a in all_params(function)} - stored
     aliases = _comprehension_aliases(ctx, function, params)
     tainted = _tainted_names(ctx, function, traced.traced)
-    nodes = list(_scope_nodes(function))
-    called = {id(node.func) for node in nodes if isinstance(node, ast.Call)}
-    # A helper often guards concrete-only code (`if isinstance(x, core.Tracer): return x`):
-    # only the statements before its first compound statement surely run on the tracer.
-    body = function.body if traced.caller and isinstance(function.body, list) else []
-    first = next((s for s in body if isinstance(s, _COMPOUND)), None)
-    guarded = [(first.lineno, function.end_lineno)] if first is not None else []
     found = []
-    for node in nodes:
-        access = _as_access(ctx, node, called, members, buffers)
-        if access is None or any(start <= node.lineno <= end for start, end in guarded):
-            continue
-        receiver, label = access
+    for node, (receiver, label) in candidates:
         root = _param_root(receiver)
         if root in params or root in aliases:
             found.append(Access(node, receiver, label, aliases.get(root, root)))
         elif _is_traced(ctx, receiver, tainted) or (
-            _base_name(receiver) not in every and ctx.analysis.is_tracer(receiver)
+            _base_name(receiver) not in every and _is_tracer(ctx, receiver, exact)
         ):
             # The shared value analysis follows what the local taint does not: containers,
             # `self` attributes, records, helpers' return values, closures over a trace.
             found.append(Access(node, receiver, label, None))
     return sorted(found, key=lambda a: (a.node.lineno, a.node.col_offset))
+
+
+def _is_tracer(ctx: FileContext, receiver: ast.AST, exact: bool) -> bool:
+    if isinstance(receiver, ast.Constant):
+        return False  # what the value analysis says of any constant
+    if not exact:
+        raise _Undecided
+    return ctx.analysis.is_tracer(receiver)
 
 
 def _base_name(expr: ast.AST) -> str | None:
@@ -883,7 +1337,15 @@ def _leaves_of(ctx: FileContext, expr: ast.AST) -> ast.AST:
 
 
 def _tainted_names(ctx: FileContext, function, traced: frozenset[str]) -> set[str]:
-    """Parameters that are tracers and the locals computed from them or from jax calls."""
+    """Parameters that are tracers and the locals computed from them or from jax calls
+    (kept on the function per set of traced parameters: helpers and accesses both ask)."""
+    cache = function.__dict__.setdefault("_jax001_tainted", {})
+    if traced not in cache:
+        cache[traced] = _taint(ctx, function, traced)
+    return set(cache[traced])
+
+
+def _taint(ctx: FileContext, function, traced: frozenset[str]) -> set[str]:
     tainted = set(traced)
     bindings = []
     for node in _scope_nodes(function):

@@ -1,0 +1,452 @@
+"""JAX001 decides most files from a partial parse (only the top-level blocks that can matter).
+
+The claims checked here: the partial tree binds the same names and finds the same traced
+functions with the same candidate accesses as the whole tree; when the partial decision says
+"no finding", the whole-file analysis agrees; the findings are the same whichever path ran;
+and the partial tree never reaches other rules through ``ctx.tree``.
+"""
+
+from __future__ import annotations
+
+import ast
+import textwrap
+from pathlib import Path
+
+import pytest
+from jax_codemod.analysis.context import (
+    FileContext,
+    child_nodes,
+    in_code,
+    partial_source,
+    string_interiors,
+    top_level_blocks,
+)
+from jax_codemod.engine.pipeline import check_source
+from jax_codemod.rules import traced_concrete_access as jax001
+from jax_codemod.rules.traced_concrete_access import TracedConcreteAccess
+
+RULE = TracedConcreteAccess()
+MEMBERS = jax001.members_for(None)
+TESTS = Path(__file__).parent
+CORPUS = sorted(
+    [
+        *(TESTS / "snapshots").rglob("*.py"),
+        *(TESTS / "realworld").rglob("*.py"),
+        *(TESTS.parent / "examples").rglob("*.py"),
+    ]
+)
+
+
+def lazy(text: str, path: str = "case.py") -> FileContext:
+    return FileContext(path, text, parse=lambda: ast.parse(text))
+
+
+def whole(text: str, path: str = "case.py") -> FileContext:
+    return FileContext(path, text, ast.parse(text))
+
+
+def candidates(ctx: FileContext) -> set[tuple]:
+    """Traced functions that hold a node the rule would check as an access, with how they are
+    traced and where those nodes are."""
+    spellings = jax001.Spellings(ctx)
+    lines = jax001._access_lines(ctx.text)
+    lines |= jax001._word_lines(ctx.text, spellings.call_names, call=True)
+    lines |= jax001._matching_lines(ctx.text, jax001._DECORATED_DEF, end=True)
+    region = jax001._Region(ctx.tree, sorted(lines))
+    buffers = jax001._ffi_names(ctx)
+    found = set()
+    for traced in jax001._traced_functions(ctx, region, spellings):
+        nodes = list(jax001._scope_nodes(traced.node))
+        called = {id(n.func) for n in nodes if isinstance(n, ast.Call)}
+        accesses = tuple(
+            sorted(
+                (n.lineno, n.col_offset)
+                for n in nodes
+                if jax001._as_access(ctx, n, called, MEMBERS, buffers) is not None
+            )
+        )
+        if accesses:
+            node = traced.node
+            found.add(
+                (node.lineno, node.col_offset, traced.transform, tuple(sorted(traced.traced)),
+                 traced.unsplittable, traced.caller, accesses)
+            )
+    return found
+
+
+def decided_clean(ctx: FileContext) -> bool:
+    """What check() concludes from the partial tree alone: True when it returns no finding
+    without parsing the whole file."""
+    partial = jax001.partial_context(ctx)
+    if partial is None:
+        return False
+    try:
+        return not jax001._analyse(partial, jax001._access_lines(partial.text), MEMBERS, exact=False)
+    except jax001._Undecided:
+        return False
+
+
+def same_findings(text: str) -> list:
+    via_partial = RULE.check(lazy(text))
+    via_whole = RULE.check(whole(text))
+    assert [f.to_json() for f in via_partial] == [f.to_json() for f in via_whole]
+    assert [f.data for f in via_partial] == [f.data for f in via_whole]
+    return via_whole
+
+
+# Every snapshot input, real-world file and example ---------------------------------------
+
+
+@pytest.mark.parametrize("path", CORPUS, ids=lambda p: str(p.relative_to(TESTS.parent)))
+def test_partial_tree_finds_what_the_whole_tree_finds(path):
+    text = path.read_text(encoding="utf-8")
+    source = path.read_bytes()
+    every = whole(text, str(path))
+    if not RULE.prefilter(source):
+        # (a) the byte gate: no finding is possible, whatever the text gate says.
+        assert not [a for *_, a in jax001._analyse(every, jax001._access_lines(text), MEMBERS)]
+        return
+    partial = jax001.partial_context(lazy(text, str(path)))
+    if partial is not None:
+        # (b) the same bindings, the same traced functions, the same candidate accesses.
+        assert partial._bindings == every._bindings
+        assert candidates(partial) == candidates(every)
+    if decided_clean(lazy(text, str(path))):
+        # (a) the partial decision: no finding in the whole file either.
+        assert not jax001._analyse(every, jax001._access_lines(text), MEMBERS)
+    assert [f.to_json() for f in RULE.check(lazy(text, str(path)))] == [
+        f.to_json() for f in RULE.check(every)
+    ]
+
+
+def test_the_corpus_exercises_both_paths():
+    """The corpus test above would pass vacuously if every file fell back to the whole parse."""
+    decided = kept_findings = 0
+    for path in CORPUS:
+        text = path.read_text(encoding="utf-8")
+        if not RULE.prefilter(path.read_bytes()):
+            continue
+        decided += decided_clean(lazy(text))
+        partial = jax001.partial_context(lazy(text))
+        kept_findings += partial is not None and bool(candidates(partial))
+    assert decided >= 10
+    assert kept_findings >= 30
+
+
+# The gate's edge cases ---------------------------------------------------------------------
+
+FILLER = '''
+
+def unrelated_{n}(values):
+    """Nothing traced here."""
+    return [v + {n} for v in values]
+'''
+
+
+def with_filler(source: str) -> str:
+    """The case between unrelated blocks, so that a partial parse really drops some."""
+    source = textwrap.dedent(source)
+    head, _, rest = source.partition("\n\n")
+    return head + "".join(FILLER.format(n=n) for n in range(3)) + "\n\n" + rest + FILLER.format(n=9)
+
+
+CASES = {
+    "nested_def": """
+        import jax
+
+        def outer(x):
+            def inner(y):
+                return y.item()
+            return jax.jit(inner)(x)
+    """,
+    "module_lambda": """
+        import jax
+
+        step = jax.jit(lambda x: x.unsafe_buffer_pointer())
+    """,
+    "helper_in_another_block": """
+        import jax
+
+        def helper(x):
+            return x.tolist()
+
+        @jax.jit
+        def step(x):
+            return helper(x)
+    """,
+    "module_alias": """
+        import jax
+
+        J = jax.jit
+
+        @J
+        def step(x):
+            return x.devices()
+    """,
+    "decorated_method": """
+        import functools
+        import jax
+
+        class Model:
+            @functools.partial(jax.jit, static_argnums=0)
+            def step(self, x):
+                x.block_until_ready()
+                return x + 1
+    """,
+    "partial_jit": """
+        from functools import partial
+        import jax
+
+        @partial(jax.jit, static_argnames=("n",))
+        def step(x, n):
+            record(x.unsafe_buffer_pointer())
+            return x * n
+    """,
+    "jit_call_in_another_block": """
+        import jax as jx
+
+        def body(x):
+            print(x.addressable_shards)
+            return x
+
+        fast = jx.jit(body)
+    """,
+    "imported_alias": """
+        from jax import jit as compile_step
+
+        @compile_step
+        def step(x):
+            return x.on_device_size_in_bytes()
+    """,
+    "decorator_factory": """
+        import jax
+
+        def compiled(fn):
+            return jax.jit(fn, donate_argnums=())
+
+        @compiled
+        def step(x):
+            x.copy_to_host_async()
+            return x
+    """,
+    "bare_consumer_alias": """
+        import jax
+        import numpy as np
+        from numpy import asarray as to_host
+
+        ONES = np.asarray([1.0])
+
+        @jax.jit
+        def step(x):
+            return to_host(x)
+    """,
+}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_edge_cases_keep_their_findings(name):
+    text = with_filler(CASES[name])
+    found = same_findings(text)
+    assert found, "the case has a finding"
+    assert not decided_clean(lazy(text))
+    partial = jax001.partial_context(lazy(text))
+    assert partial is not None and "def unrelated_0" not in partial.text  # the filler was dropped
+    assert candidates(partial) == candidates(whole(text))
+
+
+def test_a_def_inside_a_multi_line_string_is_no_block():
+    text = with_filler('''
+        import jax
+
+        EXAMPLE = """
+        @jax.jit
+        def fake(x):
+            return x.item()
+        """
+
+        @jax.jit
+        def real(x):
+            return x.tolist()
+    ''')
+    blocks = top_level_blocks(text)
+    assert "fake" not in {b.name for b in blocks}
+    assert [f.line for f in same_findings(text)] == [text.count("\n", 0, text.index("x.tolist")) + 1]
+
+
+def test_a_triple_quote_in_a_comment_or_string_opens_nothing():
+    text = textwrap.dedent('''
+        X = "\'\'\'"  # and here: """
+        # """
+        def f(x):
+            return x
+    ''')
+    assert [(b.start, b.kind, b.name) for b in top_level_blocks(text)] == [(2, "assign", "X"), (4, "def", "f")]
+
+
+def test_the_clauses_of_a_compound_statement_stay_with_it():
+    text = "try:\n    import numpy as np\nexcept ImportError:\n    np = None\nelse:\n    pass\n"
+    [block] = top_level_blocks(text)
+    assert (block.start, block.kind) == (1, "other")
+
+
+def test_stubs_bind_what_the_blocks_bind():
+    text = textwrap.dedent("""
+        import jax
+        TABLE = {"a": 1}
+        rows["x"] = dict(a=1)
+
+        def f(x):
+            return x
+
+        class C:
+            pass
+    """)
+    blocks = top_level_blocks(text)
+    stubbed = partial_source(text, blocks, [b.kind == "other" for b in blocks])
+    assert stubbed.count("\n") == text.count("\n")
+    assert FileContext("s.py", stubbed, ast.parse(stubbed))._bindings == whole(text)._bindings
+
+
+def test_a_syntax_error_in_an_irrelevant_block_is_not_read():
+    text = with_filler("""
+        import jax
+
+        def broken(:
+            pass
+
+        @jax.jit
+        def step(x):
+            return x + 1
+
+        def host(y):
+            return y.item()
+    """)
+    ctx = lazy(text)
+    assert RULE.check(ctx) == []
+    assert not ctx.has_tree  # decided without the whole parse
+    with pytest.raises(SyntaxError):
+        ctx.tree  # noqa: B018 -- what another rule reading the tree gets: the file's error
+
+
+def test_a_syntax_error_in_a_block_that_matters_is_reported():
+    text = with_filler("""
+        import jax
+
+        @jax.jit
+        def step(x):
+            return x.item() +
+    """)
+    with pytest.raises(SyntaxError):
+        RULE.check(lazy(text))
+    # Through the engine: the same error as before, with its line.
+    with pytest.raises(SyntaxError) as error:
+        check_source(text.encode(), "case.py", [RULE])
+    assert error.value.lineno == text.count("\n", 0, text.index("x.item")) + 1
+
+
+def test_the_partial_tree_does_not_leak_into_ctx_tree():
+    text = with_filler("""
+        import jax
+
+        @jax.jit
+        def step(x):
+            return x + 1
+
+        def host(y):
+            return y.item()
+    """)
+    ctx = lazy(text)
+    assert RULE.check(ctx) == []
+    assert not ctx.has_tree
+    assert ast.dump(ctx.tree) == ast.dump(ast.parse(text))
+
+
+def test_an_already_parsed_tree_is_used_as_it_is():
+    text = with_filler(CASES["helper_in_another_block"])
+    ctx = whole(text)
+    calls = []
+    original = jax001.partial_context
+    jax001.partial_context = lambda c: calls.append(c) or original(c)
+    try:
+        assert RULE.check(ctx)
+    finally:
+        jax001.partial_context = original
+    assert calls == []
+
+
+def test_strings_and_comments_are_told_from_code():
+    text = 'x = "a;b"; y = 1  # c;d\nz = """q;\n;""" ; w\ns = \'\\\';\' ;\n'
+    interiors = string_interiors(text)
+    semicolons = [i for i, c in enumerate(text) if c == ";"]
+    assert [in_code(text, i, interiors) for i in semicolons] == [False, True, False, False, False, True, False, True]
+
+
+def test_text_that_cannot_be_cut_surely_is_read_whole():
+    # A line continued by a backslash into column 0, a form feed, an unterminated string.
+    for text in ("x = 1 + \\\ny.item()\n", "import jax\n\x0c\ndef f(x):\n    return x.item()\n", 'x = """\n'):
+        assert jax001.partial_context(lazy(text)) is None
+
+
+def test_child_nodes_are_iter_child_nodes():
+    tree = ast.parse(textwrap.dedent(CASES["decorated_method"]) + textwrap.dedent(CASES["module_lambda"]))
+    for node in ast.walk(tree):
+        assert child_nodes(node) == list(ast.iter_child_nodes(node))
+
+
+def test_non_ascii_code_is_read_whole():
+    # NFKC: the parser reads the fullwidth letters as `item`, which no text search sees.
+    text = with_filler("""
+        import jax
+
+        @jax.jit
+        def step(x):
+            return x.\uff49tem()
+    """)
+    assert jax001.partial_context(lazy(text)) is None
+    # With an access spelled plainly elsewhere (the text gate passes), both paths find it.
+    text += "\n\ndef host(y):\n    return y.item()\n"
+    [finding] = same_findings(text)
+    assert finding.line == text.count("\n", 0, text.index("\uff49tem")) + 1
+    docstring_only = with_filler('''
+        import jax
+
+        def f(x):
+            """Returns x \u2264 1."""
+            return x
+    ''')
+    assert jax001.partial_context(lazy(docstring_only)) is not None
+
+
+def test_a_function_gives_only_its_imports():
+    text = with_filler("""
+        import jax
+
+        def loader(path):
+            from numpy import (
+                asarray as to_host,
+            )
+            import pickle as pk
+            return pk.load(open(path, "rb"))
+
+        def other(path):
+            from x import (a,
+                b); J = jax.jit
+            return a
+
+        @jax.jit
+        def step(x):
+            return to_host(x)
+    """)
+    blocks = top_level_blocks(text)
+    [loader] = [i for i, b in enumerate(blocks) if b.name == "loader"]
+    [other] = [i for i, b in enumerate(blocks) if b.name == "other"]
+    positions = [i for i in range(len(text)) if text.startswith("import", i)]
+    only = jax001._imports_only(text, blocks[loader], [p for p in positions if blocks[loader].begin <= p < blocks[loader].finish])
+    assert only.count("\n") == text.count("\n", blocks[loader].begin, blocks[loader].finish)
+    assert "return" not in only and "import pickle as pk" in only
+    assert jax001._imports_only(text, blocks[other], [p for p in positions if blocks[other].begin <= p < blocks[other].finish]) is None
+    partial = jax001.partial_context(lazy(text))
+    assert partial._bindings == whole(text)._bindings
+    assert "pk.load" not in partial.text
+    [finding] = same_findings(text + "\nHOST = [].tolist()\n")  # `to_host` is numpy.asarray
+    assert "to_host" in finding.message
