@@ -176,8 +176,7 @@ def _installed_jax_version() -> str | None:
     asks importlib.metadata (importing it and the email package costs ~10 ms of every run).
     """
     import sys
-
-    import importlib.machinery as machinery  # already imported by the interpreter
+    from importlib import machinery  # already imported by the interpreter
 
     if any(
         hasattr(finder, "find_distributions") and finder is not machinery.PathFinder for finder in sys.meta_path
