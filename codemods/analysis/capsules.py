@@ -98,6 +98,10 @@ _ARRAY_CLASSES = frozenset({"torch.Tensor", "torch.nn.Parameter", "numpy.ndarray
 
 # Words in a name, attribute, key or annotation that say "this holds a capsule".
 _CAPSULE_WORDS = re.compile(r"capsule|dlpack|dl_?tensor|dlpk|(^|_)dlp($|_)", re.IGNORECASE)
+# ...and in a name, that it holds an array (`x_np`, `torch_tensor`, `arr`): a capsule's name says capsule.
+_ARRAY_WORDS = re.compile(r"tensor|array|(^|_)(np|numpy|torch|pt|th|tf|cp|cupy|jnp|jax|arr|nd)($|_)", re.IGNORECASE)
+# Modules whose functions return arrays or tensors, never capsules (but their to_dlpack).
+_ARRAY_LIBRARIES = frozenset({"numpy", "torch", "jax", "cupy", "tensorflow"})
 
 @dataclass(frozen=True)
 class Producer:
@@ -805,8 +809,20 @@ class CapsuleAnalysis:
         if isinstance(node, ast.BinOp) and not strict:
             inner = self.array_evidence(node.left, depth + 1) or self.array_evidence(node.right, depth + 1)
             return f"it is computed from an array ({inner})" if inner else None
+        if isinstance(node, ast.IfExp):
+            body = self.array_evidence(node.body, depth + 1, strict)
+            orelse = body and self.array_evidence(node.orelse, depth + 1, strict)
+            return f"either branch is an array ({body}; {orelse})" if orelse else None
+        if isinstance(node, ast.Call) and not strict and self.producer(node) is None:
+            # An array library's own function (`tf.identity(x)`, `torch.ones(3)`) makes arrays;
+            # its capsule makers are producers, handled above.
+            library = self.qualname(node.func) or ""
+            if library.split(".", 1)[0] in _ARRAY_LIBRARIES and "dlpack" not in library.lower():
+                return f"it is what `{library}` returns"
         if not isinstance(node, ast.Name):
             return None
+        if not strict and _ARRAY_WORDS.search(node.id) and not _CAPSULE_WORDS.search(node.id):
+            return f"its name `{node.id}` says it is an array"
         parameter = self._parameter_behind(node)  # the parameter itself, or an element it iterates
         if parameter is not None and parameter[1].annotation is not None and self._array_annotation(
             parameter[1].annotation
