@@ -7,8 +7,11 @@ import tensorflow as tf
 import torch
 
 
-def torch_to_jax(x_np, on_gpu):
-    x = torch.tensor(x_np)
+def torch_to_jax(values, on_gpu, bf16):
+    if bf16:
+        x = torch.tensor(values.view(jnp.int16)).view(torch.bfloat16)
+    else:
+        x = torch.tensor(values)
     x = x.cuda() if on_gpu else x  # a tensor on either branch
     return jax.dlpack.from_dlpack(x)
 
