@@ -200,10 +200,15 @@ class Gates:
                         return BOTH
                     return OLD if in_body == direction else NEW
             if isinstance(ancestor, ast.Try) and self._catches(ancestor):
+                # Old API first and the new one as the fallback, or (`try: from_dlpack(t)`
+                # `except TypeError: from_dlpack(to_dlpack(t))`) the new one first.
+                new_first = not _makes_capsule(ancestor.body) and any(
+                    _makes_capsule(handler.body) for handler in ancestor.handlers
+                )
                 if any(child is statement for statement in ancestor.body):
-                    return OLD
+                    return NEW if new_first else OLD
                 if any(child is handler for handler in ancestor.handlers):
-                    return NEW
+                    return OLD if new_first else NEW
             if isinstance(ancestor, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef)):
                 early = self._after_early_exit(ancestor, child)
                 if early is not None:
@@ -243,6 +248,16 @@ def _exits(body: list[ast.stmt]) -> bool:
 
 def _is_none(node: ast.AST) -> bool:
     return isinstance(node, ast.Constant) and node.value is None
+
+
+def _makes_capsule(body: list[ast.stmt]) -> bool:
+    """Whether ``body`` calls a ``to_dlpack`` (JAX's, torch's, any library's): the old way."""
+    return any(
+        isinstance(n, ast.Call)
+        and (n.func.attr if isinstance(n.func, ast.Attribute) else getattr(n.func, "id", "")) == "to_dlpack"
+        for statement in body
+        for n in ast.walk(statement)
+    )
 
 
 def _falls_back(handler: ast.ExceptHandler) -> bool:

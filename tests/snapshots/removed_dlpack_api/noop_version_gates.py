@@ -66,3 +66,14 @@ for convert in (by_version, by_version_info, by_module_version, by_hasattr, by_g
     assert convert(jnp.arange(3.0)).tolist() == [0.0, 1.0, 2.0], convert
 assert torch.utils.dlpack.from_dlpack(_legacy_to_dlpack(jnp.ones(2))).tolist() == [1.0, 1.0]
 assert from_torch(torch.ones(2)).tolist() == [1.0, 1.0]
+
+
+def torch_to_jax_new_first(t):
+    # The array protocol first, the capsule only where JAX's from_dlpack rejects a tensor.
+    try:
+        return jax.dlpack.from_dlpack(t)
+    except TypeError:
+        return jax.dlpack.from_dlpack(torch.utils.dlpack.to_dlpack(t))
+
+
+assert torch_to_jax_new_first(torch.arange(3.0)).tolist() == [0.0, 1.0, 2.0]
