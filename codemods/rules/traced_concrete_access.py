@@ -686,7 +686,10 @@ def _partial(ctx: FileContext, most: float | None = None) -> tuple[FileContext |
         for index in factories:
             if blocks[index].name in kept_words:
                 keep[index] = True
-    may_access = any(keep[i] for i in accesses)
+    # A function is traced only where a block on a chain from one that spells a transform
+    # holds it (the same reading that drops the other blocks): access text in a block kept
+    # for its module-level names but off every chain is in no traced function.
+    may_access = any(keep[i] and i in reach for i in accesses)
     if keep == fixed:
         return base, may_access
     if most is not None and sum(b.finish - b.begin for b, k in zip(blocks, keep) if k) > most * len(text):
