@@ -499,6 +499,43 @@ def test_a_function_gives_only_its_imports():
     assert "to_host" in finding.message
 
 
+def test_imports_with_comments_give_only_the_imports():
+    """Google-style code marks local imports with a pylint comment, and comments mention
+    imports: neither keeps the whole function."""
+    text = with_filler("""
+        import jax
+
+        def loader(path):
+            # a failed import must not fall back to CPU.
+            import pickle as pk  # pylint: disable=g-import-not-at-top
+            from numpy import (  # see asarray()
+                asarray as to_host,
+            )
+            return pk.load(open(path, "rb"))
+
+        def quoted(path):
+            import json  # "quoted"
+            return json.load(path)
+
+        @jax.jit
+        def step(x):
+            return to_host(x)
+    """)
+    blocks = top_level_blocks(text)
+    [loader] = [i for i, b in enumerate(blocks) if b.name == "loader"]
+    [quoted] = [i for i, b in enumerate(blocks) if b.name == "quoted"]
+    interiors = string_interiors(text)
+    code = [i for i in range(len(text)) if text.startswith("import ", i) and in_code(text, i, interiors)]
+    only = jax001._imports_only(text, blocks[loader], [p for p in code if blocks[loader].begin <= p < blocks[loader].finish])
+    assert "return" not in only and "import pickle as pk" in only and "asarray as to_host" in only
+    assert jax001._imports_only(text, blocks[quoted], [p for p in code if blocks[quoted].begin <= p < blocks[quoted].finish]) is None
+    partial = jax001.partial_context(lazy(text))
+    assert partial._bindings == whole(text)._bindings
+    assert "pk.load" not in partial.text and "json.load" in partial.text
+    [finding] = same_findings(text)  # `to_host` is numpy.asarray, bound inside `loader`
+    assert "to_host" in finding.message
+
+
 def test_a_file_kept_almost_whole_is_read_whole():
     """When the blocks that matter are most of the file, the partial parse would cost what the
     whole one does (and often be followed by it): the rule reads the whole file at once, with

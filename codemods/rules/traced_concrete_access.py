@@ -594,10 +594,11 @@ def _partial(ctx: FileContext, most: float | None = None) -> tuple[FileContext |
     fixed = [block.kind == "other" or (block.kind in ("assign", "call", "item") and semicolon(block)) for block in blocks]
     # Imports anywhere bind names (name resolution is flow-insensitive): a block with one
     # stays, or, for a `def` or `class`, gives its imports alone, dedented, at their lines.
+    # The word in a comment or string imports nothing (`# pylint: disable=g-import-not-at-top`).
     importing: dict[int, list[int]] = {}
     for position in _word_positions(text, "import"):
         index = block_of(position)
-        if index is not None:
+        if index is not None and in_code(text, position, interiors):
             importing.setdefault(index, []).append(position)
     replacements: dict[int, str] = {}
     for index, positions in importing.items():
@@ -725,7 +726,8 @@ def _imports_only(text: str, block, positions: list[int]) -> str | None:
     """A `def` or `class` block's stub with its import statements, dedented, on their own
     lines (the rest blank); None unless each is a plain `import`/`from` statement of its
     own, after the block's first line and not naming `ffi` (``_ffi_names`` reads top-level
-    imports only)."""
+    imports only). A comment may end its first line (no import statement holds a quote, so
+    a `#` in a line without one starts a comment)."""
     chunk = text[block.begin : block.finish]
     lines = chunk.split("\n")
     out = [""] * len(lines)
@@ -736,11 +738,15 @@ def _imports_only(text: str, block, positions: list[int]) -> str | None:
         statement = line.lstrip()
         if number == 0 or not statement.startswith(("import ", "from ")) or "ffi" in statement:
             return None
+        code, comment, _ = statement.partition("#")
+        if comment and ("'" in statement or '"' in statement):
+            return None
         last = number
-        if "(" in statement and ")" not in statement:
+        if "(" in code and ")" not in code:
+            last = min(number + 1, len(lines) - 1)
             while last + 1 < len(lines) and ")" not in lines[last]:
                 last += 1
-        elif statement.rstrip().endswith("\\") or "#" in statement or ";" in statement:
+        elif code.rstrip().endswith("\\") or ";" in code:
             return None
         out[number] = statement
         for follow in range(number + 1, last + 1):
