@@ -557,9 +557,10 @@ def partial_context(ctx: FileContext) -> FileContext | None:
 
 
 def _partial(ctx: FileContext, most: float | None = None) -> tuple[FileContext | None, bool]:
-    """``partial_context(ctx)``, and whether a block it keeps may hold an access (when none
-    does, its tree holds no candidate access: the file has no finding). ``most``: None instead
-    of a tree that keeps more than this share of the text."""
+    """``partial_context(ctx)``, and whether a block it keeps may hold a traced access: access
+    text in a block on a chain from one that spells a transform (when there is none, the file
+    has no finding, and the tree returned may be the base one). ``most``: None instead of a
+    tree that keeps more than this share of the text."""
     text = ctx.text
     if "\r" in text or "\f" in text or "\v" in text:
         return None, False
@@ -664,6 +665,11 @@ def _partial(ctx: FileContext, most: float | None = None) -> tuple[FileContext |
                 if target not in reach:
                     reach.add(target)
                     pending.append(target)
+    if not accesses & reach:
+        # A function is traced only where a block on a chain from one that spells a transform
+        # holds it (the same reading that drops the other blocks): access text in a block kept
+        # for its module-level names but off every chain is in no traced function.
+        return base, False
     # ...and back from the accesses, through the blocks that name their functions.
     keep = [fixed[i] or (i in accesses and i in reach) for i in range(len(blocks))]
     names_done: set[str] = set()
@@ -687,12 +693,8 @@ def _partial(ctx: FileContext, most: float | None = None) -> tuple[FileContext |
         for index in factories:
             if blocks[index].name in kept_words:
                 keep[index] = True
-    # A function is traced only where a block on a chain from one that spells a transform
-    # holds it (the same reading that drops the other blocks): access text in a block kept
-    # for its module-level names but off every chain is in no traced function.
-    may_access = any(keep[i] and i in reach for i in accesses)
     if keep == fixed:
-        return base, may_access
+        return base, True
     if most is not None and sum(b.finish - b.begin for b, k in zip(blocks, keep) if k) > most * len(text):
         return None, False
     # Parse only the blocks added, and put their statements in place of their stubs.
@@ -719,7 +721,7 @@ def _partial(ctx: FileContext, most: float | None = None) -> tuple[FileContext |
     body = [s for s in base.tree.body if not stubbed(s)] + more.body
     body.sort(key=lambda s: (s.lineno, s.col_offset))
     tree = ast.Module(body=body, type_ignores=[])
-    return FileContext(ctx.path, partial_source(text, blocks, keep, replacements), tree), may_access
+    return FileContext(ctx.path, partial_source(text, blocks, keep, replacements), tree), True
 
 
 def _imports_only(text: str, block, positions: list[int]) -> str | None:
