@@ -9,6 +9,7 @@ and the partial tree never reaches other rules through ``ctx.tree``.
 from __future__ import annotations
 
 import ast
+import importlib.util
 import textwrap
 from pathlib import Path
 
@@ -76,7 +77,14 @@ def candidates(ctx: FileContext) -> set[tuple]:
 
 def decided_clean(ctx: FileContext) -> bool:
     """What check() concludes from the partial tree alone: True when it returns no finding
-    without parsing the whole file."""
+    without parsing the whole file (the rule's own decision, its shortcuts included)."""
+    decided = RULE._decided_clean(ctx, jax001._access_lines(ctx.text), MEMBERS)
+    assert not ctx.has_tree
+    return decided
+
+
+def analysed_clean(ctx: FileContext) -> bool:
+    """The partial tree's own answer, without the shortcuts: no candidate access in it."""
     partial = jax001.partial_context(ctx)
     if partial is None:
         return False
@@ -99,6 +107,39 @@ def same_findings(text: str) -> list:
 
 @pytest.mark.parametrize("path", CORPUS, ids=lambda p: str(p.relative_to(TESTS.parent)))
 def test_partial_tree_finds_what_the_whole_tree_finds(path):
+    check_partial_properties(path)
+
+
+def _installed_jax_sources() -> list[Path]:
+    spec = importlib.util.find_spec("jax")  # found, not imported: only its files are read
+    if spec is None or spec.origin is None:
+        return []
+    return sorted((Path(spec.origin).parent / "_src").glob("*.py"))
+
+
+# JAX-heavy code nobody here wrote, where most files have no access a trace reaches: the
+# shortcuts that skip the partial analysis are exercised there.
+INSTALLED_JAX = _installed_jax_sources()
+
+
+@pytest.mark.parametrize("path", INSTALLED_JAX, ids=lambda p: p.name)
+def test_partial_tree_finds_what_the_whole_tree_finds_in_jax(path):
+    check_partial_properties(path)
+
+
+def test_installed_jax_exercises_the_no_access_shortcut():
+    if not INSTALLED_JAX:
+        pytest.skip("jax is not installed")
+    shortcut = 0
+    for path in INSTALLED_JAX:
+        text = path.read_text(encoding="utf-8")
+        if RULE.prefilter(path.read_bytes()):
+            partial, may_access = jax001._partial(lazy(text))
+            shortcut += partial is not None and not may_access
+    assert shortcut >= 5
+
+
+def check_partial_properties(path: Path) -> None:
     text = path.read_text(encoding="utf-8")
     source = path.read_bytes()
     every = whole(text, str(path))
@@ -111,6 +152,12 @@ def test_partial_tree_finds_what_the_whole_tree_finds(path):
         # (b) the same bindings, the same traced functions, the same candidate accesses.
         assert partial._bindings == every._bindings
         assert candidates(partial) == candidates(every)
+    partial, may_access = jax001._partial(lazy(text, str(path)))
+    if partial is not None and not may_access:
+        # (c) the shortcut: no kept block holds access text, and the partial tree indeed has no
+        # candidate access (by (b), neither has the whole tree).
+        assert not candidates(partial)
+        assert analysed_clean(lazy(text, str(path)))
     if decided_clean(lazy(text, str(path))):
         # (a) the partial decision: no finding in the whole file either.
         assert not jax001._analyse(every, jax001._access_lines(text), MEMBERS)
@@ -450,3 +497,65 @@ def test_a_function_gives_only_its_imports():
     assert "pk.load" not in partial.text
     [finding] = same_findings(text + "\nHOST = [].tolist()\n")  # `to_host` is numpy.asarray
     assert "to_host" in finding.message
+
+
+def test_imports_with_comments_give_only_the_imports():
+    """Google-style code marks local imports with a pylint comment, and comments mention
+    imports: neither keeps the whole function."""
+    text = with_filler("""
+        import jax
+
+        def loader(path):
+            # a failed import must not fall back to CPU.
+            import pickle as pk  # pylint: disable=g-import-not-at-top
+            from numpy import (  # see asarray()
+                asarray as to_host,
+            )
+            return pk.load(open(path, "rb"))
+
+        def quoted(path):
+            import json  # "quoted"
+            return json.load(path)
+
+        @jax.jit
+        def step(x):
+            return to_host(x)
+    """)
+    blocks = top_level_blocks(text)
+    [loader] = [i for i, b in enumerate(blocks) if b.name == "loader"]
+    [quoted] = [i for i, b in enumerate(blocks) if b.name == "quoted"]
+    interiors = string_interiors(text)
+    code = [i for i in range(len(text)) if text.startswith("import ", i) and in_code(text, i, interiors)]
+    only = jax001._imports_only(text, blocks[loader], [p for p in code if blocks[loader].begin <= p < blocks[loader].finish])
+    assert "return" not in only and "import pickle as pk" in only and "asarray as to_host" in only
+    assert jax001._imports_only(text, blocks[quoted], [p for p in code if blocks[quoted].begin <= p < blocks[quoted].finish]) is None
+    partial = jax001.partial_context(lazy(text))
+    assert partial._bindings == whole(text)._bindings
+    assert "pk.load" not in partial.text and "json.load" in partial.text
+    [finding] = same_findings(text)  # `to_host` is numpy.asarray, bound inside `loader`
+    assert "to_host" in finding.message
+
+
+def test_a_file_kept_almost_whole_is_read_whole():
+    """When the blocks that matter are most of the file, the partial parse would cost what the
+    whole one does (and often be followed by it): the rule reads the whole file at once, with
+    the same findings."""
+    text = textwrap.dedent(
+        """
+        import jax
+
+        def helper(x):
+            return x.tolist()
+
+        @jax.jit
+        def step(x):
+            y = helper(x)
+            return x.unsafe_buffer_pointer(), y
+        """
+    )
+    assert jax001.partial_context(lazy(text)) is not None
+    assert jax001._partial(lazy(text), jax001._MOST) == (None, False)
+    assert not decided_clean(lazy(text))
+    assert same_findings(text)
+    filler = with_filler(CASES["helper_in_another_block"])
+    assert jax001._partial(lazy(filler), jax001._MOST)[0] is not None  # the filler is most of it

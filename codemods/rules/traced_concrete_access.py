@@ -394,10 +394,12 @@ class TracedConcreteAccess(Rule):
         a finding.
         """
         try:
-            partial = partial_context(ctx)
+            partial, may_access = _partial(ctx, _MOST)
+            if partial is None:
+                return False
             # The kept blocks' lines are the file's, so are their access lines (on a dropped
             # block's line there is at most a stub, which holds no function).
-            return partial is not None and not _analyse(partial, access_lines, members, exact=False)
+            return not may_access or not _analyse(partial, access_lines, members, exact=False)
         except _Undecided:
             return False
         except Exception:  # noqa: BLE001 -- see the docstring; the tests call partial_context directly
@@ -529,6 +531,12 @@ _DEF_NAME = re.compile(r"(?:^|(?<=\n))[ \t]*(?:async[ \t]+)?def[ \t]+(\w+)")
 _WORDS = re.compile(r"\w+")
 
 
+# A partial tree that would hold more than this share of the file's text costs about what the
+# whole tree costs, and files that JAX-heavy are the ones whose receivers only the whole-file
+# value analysis judges (then both are parsed): such a file is read whole at once.
+_MOST = 0.85
+
+
 def partial_context(ctx: FileContext) -> FileContext | None:
     """A context of ``ctx``'s file with only the top-level blocks JAX001's answer depends on,
     the others replaced by stubs that bind what they bind (``context.partial_source``); None
@@ -545,15 +553,23 @@ def partial_context(ctx: FileContext) -> FileContext | None:
     rule's analysis then finds the same traced functions in both trees, at the same lines
     and columns, and the same candidate accesses in them.
     """
+    return _partial(ctx)[0]
+
+
+def _partial(ctx: FileContext, most: float | None = None) -> tuple[FileContext | None, bool]:
+    """``partial_context(ctx)``, and whether a block it keeps may hold a traced access: access
+    text in a block on a chain from one that spells a transform (when there is none, the file
+    has no finding, and the tree returned may be the base one). ``most``: None instead of a
+    tree that keeps more than this share of the text."""
     text = ctx.text
     if "\r" in text or "\f" in text or "\v" in text:
-        return None
+        return None, False
     interiors = string_interiors(text)
     blocks = top_level_blocks(text, interiors) if interiors is not None else None
     if not blocks:
-        return None
+        return None, False
     if not text.isascii() and any(in_code(text, m.start(), interiors) for m in _NON_ASCII.finditer(text)):
-        return None  # identifiers are NFKC-normalized (`x.ｉtem()` is `x.item()`): read it whole
+        return None, False  # identifiers are NFKC-normalized (`x.ｉtem()` is `x.item()`): read it whole
     begins = [block.begin for block in blocks]
     string_starts = [first for first, _ in interiors]
 
@@ -579,10 +595,11 @@ def partial_context(ctx: FileContext) -> FileContext | None:
     fixed = [block.kind == "other" or (block.kind in ("assign", "call", "item") and semicolon(block)) for block in blocks]
     # Imports anywhere bind names (name resolution is flow-insensitive): a block with one
     # stays, or, for a `def` or `class`, gives its imports alone, dedented, at their lines.
+    # The word in a comment or string imports nothing (`# pylint: disable=g-import-not-at-top`).
     importing: dict[int, list[int]] = {}
     for position in _word_positions(text, "import"):
         index = block_of(position)
-        if index is not None:
+        if index is not None and in_code(text, position, interiors):
             importing.setdefault(index, []).append(position)
     replacements: dict[int, str] = {}
     for index, positions in importing.items():
@@ -595,7 +612,7 @@ def partial_context(ctx: FileContext) -> FileContext | None:
     # The module's names first: imports, aliases, module-level statements.
     base = _parse_partial(ctx, blocks, fixed, replacements)
     if base is None:
-        return None
+        return None, False
     bindings = base._bindings  # `name = f(...)` binds name to nothing, stub or not
     # ...but `J = partial(jax.jit, ...)`, `J = jax.jit(**options)` and `ffi = cffi.FFI()` are
     # aliases and FFI objects: those need their statement.
@@ -609,11 +626,11 @@ def partial_context(ctx: FileContext) -> FileContext | None:
             fixed[index] = True
         base = _parse_partial(ctx, blocks, fixed, replacements)
         if base is None:
-            return None
+            return None, False
         bindings = base._bindings
     spellings = Spellings(base)
     if any(name in bindings or name in spellings.aliases for name in CONTAINER_CALLS):
-        return None  # `dict = ...`: the stubs' reading of `x = dict(...)` may not hold
+        return None, False  # `dict = ...`: the stubs' reading of `x = dict(...)` may not hold
     accesses = blocks_at(m.start() + 1 for m in _POSSIBLE_ACCESS.finditer(text))
     # `np.asarray(x)` is a consumer only where `np` is bound to NumPy: `jnp.asarray(x)` is not.
     consumer_positions = []
@@ -634,6 +651,8 @@ def partial_context(ctx: FileContext) -> FileContext | None:
     bare += [n for n in _BUILTIN_CONSUMERS if n not in bindings]
     for name in bare:
         accesses |= blocks_at(_word_positions(text, name))
+    if not accesses:
+        return base, False  # no block holds access text: whatever is traced, nothing to find
     live = _transform_blocks(text, blocks, bindings, spellings, blocks_at)
     defined = _module_functions(text, blocks)
     # Forward from the blocks that spell a transform, through the functions they name...
@@ -646,6 +665,11 @@ def partial_context(ctx: FileContext) -> FileContext | None:
                 if target not in reach:
                     reach.add(target)
                     pending.append(target)
+    if not accesses & reach:
+        # A function is traced only where a block on a chain from one that spells a transform
+        # holds it (the same reading that drops the other blocks): access text in a block kept
+        # for its module-level names but off every chain is in no traced function.
+        return base, False
     # ...and back from the accesses, through the blocks that name their functions.
     keep = [fixed[i] or (i in accesses and i in reach) for i in range(len(blocks))]
     names_done: set[str] = set()
@@ -670,7 +694,9 @@ def partial_context(ctx: FileContext) -> FileContext | None:
             if blocks[index].name in kept_words:
                 keep[index] = True
     if keep == fixed:
-        return base
+        return base, True
+    if most is not None and sum(b.finish - b.begin for b, k in zip(blocks, keep) if k) > most * len(text):
+        return None, False
     # Parse only the blocks added, and put their statements in place of their stubs.
     added = [k and not f for k, f in zip(keep, fixed)]
     source = "".join(
@@ -683,7 +709,7 @@ def partial_context(ctx: FileContext) -> FileContext | None:
             warnings.simplefilter("ignore")
             more = ast.parse(source, filename=ctx.path)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return None
+        return None, False
     # The base's statements on an added block's lines are its stub and extracted imports.
     spans = [(b.start, b.end) for b, a in zip(blocks, added) if a]
     starts = [start for start, _ in spans]
@@ -695,14 +721,15 @@ def partial_context(ctx: FileContext) -> FileContext | None:
     body = [s for s in base.tree.body if not stubbed(s)] + more.body
     body.sort(key=lambda s: (s.lineno, s.col_offset))
     tree = ast.Module(body=body, type_ignores=[])
-    return FileContext(ctx.path, partial_source(text, blocks, keep, replacements), tree)
+    return FileContext(ctx.path, partial_source(text, blocks, keep, replacements), tree), True
 
 
 def _imports_only(text: str, block, positions: list[int]) -> str | None:
     """A `def` or `class` block's stub with its import statements, dedented, on their own
     lines (the rest blank); None unless each is a plain `import`/`from` statement of its
     own, after the block's first line and not naming `ffi` (``_ffi_names`` reads top-level
-    imports only)."""
+    imports only). A comment may end its first line (no import statement holds a quote, so
+    a `#` in a line without one starts a comment)."""
     chunk = text[block.begin : block.finish]
     lines = chunk.split("\n")
     out = [""] * len(lines)
@@ -713,11 +740,15 @@ def _imports_only(text: str, block, positions: list[int]) -> str | None:
         statement = line.lstrip()
         if number == 0 or not statement.startswith(("import ", "from ")) or "ffi" in statement:
             return None
+        code, comment, _ = statement.partition("#")
+        if comment and ("'" in statement or '"' in statement):
+            return None
         last = number
-        if "(" in statement and ")" not in statement:
+        if "(" in code and ")" not in code:
+            last = min(number + 1, len(lines) - 1)
             while last + 1 < len(lines) and ")" not in lines[last]:
                 last += 1
-        elif statement.rstrip().endswith("\\") or "#" in statement or ";" in statement:
+        elif code.rstrip().endswith("\\") or ";" in code:
             return None
         out[number] = statement
         for follow in range(number + 1, last + 1):
