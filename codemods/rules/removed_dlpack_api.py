@@ -111,7 +111,8 @@ class RemovedDlpackApi(Rule):
     only capsules) comes from `x.__dlpack__()` instead, with the same `stream`,
     `max_version`, `dl_device` and `copy` arguments, and the message says so.
     `take_ownership=False` (the default) is dropped. A torch tensor handed to JAX becomes
-    `t.detach().contiguous()`: `detach()` accepts tensors that require grad as the capsule
+    `t.detach().contiguous()` (less the calls it already ends with: `t.contiguous()`
+    becomes `t.contiguous().detach()`): `detach()` accepts tensors that require grad as the capsule
     path did, and `contiguous()` keeps the values right on JAX 0.6.1-0.7.1, whose
     `from_dlpack` ignores torch strides (it is a no-op, still zero-copy, for a contiguous
     tensor). For `jax.dlpack.from_dlpack(v.__dlpack__())` with `v` of unknown library,
@@ -119,7 +120,9 @@ class RemovedDlpackApi(Rule):
 
     Reported without a fix, with the manual fix in the message: `take_ownership=True` or
     a non-constant `take_ownership` (buffer donation no longer exists: pass the array and
-    stop using it), `src_device` (move the array with `jax.device_put` first), other
+    stop using it), `src_device` (move the array with `jax.device_put` first), TensorFlow
+    capsules (`tf.experimental.dlpack.to_dlpack`) fed to JAX (many TensorFlow releases'
+    tensors have no `__dlpack__`: pass the tensor where they do, else copy through the host), other
     arguments with no array-protocol equivalent, references that are not calls
     (`tree_map(jax.dlpack.to_dlpack, xs)`), and capsules that reach a JAX consumer while
     some other read still sees them (also returned or stored, or a branch, `continue` or
@@ -130,7 +133,9 @@ class RemovedDlpackApi(Rule):
     returns -- is classified by evidence. A capsule (a caller in the file passes one, or
     a name or annotation says so) is reported as such. An array is left alone: a known
     constructor or annotation (`torch.Tensor`, `np.ndarray`, `jax.Array`, `cupy.ndarray`,
-    jaxtyping), a tensor method's result (`t.contiguous()`), a guard (`hasattr(x,
+    jaxtyping), a tensor method's result (`t.contiguous()`), what an array library's own
+    function returns (`tf.identity(t)`), a conditional whose two branches are arrays, a
+    name that says array (`x_np`, `t_torch`), a guard (`hasattr(x,
     "__dlpack__")`, `torch.is_tensor(x)`, `isinstance`), or the same value used as only
     an array can be (`x.shape`, `x.device`, `x[0]`, `x + 1`: a capsule has none of them).
     Anything else gets a report naming the value and where it comes from: "cannot tell
@@ -140,7 +145,8 @@ class RemovedDlpackApi(Rule):
 
     Calls that only run on old JAX (behind `jax.__version__` / `jax.__version_info__`
     comparisons, `hasattr(jax.dlpack, "to_dlpack")`, `getattr(jax.dlpack, "to_dlpack",
-    None)`, or a `try` that catches `ImportError`) are version gates, not bugs, and are
+    None)`, a `try` that catches `ImportError`, or one that tries the array protocol first
+    and falls back to `to_dlpack` in its handler) are version gates, not bugs, and are
     left alone -- unless the gate's other branch, the one that runs on current JAX, uses
     the removed API too.
     """
