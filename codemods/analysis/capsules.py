@@ -46,15 +46,16 @@ from jax_codemod.analysis.scopes import (
     end_of,
     start_of,
 )
-from jax_codemod.analysis.values import ARRAY, CAPSULE, NUMPY, TRACER
+from jax_codemod.analysis.values import ARRAY, CAPSULE, CAPSULE_PRODUCERS, NUMPY, TRACER
 from jax_codemod.analysis.values import CUPY as CUPY_ARRAY
 from jax_codemod.analysis.values import TORCH as TORCH_TENSOR
 
 # Producers ------------------------------------------------------------------------
 
-JAX_TO_DLPACK = frozenset({"jax.dlpack.to_dlpack", "jax._src.dlpack.to_dlpack"})
-TORCH_TO_DLPACK = frozenset({"torch.utils.dlpack.to_dlpack", "torch.to_dlpack"})
-TF_TO_DLPACK = frozenset({"tensorflow.experimental.dlpack.to_dlpack"})
+JAX_TO_DLPACK, TORCH_TO_DLPACK, TF_TO_DLPACK = (
+    frozenset(name for name, library in CAPSULE_PRODUCERS.items() if library == owner)
+    for owner in ("jax", "torch", "tensorflow")
+)
 JAX = "jax"  # jax.dlpack.to_dlpack(x): removed in JAX 0.7
 # jax._src.dlpack.to_dlpack(x): the function behind `x.__dlpack__()`, still there (same
 # signature since 0.4.3x); its capsule is only wrong where JAX itself is asked to take it.

@@ -269,7 +269,14 @@ NOT_ADDRESSABLE_PRODUCERS = frozenset(
     }
 )
 HOST_PRODUCERS = frozenset({"jax.device_get", "jax.experimental.multihost_utils.process_allgather"})
-CAPSULE_PRODUCERS = {"jax.dlpack.to_dlpack": "jax", "torch.utils.dlpack.to_dlpack": "torch"}
+# The calls that make a DLPack capsule, and whose: the one table (analysis/capsules.py reads it too).
+CAPSULE_PRODUCERS = {
+    "jax.dlpack.to_dlpack": "jax",
+    "jax._src.dlpack.to_dlpack": "jax",
+    "torch.utils.dlpack.to_dlpack": "torch",
+    "torch.to_dlpack": "torch",
+    "tensorflow.experimental.dlpack.to_dlpack": "tensorflow",
+}
 TREE_LEAVES = frozenset({"jax.tree_util.tree_leaves"})
 TREE_MAPS = frozenset({"jax.tree_util.tree_map"})
 TREE_FLATTEN = frozenset({"jax.tree_util.tree_flatten"})
