@@ -468,17 +468,17 @@ class CapsuleAnalysis:
         if qualified in JAX_TO_DLPACK and private in JAX_TO_DLPACK:
             qualified = private  # keep the spelling the file uses, for messages
         plain = len(node.args) >= 1 and not isinstance(node.args[0], ast.Starred)
+        # The array exported, when the call passes nothing else (JAX's public to_dlpack also
+        # takes keywords the rule drops or reports, so it keeps its first argument regardless).
+        single = node.args[0] if plain and len(node.args) == 1 and not node.keywords else None
         if qualified == "jax._src.dlpack.to_dlpack" and not _passes_take_ownership(node):
-            single = plain and len(node.args) == 1 and not node.keywords
-            return Producer(node, JAX_PRIVATE, node.args[0] if single else None, qualified)
+            return Producer(node, JAX_PRIVATE, single, qualified)
         if qualified in JAX_TO_DLPACK:
             return Producer(node, JAX, node.args[0] if plain else None, qualified)
         if qualified in TORCH_TO_DLPACK:
-            single = plain and len(node.args) == 1 and not node.keywords
-            return Producer(node, TORCH, node.args[0] if single else None, qualified)
+            return Producer(node, TORCH, single, qualified)
         if qualified in TF_TO_DLPACK:
-            single = plain and len(node.args) == 1 and not node.keywords
-            return Producer(node, TENSORFLOW, node.args[0] if single else None, qualified)
+            return Producer(node, TENSORFLOW, single, qualified)
         if qualified is None and isinstance(node.func, ast.Attribute):
             if node.func.attr == "__dlpack__":
                 source = node.func.value if not node.args and not node.keywords else None
