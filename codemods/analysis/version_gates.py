@@ -23,6 +23,7 @@ import ast
 from functools import cached_property
 
 from jax_codemod.analysis.context import FileContext
+from jax_codemod.analysis.values import CAPSULE_PRODUCERS
 
 OLD = "old"
 NEW = "new"
@@ -202,8 +203,8 @@ class Gates:
             if isinstance(ancestor, ast.Try) and self._catches(ancestor):
                 # Old API first and the new one as the fallback, or (`try: from_dlpack(t)`
                 # `except TypeError: from_dlpack(to_dlpack(t))`) the new one first.
-                new_first = not _makes_capsule(ancestor.body) and any(
-                    _makes_capsule(handler.body) for handler in ancestor.handlers
+                new_first = not self._makes_capsule(ancestor.body) and any(
+                    self._makes_capsule(handler.body) for handler in ancestor.handlers
                 )
                 if any(child is statement for statement in ancestor.body):
                     return NEW if new_first else OLD
@@ -215,6 +216,14 @@ class Gates:
                     return early
             child = ancestor
         return None
+
+    def _makes_capsule(self, body: list[ast.stmt]) -> bool:
+        """Whether ``body`` calls a capsule maker (JAX's, torch's, TensorFlow's): the old way."""
+        return any(
+            isinstance(n, ast.Call) and self.qualname(n.func) in CAPSULE_PRODUCERS
+            for statement in body
+            for n in ast.walk(statement)
+        )
 
     def _after_early_exit(self, parent: ast.AST, child: ast.AST) -> str | None:
         """``if <new JAX>: return new(x)`` followed by the old code in the same block."""
@@ -248,16 +257,6 @@ def _exits(body: list[ast.stmt]) -> bool:
 
 def _is_none(node: ast.AST) -> bool:
     return isinstance(node, ast.Constant) and node.value is None
-
-
-def _makes_capsule(body: list[ast.stmt]) -> bool:
-    """Whether ``body`` calls a ``to_dlpack`` (JAX's, torch's, any library's): the old way."""
-    return any(
-        isinstance(n, ast.Call)
-        and (n.func.attr if isinstance(n.func, ast.Attribute) else getattr(n.func, "id", "")) == "to_dlpack"
-        for statement in body
-        for n in ast.walk(statement)
-    )
 
 
 def _falls_back(handler: ast.ExceptHandler) -> bool:
