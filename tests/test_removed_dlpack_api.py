@@ -225,6 +225,14 @@ TORCH_TO_JAX = textwrap.dedent(
 
     def t2j_direct(t):
         return jnp.from_dlpack(torch.utils.dlpack.to_dlpack(t))
+
+
+    def t2j_made_contiguous(t):
+        return jax.dlpack.from_dlpack(torch.utils.dlpack.to_dlpack(t.contiguous()))
+
+
+    def t2j_detached(t):
+        return jax.dlpack.from_dlpack(torch.utils.dlpack.to_dlpack(t.detach()))
     """
 )
 DRIVER = textwrap.dedent(
@@ -233,7 +241,7 @@ DRIVER = textwrap.dedent(
     base = torch.arange(12.0).reshape(3, 4)
     for make in (lambda: base, lambda: base.T, lambda: base[:, ::2], lambda: base.clone().requires_grad_()):
         t = make()
-        for convert in (t2j, t2j_direct):
+        for convert in (t2j, t2j_direct, t2j_made_contiguous, t2j_detached):
             got = np.asarray(convert(t))
             assert np.array_equal(got, t.detach().numpy()), (jax.__version__, convert.__name__, got)
     contiguous = torch.arange(8.0)
@@ -248,6 +256,8 @@ def _migrated_torch_to_jax() -> str:
     assert result.error is None and result.changed
     fixed = result.fixed.decode()
     assert "t.detach().contiguous()" in fixed and "to_dlpack" not in fixed
+    # A tensor that already ends in one of the two calls gets only the other.
+    assert "t.contiguous().detach())" in fixed and fixed.count("t.detach().contiguous()") == 3
     return fixed
 
 
