@@ -105,11 +105,17 @@ _NAMED = TRANSFORMS | {PARTIAL}
 _LEAF_WORD = re.compile(r"\b(?:" + "|".join(sorted(TRANSFORM_LEAVES)) + r")\b")
 
 
+_RENAMED = (*_PRIVATE_PREFIXES, *_PUBLIC_ALIASES)
+_RENAMED_PREFIXES = tuple(private for private, _ in _RENAMED)
+
+
 def public(qualified: str | None) -> str | None:
     """The public spelling of a qualified name (`jax._src.api.jit` -> `jax.jit`)."""
-    if qualified is None:
-        return None
-    for private, name in (*_PRIVATE_PREFIXES, *_PUBLIC_ALIASES):
+    # Asked for nearly every call in a traced function: one C-level test for the common
+    # name that starts with none of the prefixes.
+    if qualified is None or not qualified.startswith(_RENAMED_PREFIXES):
+        return qualified
+    for private, name in _RENAMED:
         if qualified.startswith(private):
             return name + qualified[len(private) :]
     return qualified

@@ -13,13 +13,13 @@ from typing import TYPE_CHECKING
 from jax_codemod.analysis.context import (
     CONTAINER_CALLS,
     FileContext,
-    child_nodes,
     count_line_breaks,
     in_code,
     partial_source,
     string_interiors,
     top_level_blocks,
 )
+from jax_codemod.analysis.scopes import children
 from jax_codemod.analysis.transforms import (
     JIT,
     JIT_LIKE,
@@ -372,10 +372,12 @@ class TracedConcreteAccess(Rule):
 
     def check(self, ctx: FileContext) -> list[Finding]:
         members = members_for(_target_version(self.options))
+        # Most files are decided clean from their blocks before their access lines matter:
+        # those are found only once a kept block may hold a traced access.
+        if not ctx.has_tree and self._decided_clean(ctx, None, members):
+            return []
         access_lines = _access_lines(ctx.text)
         if not access_lines:
-            return []
-        if not ctx.has_tree and self._decided_clean(ctx, access_lines, members):
             return []
         return [
             finding
@@ -384,8 +386,10 @@ class TracedConcreteAccess(Rule):
         ]
 
     @staticmethod
-    def _decided_clean(ctx: FileContext, access_lines: set[int], members) -> bool:
-        """Whether the blocks that can matter (``partial_context``) show there is no finding.
+    def _decided_clean(ctx: FileContext, access_lines: set[int] | None, members) -> bool:
+        """Whether the blocks that can matter (``partial_context``) show there is no finding;
+        ``access_lines``: ``_access_lines(ctx.text)``, or None to compute them when needed
+        (without any, ``check`` finds nothing either).
 
         Most files that get here have none, and parsing all of one costs more than the rest
         of the check. On any doubt (text it cannot cut, a receiver only the whole-file value
@@ -397,9 +401,15 @@ class TracedConcreteAccess(Rule):
             partial, may_access = _partial(ctx, _MOST)
             if partial is None:
                 return False
+            if not may_access:
+                return True
+            if access_lines is None:
+                access_lines = _access_lines(ctx.text)
+                if not access_lines:
+                    return True
             # The kept blocks' lines are the file's, so are their access lines (on a dropped
             # block's line there is at most a stub, which holds no function).
-            return not may_access or not _analyse(partial, access_lines, members, exact=False)
+            return not _analyse(partial, access_lines, members, exact=False)
         except _Undecided:
             return False
         except Exception:  # noqa: BLE001 -- see the docstring; the tests call partial_context directly
@@ -925,17 +935,22 @@ class _Region:
     def __init__(self, tree: ast.Module, lines: list[int]) -> None:
         self.parents: dict[ast.AST, ast.AST] = {}
         self.nodes: list[ast.AST] = []
+        parents, nodes = self.parents, self.nodes
+        bisect_left, count = bisect.bisect_left, len(lines)
         stack: list[ast.AST] = [tree]
         while stack:
             node = stack.pop()
-            self.nodes.append(node)
-            for child in child_nodes(node):
-                if not child._fields:
-                    continue  # contexts and operators: shared, and never interesting
+            nodes.append(node)
+            # Contexts and operators (shared, never interesting) are no children here.
+            for child in children(node):
                 start = getattr(child, "lineno", None)
-                if start is None or _covers(lines, start, child.end_lineno):
-                    self.parents[child] = node
-                    stack.append(child)
+                if start is not None:
+                    # _covers, inlined: a candidate line within the child's lines.
+                    index = bisect_left(lines, start)
+                    if index == count or lines[index] > child.end_lineno:
+                        continue
+                parents[child] = node
+                stack.append(child)
 
     def scope_of(self, node: ast.AST) -> ast.AST | None:
         """The function (or None: the module) whose body holds ``node``."""
@@ -1192,11 +1207,12 @@ def _scope_nodes(scope: ast.AST) -> list[ast.AST]:
     if nodes is None:
         nodes = []
         stack = list(scope.body) if isinstance(scope.body, list) else [scope.body]
+        # Without contexts and operators: every reader looks for other nodes.
         while stack:
             node = stack.pop()
             nodes.append(node)
             if not isinstance(node, _SCOPES):
-                stack.extend(child_nodes(node))
+                stack.extend(children(node))
         scope._jax001_nodes = nodes
     return nodes
 
