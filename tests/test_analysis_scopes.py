@@ -110,3 +110,41 @@ def test_definitions_from_statements_alone_match_those_from_every_node():
                 assert statements == everything
                 checked += 1
     assert checked > 500
+
+
+def test_children_are_the_child_nodes_but_contexts_and_operators_in_order():
+    """``children`` skips fields by name: on every node of real code (the standard library's
+    ast, dataclasses and this package, with matches, f-strings, comprehensions, lambdas, async
+    code and star-expressions) it gives what ``ast.iter_child_nodes`` gives, expression
+    contexts and operators left out, in the same order."""
+    import dataclasses
+    import inspect
+
+    import jax_codemod.rules.traced_concrete_access as jax001
+    from jax_codemod.analysis import values
+    from jax_codemod.analysis.scopes import children
+
+    extra = textwrap.dedent(
+        """
+        match p:
+            case [1, *rest] | {"k": None, **kw} if rest: pass
+            case Point(x=0, y=True) as q: pass
+        async def f(a, /, b=1, *c, d: int = 2, **e) -> None:
+            async with g() as (h, i):
+                async for j in k: print(f"{j!r:>{w}}", -j, not j, j < 1 <= 2)
+            return [x async for x in y if x] or {a: b for a, b in z} or (lambda q=1: q)
+        global G; del H[0]; t: list[int] = []; u @= v; raise E from F
+        try: pass
+        except* ValueError as err: pass
+        """
+    )
+    trees = [ast.parse(inspect.getsource(m)) for m in (ast, dataclasses, values, jax001)]
+    trees.append(ast.parse(extra))
+    shared = (ast.expr_context, ast.operator, ast.unaryop, ast.boolop, ast.cmpop)
+    checked = 0
+    for tree in trees:
+        for node in ast.walk(tree):
+            expected = [c for c in ast.iter_child_nodes(node) if not isinstance(c, shared)]
+            assert children(node) == expected, ast.dump(node)[:200]
+            checked += 1
+    assert checked > 20000

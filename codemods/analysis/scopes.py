@@ -98,22 +98,29 @@ _LEAF_FIELDS = frozenset(
     {"id", "attr", "arg", "module", "asname", "kind", "type_comment", "level", "is_async", "conversion", "tag"}
     | {"ctx", "op", "ops"}
 )
-_CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
+# Node class -> the fields ``children`` reads (filled by ``child_fields``).
+CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def child_fields(cls: type) -> tuple[str, ...]:
+    """The fields ``children`` reads of a node of class ``cls`` (for walks that inline it)."""
+    fields = CHILD_FIELDS.get(cls)
+    return _child_fields(cls) if fields is None else fields
 
 
 def _child_fields(cls: type) -> tuple[str, ...]:
     fields = tuple(name for name in cls._fields if name not in _LEAF_FIELDS)
     if cls is ast.Constant or cls.__name__ == "MatchSingleton":
         fields = ()  # their value is a Python constant
-    _CHILD_FIELDS[cls] = fields
+    CHILD_FIELDS[cls] = fields
     return fields
 
 
 def children(node: ast.AST) -> list[ast.AST]:
-    """``ast.iter_child_nodes(node)`` without the children that have no fields (expression
-    contexts, operators), in the same order; the fields that never hold a node are not read
-    (JAX001's walks of the functions it checks spend most of their time here)."""
-    fields = _CHILD_FIELDS.get(node.__class__)
+    """``ast.iter_child_nodes(node)`` without the expression contexts and operators, in the
+    same order; the fields that never hold a node are not read (JAX001's walks of the
+    functions it checks spend most of their time here)."""
+    fields = CHILD_FIELDS.get(node.__class__)
     if fields is None:
         fields = _child_fields(node.__class__)
     found: list[ast.AST] = []

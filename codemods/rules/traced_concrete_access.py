@@ -19,7 +19,7 @@ from jax_codemod.analysis.context import (
     string_interiors,
     top_level_blocks,
 )
-from jax_codemod.analysis.scopes import children
+from jax_codemod.analysis.scopes import CHILD_FIELDS, child_fields
 from jax_codemod.analysis.transforms import (
     JIT,
     JIT_LIKE,
@@ -200,6 +200,7 @@ TREE_LEAVES = frozenset(
 JITTED_ATTRS = frozenset({"lower", "trace", "eval_shape", "clear_cache", "_cache_size", "__wrapped__"})
 _BY_CALL = "the function is jitted by a call and may also run eagerly"
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
+_SCOPE_CLASSES = frozenset(_SCOPES)  # the parser makes no subclasses of them
 _HOISTABLE = (ast.Expr, ast.Assign, ast.AnnAssign)
 _COMPOUND = (ast.If, ast.For, ast.AsyncFor, ast.While, ast.Try, ast.With, ast.AsyncWith, ast.Match)
 _UNSPLITTABLE = (ast.Yield, ast.YieldFrom, ast.Await, ast.NamedExpr, ast.Global, ast.Nonlocal)
@@ -941,8 +942,18 @@ class _Region:
         while stack:
             node = stack.pop()
             nodes.append(node)
-            # Contexts and operators (shared, never interesting) are no children here.
-            for child in children(node):
+            # scopes.children, inlined (this loop runs for every node of the region):
+            # contexts and operators (shared, never interesting) are no children here;
+            # `pass`, `break` and `continue` are (no reader of the region looks for them).
+            found = []
+            fields = CHILD_FIELDS.get(node.__class__)
+            for name in child_fields(node.__class__) if fields is None else fields:
+                value = getattr(node, name, None)
+                if value.__class__ is list:
+                    found.extend([item for item in value if isinstance(item, ast.AST)])
+                elif isinstance(value, ast.AST):
+                    found.append(value)
+            for child in found:
                 start = getattr(child, "lineno", None)
                 if start is not None:
                     # _covers, inlined: a candidate line within the child's lines.
@@ -1211,8 +1222,16 @@ def _scope_nodes(scope: ast.AST) -> list[ast.AST]:
         while stack:
             node = stack.pop()
             nodes.append(node)
-            if not isinstance(node, _SCOPES):
-                stack.extend(children(node))
+            if node.__class__ in _SCOPE_CLASSES:
+                continue
+            # scopes.children, inlined.
+            fields = CHILD_FIELDS.get(node.__class__)
+            for name in child_fields(node.__class__) if fields is None else fields:
+                value = getattr(node, name, None)
+                if value.__class__ is list:
+                    stack.extend([item for item in value if isinstance(item, ast.AST)])
+                elif isinstance(value, ast.AST):
+                    stack.append(value)
         scope._jax001_nodes = nodes
     return nodes
 
@@ -1232,8 +1251,9 @@ def _accesses(
     ctx: FileContext, traced: Traced, members: dict[str, Member], buffers: frozenset[str], exact: bool = True
 ) -> list[Access]:
     function = traced.node
-    nodes = _scope_nodes(function)
-    called = {id(node.func) for node in nodes if isinstance(node, ast.Call)}
+    # Only calls and attributes can be accesses (the parser makes no subclasses of them).
+    nodes = [node for node in _scope_nodes(function) if node.__class__ is ast.Call or node.__class__ is ast.Attribute]
+    called = {id(node.func) for node in nodes if node.__class__ is ast.Call}
     # A helper often guards concrete-only code (`if isinstance(x, core.Tracer): return x`):
     # only the statements before its first compound statement surely run on the tracer.
     body = function.body if traced.caller and isinstance(function.body, list) else []
