@@ -594,3 +594,72 @@ def test_detection_is_whitespace_tolerant_and_skips_jax_lookalikes():
         return y
     """
     assert [f.line for f in findings(source)] == [8, 9, 10]
+
+
+# The text scans behind the region, against the plain readings they replace -----------------
+
+DECORATED_TEXTS = [
+    "@jax.jit\ndef f(x):\n    return x\n",
+    "  @a\n  # why\n\n  @b(1)\n  async  def g(): pass\n",
+    "@dataclass\nclass A:\n    def f(self): pass\n@x\n",
+    "y = a @ b\n@ c\ndef h(): pass\nz = '@'\n  @d @e\ndef i(): pass\n",
+    "@a\r\ndef f(): pass\r\n@b\rdef g(): pass\r@c\ndef h(): pass\n",
+    "s = '''\n@not_code\ndef j(): pass\n'''\n@jax.jit\n\n\ndef k(): pass",
+    "@",
+    "\n@\n",
+    "@a\n@b\n",
+    "x = 1 @ 2\n\t @f\n\tdef m(): pass\n@g\ndefine = 1\n@h\ndef n(): pass",
+]
+
+
+def _source_files(limit: int = 400) -> list[str]:
+    import jax_codemod
+
+    root = Path(jax_codemod.__file__).parent
+    paths = [*sorted(root.rglob("*.py")), *sorted((Path(__file__).parent / "snapshots").rglob("*.py"))]
+    paths += sorted(Path(inspect.getfile(inspect)).parent.glob("*.py"))[:150]
+    return [p.read_text(encoding="utf-8", errors="replace") for p in paths[:limit]]
+
+
+def test_decorated_def_lines_are_those_of_the_regex():
+    from jax_codemod.rules import traced_concrete_access as jax001
+
+    texts = DECORATED_TEXTS + _source_files()
+    found = 0
+    for text in texts:
+        expected = jax001._matching_lines(text, jax001._DECORATED_DEF, end=True)
+        assert jax001._decorated_def_lines(text) == expected, text[:300]
+        found += len(expected)
+    assert found > 500
+
+
+def test_factory_candidates_are_the_functions_whose_lines_name_a_transform():
+    """``Spellings._names_transform`` reads one scan of the text: the same answer as searching
+    each module-level function's own lines (line breaks of every kind)."""
+    import ast
+    import re
+
+    from jax_codemod.analysis.context import FileContext
+    from jax_codemod.analysis.transforms import TRANSFORM_LEAVES, Spellings
+
+    leaf = re.compile(r"\b(?:" + "|".join(sorted(TRANSFORM_LEAVES)) + r")\b")
+    extra = [
+        "def a(fn):\r\n    return jax.jit(fn)\r\ndef b():\r    return 1\rdef c(f): return vmap(f)\n",
+        "def d(): pass\ndef e():\n    '''jit'''\ndef g(): return xjit\n",
+    ]
+    checked = named = 0
+    for text in extra + _source_files():
+        try:
+            tree = ast.parse(text)
+        except SyntaxError:
+            continue
+        ctx = FileContext("t.py", text, tree)
+        spellings = Spellings(ctx)
+        for statement in tree.body:
+            if isinstance(statement, ast.FunctionDef):
+                lines = ctx.lines[statement.lineno - 1 : statement.end_lineno]
+                expected = leaf.search("".join(lines)) is not None
+                assert spellings._names_transform(statement) == expected, (text[:200], statement.name)
+                checked += 1
+                named += expected
+    assert checked > 300 and named > 5

@@ -510,7 +510,7 @@ def _analyse(ctx: FileContext, access_lines: set[int], members, exact: bool = Tr
     spellings = Spellings(ctx)
     # Decorated functions too: a helper with an access may be called from one.
     candidates = access_lines | _lines_of(ctx.text, sorted(_called_positions(ctx.text, spellings.call_names)))
-    region = _Region(ctx.tree, sorted(candidates | _matching_lines(ctx.text, _DECORATED_DEF, end=True)))
+    region = _Region(ctx.tree, sorted(candidates | _decorated_def_lines(ctx.text)))
     buffers = _ffi_names(ctx)
     found = []
     for traced in _traced_functions(ctx, region, spellings):
@@ -927,6 +927,28 @@ def _matching_lines(text: str, pattern: re.Pattern[str], end: bool = False) -> s
         line += count_line_breaks(text, previous, position)
         previous = position
         lines.add(line)
+    return lines
+
+
+def _decorated_def_lines(text: str) -> set[int]:
+    """``_matching_lines(text, _DECORATED_DEF, end=True)``: the `def` lines of decorated
+    functions. That regex starts at a line whose first other character than a space or tab
+    is `@`: it is tried there only (an `@` is rare in code), not at every line start."""
+    lines, line, previous = set(), 1, 0
+    done = -1  # where the last match ended, or the last line start tried
+    at = text.find("@")
+    while at != -1:
+        start = text.rfind("\n", 0, at) + 1
+        if start > done and not text[start:at].strip(" \t"):
+            match = _DECORATED_DEF.match(text, start)
+            done = start
+            if match is not None:
+                position = match.end()
+                line += count_line_breaks(text, previous, position)
+                previous = position
+                lines.add(line)
+                done = position
+        at = text.find("@", max(at + 1, done))
     return lines
 
 
