@@ -646,6 +646,8 @@ def test_factory_candidates_are_the_functions_whose_lines_name_a_transform():
     extra = [
         "def a(fn):\r\n    return jax.jit(fn)\r\ndef b():\r    return 1\rdef c(f): return vmap(f)\n",
         "def d(): pass\ndef e():\n    '''jit'''\ndef g(): return xjit\n",
+        "def h(f):\n    return vmap(f)",
+        "def i(f):\n    return f\n\n\ndef k(f): return jit",
     ]
     checked = named = 0
     for text in extra + _source_files():

@@ -10,12 +10,11 @@ with more than a `return`) is reported as unreadable rather than guessed.
 from __future__ import annotations
 
 import ast
-import bisect
 import re
 from dataclasses import dataclass, field
 from functools import cached_property
 
-from jax_codemod.analysis.context import FileContext, count_line_breaks
+from jax_codemod.analysis.context import FileContext
 
 JIT = "jax.jit"
 PARTIAL = "functools.partial"
@@ -292,24 +291,27 @@ class Spellings:
     def _names_transform(self, function: ast.FunctionDef) -> bool:
         """Whether the function's text names a transform at all: most module-level functions
         are not factories, and reading their text is much cheaper than walking them."""
-        lines = self._leaf_lines
-        index = bisect.bisect_left(lines, function.lineno)
-        return index < len(lines) and lines[index] <= function.end_lineno
+        starts = self._line_starts
+        if starts is None:
+            lines = self.ctx.lines[function.lineno - 1 : function.end_lineno]
+            return _LEAF_WORD.search("".join(lines)) is not None
+        # The same lines, read in place (the characters around them are line breaks).
+        first, last = function.lineno - 1, min(function.end_lineno, len(starts) - 1)
+        return _LEAF_WORD.search(self.ctx.text, starts[first], starts[last]) is not None
 
     @cached_property
-    def _leaf_lines(self) -> list[int]:
-        """The lines on which a transform's name occurs as a word, in order: one search of
-        the text instead of one per function (and no split of the text into lines)."""
+    def _line_starts(self) -> list[int] | None:
+        """Where each line of a text without carriage returns starts, and its length last
+        (None with one: then the context's lines, split as the tokenizer splits them)."""
         text = self.ctx.text
-        lines: list[int] = []
-        line, previous = 1, 0
-        for match in _LEAF_WORD.finditer(text):
-            position = match.start()  # a word character: never inside a CRLF
-            line += count_line_breaks(text, previous, position)
-            previous = position
-            if not lines or lines[-1] != line:
-                lines.append(line)
-        return lines
+        if "\r" in text:
+            return None
+        starts, position = [0], 0
+        for line in text.split("\n"):
+            position += len(line) + 1
+            starts.append(position)
+        starts[-1] = len(text)
+        return starts
 
     def _factory(self, function: ast.FunctionDef) -> _Factory | None:
         returns = [node for node in _own_statements(function) if isinstance(node, ast.Return)]
