@@ -952,8 +952,14 @@ def _decorated_def_lines(text: str) -> set[int]:
     return lines
 
 
+# Nodes with nothing below them that no reader of a region asks about (its readers look
+# for functions and calls, and for the parents of those): kept out of it.
+_LEAVES = frozenset({ast.Name, ast.Constant})
+
+
 class _Region:
-    """The nodes whose line range covers a candidate line, with their parents."""
+    """The nodes whose line range covers a candidate line, with their parents (names and
+    constants left out)."""
 
     def __init__(self, tree: ast.Module, lines: list[int]) -> None:
         self.parents: dict[ast.AST, ast.AST] = {}
@@ -976,6 +982,8 @@ class _Region:
                 elif isinstance(value, ast.AST):
                     found.append(value)
             for child in found:
+                if child.__class__ in _LEAVES:
+                    continue
                 start = getattr(child, "lineno", None)
                 if start is not None:
                     # _covers, inlined: a candidate line within the child's lines.
