@@ -964,25 +964,27 @@ class _Region:
     def __init__(self, tree: ast.Module, lines: list[int]) -> None:
         self.parents: dict[ast.AST, ast.AST] = {}
         self.nodes: list[ast.AST] = []
+        self._scopes: dict[ast.AST, ast.AST | None] = {}
         parents, nodes = self.parents, self.nodes
         bisect_left, count = bisect.bisect_left, len(lines)
+        leaves, node_class = _LEAVES, ast.AST
         stack: list[ast.AST] = [tree]
+        found: list[ast.AST] = []
         while stack:
             node = stack.pop()
             nodes.append(node)
             # scopes.children, inlined (this loop runs for every node of the region):
             # contexts and operators (shared, never interesting) are no children here;
             # `pass`, `break` and `continue` are (no reader of the region looks for them).
-            found = []
             fields = CHILD_FIELDS.get(node.__class__)
             for name in child_fields(node.__class__) if fields is None else fields:
                 value = getattr(node, name, None)
                 if value.__class__ is list:
-                    found.extend([item for item in value if isinstance(item, ast.AST)])
-                elif isinstance(value, ast.AST):
+                    found.extend([item for item in value if isinstance(item, node_class)])
+                elif isinstance(value, node_class):
                     found.append(value)
             for child in found:
-                if child.__class__ in _LEAVES:
+                if child.__class__ in leaves:
                     continue
                 start = getattr(child, "lineno", None)
                 if start is not None:
@@ -992,14 +994,21 @@ class _Region:
                         continue
                 parents[child] = node
                 stack.append(child)
+            found.clear()
 
     def scope_of(self, node: ast.AST) -> ast.AST | None:
         """The function (or None: the module) whose body holds ``node``."""
+        # Asked again and again for the same definitions (`_functions_passed` resolves each
+        # call's name against every function of that name): the parents never change.
+        scopes = self._scopes
+        if node in scopes:
+            return scopes[node]
         current = self.parents.get(node)
         while current is not None and not isinstance(
             current, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
         ):
             current = self.parents.get(current)
+        scopes[node] = current
         return current
 
 
