@@ -262,7 +262,18 @@ class Spellings:
             expr.id in TRANSFORM_LEAVES
             or expr.id in self.aliases
             or expr.id in self.factories
-            or public(self.ctx.qualname(expr)) in _NAMED
+            or expr.id in self._named_imports
+        )
+
+    @cached_property
+    def _named_imports(self) -> frozenset[str]:
+        """Bare names whose qualified name is a transform or `functools.partial`: a bare name's
+        ``ctx.qualname`` is its binding, so this is that test for every name at once (it ran
+        for nearly every call of a file)."""
+        return frozenset(
+            name
+            for name, target in self.ctx._bindings.items()
+            if isinstance(target, str) and public(target) in _NAMED
         )
 
     def _name(self, expr: ast.AST) -> str | None:

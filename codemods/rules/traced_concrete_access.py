@@ -1066,7 +1066,7 @@ def _add_helpers(ctx: FileContext, region: _Region, index, spellings: Spellings,
                 if not isinstance(node, ast.Call):
                     continue
                 callee, arguments = node.func, list(node.args)
-                if public(ctx.qualname(callee)) in TREE_MAPS and node.args:
+                if node.args and public(ctx.qualname(callee)) in TREE_MAPS:
                     callee, arguments = node.args[0], node.args[1:]  # a leaf of a traced tree is traced
                 for function, _ in _functions_passed(region, index, spellings, node, callee, traced.node):
                     if isinstance(function, ast.Lambda):
@@ -1137,15 +1137,20 @@ def _bound_names(function, partial_call: ast.Call, bound: bool) -> set[str]:
 def _function_index(region: _Region, decorated: bool = False) -> dict[str, list[ast.FunctionDef]]:
     """Functions of the region by name, undecorated ones unless ``decorated`` (methods are
     found through their class)."""
-    index: dict[str, list[ast.FunctionDef]] = {}
-    for node in region.nodes:
-        if (
-            isinstance(node, ast.FunctionDef)
-            and (decorated or not node.decorator_list)
-            and not isinstance(region.parents.get(node), ast.ClassDef)
-        ):
-            index.setdefault(node.name, []).append(node)
-    return index
+    # Both indexes in one pass over the region, once: the traced-function search asks for
+    # the first, the helper search for the second.
+    indexes = region.__dict__.get("_indexes")
+    if indexes is None:
+        plain: dict[str, list[ast.FunctionDef]] = {}
+        every: dict[str, list[ast.FunctionDef]] = {}
+        parents = region.parents
+        for node in region.nodes:
+            if node.__class__ is ast.FunctionDef and not isinstance(parents.get(node), ast.ClassDef):
+                every.setdefault(node.name, []).append(node)
+                if not node.decorator_list:
+                    plain.setdefault(node.name, []).append(node)
+        indexes = region._indexes = (plain, every)
+    return indexes[1] if decorated else indexes[0]
 
 
 def _functions_passed(region: _Region, index, spellings: Spellings, call: ast.Call, argument: ast.AST, scope=None):
