@@ -12,7 +12,7 @@ from __future__ import annotations
 import ast
 import re
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import cache, cached_property
 
 from jax_codemod.analysis.context import FileContext
 
@@ -102,7 +102,12 @@ _PUBLIC_ALIASES = (("flax.experimental.nnx.", "flax.nnx."),)
 # The last component of every transform's name: a cheap test before resolving a name.
 TRANSFORM_LEAVES = frozenset({"partial", *(name.rsplit(".", 1)[1] for name in TRANSFORMS)})
 _NAMED = TRANSFORMS | {PARTIAL}
-_LEAF_WORD = re.compile(r"\b(?:" + "|".join(sorted(TRANSFORM_LEAVES)) + r")\b")
+
+
+@cache
+def _leaf_word() -> re.Pattern[str]:
+    # Compiled on first use (a module-level function without decorators asks): not at import.
+    return re.compile(r"\b(?:" + "|".join(sorted(TRANSFORM_LEAVES)) + r")\b")
 
 
 _RENAMED = (*_PRIVATE_PREFIXES, *_PUBLIC_ALIASES)
@@ -305,10 +310,10 @@ class Spellings:
         starts = self._line_starts
         if starts is None:
             lines = self.ctx.lines[function.lineno - 1 : function.end_lineno]
-            return _LEAF_WORD.search("".join(lines)) is not None
+            return _leaf_word().search("".join(lines)) is not None
         # The same lines, read in place (the characters around them are line breaks).
         first, last = function.lineno - 1, min(function.end_lineno, len(starts) - 1)
-        return _LEAF_WORD.search(self.ctx.text, starts[first], starts[last]) is not None
+        return _leaf_word().search(self.ctx.text, starts[first], starts[last]) is not None
 
     @cached_property
     def _line_starts(self) -> list[int] | None:

@@ -463,7 +463,7 @@ def _access_lines(text: str) -> set[int]:
     One regex with a literal first character for the members (the engine searches for the
     dot fast) instead of a str.find per member name over the whole text."""
     positions = []
-    for match in _MEMBER_TEXT.finditer(text):
+    for match in _member_text().finditer(text):
         if match.group(2) is not None and text.endswith("jax", 0, match.start()):
             continue
         positions.append(match.start(1) if match.group(1) is not None else match.start(2))
@@ -492,9 +492,12 @@ def _called_positions(text: str, words, not_after: str = "") -> list[int]:
     return [last - (match.end() - 1) for match in _reversed_calls(frozenset(words), not_after).finditer(text[::-1])]
 
 
-_MEMBER_TEXT = re.compile(
-    rf"\.[ \t]*(?:({'|'.join(_METHOD_NAMES)})(?!\w)[ \t]*\(|({'|'.join(_PROPERTY_NAMES)})(?!\w))"
-)
+@cache
+def _member_text() -> re.Pattern[str]:
+    # Compiled on first use: most runs import the rule and check few files, or none, with it.
+    return re.compile(
+        rf"\.[ \t]*(?:({'|'.join(_METHOD_NAMES)})(?!\w)[ \t]*\(|({'|'.join(_PROPERTY_NAMES)})(?!\w))"
+    )
 
 
 class _Undecided(Exception):
