@@ -13,6 +13,7 @@ import ast
 import re
 from dataclasses import dataclass, field
 from functools import cache, cached_property
+from itertools import accumulate
 
 from jax_codemod.analysis.context import FileContext
 
@@ -307,27 +308,24 @@ class Spellings:
     def _names_transform(self, function: ast.FunctionDef) -> bool:
         """Whether the function's text names a transform at all: most module-level functions
         are not factories, and reading their text is much cheaper than walking them."""
-        starts = self._line_starts
-        if starts is None:
+        lengths = self._line_lengths
+        if lengths is None:
             lines = self.ctx.lines[function.lineno - 1 : function.end_lineno]
             return _leaf_word().search("".join(lines)) is not None
-        # The same lines, read in place (the characters around them are line breaks).
-        first, last = function.lineno - 1, min(function.end_lineno, len(starts) - 1)
-        return _leaf_word().search(self.ctx.text, starts[first], starts[last]) is not None
+        # The same lines, read in place (the characters around them are line breaks): line
+        # i (from 0) starts after the i lines and line breaks before it.
+        first, last = function.lineno - 1, min(function.end_lineno, len(lengths) - 1)
+        return _leaf_word().search(self.ctx.text, lengths[first] + first, lengths[last] + last) is not None
 
     @cached_property
-    def _line_starts(self) -> list[int] | None:
-        """Where each line of a text without carriage returns starts, and its length last
-        (None with one: then the context's lines, split as the tokenizer splits them)."""
+    def _line_lengths(self) -> list[int] | None:
+        """For a text without carriage returns, the lengths of its first 0, 1, 2, ... lines
+        without their line breaks (None with one: then the context's lines, split as the
+        tokenizer splits them)."""
         text = self.ctx.text
         if "\r" in text:
             return None
-        starts, position = [0], 0
-        for line in text.split("\n"):
-            position += len(line) + 1
-            starts.append(position)
-        starts[-1] = len(text)
-        return starts
+        return list(accumulate(map(len, text.split("\n")), initial=0))
 
     def _factory(self, function: ast.FunctionDef) -> _Factory | None:
         returns = [node for node in _own_statements(function) if isinstance(node, ast.Return)]
