@@ -559,3 +559,44 @@ def test_a_file_kept_almost_whole_is_read_whole():
     assert same_findings(text)
     filler = with_filler(CASES["helper_in_another_block"])
     assert jax001._partial(lazy(filler), jax001._MOST)[0] is not None  # the filler is most of it
+
+
+# The cheaper readings against the plain ones -------------------------------------------------
+
+
+def _forward_reach(text: str, blocks, live: set[int]) -> set[int]:
+    """The chain reading as first written: forward from ``live``, through every word of a
+    reached block's text that names a module-level function."""
+    defined = jax001._module_functions(text, blocks)
+    reach, pending = set(live), list(live)
+    while pending:
+        block = blocks[pending.pop()]
+        for word in set(jax001._WORDS.findall(text, block.begin, block.finish)) & defined.keys():
+            for target in defined[word]:
+                if target not in reach:
+                    reach.add(target)
+                    pending.append(target)
+    return reach
+
+
+@pytest.mark.parametrize("path", [*CORPUS, *INSTALLED_JAX[::3]], ids=lambda p: p.name)
+def test_walking_back_from_the_accesses_finds_the_forward_chains(path):
+    """``_reached`` (backwards from the access blocks) answers what the forward closure from the
+    transform blocks answers, for many choices of both sets on real files' blocks."""
+    import random
+
+    text = path.read_text(encoding="utf-8")
+    interiors = string_interiors(text)
+    blocks = top_level_blocks(text, interiors) if interiors is not None else None
+    if not blocks:
+        return
+    begins = [b.begin for b in blocks]
+    chooser = random.Random(path.name)
+    size = len(blocks)
+    for _ in range(12):
+        live = {i for i in range(size) if chooser.random() < chooser.choice((0.02, 0.1, 0.3))}
+        accesses = {i for i in range(size) if chooser.random() < chooser.choice((0.02, 0.1))} or {size - 1}
+        reach = _forward_reach(text, blocks, live)
+        assert jax001._reached(text, blocks, begins, live, accesses) == bool(accesses & reach)
+        for access in list(accesses)[:3]:  # each access block alone: the answer is often False
+            assert jax001._reached(text, blocks, begins, live, {access}) == (access in reach)

@@ -654,6 +654,11 @@ def _partial(ctx: FileContext, most: float | None = None) -> tuple[FileContext |
     if not accesses:
         return base, False  # no block holds access text: whatever is traced, nothing to find
     live = _transform_blocks(text, blocks, bindings, spellings, blocks_at)
+    if not _reached(text, blocks, begins, live, accesses):
+        # A function is traced only where a block on a chain from one that spells a transform
+        # holds it (the same reading that drops the other blocks): access text in a block kept
+        # for its module-level names but off every chain is in no traced function.
+        return base, False
     defined = _module_functions(text, blocks)
     # Forward from the blocks that spell a transform, through the functions they name...
     reach = set(live)
@@ -665,11 +670,6 @@ def _partial(ctx: FileContext, most: float | None = None) -> tuple[FileContext |
                 if target not in reach:
                     reach.add(target)
                     pending.append(target)
-    if not accesses & reach:
-        # A function is traced only where a block on a chain from one that spells a transform
-        # holds it (the same reading that drops the other blocks): access text in a block kept
-        # for its module-level names but off every chain is in no traced function.
-        return base, False
     # ...and back from the accesses, through the blocks that name their functions.
     keep = [fixed[i] or (i in accesses and i in reach) for i in range(len(blocks))]
     names_done: set[str] = set()
@@ -786,6 +786,33 @@ def _module_functions(text: str, blocks) -> dict[str, list[int]]:
         for name in _functions_of(text, block):
             defined.setdefault(name, []).append(index)
     return defined
+
+
+def _reached(text: str, blocks, begins: list[int], live: set[int], accesses: set[int]) -> bool:
+    """Whether a block of ``accesses`` is on a chain from a block of ``live``: the forward
+    reading of ``_partial`` (a block reaches the blocks that define a function named anywhere
+    in its text), walked backwards from the access blocks. Most files have many blocks that
+    spell a transform and few that hold access text, so walking back from those reads little
+    of the text; a chain found either way is the same chain."""
+    if not live.isdisjoint(accesses):
+        return True
+    seen = set(accesses)
+    pending = list(accesses)
+    names_done: set[str] = set()
+    first = begins[0]
+    while pending:
+        for name in _functions_of(text, blocks[pending.pop()]) - names_done:
+            names_done.add(name)
+            for position in _word_positions(text, name):
+                if position < first:
+                    continue  # the comments and blank lines before the first block
+                index = bisect.bisect_right(begins, position) - 1
+                if index in live:
+                    return True
+                if index not in seen:
+                    seen.add(index)
+                    pending.append(index)
+    return False
 
 
 def _functions_of(text: str, block) -> set[str]:
