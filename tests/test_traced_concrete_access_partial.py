@@ -590,13 +590,52 @@ def test_walking_back_from_the_accesses_finds_the_forward_chains(path):
     blocks = top_level_blocks(text, interiors) if interiors is not None else None
     if not blocks:
         return
-    begins = [b.begin for b in blocks]
+    naming = jax001._Cut(text, blocks, interiors).naming
     chooser = random.Random(path.name)
     size = len(blocks)
     for _ in range(12):
         live = {i for i in range(size) if chooser.random() < chooser.choice((0.02, 0.1, 0.3))}
         accesses = {i for i in range(size) if chooser.random() < chooser.choice((0.02, 0.1))} or {size - 1}
         reach = _forward_reach(text, blocks, live)
-        assert jax001._reached(text, blocks, begins, live, accesses) == bool(accesses & reach)
+        assert jax001._reached(text, blocks, live, accesses, naming) == bool(accesses & reach)
         for access in list(accesses)[:3]:  # each access block alone: the answer is often False
-            assert jax001._reached(text, blocks, begins, live, {access}) == (access in reach)
+            assert jax001._reached(text, blocks, live, {access}, naming) == (access in reach)
+
+
+@pytest.mark.parametrize("path", [*CORPUS, *INSTALLED_JAX[::3]], ids=lambda p: p.name)
+def test_blocks_naming_a_word_are_those_its_positions_are_in(path):
+    """``_Cut.naming`` reads one occurrence per block: the same blocks as every occurrence's,
+    for every word of the file (with and without the triple-quoted strings' words)."""
+    text = path.read_text(encoding="utf-8")
+    interiors = string_interiors(text)
+    blocks = top_level_blocks(text, interiors) if interiors is not None else None
+    if not blocks:
+        return
+    cut = jax001._Cut(text, blocks, interiors)
+    words = sorted(set(jax001._WORDS.findall(text)))[:: max(1, len(set(jax001._WORDS.findall(text))) // 300)]
+    for word in [*words, "import", "bytes", "jit"]:
+        assert cut.naming(word) == cut.blocks_at(jax001._word_positions(text, word)), word
+        raw = {i for i, b in enumerate(blocks) if word in jax001._WORDS.findall(text, b.begin, b.finish)}
+        assert cut.naming(word, strings=True) == raw, word
+
+
+def test_comments_before_the_first_block_are_in_no_block():
+    """A licence header or a comment above the imports that spells an access or a transform is
+    no code: it neither holds an access nor makes the last block spell a transform."""
+    text = with_filler('''
+        # Call `jax.jit` on it; `x.item()` gives a number; `host` is the helper.
+        import jax
+
+        def host(y):
+            return y.item()
+
+        @jax.jit
+        def step(x):
+            return x + 1
+    ''')
+    text = text[text.index("#"):]
+    interiors = string_interiors(text)
+    cut = jax001._Cut(text, top_level_blocks(text, interiors), interiors)
+    assert cut.block_of(text.index("item")) is None and cut.naming("host") == {cut.block_of(text.index("def host"))}
+    assert decided_clean(lazy(text))
+    assert same_findings(text) == []

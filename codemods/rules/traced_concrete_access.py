@@ -570,18 +570,8 @@ def _partial(ctx: FileContext, most: float | None = None) -> tuple[FileContext |
         return None, False
     if not text.isascii() and any(in_code(text, m.start(), interiors) for m in _NON_ASCII.finditer(text)):
         return None, False  # identifiers are NFKC-normalized (`x.ｉtem()` is `x.item()`): read it whole
-    begins = [block.begin for block in blocks]
-    string_starts = [first for first, _ in interiors]
-
-    def block_of(position: int) -> int | None:
-        # Text inside a triple-quoted string (docstrings, embedded programs) is no code.
-        inside = bisect.bisect_right(string_starts, position) - 1
-        if inside >= 0 and position <= interiors[inside][1]:
-            return None
-        return bisect.bisect_right(begins, position) - 1
-
-    def blocks_at(positions) -> set[int]:
-        return {i for i in map(block_of, positions) if i is not None}
+    cut = _Cut(text, blocks, interiors)
+    begins, block_of, blocks_at, blocks_naming = cut.begins, cut.block_of, cut.blocks_at, cut.naming
 
     def semicolon(block) -> bool:
         """A second statement on the line (`T = []; J = jax.jit`) the stub would drop."""
@@ -650,11 +640,11 @@ def _partial(ctx: FileContext, most: float | None = None) -> tuple[FileContext |
     bare = [n for n, target in bindings.items() if target in CONSUMERS]
     bare += [n for n in _BUILTIN_CONSUMERS if n not in bindings]
     for name in bare:
-        accesses |= blocks_at(_word_positions(text, name))
+        accesses |= blocks_naming(name)
     if not accesses:
         return base, False  # no block holds access text: whatever is traced, nothing to find
-    live = _transform_blocks(text, blocks, bindings, spellings, blocks_at)
-    if not _reached(text, blocks, begins, live, accesses):
+    live = _transform_blocks(text, blocks, bindings, spellings, blocks_at, blocks_naming)
+    if not _reached(text, blocks, live, accesses, blocks_naming):
         # A function is traced only where a block on a chain from one that spells a transform
         # holds it (the same reading that drops the other blocks): access text in a block kept
         # for its module-level names but off every chain is in no traced function.
@@ -677,7 +667,7 @@ def _partial(ctx: FileContext, most: float | None = None) -> tuple[FileContext |
     while pending:
         for name in _functions_of(text, blocks[pending.pop()]) - names_done:
             names_done.add(name)
-            for other in blocks_at(_word_positions(text, name)):
+            for other in blocks_naming(name):
                 if other in reach and not keep[other]:
                     keep[other] = True
                     pending.append(other)
@@ -685,14 +675,10 @@ def _partial(ctx: FileContext, most: float | None = None) -> tuple[FileContext |
     factories = [
         i for i in live if not keep[i] and blocks[i].kind == "def" and not blocks[i].decorated
     ]
-    if factories:
-        kept_words = set()
-        for index, block in enumerate(blocks):
-            if keep[index]:
-                kept_words.update(_WORDS.findall(text, block.begin, block.finish))
-        for index in factories:
-            if blocks[index].name in kept_words:
-                keep[index] = True
+    kept = list(keep)
+    for index in factories:
+        if any(kept[i] for i in blocks_naming(blocks[index].name, strings=True)):
+            keep[index] = True
     if keep == fixed:
         return base, True
     if most is not None and sum(b.finish - b.begin for b, k in zip(blocks, keep) if k) > most * len(text):
@@ -722,6 +708,54 @@ def _partial(ctx: FileContext, most: float | None = None) -> tuple[FileContext |
     body.sort(key=lambda s: (s.lineno, s.col_offset))
     tree = ast.Module(body=body, type_ignores=[])
     return FileContext(ctx.path, partial_source(text, blocks, keep, replacements), tree), True
+
+
+class _Cut:
+    """Which top-level block a position of ``text`` is in."""
+
+    def __init__(self, text: str, blocks, interiors: list[tuple[int, int]]) -> None:
+        self.text, self.blocks, self.interiors = text, blocks, interiors
+        self.begins = [block.begin for block in blocks]
+        self.string_starts = [first for first, _ in interiors]
+
+    def block_of(self, position: int) -> int | None:
+        """The block of ``position``; None for the comments and blank lines before the first
+        one, and for text inside a triple-quoted string (docstrings, embedded programs: no code)."""
+        if position < self.begins[0]:
+            return None
+        inside = bisect.bisect_right(self.string_starts, position) - 1
+        if inside >= 0 and position <= self.interiors[inside][1]:
+            return None
+        return bisect.bisect_right(self.begins, position) - 1
+
+    def blocks_at(self, positions) -> set[int]:
+        return {i for i in map(self.block_of, positions) if i is not None}
+
+    def naming(self, word: str, strings: bool = False) -> set[int]:
+        """``blocks_at(_word_positions(text, word))``, reading one occurrence per block:
+        common words (`bytes`, `jit`, a helper's name) occur hundreds of times in a JAX-heavy
+        file, in few blocks. ``strings``: count the word inside triple-quoted strings too
+        (the blocks whose ``_WORDS`` hold it)."""
+        text, begins, starts, interiors = self.text, self.begins, self.string_starts, self.interiors
+        found: set[int] = set()
+        find, length, size = text.find, len(word), len(text)
+        start = find(word, begins[0])
+        while start != -1:
+            end = start + length
+            before = text[start - 1] if start else " "
+            after = text[end] if end < size else " "
+            if before.isalnum() or before == "_" or after.isalnum() or after == "_":
+                start = find(word, end)
+                continue
+            if not strings:
+                inside = bisect.bisect_right(starts, start) - 1
+                if inside >= 0 and start <= interiors[inside][1]:
+                    start = find(word, interiors[inside][1])
+                    continue
+            index = bisect.bisect_right(begins, start) - 1
+            found.add(index)
+            start = find(word, self.blocks[index].finish)
+        return found
 
 
 def _imports_only(text: str, block, positions: list[int]) -> str | None:
@@ -788,7 +822,7 @@ def _module_functions(text: str, blocks) -> dict[str, list[int]]:
     return defined
 
 
-def _reached(text: str, blocks, begins: list[int], live: set[int], accesses: set[int]) -> bool:
+def _reached(text: str, blocks, live: set[int], accesses: set[int], blocks_naming) -> bool:
     """Whether a block of ``accesses`` is on a chain from a block of ``live``: the forward
     reading of ``_partial`` (a block reaches the blocks that define a function named anywhere
     in its text), walked backwards from the access blocks. Most files have many blocks that
@@ -799,14 +833,10 @@ def _reached(text: str, blocks, begins: list[int], live: set[int], accesses: set
     seen = set(accesses)
     pending = list(accesses)
     names_done: set[str] = set()
-    first = begins[0]
     while pending:
         for name in _functions_of(text, blocks[pending.pop()]) - names_done:
             names_done.add(name)
-            for position in _word_positions(text, name):
-                if position < first:
-                    continue  # the comments and blank lines before the first block
-                index = bisect.bisect_right(begins, position) - 1
+            for index in blocks_naming(name, strings=True):
                 if index in live:
                     return True
                 if index not in seen:
@@ -843,7 +873,7 @@ def _dotted_before(text: str, dot: int) -> tuple[str | None, list[str]]:
     return parts[0], parts[1:]
 
 
-def _transform_blocks(text: str, blocks, bindings, spellings: Spellings, blocks_at) -> set[int]:
+def _transform_blocks(text: str, blocks, bindings, spellings: Spellings, blocks_at, blocks_naming) -> set[int]:
     """The blocks that may spell a transform: a dotted name ending in a transform's name whose
     head the imports bind (`jax.jit`, `lax.scan`, `eqx.filter_jit`; one the text does not show
     plainly counts too), a bare name bound to one (`from jax import jit as J`, `J = jax.jit`,
@@ -859,14 +889,19 @@ def _transform_blocks(text: str, blocks, bindings, spellings: Spellings, blocks_
         if isinstance(target, str) and public(".".join([target, *rest, match.group(1)])) in TRANSFORMS:
             positions.append(match.start())  # `jax.jit`, `lax.scan`; not `jax.tree.map`
     live = blocks_at(positions)
-    names = {n for n, target in bindings.items() if isinstance(target, str) and public(target) in TRANSFORMS}
+    # (`public` keeps the last part of a name: a cheap test first.)
+    names = {
+        n
+        for n, target in bindings.items()
+        if isinstance(target, str) and target.rpartition(".")[2] in TRANSFORM_LEAVES and public(target) in TRANSFORMS
+    }
     names |= set(spellings.aliases)
     for name in names:
-        live |= blocks_at(_word_positions(text, name))
+        live |= blocks_naming(name)
     # Factories: module-level functions without decorators that spell a transform.
     factories = {blocks[i].name for i in live if blocks[i].kind == "def" and not blocks[i].decorated}
     for name in factories - names:
-        live |= blocks_at(_word_positions(text, name))
+        live |= blocks_naming(name)
     return live
 
 
