@@ -10,7 +10,6 @@ import re
 import tokenize
 from collections import deque
 from collections.abc import Iterator
-from dataclasses import dataclass
 from functools import cached_property
 
 from jax_codemod.rule import Span
@@ -452,7 +451,6 @@ CONTAINER_CALLS = ("dict", "list", "tuple", "set", "frozenset")
 _LINE_LEXEME = re.compile(r"#|\"|'")
 
 
-@dataclass(frozen=True)
 class Block:
     """A top-level statement as the text shows it: lines ``start``..``end`` (1-based, inclusive,
     trailing blank and comment lines included), characters ``begin``..``finish``.
@@ -460,17 +458,42 @@ class Block:
     ``kind``: "def", "class", "assign" (``name = <display, literal or container call>``),
     "call" (``name = callee(...)``), "item" (a display or literal assigned to an item; a call,
     string or annotation as a statement) or "other"; ``name``: the name a `def`, `class` or
-    "assign" block binds; ``decorated``: it has decorators.
+    "assign" block binds; ``decorated``: it has decorators; ``callee``: the called name of a
+    "call" block (`name = callee(...)`).
+
+    A plain class with slots: a file has thousands of blocks, and a frozen dataclass's
+    ``__init__`` (one ``object.__setattr__`` per field) made making them most of the cutting.
+    Treat it as immutable.
     """
 
-    start: int
-    end: int
-    begin: int
-    finish: int
-    name: str | None
-    decorated: bool = False
-    kind: str = "other"
-    callee: str | None = None  # the called name of a "call" block (`name = callee(...)`)
+    __slots__ = ("start", "end", "begin", "finish", "name", "decorated", "kind", "callee")
+
+    def __init__(
+        self,
+        start: int,
+        end: int,
+        begin: int,
+        finish: int,
+        name: str | None,
+        decorated: bool = False,
+        kind: str = "other",
+        callee: str | None = None,
+    ) -> None:
+        self.start, self.end, self.begin, self.finish = start, end, begin, finish
+        self.name, self.decorated, self.kind, self.callee = name, decorated, kind, callee
+
+    def _fields(self) -> tuple:
+        return (self.start, self.end, self.begin, self.finish, self.name, self.decorated, self.kind, self.callee)
+
+    def __eq__(self, other: object) -> bool:
+        return self._fields() == other._fields() if isinstance(other, Block) else NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(self._fields())
+
+    def __repr__(self) -> str:
+        names = self.__slots__
+        return "Block(" + ", ".join(f"{n}={v!r}" for n, v in zip(names, self._fields())) + ")"
 
 
 def string_interiors(text: str) -> list[tuple[int, int]] | None:
@@ -636,11 +659,13 @@ def partial_source(
     return "".join(parts)
 
 
-def in_code(text: str, position: int, interiors: list[tuple[int, int]]) -> bool:
+def in_code(text: str, position: int, interiors: list[tuple[int, int]], starts: list[int] | None = None) -> bool:
     """Whether ``position`` is in code, not in a string or comment; ``interiors`` from
-    ``string_interiors(text)``. The line is read from its start (no string but a triple-quoted
-    one spans lines; such a file has ``interiors`` for it)."""
-    starts = [first for first, _ in interiors]
+    ``string_interiors(text)``, ``starts`` their first offsets (computed when not given). The
+    line is read from its start (no string but a triple-quoted one spans lines; such a file
+    has ``interiors`` for it)."""
+    if starts is None:
+        starts = [first for first, _ in interiors]
     inside = bisect.bisect_right(starts, position) - 1
     if inside >= 0 and position <= interiors[inside][1]:
         return False

@@ -526,7 +526,8 @@ _POSSIBLE_ACCESS = re.compile(
     rf"\.{_COMMENTED_GAP}(?:(?:{_METHOD_WORDS}){_GAP}[(#]|(?:{_PROPERTY_WORDS})(?!\w)(?!{_GAP}\())"
 )
 _POSSIBLE_CONSUMER = re.compile(rf"\.{_COMMENTED_GAP}({_CONSUMER_WORDS}){_GAP}[(#]")
-_NON_ASCII = re.compile(r"[^\x00-\x7f]")
+# A run of them holds no quote, `#` or line end: all its characters are code or none is.
+_NON_ASCII = re.compile(r"[^\x00-\x7f]+")
 _DEF_NAME = re.compile(r"(?:^|(?<=\n))[ \t]*(?:async[ \t]+)?def[ \t]+(\w+)")
 _WORDS = re.compile(r"\w+")
 
@@ -568,16 +569,17 @@ def _partial(ctx: FileContext, most: float | None = None) -> tuple[FileContext |
     blocks = top_level_blocks(text, interiors) if interiors is not None else None
     if not blocks:
         return None, False
-    if not text.isascii() and any(in_code(text, m.start(), interiors) for m in _NON_ASCII.finditer(text)):
-        return None, False  # identifiers are NFKC-normalized (`x.ｉtem()` is `x.item()`): read it whole
     cut = _Cut(text, blocks, interiors)
-    begins, block_of, blocks_at, blocks_naming = cut.begins, cut.block_of, cut.blocks_at, cut.naming
+    block_of, blocks_at, blocks_naming = cut.block_of, cut.blocks_at, cut.naming
+    starts = cut.string_starts
+    if not text.isascii() and any(in_code(text, m.start(), interiors, starts) for m in _NON_ASCII.finditer(text)):
+        return None, False  # identifiers are NFKC-normalized (`x.ｉtem()` is `x.item()`): read it whole
 
     def semicolon(block) -> bool:
         """A second statement on the line (`T = []; J = jax.jit`) the stub would drop."""
         found = text.find(";", block.begin, block.finish)
         while found != -1:
-            if in_code(text, found, interiors):
+            if in_code(text, found, interiors, starts):
                 return True
             found = text.find(";", found + 1, block.finish)
         return False
@@ -589,7 +591,7 @@ def _partial(ctx: FileContext, most: float | None = None) -> tuple[FileContext |
     importing: dict[int, list[int]] = {}
     for position in _word_positions(text, "import"):
         index = block_of(position)
-        if index is not None and in_code(text, position, interiors):
+        if index is not None and in_code(text, position, interiors, starts):
             importing.setdefault(index, []).append(position)
     replacements: dict[int, str] = {}
     for index, positions in importing.items():
