@@ -645,13 +645,13 @@ def test_a_run_of_non_ascii_characters_is_code_or_not_as_a_whole():
     """``_partial`` asks ``in_code`` once per run of non-ASCII characters: each character of a
     run gets the same answer (a run holds no quote, `#` or line end)."""
     checked = 0
-    for path in [*CORPUS, *INSTALLED_JAX]:
-        text = path.read_text(encoding="utf-8")
+    made = 'x = "ωω # ω"  # ωω \'\nπ = 1  # ＃ “ωπ”\ns = """\nω’s\n""" + \'π\'  # ω\n'
+    for text in [made, *(path.read_text(encoding="utf-8") for path in [*CORPUS, *INSTALLED_JAX])]:
         interiors = string_interiors(text)
         if text.isascii() or interiors is None:
             continue
         for run in jax001._NON_ASCII.finditer(text):
             answers = {in_code(text, i, interiors) for i in range(run.start(), run.end())}
-            assert len(answers) == 1, (path, run.group())
+            assert len(answers) == 1, run.group()
             checked += run.end() - run.start() > 1
-    assert checked >= 10
+    assert checked >= 4
