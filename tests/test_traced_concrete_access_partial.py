@@ -655,3 +655,25 @@ def test_a_run_of_non_ascii_characters_is_code_or_not_as_a_whole():
             assert len(answers) == 1, run.group()
             checked += run.end() - run.start() > 1
     assert checked >= 4
+
+
+@pytest.mark.parametrize("path", [*CORPUS, *INSTALLED_JAX[::3]], ids=lambda p: p.name)
+def test_blocks_matching_skip_no_block_finditer_finds(path):
+    """``_Cut.matching`` goes on at a found block's end: the same blocks as every match's, for
+    the three patterns ``_partial`` reads and any choice of which matches count."""
+    text = path.read_text(encoding="utf-8")
+    interiors = string_interiors(text)
+    blocks = top_level_blocks(text, interiors) if interiors is not None else None
+    if not blocks:
+        return
+    cut = jax001._Cut(text, blocks, interiors)
+    for pattern, offset in (
+        (jax001._POSSIBLE_ACCESS, 1),
+        (jax001._POSSIBLE_CONSUMER, 1),
+        (jax001._TRANSFORM_ATTRIBUTE, 0),
+        (jax001._WORDS, 0),
+    ):
+        for accept in (None, lambda m: len(m.group()) % 3 != 0, lambda m: m.start() % 2 == 0):
+            every = cut.blocks_at(m.start() + offset for m in pattern.finditer(text) if accept is None or accept(m))
+            assert cut.matching(pattern, accept, offset=offset) == every
+            assert cut.matching(pattern, accept, offset=offset, found={0}) == every | {0}

@@ -466,7 +466,8 @@ class Block:
     Treat it as immutable.
     """
 
-    __slots__ = ("start", "end", "begin", "finish", "name", "decorated", "kind", "callee")
+    __slots__ = ("begin", "callee", "decorated", "end", "finish", "kind", "name", "start")
+    _FIELDS = ("start", "end", "begin", "finish", "name", "decorated", "kind", "callee")
 
     def __init__(
         self,
@@ -492,8 +493,7 @@ class Block:
         return hash(self._fields())
 
     def __repr__(self) -> str:
-        names = self.__slots__
-        return "Block(" + ", ".join(f"{n}={v!r}" for n, v in zip(names, self._fields())) + ")"
+        return "Block(" + ", ".join(f"{n}={v!r}" for n, v in zip(self._FIELDS, self._fields())) + ")"
 
 
 def string_interiors(text: str) -> list[tuple[int, int]] | None:

@@ -570,7 +570,7 @@ def _partial(ctx: FileContext, most: float | None = None) -> tuple[FileContext |
     if not blocks:
         return None, False
     cut = _Cut(text, blocks, interiors)
-    block_of, blocks_at, blocks_naming = cut.block_of, cut.blocks_at, cut.naming
+    block_of, blocks_naming = cut.block_of, cut.naming
     starts = cut.string_starts
     if not text.isascii() and any(in_code(text, m.start(), interiors, starts) for m in _NON_ASCII.finditer(text)):
         return None, False  # identifiers are NFKC-normalized (`x.ｉtem()` is `x.item()`): read it whole
@@ -623,20 +623,20 @@ def _partial(ctx: FileContext, most: float | None = None) -> tuple[FileContext |
     spellings = Spellings(base)
     if any(name in bindings or name in spellings.aliases for name in CONTAINER_CALLS):
         return None, False  # `dict = ...`: the stubs' reading of `x = dict(...)` may not hold
-    accesses = blocks_at(m.start() + 1 for m in _POSSIBLE_ACCESS.finditer(text))
-    # `np.asarray(x)` is a consumer only where `np` is bound to NumPy: `jnp.asarray(x)` is not.
-    consumer_positions = []
-    for match in _POSSIBLE_CONSUMER.finditer(text):
+    accesses = cut.matching(_POSSIBLE_ACCESS, offset=1)
+
+    def consumer(match: re.Match) -> bool:
+        # `np.asarray(x)` is a consumer only where `np` is bound to NumPy: `jnp.asarray(x)` is not.
         head, rest = _dotted_before(text, match.start())
         leaf = match.group(1)
         target = bindings.get(head) if head is not None else None
-        if (
+        return (
             head is None
             or leaf in BUFFER_METHODS  # `ffi.from_buffer(`: whether `ffi` is one is read later
             or (isinstance(target, str) and ".".join([target, *rest, leaf]) in CONSUMERS)
-        ):
-            consumer_positions.append(match.start() + 1)
-    accesses |= blocks_at(consumer_positions)
+        )
+
+    cut.matching(_POSSIBLE_CONSUMER, consumer, offset=1, found=accesses)
     # A consumer called by a bare name: `memoryview(x)`, `asarray(x)` after
     # `from numpy import asarray`, `to_np(x)` after `to_np = np.asarray`.
     bare = [n for n, target in bindings.items() if target in CONSUMERS]
@@ -645,7 +645,7 @@ def _partial(ctx: FileContext, most: float | None = None) -> tuple[FileContext |
         accesses |= blocks_naming(name)
     if not accesses:
         return base, False  # no block holds access text: whatever is traced, nothing to find
-    live = _transform_blocks(text, blocks, bindings, spellings, blocks_at, blocks_naming)
+    live = _transform_blocks(text, cut, bindings, spellings)
     if not _reached(text, blocks, live, accesses, blocks_naming):
         # A function is traced only where a block on a chain from one that spells a transform
         # holds it (the same reading that drops the other blocks): access text in a block kept
@@ -732,6 +732,27 @@ class _Cut:
 
     def blocks_at(self, positions) -> set[int]:
         return {i for i in map(self.block_of, positions) if i is not None}
+
+    def matching(self, pattern: re.Pattern[str], accept=None, offset: int = 0, found: set[int] | None = None) -> set[int]:
+        """``found`` (a new set when None) with the blocks of the matches of ``pattern`` that
+        ``accept`` accepts (all when None), each match's position ``offset`` past its start:
+        ``blocks_at(...)`` of those positions from ``finditer``. A block found already is
+        not read again: the search goes on at its end (a match that ends past a block's end
+        reads no dot of the next block, so the matches after it are those finditer gives).
+        """
+        found = set() if found is None else found
+        search, blocks = pattern.search, self.blocks
+        match = search(self.text)
+        while match is not None:
+            index = self.block_of(match.start() + offset)
+            if index is not None and index in found:
+                match = search(self.text, blocks[index].finish)
+            elif index is not None and (accept is None or accept(match)):
+                found.add(index)
+                match = search(self.text, blocks[index].finish)
+            else:
+                match = search(self.text, match.end())
+        return found
 
     def naming(self, word: str, strings: bool = False) -> set[int]:
         """``blocks_at(_word_positions(text, word))``, reading one occurrence per block:
@@ -875,22 +896,22 @@ def _dotted_before(text: str, dot: int) -> tuple[str | None, list[str]]:
     return parts[0], parts[1:]
 
 
-def _transform_blocks(text: str, blocks, bindings, spellings: Spellings, blocks_at, blocks_naming) -> set[int]:
+def _transform_blocks(text: str, cut: _Cut, bindings, spellings: Spellings) -> set[int]:
     """The blocks that may spell a transform: a dotted name ending in a transform's name whose
     head the imports bind (`jax.jit`, `lax.scan`, `eqx.filter_jit`; one the text does not show
     plainly counts too), a bare name bound to one (`from jax import jit as J`, `J = jax.jit`,
     `J = partial(jax.jit, ...)`), or a decorator factory's name. `partial` alone traces
     nothing: `partial(jax.jit, ...)` spells `jax.jit` too."""
-    positions = []
-    for match in _TRANSFORM_ATTRIBUTE.finditer(text):
+
+    def spells(match: re.Match) -> bool:
         head, rest = _dotted_before(text, match.start())
         if head is None:
-            positions.append(match.start())  # cannot tell: count it
-            continue
+            return True  # cannot tell: count it
         target = bindings.get(head)
-        if isinstance(target, str) and public(".".join([target, *rest, match.group(1)])) in TRANSFORMS:
-            positions.append(match.start())  # `jax.jit`, `lax.scan`; not `jax.tree.map`
-    live = blocks_at(positions)
+        # `jax.jit`, `lax.scan`; not `jax.tree.map`
+        return isinstance(target, str) and public(".".join([target, *rest, match.group(1)])) in TRANSFORMS
+
+    live = cut.matching(_TRANSFORM_ATTRIBUTE, spells)
     # (`public` keeps the last part of a name: a cheap test first.)
     names = {
         n
@@ -899,11 +920,12 @@ def _transform_blocks(text: str, blocks, bindings, spellings: Spellings, blocks_
     }
     names |= set(spellings.aliases)
     for name in names:
-        live |= blocks_naming(name)
+        live |= cut.naming(name)
     # Factories: module-level functions without decorators that spell a transform.
+    blocks = cut.blocks
     factories = {blocks[i].name for i in live if blocks[i].kind == "def" and not blocks[i].decorated}
     for name in factories - names:
-        live |= blocks_naming(name)
+        live |= cut.naming(name)
     return live
 
 
