@@ -677,3 +677,9 @@ def test_blocks_matching_skip_no_block_finditer_finds(path):
             every = cut.blocks_at(m.start() + offset for m in pattern.finditer(text) if accept is None or accept(m))
             assert cut.matching(pattern, accept, offset=offset) == every
             assert cut.matching(pattern, accept, offset=offset, found={0}) == every | {0}
+
+
+def test_the_non_ascii_runs_are_the_regex_runs():
+    made = "a = 'é'\nb = 1\n# ωω π\n\nc = 'x'  # “q”\nπ"
+    for text in [made, *(p.read_text(encoding="utf-8") for p in [*CORPUS, *INSTALLED_JAX])]:
+        assert list(jax001._non_ascii_runs(text)) == [m.start() for m in jax001._NON_ASCII.finditer(text)]

@@ -637,14 +637,13 @@ def partial_source(
     text to put in place of some blocks instead (as many lines)."""
     parts: list[str] = []
     for index, (block, kept) in enumerate(zip(blocks, keep)):
-        chunk = text[block.begin : block.finish]
         if kept:
-            parts.append(chunk)
+            parts.append(text[block.begin : block.finish])
             continue
         if replacements and index in replacements:
             parts.append(replacements[index])
             continue
-        newlines = chunk.count("\n")
+        newlines = text.count("\n", block.begin, block.finish)  # no copy of a dropped block
         if block.kind in ("assign", "call"):
             stub = f"{block.name} = None"
         elif block.kind in ("def", "class"):

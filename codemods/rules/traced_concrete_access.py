@@ -572,7 +572,7 @@ def _partial(ctx: FileContext, most: float | None = None) -> tuple[FileContext |
     cut = _Cut(text, blocks, interiors)
     block_of, blocks_naming = cut.block_of, cut.naming
     starts = cut.string_starts
-    if not text.isascii() and any(in_code(text, m.start(), interiors, starts) for m in _NON_ASCII.finditer(text)):
+    if not text.isascii() and any(in_code(text, at, interiors, starts) for at in _non_ascii_runs(text)):
         return None, False  # identifiers are NFKC-normalized (`x.ｉtem()` is `x.item()`): read it whole
 
     def semicolon(block) -> bool:
@@ -779,6 +779,18 @@ class _Cut:
             found.add(index)
             start = find(word, self.blocks[index].finish)
         return found
+
+
+def _non_ascii_runs(text: str):
+    """Where each run of non-ASCII characters (``_NON_ASCII``) starts. Only the lines that
+    have one are searched: a regex over the whole text tries every character, and
+    ``str.isascii`` of a line costs nothing once the line is made."""
+    offset = 0
+    for line in text.split("\n"):
+        if not line.isascii():
+            for match in _NON_ASCII.finditer(line):
+                yield offset + match.start()
+        offset += len(line) + 1
 
 
 def _imports_only(text: str, block, positions: list[int]) -> str | None:
