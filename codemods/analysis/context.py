@@ -579,49 +579,50 @@ def top_level_blocks(text: str, interiors: list[tuple[int, int]] | None = None) 
         interiors = string_interiors(text)
         if interiors is None:
             return None
-    heads: list[tuple[int, int, re.Match | None]] = []  # (line, offset, header match)
+    heads: list[tuple[int, int, tuple | None]] = []  # (line, offset, the header's groups)
     line, counted = 1, 0
-    inside = 0
-    starts = _COLUMN_ZERO.finditer(text)
+    inside, last = 0, len(interiors)
+    match_header, count = _HEADER.match, text.count
     first = [0] if text[:1] and text[0] not in " \t\n#)]}\f\v" else []
-    for offset in (*first, *(match.end() for match in starts)):
-        while inside < len(interiors) and interiors[inside][1] < offset:
+    for offset in (*first, *[match.end() for match in _COLUMN_ZERO.finditer(text)]):
+        while inside < last and interiors[inside][1] < offset:
             inside += 1
-        if inside < len(interiors) and interiors[inside][0] <= offset:
+        if inside < last and interiors[inside][0] <= offset:
             continue  # a line of a multi-line string
         if offset >= 2 and text[offset - 2] == "\\":
             return None  # continues the line above: not a statement of its own
-        header = _HEADER.match(text, offset)
-        if header is not None and header.group("clause"):
+        header = match_header(text, offset)
+        groups = None if header is None else header.groups()
+        if groups is not None and groups[3]:
             continue  # `else:` and its siblings continue the statement above
-        line += text.count("\n", counted, offset)
+        line += count("\n", counted, offset)
         counted = offset
-        heads.append((line, offset, header))
+        heads.append((line, offset, groups))
     blocks: list[Block] = []
-    total = text.count("\n", counted) + line
-    index = 0
-    while index < len(heads):
-        start, begin, header = heads[index]
-        decorated = header is not None and header.group(3) is not None
-        while header is not None and header.group(3) is not None and index + 1 < len(heads):
+    total = count("\n", counted) + line
+    index, size = 0, len(heads)
+    while index < size:
+        start, begin, groups = heads[index]
+        decorated = groups is not None and groups[2] is not None
+        while groups is not None and groups[2] is not None and index + 1 < size:
             index += 1
-            header = heads[index][2]  # the decorated statement's own header
+            groups = heads[index][2]  # the decorated statement's own header
         index += 1
-        end, finish = (heads[index][0] - 1, heads[index][1]) if index < len(heads) else (total, len(text))
+        end, finish = (heads[index][0] - 1, heads[index][1]) if index < size else (total, len(text))
         name, kind, callee = None, "other", None
-        if header is not None and header.group(3) is None:
-            if header.group(1):
-                name, kind = header.group(1), "def"
-            elif header.group(2):
-                name, kind = header.group(2), "class"
+        if groups is not None and groups[2] is None:
+            if groups[0]:
+                name, kind = groups[0], "def"
+            elif groups[1]:
+                name, kind = groups[1], "class"
             elif decorated:
                 pass
-            elif header.group(5) or header.group(6):
-                name, kind = (header.group(5), "assign") if header.group(5) else (None, "item")
-            elif header.group(7):
-                if header.group(8).split(".", 1)[0] not in _STATEMENT_KEYWORDS:
-                    name, kind, callee = header.group(7), "call", header.group(8)
-            elif (header.group(9) or header.group(10) or "") not in _STATEMENT_KEYWORDS:
+            elif groups[4] or groups[5]:
+                name, kind = (groups[4], "assign") if groups[4] else (None, "item")
+            elif groups[6]:
+                if groups[7].split(".", 1)[0] not in _STATEMENT_KEYWORDS:
+                    name, kind, callee = groups[6], "call", groups[7]
+            elif (groups[8] or groups[9] or "") not in _STATEMENT_KEYWORDS:
                 kind = "item"
         blocks.append(Block(start, end, begin, finish, name, decorated, kind, callee))
     return blocks
