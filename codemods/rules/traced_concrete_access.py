@@ -614,9 +614,10 @@ def _partial(ctx: FileContext, most: float | None = None) -> tuple[FileContext |
         if block.kind == "call" and not fixed[i] and _may_be_named(block.callee, bindings)
     ]
     if calls:
+        added = [i in calls for i in range(len(blocks))]
         for index in calls:
             fixed[index] = True
-        base = _parse_partial(ctx, blocks, fixed, replacements)
+        base = _with_blocks(ctx, base, blocks, added, fixed, replacements)
         if base is None:
             return None, False
         bindings = base._bindings
@@ -685,8 +686,17 @@ def _partial(ctx: FileContext, most: float | None = None) -> tuple[FileContext |
         return base, True
     if most is not None and sum(b.finish - b.begin for b, k in zip(blocks, keep) if k) > most * len(text):
         return None, False
-    # Parse only the blocks added, and put their statements in place of their stubs.
-    added = [k and not f for k, f in zip(keep, fixed)]
+    partial = _with_blocks(ctx, base, blocks, [k and not f for k, f in zip(keep, fixed)], keep, replacements)
+    return partial, partial is not None
+
+
+def _with_blocks(ctx: FileContext, base: FileContext, blocks, added: list[bool], keep: list[bool], replacements):
+    """``_parse_partial(ctx, blocks, keep, replacements)`` from ``base``, the partial context
+    of the blocks kept but not ``added``: only the added blocks are parsed, and their
+    statements put in place of their stubs (each block parses on its own exactly when the
+    text of the kept blocks does, their brackets balancing in both). None when they do not
+    parse."""
+    text = ctx.text
     source = "".join(
         text[b.begin : b.finish] if a else "\n" * text.count("\n", b.begin, b.finish)
         for b, a in zip(blocks, added)
@@ -697,19 +707,19 @@ def _partial(ctx: FileContext, most: float | None = None) -> tuple[FileContext |
             warnings.simplefilter("ignore")
             more = ast.parse(source, filename=ctx.path)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return None, False
+        return None
     # The base's statements on an added block's lines are its stub and extracted imports.
     spans = [(b.start, b.end) for b, a in zip(blocks, added) if a]
-    starts = [start for start, _ in spans]
+    firsts = [start for start, _ in spans]
 
     def stubbed(statement: ast.stmt) -> bool:
-        index = bisect.bisect_right(starts, statement.lineno) - 1
+        index = bisect.bisect_right(firsts, statement.lineno) - 1
         return index >= 0 and statement.lineno <= spans[index][1]
 
     body = [s for s in base.tree.body if not stubbed(s)] + more.body
     body.sort(key=lambda s: (s.lineno, s.col_offset))
     tree = ast.Module(body=body, type_ignores=[])
-    return FileContext(ctx.path, partial_source(text, blocks, keep, replacements), tree), True
+    return FileContext(ctx.path, partial_source(text, blocks, keep, replacements), tree)
 
 
 class _Cut:
