@@ -149,6 +149,8 @@ def check_partial_properties(path: Path) -> None:
         return
     partial = jax001.partial_context(lazy(text, str(path)))
     if partial is not None:
+        # The tree put together from the blocks parsed apart is the parse of its text.
+        assert ast.dump(partial.tree, include_attributes=True) == ast.dump(ast.parse(partial.text), include_attributes=True)
         # (b) the same bindings, the same traced functions, the same candidate accesses.
         assert partial._bindings == every._bindings
         assert candidates(partial) == candidates(every)
@@ -275,6 +277,16 @@ CASES = {
         def step(x):
             x.copy_to_host_async()
             return x
+    """,
+    "partial_alias_statement": """
+        import functools
+        import jax
+
+        fast = functools.partial(jax.jit, static_argnums=(1,))
+
+        @fast
+        def step(x, n):
+            return x.tolist()
     """,
     "bare_consumer_alias": """
         import jax
