@@ -665,6 +665,10 @@ def _partial(ctx: FileContext, most: float | None = None) -> tuple[FileContext |
                     pending.append(target)
     # ...and back from the accesses, through the blocks that name their functions.
     keep = [fixed[i] or (i in accesses and i in reach) for i in range(len(blocks))]
+    # Blocks are only added from here: a file that needs a partial tree (keep differs from
+    # fixed) past ``most`` already is read whole at once.
+    if most is not None and keep != fixed and sum(b.finish - b.begin for b, k in zip(blocks, keep) if k) > most * len(text):
+        return None, False
     names_done: set[str] = set()
     pending = [i for i in range(len(blocks)) if keep[i] and i in reach]
     while pending:
