@@ -591,7 +591,8 @@ def _partial(ctx: FileContext, most: float | None = None) -> tuple[FileContext |
     importing: dict[int, list[int]] = {}
     for position in _word_positions(text, "import"):
         index = block_of(position)
-        if index is not None and in_code(text, position, interiors, starts):
+        # (A block kept already, the module-level imports' among them, changes nothing.)
+        if index is not None and not fixed[index] and in_code(text, position, interiors, starts):
             importing.setdefault(index, []).append(position)
     replacements: dict[int, str] = {}
     for index, positions in importing.items():
