@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 from jax_codemod.analysis.context import (
     FileContext,
+    brackets_balance,
     child_nodes,
     in_code,
     partial_source,
@@ -697,12 +698,39 @@ def test_the_non_ascii_runs_are_the_regex_runs():
         assert list(jax001._non_ascii_runs(text)) == [m.start() for m in jax001._NON_ASCII.finditer(text)]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="known gap, on main too: a line at column 0 inside brackets is cut as a block of its own; "
-    "when both halves are stubbed nothing parses them, and the access in the second half is off every chain",
-)
-def test_a_line_at_column_zero_inside_brackets_keeps_its_finding():
-    text = "import jax\n\n\ndef f(x):\n    return g(\nx.item())\n\n\ndef g(v):\n    return v\n\n\nh = jax.jit(f)\n"
+COLUMN_ZERO_INSIDE_BRACKETS = {
+    # The access on a line of its own: the function's block and the line's are two stubs.
+    "access_line": "import jax\n\n\ndef f(x):\n    return g(\nx.item())\n\n\ndef g(v):\n    return v\n\n\nh = jax.jit(f)\n",
+    # Implicit string concatenation: the second string starts a line.
+    "string_line": 'import jax\n\n\n@jax.jit\ndef f(x):\n    return g("a"\n"b", x.tolist())\n\n\ndef g(*v):\n    return v\n',
+    # A keyword argument at column 0 reads as `jit = 1`: a stub that would shadow the import.
+    "keyword_line": (
+        "from jax import jit\n\ny = dict(\njit=1)\n\n\n@jit\ndef f(x):\n    return x.item()\n"
+    ),
+    # `@` at column 0 inside brackets reads as a decorator of the next statement.
+    "matmul_line": (
+        "import jax\n\n\n@jax.jit\ndef f(x, w):\n    return (w\n@ x.devices())\n\n\ndef g(v):\n    return v\n"
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(COLUMN_ZERO_INSIDE_BRACKETS))
+def test_a_line_at_column_zero_inside_brackets_keeps_its_finding(name):
+    """Such a line looks like a block of its own; a kept block cut there does not parse, but
+    two stubbed halves are never parsed: the rule reads such a file whole."""
+    text = with_filler(COLUMN_ZERO_INSIDE_BRACKETS[name]) if name != "keyword_line" else COLUMN_ZERO_INSIDE_BRACKETS[name]
     assert RULE.check(whole(text)), "the whole-file analysis finds it"
     assert same_findings(text)
+    assert jax001.partial_context(lazy(text)) is None
+
+
+def test_brackets_balance_counts_code_only():
+    text = 'x = f(")", "(")  # (\ny = """\n(\n"""\nz = [\n'
+    interiors = string_interiors(text)
+    starts = [a for a, _ in interiors]
+    second = text.index("y =")
+    third = text.index("z =")
+    assert brackets_balance(text, 0, second, interiors, starts)
+    assert brackets_balance(text, second, third, interiors, starts)
+    assert not brackets_balance(text, third, len(text), interiors, starts)
+    assert not brackets_balance("s = 'a\\\nb'\n", 0, 12, [], [])  # a string continued past its line: unsure

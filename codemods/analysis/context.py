@@ -459,15 +459,16 @@ class Block:
     "call" (``name = callee(...)``), "item" (a display or literal assigned to an item; a call,
     string or annotation as a statement) or "other"; ``name``: the name a `def`, `class` or
     "assign" block binds; ``decorated``: it has decorators; ``callee``: the called name of a
-    "call" block (`name = callee(...)`).
+    "call" block (`name = callee(...)`); ``header``: where the line of the statement itself
+    begins (after its decorators; ``begin`` when it has none).
 
     A plain class with slots: a file has thousands of blocks, and a frozen dataclass's
     ``__init__`` (one ``object.__setattr__`` per field) made making them most of the cutting.
     Treat it as immutable.
     """
 
-    __slots__ = ("begin", "callee", "decorated", "end", "finish", "kind", "name", "start")
-    _FIELDS = ("start", "end", "begin", "finish", "name", "decorated", "kind", "callee")
+    __slots__ = ("begin", "callee", "decorated", "end", "finish", "header", "kind", "name", "start")
+    _FIELDS = ("start", "end", "begin", "finish", "name", "decorated", "kind", "callee", "header")
 
     def __init__(
         self,
@@ -479,12 +480,16 @@ class Block:
         decorated: bool = False,
         kind: str = "other",
         callee: str | None = None,
+        header: int | None = None,
     ) -> None:
         self.start, self.end, self.begin, self.finish = start, end, begin, finish
         self.name, self.decorated, self.kind, self.callee = name, decorated, kind, callee
+        self.header = begin if header is None else header
 
     def _fields(self) -> tuple:
-        return (self.start, self.end, self.begin, self.finish, self.name, self.decorated, self.kind, self.callee)
+        return (
+            self.start, self.end, self.begin, self.finish, self.name, self.decorated, self.kind, self.callee, self.header
+        )
 
     def __eq__(self, other: object) -> bool:
         return self._fields() == other._fields() if isinstance(other, Block) else NotImplemented
@@ -603,10 +608,11 @@ def top_level_blocks(text: str, interiors: list[tuple[int, int]] | None = None) 
     index, size = 0, len(heads)
     while index < size:
         start, begin, groups = heads[index]
+        header = begin
         decorated = groups is not None and groups[2] is not None
         while groups is not None and groups[2] is not None and index + 1 < size:
             index += 1
-            groups = heads[index][2]  # the decorated statement's own header
+            header, groups = heads[index][1], heads[index][2]  # the decorated statement's own header
         index += 1
         end, finish = (heads[index][0] - 1, heads[index][1]) if index < size else (total, len(text))
         name, kind, callee = None, "other", None
@@ -624,7 +630,7 @@ def top_level_blocks(text: str, interiors: list[tuple[int, int]] | None = None) 
                     name, kind, callee = groups[6], "call", groups[7]
             elif (groups[8] or groups[9] or "") not in _STATEMENT_KEYWORDS:
                 kind = "item"
-        blocks.append(Block(start, end, begin, finish, name, decorated, kind, callee))
+        blocks.append(Block(start, end, begin, finish, name, decorated, kind, callee, header))
     return blocks
 
 
@@ -657,6 +663,29 @@ def partial_source(
     if blocks:
         parts.insert(0, text[: blocks[0].begin])  # comments and blank lines
     return "".join(parts)
+
+
+# Single-quoted strings and comments: none holds a line end (a backslash-continued string is
+# not matched, and its quote is left behind).
+_SHORT_STRING_OR_COMMENT = re.compile(r"""#[^\n]*|"[^"\\\n]*(?:\\.[^"\\\n]*)*"|'[^'\\\n]*(?:\\.[^'\\\n]*)*'""")
+
+
+def brackets_balance(text: str, begin: int, finish: int, interiors: list[tuple[int, int]], starts: list[int]) -> bool:
+    """Whether ``text[begin:finish]``, which begins outside any string, opens as many brackets
+    of each kind as it closes, counting those in code only (``interiors`` from
+    ``string_interiors(text)``, ``starts`` their first offsets). False when unsure: a
+    string that does not end on its line."""
+    parts, position = [], begin
+    inside = bisect.bisect_left(starts, begin)
+    while inside < len(starts) and starts[inside] < finish:
+        parts.append(text[position : starts[inside]])
+        position = interiors[inside][1]
+        inside += 1
+    parts.append(text[position:finish])
+    code = _SHORT_STRING_OR_COMMENT.sub("", "".join(parts))
+    if "'" in code or '"' in code:
+        return False
+    return code.count("(") == code.count(")") and code.count("[") == code.count("]") and code.count("{") == code.count("}")
 
 
 def in_code(text: str, position: int, interiors: list[tuple[int, int]], starts: list[int] | None = None) -> bool:

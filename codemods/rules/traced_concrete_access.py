@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 from jax_codemod.analysis.context import (
     CONTAINER_CALLS,
     FileContext,
+    brackets_balance,
     child_nodes,
     count_line_breaks,
     in_code,
@@ -622,6 +623,21 @@ def _partial(ctx: FileContext, most: float | None = None) -> tuple[FileContext |
         if base is None:
             return None, False
         bindings = base._bindings
+    # A line at column 0 inside brackets (`g(\nx.item())`, `f(\njit=1)`, `a\n@ b`) reads as a
+    # block of its own; a kept block cut so does not parse, but nothing parses two stubbed
+    # halves, and the access in the second (or the name its stub binds) would be read wrongly.
+    # The last such half closes what the statement's first block opens: a block that can
+    # be one (any kind but `def`, `class` and "other", or a decorator) balances its brackets.
+    for index, block in enumerate(blocks):
+        if fixed[index]:
+            continue  # parsed already
+        if block.decorated:
+            if not brackets_balance(text, block.begin, block.header, interiors, starts):
+                return None, False
+        elif block.kind in ("assign", "call", "item") and not brackets_balance(
+            text, block.begin, block.finish, interiors, starts
+        ):
+            return None, False
     spellings = Spellings(base)
     if any(name in bindings or name in spellings.aliases for name in CONTAINER_CALLS):
         return None, False  # `dict = ...`: the stubs' reading of `x = dict(...)` may not hold
