@@ -734,3 +734,29 @@ def test_brackets_balance_counts_code_only():
     assert brackets_balance(text, second, third, interiors, starts)
     assert not brackets_balance(text, third, len(text), interiors, starts)
     assert not brackets_balance("s = 'a\\\nb'\n", 0, 12, [], [])  # a string continued past its line: unsure
+
+
+def test_blocks_matching_skip_the_triple_quoted_strings_only():
+    """The pieces between triple-quoted strings: a match right before an opening quote or right
+    after a closing one counts, one inside does not, as with finditer."""
+    text = textwrap.dedent(
+        '''\
+        import jax
+        a = x.item()"""y.tolist()"""; b = jax.jit
+        def f(x):
+            """x.devices() and jax.jit"""
+            return x.sharding""""""
+        c = r"""
+        z.item()
+        """.format(jax.vmap)
+        d = 1
+        e = q.tolist()
+        '''
+    )
+    interiors = string_interiors(text)
+    cut = jax001._Cut(text, top_level_blocks(text, interiors), interiors)
+    for pattern, offset in ((jax001._POSSIBLE_ACCESS, 1), (jax001._TRANSFORM_ATTRIBUTE, 0)):
+        every = cut.blocks_at(m.start() + offset for m in pattern.finditer(text))
+        assert cut.matching(pattern, offset=offset) == every
+    assert cut.matching(jax001._POSSIBLE_ACCESS, offset=1) == {1, 2, 5}
+    assert cut.matching(jax001._TRANSFORM_ATTRIBUTE) == {1, 3}

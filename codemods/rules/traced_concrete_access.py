@@ -750,6 +750,13 @@ class _Cut:
         self.text, self.blocks, self.interiors = text, blocks, interiors
         self.begins = [block.begin for block in blocks]
         self.string_starts = [first for first, _ in interiors]
+        # The text outside the triple-quoted strings, their quotes excluded: (start, end).
+        pieces, position = [], 0
+        for first, last in interiors:
+            pieces.append((position, first - 3))
+            position = last + 3
+        pieces.append((position, len(text)))
+        self.code_pieces = pieces
 
     def block_of(self, position: int) -> int | None:
         """The block of ``position``; None for the comments and blank lines before the first
@@ -767,22 +774,36 @@ class _Cut:
     def matching(self, pattern: re.Pattern[str], accept=None, offset: int = 0, found: set[int] | None = None) -> set[int]:
         """``found`` (a new set when None) with the blocks of the matches of ``pattern`` that
         ``accept`` accepts (all when None), each match's position ``offset`` past its start:
-        ``blocks_at(...)`` of those positions from ``finditer``. A block found already is
-        not read again: the search goes on at its end (a match that ends past a block's end
-        reads no dot of the next block, so the matches after it are those finditer gives).
+        ``blocks_at(...)`` of those positions from ``finditer``, for a pattern that begins
+        with a dot and matches no quote but in a comment (the three of ``_partial``).
+
+        A block found already is not read again: the search goes on at its end (a match that
+        ends past a block's end reads no dot of the next block, so the matches after it are
+        those finditer gives). Nor is a triple-quoted string, a quarter of a JAX-heavy file:
+        the code between them is searched piece by piece (no match reaches a quote, so none
+        crosses into or out of one, and the end of a piece, a quote, reads as its end does).
         """
         found = set() if found is None else found
-        search, blocks = pattern.search, self.blocks
-        match = search(self.text)
-        while match is not None:
-            index = self.block_of(match.start() + offset)
+        text, search, blocks, block_of = self.text, pattern.search, self.blocks, self.block_of
+        pieces = self.code_pieces
+        piece, count, position = 0, len(pieces), 0
+        while piece < count:
+            start, end = pieces[piece]
+            if position >= end:
+                piece += 1
+                continue
+            match = search(text, max(position, start), end)
+            if match is None:
+                piece += 1
+                continue
+            index = block_of(match.start() + offset)
             if index is not None and index in found:
-                match = search(self.text, blocks[index].finish)
+                position = blocks[index].finish
             elif index is not None and (accept is None or accept(match)):
                 found.add(index)
-                match = search(self.text, blocks[index].finish)
+                position = blocks[index].finish
             else:
-                match = search(self.text, match.end())
+                position = match.end()
         return found
 
     def naming(self, word: str, strings: bool = False) -> set[int]:
