@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 from jax_codemod.analysis.context import (
     FileContext,
+    brackets_balance,
     child_nodes,
     in_code,
     partial_source,
@@ -149,6 +150,8 @@ def check_partial_properties(path: Path) -> None:
         return
     partial = jax001.partial_context(lazy(text, str(path)))
     if partial is not None:
+        # The tree put together from the blocks parsed apart is the parse of its text.
+        assert ast.dump(partial.tree, include_attributes=True) == ast.dump(ast.parse(partial.text), include_attributes=True)
         # (b) the same bindings, the same traced functions, the same candidate accesses.
         assert partial._bindings == every._bindings
         assert candidates(partial) == candidates(every)
@@ -275,6 +278,16 @@ CASES = {
         def step(x):
             x.copy_to_host_async()
             return x
+    """,
+    "partial_alias_statement": """
+        import functools
+        import jax
+
+        fast = functools.partial(jax.jit, static_argnums=(1,))
+
+        @fast
+        def step(x, n):
+            return x.tolist()
     """,
     "bare_consumer_alias": """
         import jax
@@ -559,3 +572,191 @@ def test_a_file_kept_almost_whole_is_read_whole():
     assert same_findings(text)
     filler = with_filler(CASES["helper_in_another_block"])
     assert jax001._partial(lazy(filler), jax001._MOST)[0] is not None  # the filler is most of it
+
+
+# The cheaper readings against the plain ones -------------------------------------------------
+
+
+def _forward_reach(text: str, blocks, live: set[int]) -> set[int]:
+    """The chain reading as first written: forward from ``live``, through every word of a
+    reached block's text that names a module-level function."""
+    defined = jax001._module_functions(text, blocks)
+    reach, pending = set(live), list(live)
+    while pending:
+        block = blocks[pending.pop()]
+        for word in set(jax001._WORDS.findall(text, block.begin, block.finish)) & defined.keys():
+            for target in defined[word]:
+                if target not in reach:
+                    reach.add(target)
+                    pending.append(target)
+    return reach
+
+
+@pytest.mark.parametrize("path", [*CORPUS, *INSTALLED_JAX[::3]], ids=lambda p: p.name)
+def test_walking_back_from_the_accesses_finds_the_forward_chains(path):
+    """``_reached`` (backwards from the access blocks) answers what the forward closure from the
+    transform blocks answers, for many choices of both sets on real files' blocks."""
+    import random
+
+    text = path.read_text(encoding="utf-8")
+    interiors = string_interiors(text)
+    blocks = top_level_blocks(text, interiors) if interiors is not None else None
+    if not blocks:
+        return
+    naming = jax001._Cut(text, blocks, interiors).naming
+    chooser = random.Random(path.name)
+    size = len(blocks)
+    for _ in range(12):
+        live = {i for i in range(size) if chooser.random() < chooser.choice((0.02, 0.1, 0.3))}
+        accesses = {i for i in range(size) if chooser.random() < chooser.choice((0.02, 0.1))} or {size - 1}
+        reach = _forward_reach(text, blocks, live)
+        assert jax001._reached(text, blocks, live, accesses, naming) == bool(accesses & reach)
+        for access in list(accesses)[:3]:  # each access block alone: the answer is often False
+            assert jax001._reached(text, blocks, live, {access}, naming) == (access in reach)
+
+
+@pytest.mark.parametrize("path", [*CORPUS, *INSTALLED_JAX[::3]], ids=lambda p: p.name)
+def test_blocks_naming_a_word_are_those_its_positions_are_in(path):
+    """``_Cut.naming`` reads one occurrence per block: the same blocks as every occurrence's,
+    for every word of the file (with and without the triple-quoted strings' words)."""
+    text = path.read_text(encoding="utf-8")
+    interiors = string_interiors(text)
+    blocks = top_level_blocks(text, interiors) if interiors is not None else None
+    if not blocks:
+        return
+    cut = jax001._Cut(text, blocks, interiors)
+    words = sorted(set(jax001._WORDS.findall(text)))[:: max(1, len(set(jax001._WORDS.findall(text))) // 300)]
+    for word in [*words, "import", "bytes", "jit"]:
+        assert cut.naming(word) == cut.blocks_at(jax001._word_positions(text, word)), word
+        raw = {i for i, b in enumerate(blocks) if word in jax001._WORDS.findall(text, b.begin, b.finish)}
+        assert cut.naming(word, strings=True) == raw, word
+
+
+def test_comments_before_the_first_block_are_in_no_block():
+    """A licence header or a comment above the imports that spells an access or a transform is
+    no code: it neither holds an access nor makes the last block spell a transform."""
+    text = with_filler('''
+        # Call `jax.jit` on it; `x.item()` gives a number; `host` is the helper.
+        import jax
+
+        def host(y):
+            return y.item()
+
+        @jax.jit
+        def step(x):
+            return x + 1
+    ''')
+    text = text[text.index("#"):]
+    interiors = string_interiors(text)
+    cut = jax001._Cut(text, top_level_blocks(text, interiors), interiors)
+    assert cut.block_of(text.index("item")) is None and cut.naming("host") == {cut.block_of(text.index("def host"))}
+    assert decided_clean(lazy(text))
+    assert same_findings(text) == []
+
+
+def test_a_run_of_non_ascii_characters_is_code_or_not_as_a_whole():
+    """``_partial`` asks ``in_code`` once per run of non-ASCII characters: each character of a
+    run gets the same answer (a run holds no quote, `#` or line end)."""
+    checked = 0
+    made = 'x = "ωω # ω"  # ωω \'\nπ = 1  # ＃ “ωπ”\ns = """\nω’s\n""" + \'π\'  # ω\n'
+    for text in [made, *(path.read_text(encoding="utf-8") for path in [*CORPUS, *INSTALLED_JAX])]:
+        interiors = string_interiors(text)
+        if text.isascii() or interiors is None:
+            continue
+        for run in jax001._NON_ASCII.finditer(text):
+            answers = {in_code(text, i, interiors) for i in range(run.start(), run.end())}
+            assert len(answers) == 1, run.group()
+            checked += run.end() - run.start() > 1
+    assert checked >= 4
+
+
+@pytest.mark.parametrize("path", [*CORPUS, *INSTALLED_JAX[::3]], ids=lambda p: p.name)
+def test_blocks_matching_skip_no_block_finditer_finds(path):
+    """``_Cut.matching`` goes on at a found block's end: the same blocks as every match's, for
+    the three patterns ``_partial`` reads and any choice of which matches count."""
+    text = path.read_text(encoding="utf-8")
+    interiors = string_interiors(text)
+    blocks = top_level_blocks(text, interiors) if interiors is not None else None
+    if not blocks:
+        return
+    cut = jax001._Cut(text, blocks, interiors)
+    for pattern, offset in (
+        (jax001._POSSIBLE_ACCESS, 1),
+        (jax001._POSSIBLE_CONSUMER, 1),
+        (jax001._TRANSFORM_ATTRIBUTE, 0),
+        (jax001._WORDS, 0),
+    ):
+        for accept in (None, lambda m: len(m.group()) % 3 != 0, lambda m: m.start() % 2 == 0):
+            every = cut.blocks_at(m.start() + offset for m in pattern.finditer(text) if accept is None or accept(m))
+            assert cut.matching(pattern, accept, offset=offset) == every
+            assert cut.matching(pattern, accept, offset=offset, found={0}) == every | {0}
+
+
+def test_the_non_ascii_runs_are_the_regex_runs():
+    made = "a = 'é'\nb = 1\n# ωω π\n\nc = 'x'  # “q”\nπ"
+    for text in [made, *(p.read_text(encoding="utf-8") for p in [*CORPUS, *INSTALLED_JAX])]:
+        assert list(jax001._non_ascii_runs(text)) == [m.start() for m in jax001._NON_ASCII.finditer(text)]
+
+
+COLUMN_ZERO_INSIDE_BRACKETS = {
+    # The access on a line of its own: the function's block and the line's are two stubs.
+    "access_line": "import jax\n\n\ndef f(x):\n    return g(\nx.item())\n\n\ndef g(v):\n    return v\n\n\nh = jax.jit(f)\n",
+    # Implicit string concatenation: the second string starts a line.
+    "string_line": 'import jax\n\n\n@jax.jit\ndef f(x):\n    return g("a"\n"b", x.tolist())\n\n\ndef g(*v):\n    return v\n',
+    # A keyword argument at column 0 reads as `jit = 1`: a stub that would shadow the import.
+    "keyword_line": (
+        "from jax import jit\n\ny = dict(\njit=1)\n\n\n@jit\ndef f(x):\n    return x.item()\n"
+    ),
+    # `@` at column 0 inside brackets reads as a decorator of the next statement.
+    "matmul_line": (
+        "import jax\n\n\n@jax.jit\ndef f(x, w):\n    return (w\n@ x.devices())\n\n\ndef g(v):\n    return v\n"
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(COLUMN_ZERO_INSIDE_BRACKETS))
+def test_a_line_at_column_zero_inside_brackets_keeps_its_finding(name):
+    """Such a line looks like a block of its own; a kept block cut there does not parse, but
+    two stubbed halves are never parsed: the rule reads such a file whole."""
+    text = with_filler(COLUMN_ZERO_INSIDE_BRACKETS[name]) if name != "keyword_line" else COLUMN_ZERO_INSIDE_BRACKETS[name]
+    assert RULE.check(whole(text)), "the whole-file analysis finds it"
+    assert same_findings(text)
+    assert jax001.partial_context(lazy(text)) is None
+
+
+def test_brackets_balance_counts_code_only():
+    text = 'x = f(")", "(")  # (\ny = """\n(\n"""\nz = [\n'
+    interiors = string_interiors(text)
+    starts = [a for a, _ in interiors]
+    second = text.index("y =")
+    third = text.index("z =")
+    assert brackets_balance(text, 0, second, interiors, starts)
+    assert brackets_balance(text, second, third, interiors, starts)
+    assert not brackets_balance(text, third, len(text), interiors, starts)
+    assert not brackets_balance("s = 'a\\\nb'\n", 0, 12, [], [])  # a string continued past its line: unsure
+
+
+def test_blocks_matching_skip_the_triple_quoted_strings_only():
+    """The pieces between triple-quoted strings: a match right before an opening quote or right
+    after a closing one counts, one inside does not, as with finditer."""
+    text = textwrap.dedent(
+        '''\
+        import jax
+        a = x.item()"""y.tolist()"""; b = jax.jit
+        def f(x):
+            """x.devices() and jax.jit"""
+            return x.sharding""""""
+        c = r"""
+        z.item()
+        """.format(jax.vmap)
+        d = 1
+        e = q.tolist()
+        '''
+    )
+    interiors = string_interiors(text)
+    cut = jax001._Cut(text, top_level_blocks(text, interiors), interiors)
+    for pattern, offset in ((jax001._POSSIBLE_ACCESS, 1), (jax001._TRANSFORM_ATTRIBUTE, 0)):
+        every = cut.blocks_at(m.start() + offset for m in pattern.finditer(text))
+        assert cut.matching(pattern, offset=offset) == every
+    assert cut.matching(jax001._POSSIBLE_ACCESS, offset=1) == {1, 2, 5}
+    assert cut.matching(jax001._TRANSFORM_ATTRIBUTE) == {1, 3}

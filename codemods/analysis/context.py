@@ -10,7 +10,6 @@ import re
 import tokenize
 from collections import deque
 from collections.abc import Iterator
-from dataclasses import dataclass
 from functools import cached_property
 
 from jax_codemod.rule import Span
@@ -452,7 +451,6 @@ CONTAINER_CALLS = ("dict", "list", "tuple", "set", "frozenset")
 _LINE_LEXEME = re.compile(r"#|\"|'")
 
 
-@dataclass(frozen=True)
 class Block:
     """A top-level statement as the text shows it: lines ``start``..``end`` (1-based, inclusive,
     trailing blank and comment lines included), characters ``begin``..``finish``.
@@ -460,17 +458,47 @@ class Block:
     ``kind``: "def", "class", "assign" (``name = <display, literal or container call>``),
     "call" (``name = callee(...)``), "item" (a display or literal assigned to an item; a call,
     string or annotation as a statement) or "other"; ``name``: the name a `def`, `class` or
-    "assign" block binds; ``decorated``: it has decorators.
+    "assign" block binds; ``decorated``: it has decorators; ``callee``: the called name of a
+    "call" block (`name = callee(...)`); ``header``: where the line of the statement itself
+    begins (after its decorators; ``begin`` when it has none).
+
+    A plain class with slots: a file has thousands of blocks, and a frozen dataclass's
+    ``__init__`` (one ``object.__setattr__`` per field) made making them most of the cutting.
+    Treat it as immutable.
     """
 
-    start: int
-    end: int
-    begin: int
-    finish: int
-    name: str | None
-    decorated: bool = False
-    kind: str = "other"
-    callee: str | None = None  # the called name of a "call" block (`name = callee(...)`)
+    __slots__ = ("begin", "callee", "decorated", "end", "finish", "header", "kind", "name", "start")
+    _FIELDS = ("start", "end", "begin", "finish", "name", "decorated", "kind", "callee", "header")
+
+    def __init__(
+        self,
+        start: int,
+        end: int,
+        begin: int,
+        finish: int,
+        name: str | None,
+        decorated: bool = False,
+        kind: str = "other",
+        callee: str | None = None,
+        header: int | None = None,
+    ) -> None:
+        self.start, self.end, self.begin, self.finish = start, end, begin, finish
+        self.name, self.decorated, self.kind, self.callee = name, decorated, kind, callee
+        self.header = begin if header is None else header
+
+    def _fields(self) -> tuple:
+        return (
+            self.start, self.end, self.begin, self.finish, self.name, self.decorated, self.kind, self.callee, self.header
+        )
+
+    def __eq__(self, other: object) -> bool:
+        return self._fields() == other._fields() if isinstance(other, Block) else NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(self._fields())
+
+    def __repr__(self) -> str:
+        return "Block(" + ", ".join(f"{n}={v!r}" for n, v in zip(self._FIELDS, self._fields())) + ")"
 
 
 def string_interiors(text: str) -> list[tuple[int, int]] | None:
@@ -556,51 +584,53 @@ def top_level_blocks(text: str, interiors: list[tuple[int, int]] | None = None) 
         interiors = string_interiors(text)
         if interiors is None:
             return None
-    heads: list[tuple[int, int, re.Match | None]] = []  # (line, offset, header match)
+    heads: list[tuple[int, int, tuple | None]] = []  # (line, offset, the header's groups)
     line, counted = 1, 0
-    inside = 0
-    starts = _COLUMN_ZERO.finditer(text)
+    inside, last = 0, len(interiors)
+    match_header, count = _HEADER.match, text.count
     first = [0] if text[:1] and text[0] not in " \t\n#)]}\f\v" else []
-    for offset in (*first, *(match.end() for match in starts)):
-        while inside < len(interiors) and interiors[inside][1] < offset:
+    for offset in (*first, *[match.end() for match in _COLUMN_ZERO.finditer(text)]):
+        while inside < last and interiors[inside][1] < offset:
             inside += 1
-        if inside < len(interiors) and interiors[inside][0] <= offset:
+        if inside < last and interiors[inside][0] <= offset:
             continue  # a line of a multi-line string
         if offset >= 2 and text[offset - 2] == "\\":
             return None  # continues the line above: not a statement of its own
-        header = _HEADER.match(text, offset)
-        if header is not None and header.group("clause"):
+        header = match_header(text, offset)
+        groups = None if header is None else header.groups()
+        if groups is not None and groups[3]:
             continue  # `else:` and its siblings continue the statement above
-        line += text.count("\n", counted, offset)
+        line += count("\n", counted, offset)
         counted = offset
-        heads.append((line, offset, header))
+        heads.append((line, offset, groups))
     blocks: list[Block] = []
-    total = text.count("\n", counted) + line
-    index = 0
-    while index < len(heads):
-        start, begin, header = heads[index]
-        decorated = header is not None and header.group(3) is not None
-        while header is not None and header.group(3) is not None and index + 1 < len(heads):
+    total = count("\n", counted) + line
+    index, size = 0, len(heads)
+    while index < size:
+        start, begin, groups = heads[index]
+        header = begin
+        decorated = groups is not None and groups[2] is not None
+        while groups is not None and groups[2] is not None and index + 1 < size:
             index += 1
-            header = heads[index][2]  # the decorated statement's own header
+            header, groups = heads[index][1], heads[index][2]  # the decorated statement's own header
         index += 1
-        end, finish = (heads[index][0] - 1, heads[index][1]) if index < len(heads) else (total, len(text))
+        end, finish = (heads[index][0] - 1, heads[index][1]) if index < size else (total, len(text))
         name, kind, callee = None, "other", None
-        if header is not None and header.group(3) is None:
-            if header.group(1):
-                name, kind = header.group(1), "def"
-            elif header.group(2):
-                name, kind = header.group(2), "class"
+        if groups is not None and groups[2] is None:
+            if groups[0]:
+                name, kind = groups[0], "def"
+            elif groups[1]:
+                name, kind = groups[1], "class"
             elif decorated:
                 pass
-            elif header.group(5) or header.group(6):
-                name, kind = (header.group(5), "assign") if header.group(5) else (None, "item")
-            elif header.group(7):
-                if header.group(8).split(".", 1)[0] not in _STATEMENT_KEYWORDS:
-                    name, kind, callee = header.group(7), "call", header.group(8)
-            elif (header.group(9) or header.group(10) or "") not in _STATEMENT_KEYWORDS:
+            elif groups[4] or groups[5]:
+                name, kind = (groups[4], "assign") if groups[4] else (None, "item")
+            elif groups[6]:
+                if groups[7].split(".", 1)[0] not in _STATEMENT_KEYWORDS:
+                    name, kind, callee = groups[6], "call", groups[7]
+            elif (groups[8] or groups[9] or "") not in _STATEMENT_KEYWORDS:
                 kind = "item"
-        blocks.append(Block(start, end, begin, finish, name, decorated, kind, callee))
+        blocks.append(Block(start, end, begin, finish, name, decorated, kind, callee, header))
     return blocks
 
 
@@ -614,14 +644,13 @@ def partial_source(
     text to put in place of some blocks instead (as many lines)."""
     parts: list[str] = []
     for index, (block, kept) in enumerate(zip(blocks, keep)):
-        chunk = text[block.begin : block.finish]
         if kept:
-            parts.append(chunk)
+            parts.append(text[block.begin : block.finish])
             continue
         if replacements and index in replacements:
             parts.append(replacements[index])
             continue
-        newlines = chunk.count("\n")
+        newlines = text.count("\n", block.begin, block.finish)  # no copy of a dropped block
         if block.kind in ("assign", "call"):
             stub = f"{block.name} = None"
         elif block.kind in ("def", "class"):
@@ -636,11 +665,36 @@ def partial_source(
     return "".join(parts)
 
 
-def in_code(text: str, position: int, interiors: list[tuple[int, int]]) -> bool:
+# Single-quoted strings and comments: none holds a line end (a backslash-continued string is
+# not matched, and its quote is left behind).
+_SHORT_STRING_OR_COMMENT = re.compile(r"""#[^\n]*|"[^"\\\n]*(?:\\.[^"\\\n]*)*"|'[^'\\\n]*(?:\\.[^'\\\n]*)*'""")
+
+
+def brackets_balance(text: str, begin: int, finish: int, interiors: list[tuple[int, int]], starts: list[int]) -> bool:
+    """Whether ``text[begin:finish]``, which begins outside any string, opens as many brackets
+    of each kind as it closes, counting those in code only (``interiors`` from
+    ``string_interiors(text)``, ``starts`` their first offsets). False when unsure: a
+    string that does not end on its line."""
+    parts, position = [], begin
+    inside = bisect.bisect_left(starts, begin)
+    while inside < len(starts) and starts[inside] < finish:
+        parts.append(text[position : starts[inside]])
+        position = interiors[inside][1]
+        inside += 1
+    parts.append(text[position:finish])
+    code = _SHORT_STRING_OR_COMMENT.sub("", "".join(parts))
+    if "'" in code or '"' in code:
+        return False
+    return code.count("(") == code.count(")") and code.count("[") == code.count("]") and code.count("{") == code.count("}")
+
+
+def in_code(text: str, position: int, interiors: list[tuple[int, int]], starts: list[int] | None = None) -> bool:
     """Whether ``position`` is in code, not in a string or comment; ``interiors`` from
-    ``string_interiors(text)``. The line is read from its start (no string but a triple-quoted
-    one spans lines; such a file has ``interiors`` for it)."""
-    starts = [first for first, _ in interiors]
+    ``string_interiors(text)``, ``starts`` their first offsets (computed when not given). The
+    line is read from its start (no string but a triple-quoted one spans lines; such a file
+    has ``interiors`` for it)."""
+    if starts is None:
+        starts = [first for first, _ in interiors]
     inside = bisect.bisect_right(starts, position) - 1
     if inside >= 0 and position <= interiors[inside][1]:
         return False

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 from jax_codemod.analysis.context import (
     CONTAINER_CALLS,
     FileContext,
+    brackets_balance,
     count_line_breaks,
     in_code,
     partial_source,
@@ -540,7 +541,8 @@ _POSSIBLE_ACCESS = re.compile(
     rf"\.{_COMMENTED_GAP}(?:(?:{_METHOD_WORDS}){_GAP}[(#]|(?:{_PROPERTY_WORDS})(?!\w)(?!{_GAP}\())"
 )
 _POSSIBLE_CONSUMER = re.compile(rf"\.{_COMMENTED_GAP}({_CONSUMER_WORDS}){_GAP}[(#]")
-_NON_ASCII = re.compile(r"[^\x00-\x7f]")
+# A run of them holds no quote, `#` or line end: all its characters are code or none is.
+_NON_ASCII = re.compile(r"[^\x00-\x7f]+")
 _DEF_NAME = re.compile(r"(?:^|(?<=\n))[ \t]*(?:async[ \t]+)?def[ \t]+(\w+)")
 _WORDS = re.compile(r"\w+")
 
@@ -582,26 +584,17 @@ def _partial(ctx: FileContext, most: float | None = None) -> tuple[FileContext |
     blocks = top_level_blocks(text, interiors) if interiors is not None else None
     if not blocks:
         return None, False
-    if not text.isascii() and any(in_code(text, m.start(), interiors) for m in _NON_ASCII.finditer(text)):
+    cut = _Cut(text, blocks, interiors)
+    block_of, blocks_naming = cut.block_of, cut.naming
+    starts = cut.string_starts
+    if not text.isascii() and any(in_code(text, at, interiors, starts) for at in _non_ascii_runs(text)):
         return None, False  # identifiers are NFKC-normalized (`x.ｉtem()` is `x.item()`): read it whole
-    begins = [block.begin for block in blocks]
-    string_starts = [first for first, _ in interiors]
-
-    def block_of(position: int) -> int | None:
-        # Text inside a triple-quoted string (docstrings, embedded programs) is no code.
-        inside = bisect.bisect_right(string_starts, position) - 1
-        if inside >= 0 and position <= interiors[inside][1]:
-            return None
-        return bisect.bisect_right(begins, position) - 1
-
-    def blocks_at(positions) -> set[int]:
-        return {i for i in map(block_of, positions) if i is not None}
 
     def semicolon(block) -> bool:
         """A second statement on the line (`T = []; J = jax.jit`) the stub would drop."""
         found = text.find(";", block.begin, block.finish)
         while found != -1:
-            if in_code(text, found, interiors):
+            if in_code(text, found, interiors, starts):
                 return True
             found = text.find(";", found + 1, block.finish)
         return False
@@ -613,7 +606,8 @@ def _partial(ctx: FileContext, most: float | None = None) -> tuple[FileContext |
     importing: dict[int, list[int]] = {}
     for position in _word_positions(text, "import"):
         index = block_of(position)
-        if index is not None and in_code(text, position, interiors):
+        # (A block kept already, the module-level imports' among them, changes nothing.)
+        if index is not None and not fixed[index] and in_code(text, position, interiors, starts):
             importing.setdefault(index, []).append(position)
     replacements: dict[int, str] = {}
     for index, positions in importing.items():
@@ -636,38 +630,59 @@ def _partial(ctx: FileContext, most: float | None = None) -> tuple[FileContext |
         if block.kind == "call" and not fixed[i] and _may_be_named(block.callee, bindings)
     ]
     if calls:
+        added = [i in calls for i in range(len(blocks))]
         for index in calls:
             fixed[index] = True
-        base = _parse_partial(ctx, blocks, fixed, replacements)
+        base = _with_blocks(ctx, base, blocks, added, fixed, replacements)
         if base is None:
             return None, False
         bindings = base._bindings
+    # A line at column 0 inside brackets (`g(\nx.item())`, `f(\njit=1)`, `a\n@ b`) reads as a
+    # block of its own; a kept block cut so does not parse, but nothing parses two stubbed
+    # halves, and the access in the second (or the name its stub binds) would be read wrongly.
+    # The last such half closes what the statement's first block opens: a block that can
+    # be one (any kind but `def`, `class` and "other", or a decorator) balances its brackets.
+    for index, block in enumerate(blocks):
+        if fixed[index]:
+            continue  # parsed already
+        if block.decorated:
+            if not brackets_balance(text, block.begin, block.header, interiors, starts):
+                return None, False
+        elif block.kind in ("assign", "call", "item") and not brackets_balance(
+            text, block.begin, block.finish, interiors, starts
+        ):
+            return None, False
     spellings = Spellings(base)
     if any(name in bindings or name in spellings.aliases for name in CONTAINER_CALLS):
         return None, False  # `dict = ...`: the stubs' reading of `x = dict(...)` may not hold
-    accesses = blocks_at(m.start() + 1 for m in _POSSIBLE_ACCESS.finditer(text))
-    # `np.asarray(x)` is a consumer only where `np` is bound to NumPy: `jnp.asarray(x)` is not.
-    consumer_positions = []
-    for match in _POSSIBLE_CONSUMER.finditer(text):
+    accesses = cut.matching(_POSSIBLE_ACCESS, offset=1)
+
+    def consumer(match: re.Match) -> bool:
+        # `np.asarray(x)` is a consumer only where `np` is bound to NumPy: `jnp.asarray(x)` is not.
         head, rest = _dotted_before(text, match.start())
         leaf = match.group(1)
         target = bindings.get(head) if head is not None else None
-        if (
+        return (
             head is None
             or leaf in BUFFER_METHODS  # `ffi.from_buffer(`: whether `ffi` is one is read later
             or (isinstance(target, str) and ".".join([target, *rest, leaf]) in CONSUMERS)
-        ):
-            consumer_positions.append(match.start() + 1)
-    accesses |= blocks_at(consumer_positions)
+        )
+
+    cut.matching(_POSSIBLE_CONSUMER, consumer, offset=1, found=accesses)
     # A consumer called by a bare name: `memoryview(x)`, `asarray(x)` after
     # `from numpy import asarray`, `to_np(x)` after `to_np = np.asarray`.
     bare = [n for n, target in bindings.items() if target in CONSUMERS]
     bare += [n for n in _BUILTIN_CONSUMERS if n not in bindings]
     for name in bare:
-        accesses |= blocks_at(_word_positions(text, name))
+        accesses |= blocks_naming(name)
     if not accesses:
         return base, False  # no block holds access text: whatever is traced, nothing to find
-    live = _transform_blocks(text, blocks, bindings, spellings, blocks_at)
+    live = _transform_blocks(text, cut, bindings, spellings)
+    if not _reached(text, blocks, live, accesses, blocks_naming):
+        # A function is traced only where a block on a chain from one that spells a transform
+        # holds it (the same reading that drops the other blocks): access text in a block kept
+        # for its module-level names but off every chain is in no traced function.
+        return base, False
     defined = _module_functions(text, blocks)
     # Forward from the blocks that spell a transform, through the functions they name...
     reach = set(live)
@@ -679,19 +694,18 @@ def _partial(ctx: FileContext, most: float | None = None) -> tuple[FileContext |
                 if target not in reach:
                     reach.add(target)
                     pending.append(target)
-    if not accesses & reach:
-        # A function is traced only where a block on a chain from one that spells a transform
-        # holds it (the same reading that drops the other blocks): access text in a block kept
-        # for its module-level names but off every chain is in no traced function.
-        return base, False
     # ...and back from the accesses, through the blocks that name their functions.
     keep = [fixed[i] or (i in accesses and i in reach) for i in range(len(blocks))]
+    # Blocks are only added from here: a file that needs a partial tree (keep differs from
+    # fixed) past ``most`` already is read whole at once.
+    if most is not None and keep != fixed and sum(b.finish - b.begin for b, k in zip(blocks, keep) if k) > most * len(text):
+        return None, False
     names_done: set[str] = set()
     pending = [i for i in range(len(blocks)) if keep[i] and i in reach]
     while pending:
         for name in _functions_of(text, blocks[pending.pop()]) - names_done:
             names_done.add(name)
-            for other in blocks_at(_word_positions(text, name)):
+            for other in blocks_naming(name):
                 if other in reach and not keep[other]:
                     keep[other] = True
                     pending.append(other)
@@ -699,20 +713,25 @@ def _partial(ctx: FileContext, most: float | None = None) -> tuple[FileContext |
     factories = [
         i for i in live if not keep[i] and blocks[i].kind == "def" and not blocks[i].decorated
     ]
-    if factories:
-        kept_words = set()
-        for index, block in enumerate(blocks):
-            if keep[index]:
-                kept_words.update(_WORDS.findall(text, block.begin, block.finish))
-        for index in factories:
-            if blocks[index].name in kept_words:
-                keep[index] = True
+    kept = list(keep)
+    for index in factories:
+        if any(kept[i] for i in blocks_naming(blocks[index].name, strings=True)):
+            keep[index] = True
     if keep == fixed:
         return base, True
     if most is not None and sum(b.finish - b.begin for b, k in zip(blocks, keep) if k) > most * len(text):
         return None, False
-    # Parse only the blocks added, and put their statements in place of their stubs.
-    added = [k and not f for k, f in zip(keep, fixed)]
+    partial = _with_blocks(ctx, base, blocks, [k and not f for k, f in zip(keep, fixed)], keep, replacements)
+    return partial, partial is not None
+
+
+def _with_blocks(ctx: FileContext, base: FileContext, blocks, added: list[bool], keep: list[bool], replacements):
+    """``_parse_partial(ctx, blocks, keep, replacements)`` from ``base``, the partial context
+    of the blocks kept but not ``added``: only the added blocks are parsed, and their
+    statements put in place of their stubs (each block parses on its own exactly when the
+    text of the kept blocks does, their brackets balancing in both). None when they do not
+    parse."""
+    text = ctx.text
     source = "".join(
         text[b.begin : b.finish] if a else "\n" * text.count("\n", b.begin, b.finish)
         for b, a in zip(blocks, added)
@@ -723,19 +742,121 @@ def _partial(ctx: FileContext, most: float | None = None) -> tuple[FileContext |
             warnings.simplefilter("ignore")
             more = ast.parse(source, filename=ctx.path)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return None, False
+        return None
     # The base's statements on an added block's lines are its stub and extracted imports.
     spans = [(b.start, b.end) for b, a in zip(blocks, added) if a]
-    starts = [start for start, _ in spans]
+    firsts = [start for start, _ in spans]
 
     def stubbed(statement: ast.stmt) -> bool:
-        index = bisect.bisect_right(starts, statement.lineno) - 1
+        index = bisect.bisect_right(firsts, statement.lineno) - 1
         return index >= 0 and statement.lineno <= spans[index][1]
 
     body = [s for s in base.tree.body if not stubbed(s)] + more.body
     body.sort(key=lambda s: (s.lineno, s.col_offset))
     tree = ast.Module(body=body, type_ignores=[])
-    return FileContext(ctx.path, partial_source(text, blocks, keep, replacements), tree), True
+    return FileContext(ctx.path, partial_source(text, blocks, keep, replacements), tree)
+
+
+class _Cut:
+    """Which top-level block a position of ``text`` is in."""
+
+    def __init__(self, text: str, blocks, interiors: list[tuple[int, int]]) -> None:
+        self.text, self.blocks, self.interiors = text, blocks, interiors
+        self.begins = [block.begin for block in blocks]
+        self.string_starts = [first for first, _ in interiors]
+        # The text outside the triple-quoted strings, their quotes excluded: (start, end).
+        pieces, position = [], 0
+        for first, last in interiors:
+            pieces.append((position, first - 3))
+            position = last + 3
+        pieces.append((position, len(text)))
+        self.code_pieces = pieces
+
+    def block_of(self, position: int) -> int | None:
+        """The block of ``position``; None for the comments and blank lines before the first
+        one, and for text inside a triple-quoted string (docstrings, embedded programs: no code)."""
+        if position < self.begins[0]:
+            return None
+        inside = bisect.bisect_right(self.string_starts, position) - 1
+        if inside >= 0 and position <= self.interiors[inside][1]:
+            return None
+        return bisect.bisect_right(self.begins, position) - 1
+
+    def blocks_at(self, positions) -> set[int]:
+        return {i for i in map(self.block_of, positions) if i is not None}
+
+    def matching(self, pattern: re.Pattern[str], accept=None, offset: int = 0, found: set[int] | None = None) -> set[int]:
+        """``found`` (a new set when None) with the blocks of the matches of ``pattern`` that
+        ``accept`` accepts (all when None), each match's position ``offset`` past its start:
+        ``blocks_at(...)`` of those positions from ``finditer``, for a pattern that begins
+        with a dot and matches no quote but in a comment (the three of ``_partial``).
+
+        A block found already is not read again: the search goes on at its end (a match that
+        ends past a block's end reads no dot of the next block, so the matches after it are
+        those finditer gives). Nor is a triple-quoted string, a quarter of a JAX-heavy file:
+        the code between them is searched piece by piece (no match reaches a quote, so none
+        crosses into or out of one, and the end of a piece, a quote, reads as its end does).
+        """
+        found = set() if found is None else found
+        text, search, blocks, block_of = self.text, pattern.search, self.blocks, self.block_of
+        pieces = self.code_pieces
+        piece, count, position = 0, len(pieces), 0
+        while piece < count:
+            start, end = pieces[piece]
+            if position >= end:
+                piece += 1
+                continue
+            match = search(text, max(position, start), end)
+            if match is None:
+                piece += 1
+                continue
+            index = block_of(match.start() + offset)
+            if index is not None and index in found:
+                position = blocks[index].finish
+            elif index is not None and (accept is None or accept(match)):
+                found.add(index)
+                position = blocks[index].finish
+            else:
+                position = match.end()
+        return found
+
+    def naming(self, word: str, strings: bool = False) -> set[int]:
+        """``blocks_at(_word_positions(text, word))``, reading one occurrence per block:
+        common words (`bytes`, `jit`, a helper's name) occur hundreds of times in a JAX-heavy
+        file, in few blocks. ``strings``: count the word inside triple-quoted strings too
+        (the blocks whose ``_WORDS`` hold it)."""
+        text, begins, starts, interiors = self.text, self.begins, self.string_starts, self.interiors
+        found: set[int] = set()
+        find, length, size = text.find, len(word), len(text)
+        start = find(word, begins[0])
+        while start != -1:
+            end = start + length
+            before = text[start - 1] if start else " "
+            after = text[end] if end < size else " "
+            if before.isalnum() or before == "_" or after.isalnum() or after == "_":
+                start = find(word, end)
+                continue
+            if not strings:
+                inside = bisect.bisect_right(starts, start) - 1
+                if inside >= 0 and start <= interiors[inside][1]:
+                    start = find(word, interiors[inside][1])
+                    continue
+            index = bisect.bisect_right(begins, start) - 1
+            found.add(index)
+            start = find(word, self.blocks[index].finish)
+        return found
+
+
+def _non_ascii_runs(text: str):
+    """Where each run of non-ASCII characters (``_NON_ASCII``) starts. Only the lines that
+    have one are searched: a regex over the whole text tries every character, and
+    ``str.isascii`` of a line costs nothing once the line is made."""
+    offset = 0
+    for line in text.split("\n"):
+        if not line.isascii():
+            for match in _NON_ASCII.finditer(line):
+                yield offset + match.start()
+        offset += len(line) + 1
 
 
 def _imports_only(text: str, block, positions: list[int]) -> str | None:
@@ -802,6 +923,29 @@ def _module_functions(text: str, blocks) -> dict[str, list[int]]:
     return defined
 
 
+def _reached(text: str, blocks, live: set[int], accesses: set[int], blocks_naming) -> bool:
+    """Whether a block of ``accesses`` is on a chain from a block of ``live``: the forward
+    reading of ``_partial`` (a block reaches the blocks that define a function named anywhere
+    in its text), walked backwards from the access blocks. Most files have many blocks that
+    spell a transform and few that hold access text, so walking back from those reads little
+    of the text; a chain found either way is the same chain."""
+    if not live.isdisjoint(accesses):
+        return True
+    seen = set(accesses)
+    pending = list(accesses)
+    names_done: set[str] = set()
+    while pending:
+        for name in _functions_of(text, blocks[pending.pop()]) - names_done:
+            names_done.add(name)
+            for index in blocks_naming(name, strings=True):
+                if index in live:
+                    return True
+                if index not in seen:
+                    seen.add(index)
+                    pending.append(index)
+    return False
+
+
 def _functions_of(text: str, block) -> set[str]:
     if block.kind == "def":
         return {block.name}
@@ -830,30 +974,36 @@ def _dotted_before(text: str, dot: int) -> tuple[str | None, list[str]]:
     return parts[0], parts[1:]
 
 
-def _transform_blocks(text: str, blocks, bindings, spellings: Spellings, blocks_at) -> set[int]:
+def _transform_blocks(text: str, cut: _Cut, bindings, spellings: Spellings) -> set[int]:
     """The blocks that may spell a transform: a dotted name ending in a transform's name whose
     head the imports bind (`jax.jit`, `lax.scan`, `eqx.filter_jit`; one the text does not show
     plainly counts too), a bare name bound to one (`from jax import jit as J`, `J = jax.jit`,
     `J = partial(jax.jit, ...)`), or a decorator factory's name. `partial` alone traces
     nothing: `partial(jax.jit, ...)` spells `jax.jit` too."""
-    positions = []
-    for match in _TRANSFORM_ATTRIBUTE.finditer(text):
+
+    def spells(match: re.Match) -> bool:
         head, rest = _dotted_before(text, match.start())
         if head is None:
-            positions.append(match.start())  # cannot tell: count it
-            continue
+            return True  # cannot tell: count it
         target = bindings.get(head)
-        if isinstance(target, str) and public(".".join([target, *rest, match.group(1)])) in TRANSFORMS:
-            positions.append(match.start())  # `jax.jit`, `lax.scan`; not `jax.tree.map`
-    live = blocks_at(positions)
-    names = {n for n, target in bindings.items() if isinstance(target, str) and public(target) in TRANSFORMS}
+        # `jax.jit`, `lax.scan`; not `jax.tree.map`
+        return isinstance(target, str) and public(".".join([target, *rest, match.group(1)])) in TRANSFORMS
+
+    live = cut.matching(_TRANSFORM_ATTRIBUTE, spells)
+    # (`public` keeps the last part of a name: a cheap test first.)
+    names = {
+        n
+        for n, target in bindings.items()
+        if isinstance(target, str) and target.rpartition(".")[2] in TRANSFORM_LEAVES and public(target) in TRANSFORMS
+    }
     names |= set(spellings.aliases)
     for name in names:
-        live |= blocks_at(_word_positions(text, name))
+        live |= cut.naming(name)
     # Factories: module-level functions without decorators that spell a transform.
+    blocks = cut.blocks
     factories = {blocks[i].name for i in live if blocks[i].kind == "def" and not blocks[i].decorated}
     for name in factories - names:
-        live |= blocks_at(_word_positions(text, name))
+        live |= cut.naming(name)
     return live
 
 
