@@ -375,7 +375,7 @@ class CapsuleAnalysis:
         names: dict[str, list[ast.Name]] = {}
         attributes: dict[str, list[ast.Attribute]] = {}
         imports: list[ast.ImportFrom] = []
-        for node in ast.walk(self.ctx.tree):
+        for node in self.values.nodes:
             kind = type(node)
             if kind is ast.Call:
                 calls.append(node)

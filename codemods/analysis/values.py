@@ -554,6 +554,12 @@ class Analysis:
         self._multi_process: bool | None = None
         self._mesh_statements: list[ast.AST] | None = None
 
+    @cached_property
+    def nodes(self) -> list[ast.AST]:
+        """Every node of the file, in ``ast.walk``'s order: one walk, shared by the analyses
+        and rules that scan the whole file (each used to walk it again)."""
+        return walk(self.ctx.tree)
+
     # Public queries ------------------------------------------------------------------
 
     def value_of(self, expr: ast.AST | None) -> Value:
@@ -683,7 +689,7 @@ class Analysis:
                 isinstance(node, ast.Call)
                 and getattr(node.func, "attr", getattr(node.func, "id", None)) == "initialize"
                 and self.qualname(node.func) == "jax.distributed.initialize"
-                for node in ast.walk(self.ctx.tree)
+                for node in self.nodes
             )
         return self._multi_process
 
@@ -908,7 +914,7 @@ class Analysis:
         every read of a bare name: one walk of the file, on first use."""
         if self._usage is None:
             index: dict[str, dict[str, list[ast.AST]]] = {"first": {}, "func": {}, "method": {}, "load": {}}
-            for node in walk(self.ctx.tree):
+            for node in self.nodes:
                 if isinstance(node, ast.Call):
                     if node.args and isinstance(node.args[0], ast.Name):
                         index["first"].setdefault(node.args[0].id, []).append(node)

@@ -336,7 +336,7 @@ def _load_rules(rules: Sequence) -> None:
     for rule in rules:
         try:
             getattr(rule, "rule", None)
-        except Exception:  # noqa: BLE001 -- a rule that cannot load fails where it is used, as before
+        except Exception:  # noqa: BLE001, S110 -- a rule that cannot load fails where it is used, as before
             pass
 
 
