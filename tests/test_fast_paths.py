@@ -104,3 +104,16 @@ def test_the_comparison_sees_bound_names():
     analysis = capsules_module.capsules(_context(text))
     assert {"export", "alias", "other"} <= analysis._dlpack_names == _plain_dlpack_names(analysis)
     assert re.search("dlpack", text)
+
+
+def test_the_shared_node_list_is_ast_walk_less_the_leaf_tokens():
+    from jax_codemod.analysis import values
+
+    paths = [*sorted((REPO / "codemods").rglob("*.py")), *sorted((REPO / "tests" / "realworld").rglob("*.py"))]
+    for path in paths:
+        tree = ast.parse(path.read_bytes())
+        expected = [node for node in ast.walk(tree) if type(node) not in values._LEAF_TOKENS]
+        got = values._walk_without_leaf_tokens(tree)
+        assert len(got) == len(expected) and all(a is b for a, b in zip(got, expected)), path
+    assert {ast.Load, ast.Store, ast.Add, ast.Not, ast.And, ast.Eq} <= values._LEAF_TOKENS
+    assert not values._LEAF_TOKENS & {ast.Name, ast.Call, ast.Compare, ast.BinOp}

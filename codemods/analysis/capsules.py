@@ -376,8 +376,11 @@ class CapsuleAnalysis:
         names: dict[str, list[ast.Name]] = {}
         attributes: dict[str, list[ast.Attribute]] = {}
         imports: list[ast.ImportFrom] = []
+        indexed = _INDEXED
         for node in self.values.nodes:
             kind = type(node)
+            if kind not in indexed:
+                continue
             if kind is ast.Call:
                 calls.append(node)
             elif kind is ast.Name:
@@ -1025,6 +1028,14 @@ def _single_name_assignment(statement: ast.AST | None, value: ast.AST) -> bool:
         and len(statement.targets) == 1
         and isinstance(statement.targets[0], ast.Name)
     )
+
+
+# The node types ``_index`` keeps something of (every other node is passed over at once).
+_INDEXED = frozenset({
+    ast.Call, ast.Name, ast.Attribute, ast.Assign, ast.AnnAssign, ast.AugAssign, ast.NamedExpr, ast.For,
+    ast.AsyncFor, ast.comprehension, ast.withitem, ast.Import, ast.ImportFrom, ast.FunctionDef,
+    ast.AsyncFunctionDef, ast.Lambda,
+})
 
 
 def _names_in(nodes: list[ast.AST]) -> set[str]:
