@@ -419,7 +419,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="also time codemod cold at this git revision (repeatable)")
     parser.add_argument("--json", help="also write the figures here")
     parser.add_argument("--no-bytecode-cache", action="store_true",
-                        help="keep PYTHONDONTWRITEBYTECODE as it is set (every run recompiles codemod's sources)")
+                        help="keep PYTHONDONTWRITEBYTECODE as it is set: runs then recompile the sources "
+                             "that have no .pyc yet (a baseline revision's always; this checkout's unless "
+                             "an earlier run wrote them), so compare revisions only without this flag")
     args = parser.parse_args(argv)
 
     ruff = shutil.which("ruff", path=os.pathsep.join([str(Path(sys.executable).parent), os.environ["PATH"]]))
