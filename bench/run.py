@@ -418,12 +418,23 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--baseline", metavar="REV", action="append", default=[],
                         help="also time codemod cold at this git revision (repeatable)")
     parser.add_argument("--json", help="also write the figures here")
+    parser.add_argument("--no-bytecode-cache", action="store_true",
+                        help="keep PYTHONDONTWRITEBYTECODE as it is set: runs then recompile the sources "
+                             "that have no .pyc yet (a baseline revision's always; this checkout's unless "
+                             "an earlier run wrote them), so compare revisions only without this flag")
     args = parser.parse_args(argv)
 
     ruff = shutil.which("ruff", path=os.pathsep.join([str(Path(sys.executable).parent), os.environ["PATH"]]))
     if ruff is None:
         raise SystemExit("ruff is not installed")
     env = dict(os.environ, PYTHONPATH=str(REPO))
+    bytecode = "kept as set" if args.no_bytecode_cache else "cached"
+    if not args.no_bytecode_cache:
+        # As bench/startup.py: pip compiles an installed package's bytecode, so no installed copy
+        # recompiles its sources on every run (~0.09 s of codemod's, and again in each worker for
+        # what it imports). With PYTHONDONTWRITEBYTECODE set every timed run would.
+        bytecode = "cached" if "PYTHONDONTWRITEBYTECODE" not in env else "cached (PYTHONDONTWRITEBYTECODE unset)"
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
     figures: dict = {"python": platform.python_version(), "cpus": os.cpu_count(), "packages": args.packages,
                      "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}
     out: list[str] = []
@@ -450,12 +461,15 @@ def main(argv: list[str] | None = None) -> int:
             package = baseline_package(revision, scratch / f"baseline{number}")
             main_timings.insert(3 + number, Timing(f"codemod cold @{revision}", [*codemod, *tree],
                                                    env=dict(env, PYTHONPATH=str(package))))
+        for timing in main_timings:  # write every revision's .pyc files before timing (and warm the page cache)
+            if "jax_codemod.cli" in timing.command:
+                measure(timing.command, env=timing.env or env)
         run_side_by_side(main_timings, args.repeat, env, "1x")
         floor, cold, ruff_timing = main_timings[0], main_timings[2], main_timings[-1]
         out += [
             (f"{platform.python_implementation()} {platform.python_version()}, {os.cpu_count()} CPUs, "
             f"{figures['date']}; tree: {' + '.join(args.packages)}, {len(files)} files, "
-            f"{tree_bytes / 2**20:.1f} MiB; medians of {args.repeat}, tools interleaved"),
+            f"{tree_bytes / 2**20:.1f} MiB; medians of {args.repeat}, tools interleaved; Python bytecode {bytecode}"),
             "",
             *table(main_timings, ruff_timing, floor),
         ]

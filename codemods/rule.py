@@ -155,6 +155,8 @@ def minimal_triggers(triggers: Iterable[bytes]) -> tuple[bytes, ...]:
 
 # Below this many bytes Prefilter's gate is one regex search, above it one ``in`` per trigger.
 SMALL_FILE = 1024
+# Files past the gate between two re-sorts of its scan order by the triggers' hits.
+RESORT_EVERY = 32
 
 
 class Prefilter:
@@ -181,10 +183,17 @@ class Prefilter:
                 self._ungated = True
                 self._plan.append((rule, None, refine))
                 continue
-            triggers = minimal_triggers(triggers)
+            triggers = tuple(sorted(minimal_triggers(triggers), key=len))  # common (short) first
             gated.extend(triggers)
             self._plan.append((rule, triggers, refine))
-        self.gate = minimal_triggers(gated)
+        # Shortest first: short words (``array``, ``item``, ``device``) are the common ones, so a
+        # file that passes the gate usually stops at its first scans; one that fails scans all.
+        self.gate = tuple(sorted(minimal_triggers(gated), key=len))
+        # The order the gate is scanned in, commonest hit first as files show it (the answer
+        # is the same in any order): re-sorted by the hits every RESORT_EVERY files that pass.
+        self._order = self.gate
+        self._hits = dict.fromkeys(self.gate, 0)
+        self._passed = 0
         # For a small file, one regex search costs less than a loop of ``in`` tests (20,000 files
         # of ~100 bytes: 0.03 s against 0.11 s); for a larger one the ``in`` scans are faster.
         self._gate_pattern = (
@@ -203,31 +212,46 @@ class Prefilter:
                 if self._gate_pattern.search(source) is None:
                     return ()
             else:
-                for trigger in self.gate:
+                for trigger in self._order:
                     hit = found[trigger] = trigger in source
                     if hit:
+                        self._count(trigger)
                         break
                 else:
                     return ()
         active = []
         for rule, triggers, refine in self._plan:
-            if triggers is not None:
-                for trigger in triggers:
-                    hit = found.get(trigger)
-                    if hit is None:
-                        hit = True
-                        for contained in self._needs[trigger]:
-                            known = found.get(contained)
-                            if known is None:
-                                known = found[contained] = contained in source
-                            if not known:
-                                hit = False
-                                break
-                        hit = found[trigger] = hit and trigger in source
-                    if hit:
-                        break
-                else:
-                    continue
+            if triggers is not None and not self._any_trigger(source, triggers, found):
+                continue
             if refine is None or refine(source):
                 active.append(rule)
         return tuple(active)
+
+    def _count(self, trigger: bytes) -> None:
+        self._hits[trigger] += 1
+        self._passed += 1
+        if self._passed % RESORT_EVERY == 0:
+            hits = self._hits
+            # A new tuple, never one changed in place: a scan in progress keeps the order it read.
+            self._order = tuple(sorted(self.gate, key=lambda t: -hits[t]))
+
+    def _any_trigger(self, source: bytes, triggers: tuple[bytes, ...], found: dict[bytes, bool]) -> bool:
+        """Whether one of ``triggers`` is in ``source``; ``found`` remembers every scan."""
+        for trigger in triggers:
+            if found.get(trigger):
+                return True  # found by the gate or for an earlier rule: no scan
+        for trigger in triggers:
+            hit = found.get(trigger)
+            if hit is None:
+                hit = True
+                for contained in self._needs[trigger]:
+                    known = found.get(contained)
+                    if known is None:
+                        known = found[contained] = contained in source
+                    if not known:
+                        hit = False
+                        break
+                hit = found[trigger] = hit and trigger in source
+            if hit:
+                return True
+        return False

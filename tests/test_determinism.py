@@ -143,3 +143,64 @@ def test_a_small_run_with_several_jobs_stays_in_process_and_gives_the_same_json(
     assert calls == []
     serial = run_json(corpus, "--no-cache", "-j", "1")
     assert json.dumps(held, sort_keys=True) == json.dumps(serial, sort_keys=True)
+
+
+def test_a_pool_run_reads_files_only_until_the_threshold_and_workers_prefilter_the_rest(tmp_path, monkeypatch):
+    """Once PARALLEL_MIN_BYTES of files pass, the parent reads no more: the rest go to the
+    workers unread, largest first, and each worker prefilters what it reads."""
+    from jax_codemod.engine.pipeline import Settings
+    from jax_codemod.rules.removed_dlpack_api import RemovedDlpackApi
+
+    broken = b"import jax.dlpack\ncapsule = jax.dlpack.to_dlpack(x)\n"
+    paths = []
+    for index in range(12):
+        path = tmp_path / f"m{index:02}.py"
+        # Every third file holds no trigger; sizes differ so that the order can be seen.
+        path.write_bytes((broken if index % 3 else b"import os\n") + b"#" * (10 * index) + b"\n")
+        paths.append(str(path))
+    threshold = 2 * len(broken)
+    monkeypatch.setattr(runner, "PARALLEL_MIN_BYTES", threshold)
+    monkeypatch.setattr(runner, "available_cpus", lambda: 2)
+    read_here: list[str] = []
+    real_read = runner._read
+    sent: list[list] = []
+    real_pool = runner._check_in_pool
+
+    def reading(path, settings):
+        read_here.append(path)
+        return real_read(path, settings)
+
+    def pool(pending, *args, **kwargs):
+        sent.append(list(pending))
+        monkeypatch.setattr(runner, "_read", real_read)  # the workers' reads are not the parent's
+        return real_pool(pending, *args, **kwargs)
+
+    monkeypatch.setattr(runner, "_read", reading)
+    monkeypatch.setattr(runner, "_check_in_pool", pool)
+    settings = Settings(rules=(RemovedDlpackApi(),))
+    results = runner.check_files(paths, settings, jobs=2)
+    # m00 has no trigger; m01 and m02 pass and reach the threshold: the parent stops there.
+    assert read_here == paths[:3]
+    [pending] = sent
+    assert [(item[1], item[3] is None, item[4] is None) for item in pending] == (
+        [(paths[1], False, False), (paths[2], False, False)] + [(path, True, True) for path in paths[3:]]
+    )
+    assert [item[2] for item in pending[2:]] == [os.path.getsize(path) for path in paths[3:]]
+    assert [result.path for result in results] == paths
+    assert [bool(result.findings) for result in results] == [bool(index % 3) for index in range(12)]
+    serial = runner.check_files(paths, settings, jobs=1)
+    assert [(r.findings, r.fixed, r.error) for r in results] == [(r.findings, r.fixed, r.error) for r in serial]
+
+
+def test_a_worker_prefilters_a_file_the_parent_never_read(tmp_path):
+    from jax_codemod.engine.pipeline import Settings
+    from jax_codemod.registry import MANIFEST, LazyRule
+
+    settings = Settings(tuple(LazyRule(info, {}) for info in MANIFEST))
+    broken, clean = tmp_path / "broken.py", tmp_path / "clean.py"
+    broken.write_text("import jax.dlpack\ncapsule = jax.dlpack.to_dlpack(x)\n")
+    clean.write_text("import os\n")
+    found = runner._check_pending((0, str(broken), 0, None, None), settings)
+    assert [finding.code for finding in found.findings] == ["JAX005"]
+    nothing = runner._check_pending((1, str(clean), 0, None, None), settings)
+    assert nothing.findings == [] and nothing.error is None and nothing.source is None

@@ -79,3 +79,26 @@ def test_a_file_without_any_trigger_asks_no_rule(monkeypatch):
 def test_minimal_triggers_drop_those_that_contain_another():
     assert minimal_triggers([b"from_dlpack", b"dlpack", b"to_dlpack", b"dl_device", b"dlpack"]) == (b"dlpack", b"dl_device")
     assert minimal_triggers([]) == ()
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.lists(PIECES, max_size=16), min_size=1, max_size=120))
+def test_one_prefilter_asked_file_after_file_keeps_answering_exactly(files):
+    """The gate's scan order adapts to the triggers the files hold; its answers never change."""
+    rules = tuple(LazyRule(info, {}) for info in MANIFEST)
+    prefilter = Prefilter(rules)
+    for pieces in files:
+        source = b"#" * SMALL_FILE + b"".join(pieces)  # large enough for the scanned gate
+        assert prefilter.active(source) == tuple(rule for rule in rules if rule.prefilter(source))
+    assert sorted(prefilter._order) == sorted(prefilter.gate)
+
+
+def test_the_gate_order_follows_the_hits():
+    from jax_codemod.rule import RESORT_EVERY
+
+    rules = tuple(LazyRule(info, {}) for info in MANIFEST)
+    prefilter = Prefilter(rules)
+    rare = prefilter.gate[-1]
+    for _ in range(RESORT_EVERY):
+        prefilter.active(b"#" * SMALL_FILE + rare)
+    assert prefilter._order[0] == rare and sorted(prefilter._order) == sorted(prefilter.gate)

@@ -31,6 +31,7 @@ a NumPy array, a capsule made elsewhere) and resolves names through imports, ali
 from __future__ import annotations
 
 import ast
+import bisect
 import re
 import weakref
 from dataclasses import dataclass, field
@@ -375,8 +376,11 @@ class CapsuleAnalysis:
         names: dict[str, list[ast.Name]] = {}
         attributes: dict[str, list[ast.Attribute]] = {}
         imports: list[ast.ImportFrom] = []
-        for node in ast.walk(self.ctx.tree):
+        indexed = _INDEXED
+        for node in self.values.nodes:
             kind = type(node)
+            if kind not in indexed:
+                continue
             if kind is ast.Call:
                 calls.append(node)
             elif kind is ast.Name:
@@ -417,27 +421,44 @@ class CapsuleAnalysis:
         for targets, value, _ in self._index[1]:
             if not _may_bind_a_function(value):
                 continue
-            bound = {n.id if isinstance(n, ast.Name) else n.attr
-                     for t in targets for n in ast.walk(t) if isinstance(n, (ast.Name, ast.Attribute))}
             parts = [value] if hasattr(value, "lineno") else [  # function arguments: their defaults
                 d for d in [*value.defaults, *value.kw_defaults] if d is not None]
-            if any("dlpack" in self.ctx.source_of(part).lower() for part in parts):
-                names |= bound
+            if any(self._says_dlpack(part) for part in parts):
+                names |= _names_in(targets)
             else:
-                pending.append((bound, parts))
+                pending.append((targets, parts))
         grown = True
+        mentions: dict[int, set[str]] = {}  # the names each pending binding's value mentions
         while grown and len(names) > len(_DLPACK_FUNCTIONS) and pending:
             grown, rest = False, []
-            for bound, parts in pending:
-                mentioned = {n.id if isinstance(n, ast.Name) else n.attr
-                             for part in parts for n in ast.walk(part) if isinstance(n, (ast.Name, ast.Attribute))}
+            for number, (targets, parts) in enumerate(pending):
+                mentioned = mentions.get(id(parts))
+                if mentioned is None:
+                    mentioned = mentions[id(parts)] = _names_in(parts)
                 if mentioned & names:
+                    bound = _names_in(targets)
                     grown = grown or not bound <= names
                     names |= bound
                 else:
-                    rest.append((bound, parts))
+                    rest.append((targets, parts))
             pending = rest
         return frozenset(names)
+
+    def _says_dlpack(self, node: ast.AST) -> bool:
+        """``"dlpack" in source_of(node).lower()``, asked only of a node on a line that says it."""
+        lines = self._dlpack_lines
+        first = bisect.bisect_left(lines, node.lineno)
+        if first == len(lines) or lines[first] > (node.end_lineno or node.lineno):
+            return False  # the node's text lies within its lines, and none of them says dlpack
+        return "dlpack" in self.ctx.source_of(node).lower()
+
+    @cached_property
+    def _dlpack_lines(self) -> list[int]:
+        """The numbers of the lines whose lower case says ``dlpack`` (lower case maps each
+        character alone, and none to a line break, so a text that says it has such a line)."""
+        if "dlpack" not in self.ctx.text.lower():
+            return []
+        return [number for number, line in enumerate(self.ctx.lines, 1) if "dlpack" in line.lower()]
 
     def _may_be_dlpack_call(self, call: ast.Call) -> bool:
         func = call.func
@@ -1007,6 +1028,20 @@ def _single_name_assignment(statement: ast.AST | None, value: ast.AST) -> bool:
         and len(statement.targets) == 1
         and isinstance(statement.targets[0], ast.Name)
     )
+
+
+# The node types ``_index`` keeps something of (every other node is passed over at once).
+_INDEXED = frozenset({
+    ast.Call, ast.Name, ast.Attribute, ast.Assign, ast.AnnAssign, ast.AugAssign, ast.NamedExpr, ast.For,
+    ast.AsyncFor, ast.comprehension, ast.withitem, ast.Import, ast.ImportFrom, ast.FunctionDef,
+    ast.AsyncFunctionDef, ast.Lambda,
+})
+
+
+def _names_in(nodes: list[ast.AST]) -> set[str]:
+    """The names and attribute names anywhere in ``nodes``."""
+    return {n.id if isinstance(n, ast.Name) else n.attr
+            for node in nodes for n in ast.walk(node) if isinstance(n, (ast.Name, ast.Attribute))}
 
 
 def _may_bind_a_function(value: ast.AST) -> bool:

@@ -49,7 +49,7 @@ from dataclasses import dataclass, field, replace
 from functools import cached_property
 
 from jax_codemod.analysis import transforms as spelled
-from jax_codemod.analysis.scopes import ITER, Definition, Scopes, function_of, scope_nodes, walk
+from jax_codemod.analysis.scopes import ITER, Definition, Scopes, function_of, scope_nodes
 
 # Kinds -------------------------------------------------------------------------------
 UNKNOWN = "unknown"
@@ -540,6 +540,38 @@ def _constant_strs(node: ast.AST | None) -> list[str] | None:
     return found
 
 
+def _subclasses(*bases: type) -> frozenset[type]:
+    found, stack = set(), list(bases)
+    while stack:
+        kind = stack.pop()
+        found.add(kind)
+        stack.extend(kind.__subclasses__())
+    return frozenset(found)
+
+
+# Childless nodes that say how a name is used or what an operator is, never a value.
+_LEAF_TOKENS = _subclasses(ast.expr_context, ast.operator, ast.unaryop, ast.boolop, ast.cmpop)
+_AST = ast.AST
+
+
+def _walk_without_leaf_tokens(node: ast.AST) -> list[ast.AST]:
+    """``[n for n in ast.walk(node) if type(n) not in _LEAF_TOKENS]``, in one pass: the tokens
+    have no children, so leaving them out moves no other node in the breadth-first order."""
+    queue = [node]
+    append, extend, leaves = queue.append, queue.extend, _LEAF_TOKENS
+    index = 0
+    while index < len(queue):
+        current = queue[index]
+        index += 1
+        for name in current._fields:
+            value = getattr(current, name, None)
+            if value.__class__ is list:
+                extend([item for item in value if isinstance(item, _AST) and item.__class__ not in leaves])
+            elif isinstance(value, _AST) and value.__class__ not in leaves:
+                append(value)
+    return queue
+
+
 class Analysis:
     """The value analysis of one file. Use ``analysis_for(ctx)``; never build one per rule."""
 
@@ -553,6 +585,13 @@ class Analysis:
         self._usage_by_name: dict[str, dict[str, list[ast.AST]]] = {}
         self._multi_process: bool | None = None
         self._mesh_statements: list[ast.AST] | None = None
+
+    @cached_property
+    def nodes(self) -> list[ast.AST]:
+        """Every node of the file but the expression contexts and operators (``Load``, ``Add``,
+        ``Eq``...: leaves no scan asks about, a third of all nodes), in ``ast.walk``'s order: one
+        walk, shared by the analyses and rules that scan the whole file (each walked it again)."""
+        return _walk_without_leaf_tokens(self.ctx.tree)
 
     # Public queries ------------------------------------------------------------------
 
@@ -683,7 +722,7 @@ class Analysis:
                 isinstance(node, ast.Call)
                 and getattr(node.func, "attr", getattr(node.func, "id", None)) == "initialize"
                 and self.qualname(node.func) == "jax.distributed.initialize"
-                for node in ast.walk(self.ctx.tree)
+                for node in self.nodes
             )
         return self._multi_process
 
@@ -908,7 +947,7 @@ class Analysis:
         every read of a bare name: one walk of the file, on first use."""
         if self._usage is None:
             index: dict[str, dict[str, list[ast.AST]]] = {"first": {}, "func": {}, "method": {}, "load": {}}
-            for node in walk(self.ctx.tree):
+            for node in self.nodes:
                 if isinstance(node, ast.Call):
                     if node.args and isinstance(node.args[0], ast.Name):
                         index["first"].setdefault(node.args[0].id, []).append(node)

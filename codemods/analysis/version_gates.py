@@ -120,7 +120,7 @@ class Gates:
     @cached_property
     def _module_values(self) -> dict[str, ast.AST | None]:
         values: dict[str, ast.AST | None] = {}
-        for statement in ast.walk(self.ctx.tree):
+        for statement in self.ctx.analysis.nodes:
             if isinstance(statement, ast.Assign) and len(statement.targets) == 1:
                 target = statement.targets[0]
                 if isinstance(target, ast.Name):
@@ -136,7 +136,7 @@ class Gates:
     def guarded_imports(self) -> dict[ast.ImportFrom, ast.Try]:
         """``from jax.dlpack import to_dlpack`` inside a ``try`` that catches ImportError."""
         found = {}
-        for node in ast.walk(self.ctx.tree):
+        for node in self.ctx.analysis.nodes:
             if isinstance(node, ast.Try) and self._catches(node):
                 for statement in node.body:
                     for inner in ast.walk(statement):

@@ -123,12 +123,29 @@ _EXPORT_WORD = re.compile(r"dlpack|unsafe_buffer_pointer|__cuda_array_interface_
 # `dl = importlib.import_module("torch.utils.dlpack")`: a consumer spelled without the word.
 # `from numpy import from_dlpack as to_host`: a consumer spelled without the word.
 _CONSUMER_ALIAS = re.compile(r"\bfrom_dlpack\s+as\s+(\w+)")
+# The same without its leading \b, which keeps the regex engine from jumping to "from_dlpack"
+# (it tried a match at every character): _consumer_aliases checks the boundary itself.
+_CONSUMER_ALIAS_FAST = re.compile(r"from_dlpack\s+as\s+(\w+)")
+_WORD_CHAR = re.compile(r"\w")
+
+
+def _consumer_aliases(text: str) -> list[str]:
+    """``_CONSUMER_ALIAS.findall(text)``: the same matches, in order, at a fraction of the cost."""
+    found, position = [], 0
+    while (match := _CONSUMER_ALIAS_FAST.search(text, position)) is not None:
+        start = match.start()
+        if start and _WORD_CHAR.match(text, start - 1):
+            position = start + 1  # no boundary before it: not a match of the \b pattern here
+            continue
+        found.append(match.group(1))
+        position = match.end()
+    return found
 
 
 def _export_lines(text: str) -> list[int]:
     """Lines that may hold an export, so that only the statements around them are walked."""
     words = _EXPORT_WORD.pattern
-    aliases = set(_CONSUMER_ALIAS.findall(text))
+    aliases = set(_consumer_aliases(text))
     if aliases:
         words += "|" + "|".join(rf"\b{re.escape(alias)}\b" for alias in sorted(aliases))
     numbers: list[int] = []

@@ -241,12 +241,26 @@ _CONSUMER_BYTES_REVERSED = re.compile(
 )
 
 
+# The transform spellings as the prefilter scans for them: the ones most files that trace
+# anything contain first (one short scan each), the rest only for a file without them.
+_TRANSFORMS_COMMON_FIRST = (b"lax", b"jit", b"checkpoint", b"grad", b"vmap") + tuple(
+    spelling for spelling in _TRANSFORM_SPELLINGS if spelling not in (b"lax", b"jit", b"checkpoint", b"grad", b"vmap")
+)
+
+
 def _may_access(source: bytes) -> bool:
     """``_ACCESS_BYTES.search(source) is not None``, several times faster."""
     for match in _MEMBER_BYTES.finditer(source):
         if match.group(1) is None or source[max(0, match.start() - 3) : match.start()] != b"jax":
             return True
     return _CONSUMER_BYTES_REVERSED.search(source[::-1]) is not None
+
+
+def _names_transform(source: bytes) -> bool:
+    for spelling in _TRANSFORMS_COMMON_FIRST:
+        if spelling in source:
+            return True
+    return False
 
 
 @dataclass
@@ -368,7 +382,7 @@ class TracedConcreteAccess(Rule):
         # transform is jax's or a library's built on it: a file without "jax" traces nothing).
         return (
             b"jax" in source
-            and any(spelling in source for spelling in _TRANSFORM_SPELLINGS)
+            and _names_transform(source)
             and _may_access(source)
         )
 

@@ -9,7 +9,6 @@ from jax_codemod.analysis import jax_versions
 from jax_codemod.analysis import values as v
 from jax_codemod.analysis.context import FileContext
 from jax_codemod.analysis.guards import caught
-from jax_codemod.analysis.scopes import walk
 from jax_codemod.analysis.values import DL_DEVICE_TYPES
 from jax_codemod.rule import Finding, FixSafety, Rule
 from jax_codemod.rules._shared import (
@@ -113,14 +112,14 @@ class UnsupportedDlDevice(Rule):
         return b"dl_device" in source and b"jax" in source
 
     def check(self, ctx: FileContext) -> list[Finding]:
-        if not _imports_jax(ctx.tree):
+        if not _imports_jax(ctx.analysis.nodes):
             return []
         findings: list[Finding] = []
         analysis = ctx.analysis
         target = jax_versions.target(self.options)
         exportable = jax_versions.exportable_device_types(target)
         helper = None
-        for node in walk(ctx.tree):
+        for node in analysis.nodes:
             if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
                 continue
             if node.func.attr != "__dlpack__":
@@ -232,8 +231,8 @@ def _without_dl_device(call: cst.Call) -> cst.Call:
     return call.with_changes(args=args)
 
 
-def _imports_jax(tree: ast.Module) -> bool:
-    for node in ast.walk(tree):
+def _imports_jax(nodes: list[ast.AST]) -> bool:
+    for node in nodes:
         if isinstance(node, ast.Import):
             modules = [alias.name for alias in node.names]
         elif isinstance(node, ast.ImportFrom) and not node.level and node.module:

@@ -1,0 +1,71 @@
+"""JAX001's prefilter is exactly its specification, however its scans are ordered.
+
+The specification: the file names ``jax``, a transform (``_TRANSFORM_BYTES``) and an access
+or consumer (``_ACCESS_BYTES``, one regex). The prefilter answers it with cheaper scans
+(common spellings first, members and reversed consumers in two searches); a file it rejects
+wrongly would never be checked, so the two must agree on every input.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from jax_codemod.rules import traced_concrete_access as jax001
+
+REPO = Path(__file__).resolve().parent.parent
+RULE = jax001.TracedConcreteAccess()
+
+
+def specified(source: bytes) -> bool:
+    return (
+        b"jax" in source
+        and jax001._TRANSFORM_BYTES.search(source) is not None
+        and jax001._ACCESS_BYTES.search(source) is not None
+    )
+
+
+NAMES = sorted(
+    {name.encode() for name in (*jax001._METHOD_NAMES, *jax001._PROPERTY_NAMES, *jax001._CONSUMER_NAMES)}
+    | set(jax001._TRANSFORM_SPELLINGS)
+)
+ACCESSES = [
+    *(b"x." + name + b"(" for name in NAMES),
+    *(b"x. " + name + b" (" for name in NAMES),
+    *(b" " + name + b"(" for name in NAMES),
+    *(b"jnp." + name + b"(" for name in NAMES),
+    *(b"jax." + name for name in NAMES),
+    *(b"x." + name + b"\n" for name in NAMES),
+]
+PIECES = st.one_of(
+    st.sampled_from([*NAMES, b"jax", b"jnp.", b"jax.", b".", b" ", b"\t", b"\n", b"(", b"_", b"x", b"9", b"#"]),
+    st.sampled_from(ACCESSES),
+    st.binary(max_size=6),
+)
+
+
+@settings(max_examples=2000, deadline=None)
+@given(st.lists(PIECES, max_size=14))
+def test_the_prefilter_is_its_specification(pieces):
+    source = b"".join(pieces)
+    assert RULE.prefilter(source) == specified(source)
+
+
+def test_the_prefilter_is_its_specification_on_the_project_own_files():
+    paths = sorted((REPO / "tests").rglob("*.py")) + sorted((REPO / "examples").rglob("*.py"))
+    sources = [path.read_bytes() for path in paths]
+    assert sum(map(specified, sources)) > 20  # the comparison covers files that pass
+    for path, source in zip(paths, sources, strict=True):
+        assert RULE.prefilter(source) == specified(source), path
+
+
+def test_each_transform_spelling_with_each_access_form():
+    for spelling in jax001._TRANSFORM_SPELLINGS:
+        for access in ACCESSES:
+            for source in (b"import jax\n" + spelling + b"\n" + access, b"import os\n" + spelling + b"\n" + access):
+                assert RULE.prefilter(source) == specified(source), source
+
+
+def test_every_transform_spelling_is_scanned():
+    assert sorted(jax001._TRANSFORMS_COMMON_FIRST) == sorted(jax001._TRANSFORM_SPELLINGS)
