@@ -473,8 +473,12 @@ def test_ctrl_c_prints_one_line_leaves_no_temporaries_and_exits_130(tmp_path, jo
 
 def test_ctrl_c_while_the_command_is_still_importing_is_one_line_and_130():
     # What the console script does, interrupted between importing the package and cli.main.
+    # A process started in the background by a shell without job control (`cmd &`, as a CI
+    # script may run the suite) inherits SIGINT ignored, and then Python installs no handler:
+    # the script puts back what a terminal's process starts with.
     script = (
         "import os, signal, sys\n"
+        "signal.signal(signal.SIGINT, signal.default_int_handler)\n"
         "sys.argv[0] = os.path.join(os.path.dirname(sys.executable), 'codemod')\n"
         "import jax_codemod.cli\n"
         "os.kill(os.getpid(), signal.SIGINT)\n"
