@@ -803,3 +803,28 @@ def test_self_assignments_are_the_plain_walk_of_each_method():
                     assert indexed.get(attr, []) == plain, (source_name, cls.name, method.name, attr)
                     compared += bool(plain)
     assert compared > 100
+
+
+def test_class_attributes_skip_only_methods_that_never_spell_the_attribute():
+    """``_class_attribute`` skips the methods whose lines lack the attribute's name; the same
+    values as reading every method (what it does when the text is not spelled as parsed)."""
+    compared = 0
+    for source_name, text in _real_sources():
+        tree = ast.parse(text)
+        fast = analysis_for(FileContext(source_name, text, tree))
+        if not fast._spelled_as_parsed:
+            continue
+        slow = analysis_for(FileContext(source_name, text, tree))
+        slow.__dict__["_spelled_as_parsed"] = False
+        for cls in [n for n in ast.walk(tree) if isinstance(n, ast.ClassDef)][:60]:
+            attrs = sorted(
+                {n.attr for n in ast.walk(cls) if isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Store)}
+                | {n.name for n in cls.body if isinstance(n, ast.FunctionDef)}
+            )[:12]
+            for attr in attrs:
+                for instance in (True, False):
+                    expected = slow._class_attribute(cls, attr, instance)
+                    found = fast._class_attribute(cls, attr, instance)
+                    assert found == expected and found.node is expected.node, (source_name, cls.name, attr)
+                    compared += expected.kind != UNKNOWN
+    assert compared > 100

@@ -439,9 +439,10 @@ def public_name(qualified: str | None) -> str | None:
 
 _USE_KINDS = ("first", "func", "method", "load")
 # Names looked up one by one before a file's full call index is built instead.
-_NAMES_BEFORE_INDEX = 8
-# ... unless the name is on more than one line in this many: then the index is cheaper.
-_NEAR_SHARE = 8
+_NAMES_BEFORE_INDEX = 32
+# ... while the names looked up so far stand on at most one line in this many; past that,
+# the index is cheaper.
+_NEAR_SHARE = 6
 
 
 def spelled_as_parsed(text: str) -> bool:
@@ -609,6 +610,7 @@ class Analysis:
         self._returns: dict[ast.AST, Value] = {}
         self._usage: dict[str, dict[str, list[ast.AST]]] | None = None
         self._usage_by_name: dict[str, dict[str, list[ast.AST]]] = {}
+        self._near_lines = 0  # lines the per-name look-ups have kept, all names together
         self._multi_process: bool | None = None
         self._mesh_statements: list[ast.AST] | None = None
         self._assigned_attributes: dict[ast.AST, dict[str, list[ast.expr]]] = {}
@@ -1015,9 +1017,11 @@ class Analysis:
                 and self._spelled_as_parsed
             ):
                 lines = name_lines(self.ctx.text, name)
-                # A name on many lines (``f`` in a test file) keeps most statements: the walk
-                # would near the whole tree, slower than indexing it once.
-                if len(lines) * _NEAR_SHARE <= self._line_count:
+                # Names on many lines (``f`` in a test file) keep most statements: walks that
+                # near the whole tree cost more than indexing it once.
+                spent = self._near_lines + len(lines)
+                if spent * _NEAR_SHARE <= self._line_count:
+                    self._near_lines = spent
                     found = self._usage_by_name[name] = _uses_on_lines(self.ctx.tree, name, lines)
                     return found
         index = self._index()
@@ -1353,6 +1357,8 @@ class Analysis:
     def _class_attribute(self, cls: ast.ClassDef, attr: str, instance: bool = True) -> Value:
         """``self.attr``: what the class body and its methods assign to it, joined."""
         values = []
+        # A method assigns ``self.<attr>`` only where its lines spell ``attr``.
+        lines = name_lines(self.ctx.text, attr) if instance and self._spelled_as_parsed else None
         for statement in cls.body:
             if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 if statement.name == attr:
@@ -1360,6 +1366,10 @@ class Analysis:
                     continue
                 if not instance:
                     continue
+                if lines is not None:
+                    at = bisect.bisect_left(lines, statement.lineno)
+                    if at == len(lines) or lines[at] > statement.end_lineno:
+                        continue
                 positional = [*statement.args.posonlyargs, *statement.args.args]
                 if not positional:
                     continue
