@@ -619,3 +619,212 @@ def test_identifiers_spelled_other_than_parsed_are_noticed():
     assert not spelled_as_parsed("ｆｏｏ = 1\n")  # names foo
     assert not spelled_as_parsed("\ufb01le = 1\n")  # the ligature: names file
     assert not spelled_as_parsed("x = 1\ry = 2\n")
+
+
+def _real_sources():
+    """The repository's own code and snapshots, the installed jax's sources (a sample of its
+    biggest files: short names such as ``f`` and ``x`` on most lines) and the edge cases."""
+    from pathlib import Path
+
+    yield from _index_sources()
+    import importlib.util
+
+    jax_root = Path(importlib.util.find_spec("jax").origin).resolve().parent
+    biggest = sorted(jax_root.rglob("*.py"), key=lambda p: p.stat().st_size, reverse=True)[:4]
+    for path in biggest:
+        yield path.name, path.read_text(encoding="utf-8")
+    yield "edges.py", textwrap.dedent(
+        """\
+        f = af = f_ = _f = f2 = 1
+        y = f"{f}{af!r:>{f_}}" + 'f' + x.f + (f)[f] + 1if f else 2
+        g = [0 for f in range(3)] + [f.f for f in z]; é = éf = fé = 0
+        def f(f=f, *f2, **_f): return f(f)(f.f(f))
+        x = f \\
+            (f)
+        class C(f, metaclass=f): f: f = f
+        """
+    )
+
+
+def _name_token_lines(text: str) -> dict[str, set[int]]:
+    """The plain reading: each NAME token of the text and the lines it stands on."""
+    import io
+    import tokenize
+
+    import keyword
+
+    found: dict[str, set[int]] = {}
+    for token in tokenize.generate_tokens(io.StringIO(text).readline):
+        if token.type == tokenize.NAME and not keyword.iskeyword(token.string):  # ``1if``
+            found.setdefault(token.string, set()).add(token.start[0])
+    return found
+
+
+def test_whole_word_lines_hold_every_token_of_the_name():
+    """``name_lines`` (a regex with look-arounds) misses no line where the tokenizer sees the
+    name, and adds only lines where the name touches a non-ASCII character."""
+    from jax_codemod.analysis.values import name_lines, spelled_as_parsed
+
+    compared = 0
+    for source_name, text in _real_sources():
+        if not spelled_as_parsed(text):
+            continue
+        text_lines = text.split("\n")
+        for name, token_lines in _name_token_lines(text).items():
+            lines = name_lines(text, name)
+            assert lines == sorted(set(lines)), (source_name, name)
+            assert token_lines <= set(lines), (source_name, name, sorted(token_lines - set(lines))[:5])
+            for extra in set(lines) - token_lines:
+                # A line where the word stands but the tokenizer sees no such name: inside a
+                # string or comment, or next to a non-ASCII character. Never a part of a longer
+                # ASCII word.
+                line = text_lines[extra - 1]
+                assert any(
+                    (at == 0 or not (line[at - 1].isascii() and (line[at - 1].isalnum() or line[at - 1] == "_")))
+                    and (at + len(name) == len(line) or not (line[at + len(name)].isascii() and (line[at + len(name)].isalnum() or line[at + len(name)] == "_")))
+                    for at in range(len(line))
+                    if line.startswith(name, at)
+                ), (source_name, name, extra)
+            compared += 1
+    assert compared > 5000
+
+
+def test_uses_of_a_name_are_the_full_index_whichever_way_they_are_looked_up():
+    """``Analysis._uses`` (the per-name walk, or the index for names on most lines or once the
+    file's nodes are walked) gives the full index's lists, for every identifier."""
+    compared = 0
+    for source_name, text in _real_sources():
+        tree = ast.parse(text)
+        full = analysis_for(FileContext(source_name, text, tree))._index()
+        names = sorted({n.id for n in ast.walk(tree) if isinstance(n, ast.Name)})
+        fresh = analysis_for(FileContext(source_name, text, tree))
+        walked = analysis_for(FileContext(source_name, text, tree))
+        walked.nodes
+        for identifier in names[:40]:
+            for analysis in (fresh, walked):
+                uses = analysis._uses(identifier)
+                for kind in ("first", "func", "method", "load"):
+                    assert uses[kind] == full[kind].get(identifier, []), (source_name, identifier, kind)
+            compared += 1
+    assert compared > 1000
+
+
+def _plain_multi_process(analysis) -> bool:
+    """The reading ``multi_process`` replaced: every call of the file, one by one."""
+    return "initialize" in analysis.ctx.text and any(
+        isinstance(node, ast.Call)
+        and getattr(node.func, "attr", getattr(node.func, "id", None)) == "initialize"
+        and analysis.qualname(node.func) == "jax.distributed.initialize"
+        for node in ast.walk(analysis.ctx.tree)
+    )
+
+
+def test_multi_process_is_the_plain_reading():
+    cases = [
+        "import jax\njax.distributed.initialize()\n",
+        "import jax\ninitialize()\n",
+        "from jax.distributed import initialize\ninitialize(coordinator_address='a')\n",
+        "from jax.distributed import initialize as start\nstart()\n",
+        "from jax import distributed\nobj.initialize()\ndistributed.initialize()\n",
+        "from jax.distributed import initialize\nobj.initialize()\ninitialize()\n",
+        "from jax.distributed import initialize\ninitialize.x()\nf(initialize)\n",
+        "import jax\n# jax.distributed.initialize()\ns = 'jax.distributed.initialize()'\n",
+        "import jax\ndef main():\n    if rank:\n        jax.distributed.initialize(**kw)\n",
+        "import jax\njax.distributed.initialize_later()\nreinitialize()\n",
+        "import jax\nd = jax.distributed\nd.initialize()\n",
+        "import torch\ntorch.distributed.initialize()\n",
+    ]
+    seen = {True: 0, False: 0}
+    for source_name, text in [*(("case.py", c) for c in cases), *_real_sources()]:
+        tree = ast.parse(text)
+        plain = _plain_multi_process(analysis_for(FileContext(source_name, text, tree)))
+        assert analysis_for(FileContext(source_name, text, tree)).multi_process == plain, (source_name, text[:200])
+        seen[plain] += 1
+    assert seen[True] >= 4 and seen[False] >= 20
+
+
+def test_self_assignments_are_the_plain_walk_of_each_method():
+    """``_self_assignments`` lists, per attribute, the values the method's own statements
+    assign to ``self.<attr>``, in ``scope_nodes`` order, as the walk per attribute did."""
+    from jax_codemod.analysis.scopes import scope_nodes
+
+    compared = 0
+    extra = textwrap.dedent(
+        """\
+        class A:
+            def __init__(self, x, y: int = 0):
+                self.a = self.b = x
+                self.a: int = y
+                self.c: int
+                other.a = 1
+                (self.d, self.e) = x
+                def inner(this):
+                    self.a = 3
+                for self.f in x: pass
+                self.a += 1
+                [self.g for self.g in x]
+            def m(me):
+                me.a = 5
+                if me: me.a = 6
+                else: me.h = 7
+        """
+    )
+    for source_name, text in [("extra.py", extra), *_real_sources()]:
+        tree = ast.parse(text)
+        analysis = analysis_for(FileContext(source_name, text, tree))
+        for cls in (n for n in ast.walk(tree) if isinstance(n, ast.ClassDef)):
+            for method in cls.body:
+                if not isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    continue
+                positional = [*method.args.posonlyargs, *method.args.args]
+                if not positional:
+                    continue
+                this = positional[0].arg
+                indexed = analysis._self_assignments(method, this)
+                attrs = {n.attr for n in ast.walk(method) if isinstance(n, ast.Attribute)}
+                for attr in attrs:
+                    plain = []
+                    for node in scope_nodes(method):
+                        targets = (
+                            node.targets
+                            if isinstance(node, ast.Assign)
+                            else [node.target]
+                            if isinstance(node, ast.AnnAssign) and node.value is not None
+                            else []
+                        )
+                        for target in targets:
+                            if (
+                                isinstance(target, ast.Attribute)
+                                and target.attr == attr
+                                and isinstance(target.value, ast.Name)
+                                and target.value.id == this
+                            ):
+                                plain.append(node.value)
+                    assert indexed.get(attr, []) == plain, (source_name, cls.name, method.name, attr)
+                    compared += bool(plain)
+    assert compared > 100
+
+
+def test_class_attributes_skip_only_methods_that_never_spell_the_attribute():
+    """``_class_attribute`` skips the methods whose lines lack the attribute's name; the same
+    values as reading every method (what it does when the text is not spelled as parsed)."""
+    compared = 0
+    for source_name, text in _real_sources():
+        tree = ast.parse(text)
+        fast = analysis_for(FileContext(source_name, text, tree))
+        if not fast._spelled_as_parsed:
+            continue
+        slow = analysis_for(FileContext(source_name, text, tree))
+        slow.__dict__["_spelled_as_parsed"] = False
+        for cls in [n for n in ast.walk(tree) if isinstance(n, ast.ClassDef)][:60]:
+            attrs = sorted(
+                {n.attr for n in ast.walk(cls) if isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Store)}
+                | {n.name for n in cls.body if isinstance(n, ast.FunctionDef)}
+            )[:12]
+            for attr in attrs:
+                for instance in (True, False):
+                    expected = slow._class_attribute(cls, attr, instance)
+                    found = fast._class_attribute(cls, attr, instance)
+                    assert found == expected and found.node is expected.node, (source_name, cls.name, attr)
+                    compared += expected.kind != UNKNOWN
+    assert compared > 100

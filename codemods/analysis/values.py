@@ -439,7 +439,10 @@ def public_name(qualified: str | None) -> str | None:
 
 _USE_KINDS = ("first", "func", "method", "load")
 # Names looked up one by one before a file's full call index is built instead.
-_NAMES_BEFORE_INDEX = 8
+_NAMES_BEFORE_INDEX = 32
+# ... while the names looked up so far stand on at most one line in this many; past that,
+# the index is cheaper.
+_NEAR_SHARE = 6
 
 
 def spelled_as_parsed(text: str) -> bool:
@@ -473,21 +476,37 @@ def _uses_near(tree: ast.Module, text: str, name: str) -> dict[str, list[ast.AST
     ``name`` is reached, and the breadth-first walk of what is kept visits the kept nodes in
     ``ast.walk``'s order.
     """
+    return _uses_on_lines(tree, name, name_lines(text, name))
+
+
+def name_lines(text: str, name: str) -> list[int]:
+    """The lines (1-based, counting LFs) where ``name`` stands as a whole word: not next to an
+    ASCII letter, digit or underscore. Every token ``name`` of the text is among them (a name
+    token never touches another identifier character, and only keywords may follow a number
+    directly); a non-ASCII neighbour only adds a line."""
     lines: list[int] = []
     line, counted = 1, 0
-    found = text.find(name)
-    while found >= 0:
-        line += text.count("\n", counted, found)
+    count = text.count
+    # The look-behind comes last: a pattern that starts with the name is searched for fast.
+    spelled = re.escape(name)
+    for match in re.finditer(rf"{spelled}(?![A-Za-z0-9_])(?<![A-Za-z0-9_]{spelled})", text):
+        found = match.start()
+        line += count("\n", counted, found)
         counted = found
         if not lines or lines[-1] != line:
             lines.append(line)
-        found = text.find(name, found + len(name))
+    return lines
+
+
+def _uses_on_lines(tree: ast.Module, name: str, lines: list[int]) -> dict[str, list[ast.AST]]:
+    """``_uses_near``'s walk: the statements that hold none of ``lines`` are skipped."""
     uses: dict[str, list[ast.AST]] = {kind: [] for kind in _USE_KINDS}
     if not lines:
         return uses
     first, func, method, load = (uses[kind] for kind in _USE_KINDS)
     last = lines[-1]
     queue: list[ast.AST] = [tree]
+    append, leaves, stmt, bisect_left = queue.append, _LEAF_TOKENS, ast.stmt, bisect.bisect_left
     index = 0
     while index < len(queue):
         node = queue[index]
@@ -502,17 +521,25 @@ def _uses_near(tree: ast.Module, text: str, name: str) -> dict[str, list[ast.AST
                 method.append(node)
         elif isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Load):
             load.append(node)
-        for child in ast.iter_child_nodes(node):
-            if isinstance(child, ast.stmt):
-                start = child.lineno
-                for decorator in getattr(child, "decorator_list", ()):
-                    start = min(start, decorator.lineno)
-                if start > last:
-                    continue
-                at = bisect.bisect_left(lines, start)
-                if lines[at] > child.end_lineno:
-                    continue
-            queue.append(child)
+        # ast.iter_child_nodes, inlined, less the leaf tokens (``Load``, ``Add``: childless,
+        # so leaving them out moves no other node in the breadth-first order).
+        for field_name in node._fields:
+            value = getattr(node, field_name, None)
+            if value.__class__ is list:
+                for child in value:
+                    if isinstance(child, stmt):  # statements only ever stand in lists
+                        start = child.lineno
+                        for decorator in getattr(child, "decorator_list", ()):
+                            start = min(start, decorator.lineno)
+                        if start > last:
+                            continue
+                        if lines[bisect_left(lines, start)] > child.end_lineno:
+                            continue
+                        append(child)
+                    elif isinstance(child, _AST) and child.__class__ not in leaves:
+                        append(child)
+            elif isinstance(value, _AST) and value.__class__ not in leaves:
+                append(value)
     return uses
 
 
@@ -583,8 +610,10 @@ class Analysis:
         self._returns: dict[ast.AST, Value] = {}
         self._usage: dict[str, dict[str, list[ast.AST]]] | None = None
         self._usage_by_name: dict[str, dict[str, list[ast.AST]]] = {}
+        self._near_lines = 0  # lines the per-name look-ups have kept, all names together
         self._multi_process: bool | None = None
         self._mesh_statements: list[ast.AST] | None = None
+        self._assigned_attributes: dict[ast.AST, dict[str, list[ast.expr]]] = {}
 
     @cached_property
     def nodes(self) -> list[ast.AST]:
@@ -719,12 +748,22 @@ class Analysis:
         """The file starts a multi-process job (``jax.distributed.initialize()``)."""
         if self._multi_process is None:
             self._multi_process = "initialize" in self.ctx.text and any(
-                isinstance(node, ast.Call)
-                and getattr(node.func, "attr", getattr(node.func, "id", None)) == "initialize"
-                and self.qualname(node.func) == "jax.distributed.initialize"
-                for node in self.nodes
+                self.qualname(call.func) == "jax.distributed.initialize" for call in self._initialize_calls()
             )
         return self._multi_process
+
+    def _initialize_calls(self) -> list[ast.Call]:
+        """The calls of a name or attribute ``initialize``, in ``ast.walk``'s order: the call
+        index's lists when one of them is empty (each is in that order), else one walk."""
+        uses = self._uses("initialize")
+        if not uses["func"] or not uses["method"]:
+            return uses["func"] or uses["method"]
+        return [
+            node
+            for node in self.nodes
+            if isinstance(node, ast.Call)
+            and getattr(node.func, "attr", getattr(node.func, "id", None)) == "initialize"
+        ]
 
     def in_explicit_mesh(self, node: ast.AST) -> bool:
         """``node`` runs with a mesh set (``with jax.set_mesh(mesh):``, or ``jax.set_mesh(mesh)``
@@ -972,11 +1011,25 @@ class Analysis:
             found = self._usage_by_name.get(name)
             if found is not None:
                 return found
-            if len(self._usage_by_name) < _NAMES_BEFORE_INDEX and self._spelled_as_parsed:
-                found = self._usage_by_name[name] = _uses_near(self.ctx.tree, self.ctx.text, name)
-                return found
+            if (
+                len(self._usage_by_name) < _NAMES_BEFORE_INDEX
+                and "nodes" not in self.__dict__  # walked already: the index costs one loop
+                and self._spelled_as_parsed
+            ):
+                lines = name_lines(self.ctx.text, name)
+                # Names on many lines (``f`` in a test file) keep most statements: walks that
+                # near the whole tree cost more than indexing it once.
+                spent = self._near_lines + len(lines)
+                if spent * _NEAR_SHARE <= self._line_count:
+                    self._near_lines = spent
+                    found = self._usage_by_name[name] = _uses_on_lines(self.ctx.tree, name, lines)
+                    return found
         index = self._index()
         return {key: index[key].get(name, []) for key in _USE_KINDS}
+
+    @cached_property
+    def _line_count(self) -> int:
+        return self.ctx.text.count("\n") + 1
 
     @cached_property
     def _spelled_as_parsed(self) -> bool:
@@ -1304,6 +1357,8 @@ class Analysis:
     def _class_attribute(self, cls: ast.ClassDef, attr: str, instance: bool = True) -> Value:
         """``self.attr``: what the class body and its methods assign to it, joined."""
         values = []
+        # A method assigns ``self.<attr>`` only where its lines spell ``attr``.
+        lines = name_lines(self.ctx.text, attr) if instance and self._spelled_as_parsed else None
         for statement in cls.body:
             if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 if statement.name == attr:
@@ -1311,26 +1366,15 @@ class Analysis:
                     continue
                 if not instance:
                     continue
+                if lines is not None:
+                    at = bisect.bisect_left(lines, statement.lineno)
+                    if at == len(lines) or lines[at] > statement.end_lineno:
+                        continue
                 positional = [*statement.args.posonlyargs, *statement.args.args]
                 if not positional:
                     continue
-                this = positional[0].arg
-                for node in scope_nodes(statement):
-                    targets = (
-                        node.targets
-                        if isinstance(node, ast.Assign)
-                        else [node.target]
-                        if isinstance(node, ast.AnnAssign) and node.value is not None
-                        else []
-                    )
-                    for target in targets:
-                        if (
-                            isinstance(target, ast.Attribute)
-                            and target.attr == attr
-                            and isinstance(target.value, ast.Name)
-                            and target.value.id == this
-                        ):
-                            values.append(self.value_of(node.value))
+                for assigned in self._self_assignments(statement, positional[0].arg).get(attr, ()):
+                    values.append(self.value_of(assigned))
             elif isinstance(statement, ast.Assign) and any(
                 isinstance(t, ast.Name) and t.id == attr for t in statement.targets
             ):
@@ -1346,6 +1390,28 @@ class Analysis:
                     else self.value_of(statement.value)
                 )
         return join(values)
+
+    def _self_assignments(self, method: ast.AST, this: str) -> dict[str, list[ast.expr]]:
+        """What ``method`` assigns to ``this.<attr>``, by attr, in ``scope_nodes``' order (one
+        value per target): one walk of the method for all the attributes asked about."""
+        found = self._assigned_attributes.get(method)
+        if found is None:
+            found = self._assigned_attributes[method] = {}
+            for node in scope_nodes(method):
+                if isinstance(node, ast.Assign):
+                    targets = node.targets
+                elif isinstance(node, ast.AnnAssign) and node.value is not None:
+                    targets = [node.target]
+                else:
+                    continue
+                for target in targets:
+                    if (
+                        isinstance(target, ast.Attribute)
+                        and isinstance(target.value, ast.Name)
+                        and target.value.id == this
+                    ):
+                        found.setdefault(target.attr, []).append(node.value)
+        return found
 
     def _subscript_value(self, expr: ast.Subscript) -> Value:
         receiver = self.value_of(expr.value)
