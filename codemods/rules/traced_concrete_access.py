@@ -751,11 +751,8 @@ def _with_blocks(ctx: FileContext, base: FileContext, blocks, added: list[bool],
         for b, a in zip(blocks, added)
     )
     source = "\n" * text.count("\n", 0, blocks[0].begin) + source
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            more = ast.parse(source, filename=ctx.path)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
+    more = _parse_quietly(source, ctx.path)
+    if more is None:
         return None
     # The base's statements on an added block's lines are its stub and extracted imports.
     spans = [(b.start, b.end) for b, a in zip(blocks, added) if a]
@@ -918,13 +915,20 @@ def _may_be_named(callee: str, bindings) -> bool:
 
 def _parse_partial(ctx: FileContext, blocks, keep: list[bool], replacements=None) -> FileContext | None:
     source = partial_source(ctx.text, blocks, keep, replacements)
+    tree = _parse_quietly(source, ctx.path)
+    return None if tree is None else FileContext(ctx.path, source, tree)
+
+
+def _parse_quietly(source: str, path: str) -> ast.Module | None:
+    """The tree of a partial text, or None where it does not parse (the caller reads the file
+    whole then, and the whole-file parse reports what is wrong); no warnings (the whole-file
+    parse gives those once)."""
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            tree = ast.parse(source, filename=ctx.path)
+            return ast.parse(source, filename=path)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
-    return FileContext(ctx.path, source, tree)
 
 
 def _module_functions(text: str, blocks) -> dict[str, list[int]]:
