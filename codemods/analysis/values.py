@@ -49,7 +49,7 @@ from dataclasses import dataclass, field, replace
 from functools import cached_property
 
 from jax_codemod.analysis import transforms as spelled
-from jax_codemod.analysis.scopes import ITER, Definition, Scopes, function_of, scope_nodes
+from jax_codemod.analysis.scopes import ITER, Definition, Scopes, function_of, scope_nodes, walk_values
 
 # Kinds -------------------------------------------------------------------------------
 UNKNOWN = "unknown"
@@ -581,22 +581,9 @@ _LEAF_TOKENS = _subclasses(ast.expr_context, ast.operator, ast.unaryop, ast.bool
 _AST = ast.AST
 
 
-def _walk_without_leaf_tokens(node: ast.AST) -> list[ast.AST]:
-    """``[n for n in ast.walk(node) if type(n) not in _LEAF_TOKENS]``, in one pass: the tokens
-    have no children, so leaving them out moves no other node in the breadth-first order."""
-    queue = [node]
-    append, extend, leaves = queue.append, queue.extend, _LEAF_TOKENS
-    index = 0
-    while index < len(queue):
-        current = queue[index]
-        index += 1
-        for name in current._fields:
-            value = getattr(current, name, None)
-            if value.__class__ is list:
-                extend([item for item in value if isinstance(item, _AST) and item.__class__ not in leaves])
-            elif isinstance(value, _AST) and value.__class__ not in leaves:
-                append(value)
-    return queue
+# ``[n for n in ast.walk(node) if type(n) not in _LEAF_TOKENS]``: the tokens are what
+# scopes.children leaves out (the ctx/op/ops fields), so its walk is this one.
+_walk_without_leaf_tokens = walk_values
 
 
 class Analysis:
