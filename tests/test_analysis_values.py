@@ -649,9 +649,8 @@ def _real_sources():
 def _name_token_lines(text: str) -> dict[str, set[int]]:
     """The plain reading: each NAME token of the text and the lines it stands on."""
     import io
-    import tokenize
-
     import keyword
+    import tokenize
 
     found: dict[str, set[int]] = {}
     for token in tokenize.generate_tokens(io.StringIO(text).readline):
@@ -699,7 +698,7 @@ def test_uses_of_a_name_are_the_full_index_whichever_way_they_are_looked_up():
         names = sorted({n.id for n in ast.walk(tree) if isinstance(n, ast.Name)})
         fresh = analysis_for(FileContext(source_name, text, tree))
         walked = analysis_for(FileContext(source_name, text, tree))
-        walked.nodes
+        _ = walked.nodes  # the shared node list, walked before the look-ups
         for identifier in names[:40]:
             for analysis in (fresh, walked):
                 uses = analysis._uses(identifier)
