@@ -5,11 +5,14 @@
     python bench/run.py --per-rule                       # also: CPU per rule, in process, -j 1
     python bench/run.py --baseline main                  # also: codemod cold at another revision
     python bench/run.py --packages jax torch numpy --libcst-files 120   # the old benchmark, with libcst
+    python bench/corpus.py /tmp/corpus5 && python bench/run.py --tree /tmp/corpus5 --per-rule  # issue 18's corpus
 
 The tree is laid out from installed sources: the *.py files of ``--packages`` (default jax, flax,
 optax, equinox, chex, orbax: JAX-heavy code, where ``jit``, ``vmap``, ``array(`` appear in nearly
-every file) are copied to a temporary directory, so no tool can write into site-packages. On that
-tree, side by side, each repetition running every tool once in a rotating order:
+every file) are copied to a temporary directory, so no tool can write into site-packages; or it is
+``--tree``'s folders as they are (``bench/corpus.py`` lays out issue 18's: the HEADs of jax, flax,
+warp, brax and mujoco_playground, tests and examples included, which the installed packages lack).
+On that tree, side by side, each repetition running every tool once in a rotating order:
 
   read      a Python process that walks the tree and reads every byte (the floor)
   ast       a Python process that walks the tree and ``ast.parse``s every file, one process
@@ -407,6 +410,9 @@ def table(timings: list[Timing], reference: Timing, floor: Timing) -> list[str]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--packages", nargs="+", default=list(DEFAULT_PACKAGES))
+    parser.add_argument("--tree", nargs="+", type=Path, metavar="DIR",
+                        help="time these folders as they are (read only; e.g. bench/corpus.py's) instead of "
+                             "laying a tree out from --packages")
     parser.add_argument("--repeat", type=int, default=5, help="repetitions of the side-by-side run")
     parser.add_argument("--scales", type=int, nargs="*", default=[1, 2, 4], help="copies of the tree to time")
     parser.add_argument("--scale-repeat", type=int, default=3)
@@ -440,11 +446,17 @@ def main(argv: list[str] | None = None) -> int:
     out: list[str] = []
     with tempfile.TemporaryDirectory(prefix="codemod-bench-") as scratch_name:
         scratch = Path(scratch_name)
-        roots = copy_sources(args.packages, scratch / "tree")
+        if args.tree:
+            roots = [path.resolve() for path in args.tree]
+            described = " + ".join(str(path) for path in args.tree)
+        else:
+            roots = copy_sources(args.packages, scratch / "tree")
+            described = " + ".join(args.packages)
+        figures["tree"] = described
         files = python_files(roots)
         tree_bytes = total_bytes(files)
         tree = [str(root) for root in roots]
-        print(f"tree: {', '.join(args.packages)}: {len(files)} files, {tree_bytes / 2**20:.1f} MiB", file=sys.stderr)
+        print(f"tree: {described}: {len(files)} files, {tree_bytes / 2**20:.1f} MiB", file=sys.stderr)
         codemod = codemod_command(env) + ([f"--jobs={args.jobs}"] if args.jobs else [])
         warm_command = [c for c in codemod if c != "--no-cache"] + ["--cache-dir", str(scratch / "cache")]
         measure([*warm_command, *tree], env=env)  # fill the cache
@@ -468,7 +480,7 @@ def main(argv: list[str] | None = None) -> int:
         floor, cold, ruff_timing = main_timings[0], main_timings[2], main_timings[-1]
         out += [
             (f"{platform.python_implementation()} {platform.python_version()}, {os.cpu_count()} CPUs, "
-            f"{figures['date']}; tree: {' + '.join(args.packages)}, {len(files)} files, "
+            f"{figures['date']}; tree: {described}, {len(files)} files, "
             f"{tree_bytes / 2**20:.1f} MiB; medians of {args.repeat}, tools interleaved; Python bytecode {bytecode}"),
             "",
             *table(main_timings, ruff_timing, floor),

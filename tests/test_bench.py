@@ -54,3 +54,35 @@ def test_per_rule_profile_splits_a_run_into_its_parts(tmp_path):
     assert parts["JAX005"]["files"] == 2 and parts["JAX005"]["findings"] == 1
     assert parts["JAX002"]["files"] == 2 and parts["JAX002"]["findings"] == 0
     assert parts["total"]["cpu"] >= max(p["cpu"] for name, p in parts.items() if name != "total")
+
+
+_corpus_spec = importlib.util.spec_from_file_location("bench_corpus", REPO / "bench" / "corpus.py")
+corpus = importlib.util.module_from_spec(_corpus_spec)
+_corpus_spec.loader.exec_module(corpus)
+
+
+def test_corpus_lays_out_only_the_python_files_of_the_commit(tmp_path):
+    import subprocess
+
+    work = tmp_path / "repo"
+    (work / "pkg").mkdir(parents=True)
+    (work / "pkg" / "a.py").write_text("import jax\n")
+    (work / "notes.md").write_text("not python\n")
+    (work / "b.py").write_text("x = 1\n")
+    env = dict(os.environ, GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@t", GIT_COMMITTER_NAME="t",
+               GIT_COMMITTER_EMAIL="t@t")
+
+    def git(*args):
+        return subprocess.run(["git", "-C", str(work), *args], check=True, capture_output=True, env=env,
+                              text=True).stdout.strip()
+
+    git("init", "-q")
+    git("add", ".")
+    git("commit", "-q", "-m", "first")
+    first = git("rev-parse", "HEAD")
+    (work / "b.py").write_text("x = 2\n")  # a later commit must not leak into the laid-out one
+    git("commit", "-q", "-am", "second")
+    out = tmp_path / "out"
+    assert corpus.lay_out(work / ".git", first, out) == 2
+    assert sorted(p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file()) == ["b.py", "pkg/a.py"]
+    assert (out / "b.py").read_text() == "x = 1\n"
