@@ -601,6 +601,7 @@ class Analysis:
         self._multi_process: bool | None = None
         self._mesh_statements: list[ast.AST] | None = None
         self._assigned_attributes: dict[ast.AST, dict[str, list[ast.expr]]] = {}
+        self._definitions_of: dict[ast.AST, list[ast.AST]] = {}
 
     @cached_property
     def nodes(self) -> list[ast.AST]:
@@ -959,14 +960,22 @@ class Analysis:
         )
 
     def _function_definitions(self, expr: ast.AST) -> list[ast.AST]:
+        """The ``def``s the name ``expr`` may refer to (binding scope and definitions alone, so
+        the same whenever asked). Remembered per use: ``function_transforms`` asks it of every
+        call that passes a function's name, once per function of that name, and a test module
+        has hundreds of functions named ``f`` and as many ``jax.jit(f)`` (7,800 questions on
+        jax's tests for ~1,300 uses)."""
         if not isinstance(expr, ast.Name):
             return []
-        scope = self.scopes.binding_scope(expr)
-        return [
-            d.node
-            for d in self.scopes.definitions(scope).get(expr.id, [])
-            if isinstance(d.node, (ast.FunctionDef, ast.AsyncFunctionDef))
-        ]
+        found = self._definitions_of.get(expr)
+        if found is None:
+            scope = self.scopes.binding_scope(expr)
+            found = self._definitions_of[expr] = [
+                d.node
+                for d in self.scopes.definitions(scope).get(expr.id, [])
+                if isinstance(d.node, (ast.FunctionDef, ast.AsyncFunctionDef))
+            ]
+        return found
 
     def _index(self) -> dict[str, dict[str, list[ast.AST]]]:
         """Calls by the name of their first argument, of their function, of their method; and
