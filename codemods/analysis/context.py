@@ -39,7 +39,8 @@ def count_line_breaks(text: str, start: int = 0, end: int | None = None) -> int:
     bound may fall between the CR and LF of one CRLF.
     """
     end = len(text) if end is None else end
-    return text.count("\n", start, end) + text.count("\r", start, end) - text.count("\r\n", start, end)
+    breaks, returns = text.count("\n", start, end), text.count("\r", start, end)
+    return breaks + returns - text.count("\r\n", start, end) if returns else breaks  # no CR: no CRLF either
 
 
 # Fields of statements (and of except handlers and match cases) that hold statements.
