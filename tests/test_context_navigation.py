@@ -271,3 +271,24 @@ def test_positions_that_mislead_fall_back_to_the_whole_tree():
     assert ctx.parent(moved) is function.body[1]
     assert ctx.parent(bare) is function
     assert list(ctx.ancestors(inner)) == [nested.body[0], nested, tree]
+
+
+@pytest.mark.filterwarnings("ignore::SyntaxWarning")  # about the generated code
+def test_generated_programs_get_the_whole_tree_answer():
+    """Programs from Python's grammar (hypothesmith): odd layouts the corpus never shows."""
+    hypothesmith = pytest.importorskip("hypothesmith")
+    from hypothesis import HealthCheck, given, settings
+
+    @settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
+    @given(hypothesmith.from_grammar())
+    def check(program):
+        try:
+            tree = ast.parse(program)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return
+        pairs = list(expected_chains(tree))
+        ctx = FileContext("generated.py", program, tree)
+        for node, chain in reversed(pairs):
+            assert list(ctx.ancestors(node)) == chain, ast.dump(node)[:80]
+
+    check()

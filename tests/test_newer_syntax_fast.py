@@ -25,8 +25,10 @@ TAKEN = [
     "type Pair[T] = tuple[T, T]\n",
     "type BlockDim = Element | Squeezed | Blocked\n",
     "type  Spaced [T,]  =  list[T]\n",
-    "import jax\nx = '''\n'''\nclass Tracer[TraceType: Trace](TracerBase, metaclass=TracerMeta):\n    '''doc'''\n"
-    "    def f[S](self):\n        type Inner = int\n        return x\n",
+    (
+        "import jax\nx = '''\n'''\nclass Tracer[TraceType: Trace](TracerBase, metaclass=TracerMeta):\n    '''doc'''\n"
+        "    def f[S](self):\n        type Inner = int\n        return x\n"
+    ),
     "class é: pass\ntype Ref = state.AbstractRef | state.TransformedRef  # é\n",
     "type match = int\ntype _ = str\n",
     "class K[T]:\r\n    def g[U](self): pass\r\n",

@@ -74,8 +74,7 @@ def test_the_text_gate_agrees_with_the_tokens(text):
 
 
 def real_sources():
-    for path in sorted((REPO / "tests").rglob("*.py"))[:80]:
-        yield path
+    yield from sorted((REPO / "tests").rglob("*.py"))[:80]
     spec = importlib.util.find_spec("numpy")
     root = Path(next(iter(spec.submodule_search_locations)))
     yield from sorted(root.rglob("*.py"))[:120]
