@@ -588,6 +588,16 @@ def _index_sources():
         """
     )
     yield "tricky.py", tricky
+    # A test module: one class of many methods, decorated over several lines, several
+    # statements on a line, names on few lines and on most.
+    methods = "".join(
+        f"    @parameterized(\n        x=[{i}])\n    @jax.jit\n    def test_{i}(self, f=f):\n"
+        f"        def f(x): return x + {i}; g = jax.jit(f)\n"
+        + ("        self.assertEqual(f(1), g(1)); h = f\n" if i % 3 else "        y = (\n          f(2))\n")
+        + (f"        class Inner{i}:\n            def f(self): return step(self)\n" if i % 7 == 0 else "")
+        for i in range(120)
+    )
+    yield "module_test.py", f"import jax\nclass FooTest(jtu.JaxTestCase):\n{methods}    def step(self): pass\n"
     for path in paths:
         yield path.name, path.read_text(encoding="utf-8")
 

@@ -39,7 +39,8 @@ def count_line_breaks(text: str, start: int = 0, end: int | None = None) -> int:
     bound may fall between the CR and LF of one CRLF.
     """
     end = len(text) if end is None else end
-    return text.count("\n", start, end) + text.count("\r", start, end) - text.count("\r\n", start, end)
+    breaks, returns = text.count("\n", start, end), text.count("\r", start, end)
+    return breaks + returns - text.count("\r\n", start, end) if returns else breaks  # no CR: no CRLF either
 
 
 # Fields of statements (and of except handlers and match cases) that hold statements.
@@ -86,6 +87,56 @@ def _parent_map(statement: ast.AST, module: ast.AST | None) -> dict[ast.AST, ast
             parents[child] = node
             todo.append(child)
     return parents
+
+
+# Classes whose instances the parser shares across the whole tree (``Load``, ``Add``, ...):
+# they have no one parent, and no position to be found by.
+_SHARED = (ast.expr_context, ast.boolop, ast.operator, ast.unaryop, ast.cmpop)
+
+
+def _expand(statement: ast.AST, parents: dict[ast.AST, ast.AST]) -> list[ast.stmt]:
+    """Put child -> parent in ``parents`` for every node under ``statement`` but those inside
+    the statements it holds, and return those statements (mapped, not entered): the part of
+    the tree one statement adds. The shared leaves (``_SHARED``) are left out."""
+    nested: list[ast.stmt] = []
+    todo = [statement]
+    stmt, node_class, shared = ast.stmt, ast.AST, _SHARED
+    while todo:
+        node = todo.pop()
+        for name in node._fields:
+            value = getattr(node, name, None)
+            if value.__class__ is list:
+                for item in value:
+                    if isinstance(item, stmt):
+                        parents[item] = node
+                        nested.append(item)
+                    elif isinstance(item, node_class) and not isinstance(item, shared):
+                        parents[item] = node
+                        todo.append(item)
+            elif isinstance(value, node_class) and not isinstance(value, shared):
+                parents[value] = node
+                todo.append(value)
+    return nested
+
+
+def _level(statements: list[ast.stmt]) -> tuple[list[int], list[ast.stmt]]:
+    """``statements`` ordered by (first line, decorators included; last line), with those first
+    lines: siblings in the source never overlap but on a shared line, so the last lines come
+    in order too, which ``_find``'s walk back from a line relies on to stop. Statements
+    without positions (made by hand) give an empty level: nothing is found through it."""
+    keyed = []
+    for statement in statements:
+        start, end = getattr(statement, "lineno", None), getattr(statement, "end_lineno", None)
+        if start.__class__ is not int or end.__class__ is not int:
+            return [], []
+        for decorator in getattr(statement, "decorator_list", None) or ():
+            line = getattr(decorator, "lineno", None)
+            if line.__class__ is not int:
+                return [], []
+            start = min(start, line)
+        keyed.append((start, end, statement))
+    keyed.sort(key=lambda entry: (entry[0], entry[1]))  # stable: already in order, as parsed
+    return [start for start, _, _ in keyed], [statement for _, _, statement in keyed]
 
 
 _WORD = re.compile(r"\w")
@@ -229,39 +280,59 @@ class FileContext:
     def _parents(self) -> dict[ast.AST, ast.AST]:
         return _parent_map(self.tree, None)
 
-    @cached_property
-    def _statement_starts(self) -> list[int]:
-        """First line of each module-level statement, its decorators included."""
-        starts = []
-        for statement in self.tree.body:
-            decorators = getattr(statement, "decorator_list", None)
-            starts.append(min([statement.lineno, *(d.lineno for d in decorators or ())]))
-        return starts
-
     def _parents_of(self, node: ast.AST) -> dict[ast.AST, ast.AST]:
-        """A parent map that holds ``node``: that of the module-level statement around it.
+        """A parent map that holds ``node`` and its ancestors, built only as far as asked.
 
-        Rules ask for the ancestors of a few nodes per file; a parent map of the whole tree
-        cost more than the rest of their check (JAX002: 10% of a cold run on JAX-heavy code,
-        for 20 files). A map per module-level statement, built when first asked, is exact
-        too: every node of a parsed tree lies within its module-level statement's lines.
-        Nodes without a position (``arguments``, contexts) use the whole-tree map.
+        Rules ask for the ancestors of a few nodes per file. A map of the whole tree cost more
+        than the rest of their check (JAX002: 10% of a cold run on JAX-heavy code, for 20
+        files), and so did one per module-level statement where that statement is the whole
+        file (a test module's one ``class FooTest(...):``, ~0.2 s of JAX001's 0.46 s on
+        jax's pjit_test.py). So the map grows by statement: finding a node walks down the
+        statements whose lines hold its line (a module-level one, then one in its body, ...),
+        and maps each of them only down to the statements it holds (``_expand``). Each
+        statement is mapped once. A node is where the map says because it was found there (a
+        parsed tree gives every node one parent), so the answers are the whole-tree map's; a
+        node the lines do not lead to (no position, from another tree, placed by hand) gets
+        the whole-tree map, the exact slow answer.
         """
+        known = self.__dict__.get("_known_parents")
+        if known is None:
+            known = self._known_parents = {}
+            self._levels = {}
+        if node in known:
+            return known
         line = getattr(node, "lineno", None)
-        if line is None or node is self.tree:
-            return {} if node is self.tree else self._parents
-        maps = self.__dict__.setdefault("_statement_parents", {})
-        body = self.tree.body
-        index = bisect.bisect_right(self._statement_starts, line) - 1
-        # Several statements can share a line (``a = 1; b = f(a)``): try each that reaches it.
-        while index >= 0 and body[index].end_lineno >= line:
-            parents = maps.get(index)
-            if parents is None:
-                parents = maps[index] = _parent_map(body[index], self.tree)
-            if node in parents:
-                return parents
-            index -= 1
+        if node is self.tree:
+            return {}
+        if line is None or "_parents" in self.__dict__:
+            return self._parents
+        tree = self.tree
+        level = self._levels.get(tree)
+        if level is None:
+            level = self._levels[tree] = _level(tree.body)
+        if self._find(node, line, level, tree):
+            return known
         return self._parents  # not from this tree, or placed by hand: the exact, slow answer
+
+    def _find(self, node: ast.AST, line: int, level, owner: ast.AST | None) -> bool:
+        """Whether ``node`` is under one of ``level``'s statements (``_level``), mapping those
+        whose lines hold ``line`` until it is in the map; ``owner``: the module, when they are
+        its body (their parent is mapped with them; a nested statement's is, with its owner's)."""
+        starts, statements = level
+        known, levels = self._known_parents, self._levels
+        index = bisect.bisect_right(starts, line) - 1
+        # Several statements can share a line (``a = 1; b = f(a)``): try each that reaches it.
+        while index >= 0 and statements[index].end_lineno >= line:
+            statement = statements[index]
+            inner = levels.get(statement)
+            if inner is None:
+                if owner is not None:
+                    known[statement] = owner
+                inner = levels[statement] = _level(_expand(statement, known))
+            if node in known or (inner[1] and self._find(node, line, inner, None)):
+                return True
+            index -= 1
+        return False
 
     def parent(self, node: ast.AST) -> ast.AST | None:
         return self._parents_of(node).get(node)
@@ -388,10 +459,32 @@ class FileContext:
         return found
 
     def is_suppressed(self, code: str, line: int) -> bool:
+        if not self._may_suppress(code):
+            return False
         if line not in self.suppressions:
             return False
         codes = self.suppressions[line]
         return codes is None or any(code.startswith(prefix) for prefix in codes)
+
+
+    def _may_suppress(self, code: str) -> bool:
+        """Whether some comment of the file could suppress ``code``, read from the text alone.
+
+        ``suppressions`` tokenizes the whole file (0.18 s for jax's api_test.py, whose
+        ``# noqa: F841`` comments are for another linter). A comment is a piece of the text,
+        and both patterns start at a ``#`` that cannot occur inside a match again, so each
+        match in a comment is also found in the text, its codes a superset (the text's match can
+        only run on past the comment's end). No ``# codemod: ignore`` in the text and no code
+        in its ``noqa`` matches that is a prefix of ``code``: then no comment suppresses it.
+        """
+        known = self.__dict__.setdefault("_may_suppress_codes", {})
+        answer = known.get(code)
+        if answer is None:
+            text = self.text
+            answer = known[code] = _SUPPRESSION.search(text) is not None or any(
+                code.startswith(prefix) for match in _NOQA.finditer(text) for prefix in _codes(match.group("codes"))
+            )
+        return answer
 
 
 def _suppressed_codes(comment: str) -> Iterator[frozenset[str] | None]:

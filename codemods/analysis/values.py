@@ -49,7 +49,16 @@ from dataclasses import dataclass, field, replace
 from functools import cached_property
 
 from jax_codemod.analysis import transforms as spelled
-from jax_codemod.analysis.scopes import ITER, Definition, Scopes, function_of, scope_nodes, walk_values
+from jax_codemod.analysis.scopes import (
+    CHILD_FIELDS,
+    ITER,
+    Definition,
+    Scopes,
+    child_fields,
+    function_of,
+    scope_nodes,
+    walk_values,
+)
 
 # Kinds -------------------------------------------------------------------------------
 UNKNOWN = "unknown"
@@ -507,6 +516,7 @@ def _uses_on_lines(tree: ast.Module, name: str, lines: list[int]) -> dict[str, l
     last = lines[-1]
     queue: list[ast.AST] = [tree]
     append, leaves, stmt, bisect_left = queue.append, _LEAF_TOKENS, ast.stmt, bisect.bisect_left
+    fields_of = CHILD_FIELDS.get
     index = 0
     while index < len(queue):
         node = queue[index]
@@ -522,8 +532,12 @@ def _uses_on_lines(tree: ast.Module, name: str, lines: list[int]) -> dict[str, l
         elif isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Load):
             load.append(node)
         # ast.iter_child_nodes, inlined, less the leaf tokens (``Load``, ``Add``: childless,
-        # so leaving them out moves no other node in the breadth-first order).
-        for field_name in node._fields:
+        # so leaving them out moves no other node in the breadth-first order); only the fields
+        # that can hold other nodes are read (``scopes.child_fields``: not ``ctx``, ``id``...).
+        fields = fields_of(node.__class__)
+        if fields is None:
+            fields = child_fields(node.__class__)
+        for field_name in fields:
             value = getattr(node, field_name, None)
             if value.__class__ is list:
                 for child in value:
@@ -601,6 +615,7 @@ class Analysis:
         self._multi_process: bool | None = None
         self._mesh_statements: list[ast.AST] | None = None
         self._assigned_attributes: dict[ast.AST, dict[str, list[ast.expr]]] = {}
+        self._definitions_of: dict[ast.AST, list[ast.AST]] = {}
 
     @cached_property
     def nodes(self) -> list[ast.AST]:
@@ -959,14 +974,22 @@ class Analysis:
         )
 
     def _function_definitions(self, expr: ast.AST) -> list[ast.AST]:
+        """The ``def``s the name ``expr`` may refer to (binding scope and definitions alone, so
+        the same whenever asked). Remembered per use: ``function_transforms`` asks it of every
+        call that passes a function's name, once per function of that name, and a test module
+        has hundreds of functions named ``f`` and as many ``jax.jit(f)`` (7,800 questions on
+        jax's tests for ~1,300 uses)."""
         if not isinstance(expr, ast.Name):
             return []
-        scope = self.scopes.binding_scope(expr)
-        return [
-            d.node
-            for d in self.scopes.definitions(scope).get(expr.id, [])
-            if isinstance(d.node, (ast.FunctionDef, ast.AsyncFunctionDef))
-        ]
+        found = self._definitions_of.get(expr)
+        if found is None:
+            scope = self.scopes.binding_scope(expr)
+            found = self._definitions_of[expr] = [
+                d.node
+                for d in self.scopes.definitions(scope).get(expr.id, [])
+                if isinstance(d.node, (ast.FunctionDef, ast.AsyncFunctionDef))
+            ]
+        return found
 
     def _index(self) -> dict[str, dict[str, list[ast.AST]]]:
         """Calls by the name of their first argument, of their function, of their method; and

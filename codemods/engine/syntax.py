@@ -103,6 +103,9 @@ def parse_newer(text: str, path: str, error: SyntaxError) -> ast.Module:
     line ``ast`` stopped at, masks them, and lets ``ast`` find the next one; the whole file is
     parsed with libcst only when that makes no progress.
     """
+    fast = _mask_generics(text, path)
+    if fast is not None:
+        return fast
     import libcst as cst
 
     masker = _Masker(text)
@@ -140,6 +143,174 @@ def parse_newer(text: str, path: str, error: SyntaxError) -> ast.Module:
             f"cannot parse ({error.msg}); run codemod with Python {needed} or newer",
             (path, masked_error.lineno or error.lineno, masked_error.offset or 0, None),
         ) from None
+
+
+# A `def`/`class` with type parameters, or a `type` alias, at the start of a line: the PEP 695
+# syntax that makes most files of JAX's repository need this module under Python 3.11.
+_NAME = r"[A-Za-z_][A-Za-z0-9_]*"
+_GENERIC = re.compile(
+    rf"[ \t]*(?:(?P<definition>(?:async[ \t]+)?def|class)[ \t]+{_NAME}[ \t]*(?=\[)"
+    rf"|(?P<alias>type)[ \t]+(?P<name>{_NAME})[ \t]*(?=\[|=(?!=)))"
+)
+# One type parameter as the fast path takes it: a name, ``*name`` or ``**name``, or a name with
+# a bound made of names, dots, commas, brackets and ``|`` (``T: Callable[..., Any]``,
+# ``U: (int, str)``). Anything else (defaults, strings, keywords, lambdas) goes to libcst.
+_PARAMETER = re.compile(rf"\s*(?:\*\*?{_NAME}|{_NAME}(?:\s*:(?P<bound>[\w\s.,\[\]()|]+))?)\s*")
+
+
+def _mask_generics(text: str, path: str) -> ast.Module | None:
+    """The tree ``parse_newer`` gives when PEP 695 syntax is all the running Python lacks,
+    found without libcst (importing it is ~0.2 s of CPU, paid by each worker of the pool at
+    its first such file), or None: then the libcst path runs, as before.
+
+    The masks are ``parse_newer``'s own (``_Masker.blank`` over each type-parameter list,
+    ``_=0;`` over ``type``), at the places a line reading finds: a line that starts with a
+    ``def``/``class`` header whose name a ``[`` follows, or ``type NAME`` before ``[`` or
+    ``=``; each parameter list must be plain (``_PARAMETER``). The answer stands only if the
+    masked text parses and each mask is where the tree puts code: a definition starting at
+    that header; ``_ = 0`` where ``type`` was, then ``NAME = <one expression>``. Then the
+    original has a type-parameter list or alias at each mask (code, not a string), the masks
+    are all there are (any left would not parse), and no f-string needs masking (it parses
+    in the file, so alone too): the libcst path masks exactly these, so its text, and tree,
+    are the same. Only before Python 3.12, where every PEP 695 construct is an error (3.12
+    parses some, and the libcst path masks those only in the regions it reads); never with
+    ``barry_as_FLUFL``, which lets ``<>`` parse in a file but not alone.
+    """
+    if sys.version_info >= (3, 12) or "barry_as_FLUFL" in text:
+        return None
+    masker = _Masker(text)
+    lines = masker.original
+    expected: list[tuple[str, int, int, str | None]] = []  # what the tree must confirm, and where
+    for number, line in enumerate(lines, 1):
+        if "[" not in line and "type" not in line:
+            continue
+        match = _GENERIC.match(line)
+        if match is None:
+            continue
+        alias = match.group("alias") is not None
+        keyword = match.start("alias" if alias else "definition")
+        column = len(line[:keyword].encode("utf-8", "surrogatepass"))
+        expected.append(("alias" if alias else "definition", number, column, match.group("name")))
+        if alias:
+            for offset, char in enumerate("_=0;"):
+                masker.put(number, keyword + offset, char)
+            if line[match.end()] != "[":
+                continue
+        end = _closing_bracket(lines, number, match.end())
+        if end is None:
+            return None
+        parameters = "".join(
+            lines[at - 1][match.end() + 1 if at == number else 0 : end[1] - 1 if at == end[0] else None]
+            for at in range(number, end[0] + 1)
+        )
+        if not _plain_parameters(parameters):
+            return None
+        masker.blank(list(masker.positions((number, match.end()), end)), continuation=True)
+    if not expected:
+        return None
+    try:
+        tree = _ast(masker.text(), path)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    found: dict[tuple[str, int, int], str | None] = {}
+    stack: list[list[ast.stmt]] = [tree.body]
+    while stack:
+        body = stack.pop()
+        for index, node in enumerate(body):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                found[("definition", node.lineno, node.col_offset)] = None
+            elif _is_alias_mask(node) and index + 1 < len(body):
+                name = _alias_target(body[index + 1], node)
+                if name is not None:
+                    found[("alias", node.lineno, node.col_offset)] = name
+            for field in ("body", "orelse", "finalbody", "handlers", "cases"):
+                children = getattr(node, field, None)
+                if isinstance(children, list):
+                    stack.append(children)
+    for kind, line, column, name in expected:
+        key = (kind, line, column)
+        if key not in found or found[key] != name:
+            return None
+    return tree
+
+
+def _plain_parameters(text: str) -> bool:
+    """Whether ``text`` (between the brackets) is a non-empty list of ``_PARAMETER``s."""
+    parts, depth, start = [], 0, 0
+    for index, char in enumerate(text):
+        if char in "([{":
+            depth += 1
+        elif char in ")]}":
+            depth -= 1
+        elif char == "," and depth == 0:
+            parts.append(text[start:index])
+            start = index + 1
+    last = text[start:]
+    if last.strip() or not parts:
+        parts.append(last)  # else a trailing comma after at least one parameter
+    for part in parts:
+        match = _PARAMETER.fullmatch(part)
+        if match is None:
+            return False
+        bound = match.group("bound")
+        if bound is not None and not _plain_expression(bound):
+            return False
+    return True
+
+
+def _plain_expression(text: str) -> bool:
+    try:
+        node = ast.parse(f"(\n{text}\n)", mode="eval").body
+    except SyntaxError:
+        return False
+    return not isinstance(node, (ast.NamedExpr, ast.Starred, ast.Yield, ast.YieldFrom, ast.Await))
+
+
+def _is_alias_mask(node: ast.stmt) -> bool:
+    """``_ = 0`` spelled ``_=0``: where a ``type`` keyword was masked."""
+    return (
+        isinstance(node, ast.Assign)
+        and len(node.targets) == 1
+        and isinstance(node.targets[0], ast.Name)
+        and node.targets[0].id == "_"
+        and isinstance(node.value, ast.Constant)
+        and type(node.value.value) is int
+        and node.value.value == 0
+        and (node.end_lineno, node.end_col_offset) == (node.lineno, node.col_offset + 3)
+    )
+
+
+def _alias_target(node: ast.stmt, mask: ast.stmt) -> str | None:
+    """The name ``type NAME = value`` binds, if ``node``, right after the mask on its line, is
+    ``NAME = <one expression>`` (not a tuple, a star, ``yield`` or ``await``)."""
+    if not (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)):
+        return None
+    if node.lineno != mask.lineno or node.col_offset <= mask.col_offset:
+        return None
+    if isinstance(node.value, (ast.Tuple, ast.Starred, ast.Yield, ast.YieldFrom, ast.Await, ast.NamedExpr)):
+        return None
+    return node.targets[0].id
+
+
+def _closing_bracket(lines: list[str], line: int, column: int) -> tuple[int, int] | None:
+    """Just past the bracket that closes the ``[`` at (``line``, ``column``), or None when a
+    string, comment or backslash in between makes reading brackets unsure."""
+    depth = 0
+    while line <= len(lines):
+        text = lines[line - 1]
+        while column < len(text):
+            char = text[column]
+            if char in "([{":
+                depth += 1
+            elif char in ")]}":
+                depth -= 1
+                if depth == 0:
+                    return (line, column + 1) if char == "]" else None
+            elif char in "'\"#\\":
+                return None
+            column += 1
+        line, column = line + 1, 0
+    return None
 
 
 def _ast(text: str, path: str) -> ast.Module:
