@@ -10,7 +10,8 @@ import re
 import tokenize
 from collections import deque
 from collections.abc import Iterator
-from functools import cached_property
+from functools import cache, cached_property
+from itertools import pairwise
 
 from jax_codemod.rule import Span
 
@@ -460,15 +461,17 @@ class Block:
     string or annotation as a statement) or "other"; ``name``: the name a `def`, `class` or
     "assign" block binds; ``decorated``: it has decorators; ``callee``: the called name of a
     "call" block (`name = callee(...)`); ``header``: where the line of the statement itself
-    begins (after its decorators; ``begin`` when it has none).
+    begins (after its decorators; ``begin`` when it has none); ``indent``: for a statement of a
+    module-level class's body (``class_members``), that body's indentation ("" at module
+    level).
 
     A plain class with slots: a file has thousands of blocks, and a frozen dataclass's
     ``__init__`` (one ``object.__setattr__`` per field) made making them most of the cutting.
     Treat it as immutable.
     """
 
-    __slots__ = ("begin", "callee", "decorated", "end", "finish", "header", "kind", "name", "start")
-    _FIELDS = ("start", "end", "begin", "finish", "name", "decorated", "kind", "callee", "header")
+    __slots__ = ("begin", "callee", "decorated", "end", "finish", "header", "indent", "kind", "name", "start")
+    _FIELDS = ("start", "end", "begin", "finish", "name", "decorated", "kind", "callee", "header", "indent")
 
     def __init__(
         self,
@@ -481,14 +484,25 @@ class Block:
         kind: str = "other",
         callee: str | None = None,
         header: int | None = None,
+        indent: str = "",
     ) -> None:
         self.start, self.end, self.begin, self.finish = start, end, begin, finish
         self.name, self.decorated, self.kind, self.callee = name, decorated, kind, callee
         self.header = begin if header is None else header
+        self.indent = indent
 
     def _fields(self) -> tuple:
         return (
-            self.start, self.end, self.begin, self.finish, self.name, self.decorated, self.kind, self.callee, self.header
+            self.start,
+            self.end,
+            self.begin,
+            self.finish,
+            self.name,
+            self.decorated,
+            self.kind,
+            self.callee,
+            self.header,
+            self.indent,
         )
 
     def __eq__(self, other: object) -> bool:
@@ -634,12 +648,165 @@ def top_level_blocks(text: str, interiors: list[tuple[int, int]] | None = None) 
     return blocks
 
 
+# A statement of a class body, after its indentation: a `def`, a nested `class`, a decorator,
+# or a clause that continues the compound statement above.
+_MEMBER_HEADER = re.compile(r"(?:async[ \t]+)?def[ \t]+(\w+)|class[ \t]+(\w+)|(@)|(?:else|elif|except|finally)\b")
+
+
+@cache
+def _member_lines(indent: str) -> tuple[re.Pattern[str], re.Pattern[str]]:
+    """(a line that starts a statement of a body indented ``indent``; a line with code that
+    is not in that body: neither that indentation nor deeper, not blank, not a comment)."""
+    at = re.escape(indent)
+    return re.compile(rf"\n(?={at}[^ \t\n#)\]}}])"), re.compile(rf"\n(?!{at}|[ \t]*(?:#|\n|\Z))")
+
+
+def class_members(text: str, block: Block, interiors: list[tuple[int, int]], starts: list[int]) -> list[Block] | None:
+    """A module-level `class` block cut into the statements of its body, or None when unsure.
+
+    The first block is the class's decorators and header ("head"); then one block per
+    statement at the body's indentation: "def" (a method, its decorators with it), "class" (a
+    nested class) or "other" (anything else), each with ``indent`` set. Cut where
+    ``top_level_blocks`` cuts, one level in: a line at the body's indentation, not in a
+    triple-quoted string, starts a statement. A line inside brackets can look like one too;
+    an "other" block that does not balance its brackets, or decorators that do not, makes the
+    answer None (a continuation closes what it did not open, so the last piece of a statement
+    cut apart never balances, and it is no plain `def` or `class`: those do not start inside
+    brackets). None too for a body on the header's line, a line that continues a backslash at
+    the body's indentation, and a line with code at another indentation that is not deeper
+    (tabs and spaces mixed, a bracket's line dedented past the body).
+    """
+    body = _header_end(text, block.header, block.finish, interiors, starts)
+    if body < 0:
+        return None
+    finish = block.finish
+    position = body
+    while position < finish:  # the body's first line with code gives its indentation
+        end = text.find("\n", position, finish)
+        end = finish if end < 0 else end
+        code = text[position:end].lstrip(" \t")
+        if code and code[0] != "#":
+            break
+        position = end + 1
+    else:
+        return None
+    indent = text[position : end - len(code)]
+    if not indent:
+        return None
+    member_start, elsewhere = _member_lines(indent)
+    search = elsewhere.search
+    at = position - 1
+    while True:
+        found = search(text, at, finish)
+        if found is None:
+            break
+        line = found.start() + 1
+        inside = bisect.bisect_right(starts, line) - 1
+        if not (inside >= 0 and line <= interiors[inside][1]):
+            return None  # code in no body line: not a cut this reading can make
+        at = interiors[inside][1]
+    heads: list[tuple[int, tuple]] = []
+    size = len(indent)
+    for found in member_start.finditer(text, position - 1, finish):
+        line = found.start() + 1
+        inside = bisect.bisect_right(starts, line) - 1
+        if inside >= 0 and line <= interiors[inside][1]:
+            continue  # a line of a multi-line string
+        if text[line - 2] == "\\":
+            return None  # continues the line above
+        header = _MEMBER_HEADER.match(text, line + size)
+        groups = (None, None, None) if header is None else header.groups()
+        if header is not None and groups == (None, None, None):
+            continue  # `else:` and its siblings continue the statement above
+        heads.append((line, groups))
+    if not heads or heads[0][0] != position:
+        return None
+    members = [Block(block.start, 0, block.begin, position, block.name, block.decorated, "head", None, block.header, indent)]
+    line_number, counted = block.start, block.begin
+    index, count = 0, len(heads)
+    while index < count:
+        begin, groups = heads[index]
+        header, decorated = begin, groups[2] is not None
+        while groups[2] is not None:
+            index += 1
+            if index == count:
+                return None  # decorators of nothing: not Python
+            header, groups = heads[index]
+        index += 1
+        stop = heads[index][0] if index < count else finish
+        line_number += text.count("\n", counted, begin)
+        counted = begin
+        if groups[0]:
+            name, kind = groups[0], "def"
+        elif groups[1]:
+            name, kind = groups[1], "class"
+        else:
+            name, kind = None, "other"
+        if decorated and not brackets_balance(text, begin, header, interiors, starts):
+            return None
+        if kind == "other" and not brackets_balance(text, begin, stop, interiors, starts):
+            return None
+        members.append(Block(line_number, 0, begin, stop, name, decorated, kind, header=header, indent=indent))
+    for previous, following in pairwise(members):
+        previous.end = following.start - 1
+    members[-1].end = block.end
+    return members
+
+
+def _header_end(text: str, at: int, finish: int, interiors: list[tuple[int, int]], starts: list[int]) -> int:
+    """Where the line after a compound statement's header that begins at ``at`` begins: the
+    header ends at the first `:` outside brackets, strings and comments, and nothing but a
+    comment follows it on its line. -1 when unsure, or when the body is on that line."""
+    depth, position = 0, at
+    while position < finish:
+        char = text[position]
+        if char in "([{":
+            depth += 1
+        elif char in ")]}":
+            depth -= 1
+            if depth < 0:
+                return -1
+        elif char == "#":
+            position = text.find("\n", position, finish)  # a comment inside the brackets
+            if position < 0:
+                return -1
+            continue
+        elif char == "\n" and depth == 0:
+            return -1  # the statement ends before any colon
+        elif char in "'\"":
+            if text.startswith(char * 3, position):
+                inside = bisect.bisect_left(starts, position + 3)
+                if inside == len(starts) or starts[inside] != position + 3:
+                    return -1
+                position = interiors[inside][1] + 3
+                continue
+            position = _single_quoted_end(text, position)
+            if position < 0:
+                return -1
+            continue
+        elif char == "\\":
+            position += 2  # a continued line, or an escape no header holds outside a string
+            continue
+        elif char == ":" and depth == 0:
+            rest = position + 1
+            while rest < finish and text[rest] in " \t":
+                rest += 1
+            if rest < finish and text[rest] == "#":
+                rest = text.find("\n", rest, finish)
+            if rest < 0 or rest >= finish or text[rest] != "\n":
+                return -1
+            return rest + 1
+        position += 1
+    return -1
+
+
 def partial_source(
     text: str, blocks: list[Block], keep: list[bool], replacements: dict[int, str] | None = None
 ) -> str:
     """``text`` with every block not kept replaced by a stub that binds what it binds at
     module level (`class name: pass` for a `def` or `class`, `name = None` for an "assign",
-    `pass` for an "item") and blank lines: the kept statements parse to the nodes, lines and
+    `pass` for an "item"; in a class body cut into its members, `name = None` for a method
+    or a nested class, `class name:` for the class's own header) and blank lines: the kept statements parse to the nodes, lines and
     columns of the whole file's, and the module binds the same names. ``replacements``: the
     text to put in place of some blocks instead (as many lines)."""
     parts: list[str] = []
@@ -651,7 +818,11 @@ def partial_source(
             parts.append(replacements[index])
             continue
         newlines = text.count("\n", block.begin, block.finish)  # no copy of a dropped block
-        if block.kind in ("assign", "call"):
+        if block.kind == "head":
+            stub = f"class {block.name}:"  # its body follows, kept or stubbed
+        elif block.indent and block.kind in ("def", "class"):
+            stub = f"{block.indent}{block.name} = None"  # binds the name in the class body
+        elif block.kind in ("assign", "call"):
             stub = f"{block.name} = None"
         elif block.kind in ("def", "class"):
             stub = f"class {block.name}: pass"

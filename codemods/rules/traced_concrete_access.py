@@ -14,6 +14,7 @@ from jax_codemod.analysis.context import (
     CONTAINER_CALLS,
     FileContext,
     brackets_balance,
+    class_members,
     count_line_breaks,
     in_code,
     partial_source,
@@ -598,6 +599,7 @@ def _partial(ctx: FileContext, most: float | None = None) -> tuple[FileContext |
     blocks = top_level_blocks(text, interiors) if interiors is not None else None
     if not blocks:
         return None, False
+    blocks = _with_members(text, blocks, interiors)
     cut = _Cut(text, blocks, interiors)
     block_of, blocks_naming = cut.block_of, cut.naming
     starts = cut.string_starts
@@ -725,7 +727,7 @@ def _partial(ctx: FileContext, most: float | None = None) -> tuple[FileContext |
                     pending.append(other)
     # Decorator factories the kept blocks name (`@compile` with `def compile(fn): return jax.jit(fn)`).
     factories = [
-        i for i in live if not keep[i] and blocks[i].kind == "def" and not blocks[i].decorated
+        i for i in live if not keep[i] and blocks[i].kind == "def" and not blocks[i].decorated and not blocks[i].indent
     ]
     kept = list(keep)
     for index in factories:
@@ -744,7 +746,10 @@ def _with_blocks(ctx: FileContext, base: FileContext, blocks, added: list[bool],
     of the blocks kept but not ``added``: only the added blocks are parsed, and their
     statements put in place of their stubs (each block parses on its own exactly when the
     text of the kept blocks does, their brackets balancing in both). None when they do not
-    parse."""
+    parse. A method cannot be parsed apart from its class: with one among the added blocks, the
+    whole partial text is parsed again (the base of such a file is its imports and stubs)."""
+    if any(b.indent for b, a in zip(blocks, added) if a):
+        return _parse_partial(ctx, blocks, keep, replacements)
     text = ctx.text
     source = "".join(
         text[b.begin : b.finish] if a else "\n" * text.count("\n", b.begin, b.finish)
@@ -766,6 +771,24 @@ def _with_blocks(ctx: FileContext, base: FileContext, blocks, added: list[bool],
     body.sort(key=lambda s: (s.lineno, s.col_offset))
     tree = ast.Module(body=body, type_ignores=[])
     return FileContext(ctx.path, partial_source(text, blocks, keep, replacements), tree)
+
+
+def _with_members(text: str, blocks, interiors: list[tuple[int, int]]):
+    """``blocks`` with each module-level class that ``class_members`` can cut replaced by its
+    members: a method is kept or stubbed as a top-level function is (the chains reach it
+    through the names blocks mention, `self.name` among them); what else the body holds is
+    kept. A test module is one class holding every test: its methods are most of the file."""
+    if not any(block.kind == "class" for block in blocks):
+        return blocks
+    starts = [first for first, _ in interiors]
+    out = []
+    for block in blocks:
+        members = class_members(text, block, interiors, starts) if block.kind == "class" else None
+        if members is None:
+            out.append(block)
+        else:
+            out.extend(members)
+    return out
 
 
 class _Cut:
@@ -879,7 +902,8 @@ def _imports_only(text: str, block, positions: list[int]) -> str | None:
     chunk = text[block.begin : block.finish]
     lines = chunk.split("\n")
     out = [""] * len(lines)
-    out[0] = f"class {block.name}: pass"
+    indent = block.indent
+    out[0] = f"{indent}{block.name} = None" if indent else f"class {block.name}: pass"
     for position in positions:
         number = text.count("\n", block.begin, position)
         line = lines[number]
@@ -896,7 +920,7 @@ def _imports_only(text: str, block, positions: list[int]) -> str | None:
                 last += 1
         elif code.rstrip().endswith("\\") or ";" in code:
             return None
-        out[number] = statement
+        out[number] = indent + statement
         for follow in range(number + 1, last + 1):
             if "ffi" in lines[follow] or "#" in lines[follow] or ";" in lines[follow]:
                 return None
@@ -965,9 +989,13 @@ def _reached(text: str, blocks, live: set[int], accesses: set[int], blocks_namin
 
 
 def _functions_of(text: str, block) -> set[str]:
+    """The functions a block defines that a call elsewhere may resolve to: a `def` block's; in
+    an "other" or "class" block, every `def` line's. (A method directly in a class body is
+    resolved through `self` only, but one under an `if` in it resolves by its name; a class
+    block not cut into its members gives all of them.)"""
     if block.kind == "def":
         return {block.name}
-    if block.kind == "other":
+    if block.kind in ("other", "class"):
         return set(_DEF_NAME.findall(text, block.begin, block.finish))
     return set()
 
@@ -1019,7 +1047,9 @@ def _transform_blocks(text: str, cut: _Cut, bindings, spellings: Spellings) -> s
         live |= cut.naming(name)
     # Factories: module-level functions without decorators that spell a transform.
     blocks = cut.blocks
-    factories = {blocks[i].name for i in live if blocks[i].kind == "def" and not blocks[i].decorated}
+    factories = {
+        blocks[i].name for i in live if blocks[i].kind == "def" and not blocks[i].decorated and not blocks[i].indent
+    }
     for name in factories - names:
         live |= cut.naming(name)
     return live
