@@ -656,15 +656,18 @@ def _partial(ctx: FileContext, most: float | None = None) -> tuple[FileContext |
     # A line at column 0 inside brackets (`g(\nx.item())`, `f(\njit=1)`, `a\n@ b`) reads as a
     # block of its own; a kept block cut so does not parse, but nothing parses two stubbed
     # halves, and the access in the second (or the name its stub binds) would be read wrongly.
-    # The last such half closes what the statement's first block opens: a block that can
-    # be one (any kind but `def`, `class` and "other", or a decorator) balances its brackets.
-    for index, block in enumerate(blocks):
-        if fixed[index]:
-            continue  # parsed already
-        if block.decorated:
-            if not brackets_balance(text, block.begin, block.header, interiors, starts):
-                return None, False
-        elif block.kind in ("assign", "call", "item") and not brackets_balance(
+    # The last such half closes what the statement's first block opens, and is no plain `def`
+    # or `class` (those do not start inside brackets): every other block balances its
+    # brackets, and decorators theirs. Kept ones too: two kept halves parse, but the chains
+    # would read them as two blocks (`if c: f = jax.jit(lambda x: g(x,` in one, its
+    # `x.item()))` in the other, reached from nothing). (A class's members were checked when
+    # it was cut.)
+    for block in blocks:
+        if block.indent and block.kind != "head":
+            continue
+        if block.decorated and not brackets_balance(text, block.begin, block.header, interiors, starts):
+            return None, False
+        if block.kind not in ("def", "class", "head") and not brackets_balance(
             text, block.begin, block.finish, interiors, starts
         ):
             return None, False
