@@ -1232,3 +1232,25 @@ def test_random_classes_decide_as_the_whole_file_does(seed):
     except SyntaxError:
         pytest.skip("an invalid assembly")
     check_equivalent(text)
+
+
+def test_a_display_receiver_is_decided_without_the_value_analysis():
+    """`np.array([jax.devices()[0]])` in a trace: the consumer's argument is a list, which the
+    value analysis never calls a tracer; the partial reading decides it alone."""
+    text = with_filler("""
+        import jax
+        import numpy as np
+
+        @jax.jit
+        def step(x):
+            devices = np.array([jax.devices()[0]])
+            return x + len(devices)
+    """)
+    every = whole(text)
+    [receiver] = [
+        n.args[0] for n in ast.walk(every.tree) if isinstance(n, ast.Call) and ast.unparse(n.func) == "np.array"
+    ]
+    assert not every.analysis.is_tracer(receiver)
+    ctx = lazy(text)
+    assert RULE.check(ctx) == [] and not ctx.has_tree
+    check_equivalent(text)

@@ -1535,9 +1535,26 @@ def _accesses(
     return sorted(found, key=lambda a: (a.node.lineno, a.node.col_offset))
 
 
+# Expressions whose value is a constant, a container, a mapping or a function, whatever
+# their parts hold: never a tracer (`np.array([jax.devices()[0]])` reads no array).
+_NEVER_TRACERS = (
+    ast.Constant,
+    ast.JoinedStr,
+    ast.List,
+    ast.Tuple,
+    ast.Set,
+    ast.Dict,
+    ast.ListComp,
+    ast.SetComp,
+    ast.DictComp,
+    ast.GeneratorExp,
+    ast.Lambda,
+)
+
+
 def _is_tracer(ctx: FileContext, receiver: ast.AST, exact: bool) -> bool:
-    if isinstance(receiver, ast.Constant):
-        return False  # what the value analysis says of any constant
+    if isinstance(receiver, _NEVER_TRACERS):
+        return False  # what the value analysis says of any of them
     if not exact:
         raise _Undecided
     return ctx.analysis.is_tracer(receiver)
