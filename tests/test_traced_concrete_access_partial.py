@@ -1235,7 +1235,7 @@ def test_random_classes_decide_as_the_whole_file_does(seed):
 
 
 def test_a_display_receiver_is_decided_without_the_value_analysis():
-    """`np.array([jax.devices()[0]])` in a trace: the consumer's argument is a list, which the
+    """`np.array([jax.local_devices()[0]])` in a trace: the consumer's argument is a list, which the
     value analysis never calls a tracer; the partial reading decides it alone."""
     text = with_filler("""
         import jax
@@ -1243,7 +1243,7 @@ def test_a_display_receiver_is_decided_without_the_value_analysis():
 
         @jax.jit
         def step(x):
-            devices = np.array([jax.devices()[0]])
+            devices = np.array([jax.local_devices()[0]])
             return x + len(devices)
     """)
     every = whole(text)
