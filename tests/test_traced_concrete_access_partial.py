@@ -579,16 +579,17 @@ def test_a_file_kept_almost_whole_is_read_whole():
 # The cheaper readings against the plain ones -------------------------------------------------
 
 
-def _forward_reach(text: str, blocks, live: set[int]) -> set[int]:
+def _forward_reach(text: str, blocks, live: set[int], cut) -> set[int]:
     """The chain reading as first written: forward from ``live``, through every word of a
-    reached block's text that names a module-level function."""
+    reached block's text that names a function (a method: from a block of its class)."""
     defined = jax001._module_functions(text, blocks)
     reach, pending = set(live), list(live)
     while pending:
-        block = blocks[pending.pop()]
+        source = pending.pop()
+        block = blocks[source]
         for word in set(jax001._WORDS.findall(text, block.begin, block.finish)) & defined.keys():
             for target in defined[word]:
-                if target not in reach:
+                if target not in reach and cut.scope[target] in (None, cut.member_of[source]):
                     reach.add(target)
                     pending.append(target)
     return reach
@@ -605,16 +606,17 @@ def test_walking_back_from_the_accesses_finds_the_forward_chains(path):
     blocks = top_level_blocks(text, interiors) if interiors is not None else None
     if not blocks:
         return
-    naming = jax001._Cut(text, blocks, interiors).naming
+    blocks = jax001._with_members(text, blocks, interiors)
+    cut = jax001._Cut(text, blocks, interiors)
     chooser = random.Random(path.name)
     size = len(blocks)
     for _ in range(12):
         live = {i for i in range(size) if chooser.random() < chooser.choice((0.02, 0.1, 0.3))}
         accesses = {i for i in range(size) if chooser.random() < chooser.choice((0.02, 0.1))} or {size - 1}
-        reach = _forward_reach(text, blocks, live)
-        assert jax001._reached(text, blocks, live, accesses, naming) == bool(accesses & reach)
+        reach = _forward_reach(text, blocks, live, cut)
+        assert jax001._reached(text, blocks, live, accesses, cut) == bool(accesses & reach)
         for access in list(accesses)[:3]:  # each access block alone: the answer is often False
-            assert jax001._reached(text, blocks, live, {access}, naming) == (access in reach)
+            assert jax001._reached(text, blocks, live, {access}, cut) == (access in reach)
 
 
 @pytest.mark.parametrize("path", [*CORPUS, *INSTALLED_JAX[::3]], ids=lambda p: p.name)
@@ -632,6 +634,15 @@ def test_blocks_naming_a_word_are_those_its_positions_are_in(path):
         assert cut.naming(word) == cut.blocks_at(jax001._word_positions(text, word)), word
         raw = {i for i, b in enumerate(blocks) if word in jax001._WORDS.findall(text, b.begin, b.finish)}
         assert cut.naming(word, strings=True) == raw, word
+    # Within a class cut into its members: the blocks of that class only.
+    members = jax001._with_members(text, blocks, interiors)
+    cut = jax001._Cut(text, members, interiors)
+    spans = sorted({span for span in cut.member_of if span is not None})
+    for span in spans[:5]:
+        inside = {i for i, span_of in enumerate(cut.member_of) if span_of == span}
+        for word in [*words[:60], "self", "jit"]:
+            every = cut.naming(word, strings=True)
+            assert cut.naming(word, strings=True, within=span) == every & inside, word
 
 
 def test_comments_before_the_first_block_are_in_no_block():
@@ -1078,7 +1089,7 @@ def test_the_members_are_the_statements_the_parser_sees():
                 if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                     assert (member.kind, member.name) == ("def" if not isinstance(statement, ast.ClassDef) else "class", statement.name)
                 else:
-                    assert member.kind == "other"
+                    assert member.kind in ("assign", "call", "item", "other")
             assert len(members) - 1 == len(node.body)  # ...and no block starts elsewhere
             checked += 1
     assert checked >= 20

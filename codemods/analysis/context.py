@@ -629,28 +629,9 @@ def top_level_blocks(text: str, interiors: list[tuple[int, int]] | None = None) 
             header, groups = heads[index][1], heads[index][2]  # the decorated statement's own header
         index += 1
         end, finish = (heads[index][0] - 1, heads[index][1]) if index < size else (total, len(text))
-        name, kind, callee = None, "other", None
-        if groups is not None and groups[2] is None:
-            if groups[0]:
-                name, kind = groups[0], "def"
-            elif groups[1]:
-                name, kind = groups[1], "class"
-            elif decorated:
-                pass
-            elif groups[4] or groups[5]:
-                name, kind = (groups[4], "assign") if groups[4] else (None, "item")
-            elif groups[6]:
-                if groups[7].split(".", 1)[0] not in _STATEMENT_KEYWORDS:
-                    name, kind, callee = groups[6], "call", groups[7]
-            elif (groups[8] or groups[9] or "") not in _STATEMENT_KEYWORDS:
-                kind = "item"
+        name, kind, callee = _classified(groups, decorated)
         blocks.append(Block(start, end, begin, finish, name, decorated, kind, callee, header))
     return blocks
-
-
-# A statement of a class body, after its indentation: a `def`, a nested `class`, a decorator,
-# or a clause that continues the compound statement above.
-_MEMBER_HEADER = re.compile(r"(?:async[ \t]+)?def[ \t]+(\w+)|class[ \t]+(\w+)|(@)|(?:else|elif|except|finally)\b")
 
 
 @cache
@@ -665,12 +646,12 @@ def class_members(text: str, block: Block, interiors: list[tuple[int, int]], sta
     """A module-level `class` block cut into the statements of its body, or None when unsure.
 
     The first block is the class's decorators and header ("head"); then one block per
-    statement at the body's indentation: "def" (a method, its decorators with it), "class" (a
-    nested class) or "other" (anything else), each with ``indent`` set. Cut where
+    statement at the body's indentation, of the kinds ``top_level_blocks`` gives (a method is
+    a "def", its decorators with it; a nested class a "class"), each with ``indent`` set. Cut where
     ``top_level_blocks`` cuts, one level in: a line at the body's indentation, not in a
     triple-quoted string, starts a statement. A line inside brackets can look like one too;
-    an "other" block that does not balance its brackets, or decorators that do not, makes the
-    answer None (a continuation closes what it did not open, so the last piece of a statement
+    a block but a `def` or `class` that does not balance its brackets, or decorators that do
+    not, makes the answer None (a continuation closes what it did not open, so the last piece of a statement
     cut apart never balances, and it is no plain `def` or `class`: those do not start inside
     brackets). None too for a body on the header's line, a line that continues a backslash at
     the body's indentation, and a line with code at another indentation that is not deeper
@@ -714,9 +695,9 @@ def class_members(text: str, block: Block, interiors: list[tuple[int, int]], sta
             continue  # a line of a multi-line string
         if text[line - 2] == "\\":
             return None  # continues the line above
-        header = _MEMBER_HEADER.match(text, line + size)
-        groups = (None, None, None) if header is None else header.groups()
-        if header is not None and groups == (None, None, None):
+        header = _HEADER.match(text, line + size)
+        groups = None if header is None else header.groups()
+        if groups is not None and groups[3]:
             continue  # `else:` and its siblings continue the statement above
         heads.append((line, groups))
     if not heads or heads[0][0] != position:
@@ -726,8 +707,8 @@ def class_members(text: str, block: Block, interiors: list[tuple[int, int]], sta
     index, count = 0, len(heads)
     while index < count:
         begin, groups = heads[index]
-        header, decorated = begin, groups[2] is not None
-        while groups[2] is not None:
+        header, decorated = begin, groups is not None and groups[2] is not None
+        while groups is not None and groups[2] is not None:
             index += 1
             if index == count:
                 return None  # decorators of nothing: not Python
@@ -736,17 +717,12 @@ def class_members(text: str, block: Block, interiors: list[tuple[int, int]], sta
         stop = heads[index][0] if index < count else finish
         line_number += text.count("\n", counted, begin)
         counted = begin
-        if groups[0]:
-            name, kind = groups[0], "def"
-        elif groups[1]:
-            name, kind = groups[1], "class"
-        else:
-            name, kind = None, "other"
+        name, kind, callee = _classified(groups, decorated)
         if decorated and not brackets_balance(text, begin, header, interiors, starts):
             return None
-        if kind == "other" and not brackets_balance(text, begin, stop, interiors, starts):
+        if kind not in ("def", "class") and not brackets_balance(text, begin, stop, interiors, starts):
             return None
-        members.append(Block(line_number, 0, begin, stop, name, decorated, kind, header=header, indent=indent))
+        members.append(Block(line_number, 0, begin, stop, name, decorated, kind, callee, header, indent))
     for previous, following in pairwise(members):
         previous.end = following.start - 1
     members[-1].end = block.end
@@ -800,13 +776,36 @@ def _header_end(text: str, at: int, finish: int, interiors: list[tuple[int, int]
     return -1
 
 
+def _classified(groups: tuple | None, decorated: bool) -> tuple[str | None, str, str | None]:
+    """(name, kind, callee) of a statement whose line ``_HEADER`` matched with ``groups``
+    (None: no match), the decorated statement's own line when it has decorators."""
+    if groups is None or groups[2] is not None:
+        return None, "other", None
+    if groups[0]:
+        return groups[0], "def", None
+    if groups[1]:
+        return groups[1], "class", None
+    if decorated:
+        return None, "other", None
+    if groups[4] or groups[5]:
+        return (groups[4], "assign", None) if groups[4] else (None, "item", None)
+    if groups[6]:
+        if groups[7].split(".", 1)[0] not in _STATEMENT_KEYWORDS:
+            return groups[6], "call", groups[7]
+        return None, "other", None
+    if (groups[8] or groups[9] or "") not in _STATEMENT_KEYWORDS:
+        return None, "item", None
+    return None, "other", None
+
+
 def partial_source(
     text: str, blocks: list[Block], keep: list[bool], replacements: dict[int, str] | None = None
 ) -> str:
     """``text`` with every block not kept replaced by a stub that binds what it binds at
     module level (`class name: pass` for a `def` or `class`, `name = None` for an "assign",
-    `pass` for an "item"; in a class body cut into its members, `name = None` for a method
-    or a nested class, `class name:` for the class's own header) and blank lines: the kept statements parse to the nodes, lines and
+    `pass` for an "item"; in a class body cut into its members, the same at its indentation
+    but `name = None` for a method or a nested class, and `class name:` for the class's own
+    header) and blank lines: the kept statements parse to the nodes, lines and
     columns of the whole file's, and the module binds the same names. ``replacements``: the
     text to put in place of some blocks instead (as many lines)."""
     parts: list[str] = []
@@ -820,8 +819,8 @@ def partial_source(
         newlines = text.count("\n", block.begin, block.finish)  # no copy of a dropped block
         if block.kind == "head":
             stub = f"class {block.name}:"  # its body follows, kept or stubbed
-        elif block.indent and block.kind in ("def", "class"):
-            stub = f"{block.indent}{block.name} = None"  # binds the name in the class body
+        elif block.indent:  # a statement of a class body (the analysis reads no name it binds)
+            stub = f"{block.indent}pass" if block.kind == "item" else f"{block.indent}{block.name} = None"
         elif block.kind in ("assign", "call"):
             stub = f"{block.name} = None"
         elif block.kind in ("def", "class"):

@@ -697,20 +697,23 @@ def _partial(ctx: FileContext, most: float | None = None) -> tuple[FileContext |
     if not accesses:
         return base, False  # no block holds access text: whatever is traced, nothing to find
     live = _transform_blocks(text, cut, bindings, spellings)
-    if not _reached(text, blocks, live, accesses, blocks_naming):
+    if not _reached(text, blocks, live, accesses, cut):
         # A function is traced only where a block on a chain from one that spells a transform
         # holds it (the same reading that drops the other blocks): access text in a block kept
         # for its module-level names but off every chain is in no traced function.
         return base, False
     defined = _module_functions(text, blocks)
-    # Forward from the blocks that spell a transform, through the functions they name...
+    # Forward from the blocks that spell a transform, through the functions they name (a
+    # method from its own class only)...
+    scope, member_of = cut.scope, cut.member_of
     reach = set(live)
     pending = list(live)
     while pending:
-        block = blocks[pending.pop()]
+        source = pending.pop()
+        block = blocks[source]
         for word in set(_WORDS.findall(text, block.begin, block.finish)) & defined.keys():
             for target in defined[word]:
-                if target not in reach:
+                if target not in reach and (scope[target] is None or scope[target] == member_of[source]):
                     reach.add(target)
                     pending.append(target)
     # ...and back from the accesses, through the blocks that name their functions.
@@ -719,12 +722,14 @@ def _partial(ctx: FileContext, most: float | None = None) -> tuple[FileContext |
     # fixed) past ``most`` already is read whole at once.
     if most is not None and keep != fixed and sum(b.finish - b.begin for b, k in zip(blocks, keep) if k) > most * len(text):
         return None, False
-    names_done: set[str] = set()
+    names_done: set[tuple] = set()
     pending = [i for i in range(len(blocks)) if keep[i] and i in reach]
     while pending:
-        for name in _functions_of(text, blocks[pending.pop()]) - names_done:
-            names_done.add(name)
-            for other in blocks_naming(name):
+        for name, within in cut.defines(pending.pop()):
+            if (name, within) in names_done:
+                continue
+            names_done.add((name, within))
+            for other in blocks_naming(name, within=within):
                 if other in reach and not keep[other]:
                     keep[other] = True
                     pending.append(other)
@@ -808,6 +813,30 @@ class _Cut:
             position = last + 3
         pieces.append((position, len(text)))
         self.code_pieces = pieces
+        # A class cut into its members: each member's class, as (begin, finish) of its text;
+        # a method's `scope` is its class (it is called as `self.name`, from its class only).
+        self.member_of: list[tuple[int, int] | None] = [None] * len(blocks)
+        self.scope: list[tuple[int, int] | None] = [None] * len(blocks)
+        index, count = 0, len(blocks)
+        while index < count:
+            if blocks[index].kind != "head":
+                index += 1
+                continue
+            last = index
+            while last + 1 < count and blocks[last + 1].indent and blocks[last + 1].kind != "head":
+                last += 1
+            span = (blocks[index].begin, blocks[last].finish)
+            for member in range(index, last + 1):
+                self.member_of[member] = span
+                if blocks[member].kind == "def":
+                    self.scope[member] = span
+            index = last + 1
+
+    def defines(self, index: int) -> list[tuple[str, tuple[int, int] | None]]:
+        """(name, where a call may name it: None for anywhere) of each function a block defines
+        that a call may resolve to (``_functions_of``)."""
+        within = self.scope[index]
+        return [(name, within) for name in _functions_of(self.text, self.blocks[index])]
 
     def block_of(self, position: int) -> int | None:
         """The block of ``position``; None for the comments and blank lines before the first
@@ -857,30 +886,33 @@ class _Cut:
                 position = match.end()
         return found
 
-    def naming(self, word: str, strings: bool = False) -> set[int]:
+    def naming(self, word: str, strings: bool = False, within: tuple[int, int] | None = None) -> set[int]:
         """``blocks_at(_word_positions(text, word))``, reading one occurrence per block:
         common words (`bytes`, `jit`, a helper's name) occur hundreds of times in a JAX-heavy
         file, in few blocks. ``strings``: count the word inside triple-quoted strings too
-        (the blocks whose ``_WORDS`` hold it)."""
+        (the blocks whose ``_WORDS`` hold it); ``within``: the blocks between those offsets
+        only (a class's, for a method's name)."""
         text, begins, starts, interiors = self.text, self.begins, self.string_starts, self.interiors
         found: set[int] = set()
-        find, length, size = text.find, len(word), len(text)
-        start = find(word, begins[0])
+        size = len(text)
+        low, high = within if within is not None else (begins[0], size)
+        find, length = text.find, len(word)
+        start = find(word, max(low, begins[0]), high)
         while start != -1:
             end = start + length
             before = text[start - 1] if start else " "
             after = text[end] if end < size else " "
             if before.isalnum() or before == "_" or after.isalnum() or after == "_":
-                start = find(word, end)
+                start = find(word, end, high)
                 continue
             if not strings:
                 inside = bisect.bisect_right(starts, start) - 1
                 if inside >= 0 and start <= interiors[inside][1]:
-                    start = find(word, interiors[inside][1])
+                    start = find(word, interiors[inside][1], high)
                     continue
             index = bisect.bisect_right(begins, start) - 1
             found.add(index)
-            start = find(word, self.blocks[index].finish)
+            start = find(word, self.blocks[index].finish, high)
         return found
 
 
@@ -968,26 +1000,42 @@ def _module_functions(text: str, blocks) -> dict[str, list[int]]:
     return defined
 
 
-def _reached(text: str, blocks, live: set[int], accesses: set[int], blocks_naming) -> bool:
+def _reached(text: str, blocks, live: set[int], accesses: set[int], cut: _Cut) -> bool:
     """Whether a block of ``accesses`` is on a chain from a block of ``live``: the forward
     reading of ``_partial`` (a block reaches the blocks that define a function named anywhere
-    in its text), walked backwards from the access blocks. Most files have many blocks that
-    spell a transform and few that hold access text, so walking back from those reads little
-    of the text; a chain found either way is the same chain."""
+    in its text; a method, the blocks of its class only), walked backwards from the access
+    blocks. Most files have many blocks that spell a transform and few that hold access text,
+    so walking back from those reads little of the text; a chain found either way is the same
+    chain."""
     if not live.isdisjoint(accesses):
         return True
+    # A class none of whose blocks spells a transform or defines a function a call outside
+    # it may name (one under an `if`, a nested class's) is entered by no chain: its methods
+    # are named from its own blocks only. Its blocks are not walked (a JAX-heavy class holds
+    # access text in many methods that call each other, none of them traced).
+    member_of = cut.member_of
+    entered = {member_of[i] for i in live} | {
+        member_of[i]
+        for i, block in enumerate(blocks)
+        if block.kind in ("other", "class") and member_of[i] is not None and _functions_of(text, block)
+    }
     seen = set(accesses)
-    pending = list(accesses)
-    names_done: set[str] = set()
+    pending = [i for i in accesses if member_of[i] is None or member_of[i] in entered]
+    names_done: set[tuple] = set()
     while pending:
-        for name in _functions_of(text, blocks[pending.pop()]) - names_done:
-            names_done.add(name)
-            for index in blocks_naming(name, strings=True):
-                if index in live:
+        index = pending.pop()
+        if member_of[index] is not None and member_of[index] not in entered:
+            continue
+        for name, within in cut.defines(index):
+            if (name, within) in names_done:
+                continue
+            names_done.add((name, within))
+            for other in cut.naming(name, strings=True, within=within):
+                if other in live:
                     return True
-                if index not in seen:
-                    seen.add(index)
-                    pending.append(index)
+                if other not in seen:
+                    seen.add(other)
+                    pending.append(other)
     return False
 
 
