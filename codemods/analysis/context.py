@@ -657,23 +657,11 @@ def class_members(text: str, block: Block, interiors: list[tuple[int, int]], sta
     the body's indentation, and a line with code at another indentation that is not deeper
     (tabs and spaces mixed, a bracket's line dedented past the body).
     """
-    body = _header_end(text, block.header, block.finish, interiors, starts)
-    if body < 0:
+    body = _class_body(text, block, interiors, starts)
+    if body is None:
         return None
+    position, indent = body
     finish = block.finish
-    position = body
-    while position < finish:  # the body's first line with code gives its indentation
-        end = text.find("\n", position, finish)
-        end = finish if end < 0 else end
-        code = text[position:end].lstrip(" \t")
-        if code and code[0] != "#":
-            break
-        position = end + 1
-    else:
-        return None
-    indent = text[position : end - len(code)]
-    if not indent:
-        return None
     member_start, elsewhere = _member_lines(indent)
     search = elsewhere.search
     at = position - 1
@@ -727,6 +715,30 @@ def class_members(text: str, block: Block, interiors: list[tuple[int, int]], sta
         previous.end = following.start - 1
     members[-1].end = block.end
     return members
+
+
+def class_body_indent(text: str, block: Block, interiors: list[tuple[int, int]], starts: list[int]) -> str | None:
+    """The indentation of a `class` block's body, or None when unsure (a body on the
+    header's line)."""
+    body = _class_body(text, block, interiors, starts)
+    return None if body is None else body[1]
+
+
+def _class_body(text: str, block: Block, interiors: list[tuple[int, int]], starts: list[int]) -> tuple[int, str] | None:
+    """(where the first line with code of a `class` block's body begins, its indentation)."""
+    position = _header_end(text, block.header, block.finish, interiors, starts)
+    if position < 0:
+        return None
+    finish = block.finish
+    while position < finish:  # the body's first line with code gives its indentation
+        end = text.find("\n", position, finish)
+        end = finish if end < 0 else end
+        code = text[position:end].lstrip(" \t")
+        if code and code[0] != "#":
+            indent = text[position : end - len(code)]
+            return (position, indent) if indent else None
+        position = end + 1
+    return None
 
 
 def _header_end(text: str, at: int, finish: int, interiors: list[tuple[int, int]], starts: list[int]) -> int:

@@ -14,6 +14,7 @@ from jax_codemod.analysis.context import (
     CONTAINER_CALLS,
     FileContext,
     brackets_balance,
+    class_body_indent,
     class_members,
     count_line_breaks,
     in_code,
@@ -558,7 +559,11 @@ _POSSIBLE_ACCESS = re.compile(
 _POSSIBLE_CONSUMER = re.compile(rf"\.{_COMMENTED_GAP}({_CONSUMER_WORDS}){_GAP}[(#]")
 # A run of them holds no quote, `#` or line end: all its characters are code or none is.
 _NON_ASCII = re.compile(r"[^\x00-\x7f]+")
-_DEF_NAME = re.compile(r"(?:^|(?<=\n))[ \t]*(?:async[ \t]+)?def[ \t]+(\w+)")
+# A `def` line after the first line of a block (the first is a `def` block's own): a literal
+# line break first, which the regex engine searches fast (`^` or a look-behind it tries at
+# every character).
+_DEF_NAME = re.compile(r"\n[ \t]*(?:async[ \t]+)?def[ \t]+(\w+)")
+_INDENTED_DEF = re.compile(r"\n([ \t]*)(?:async[ \t]+)?def[ \t]+(\w+)")
 _WORDS = re.compile(r"\w+")
 
 
@@ -634,6 +639,7 @@ def _partial(ctx: FileContext, most: float | None = None) -> tuple[FileContext |
         else:
             replacements[index] = replacement
     # The module's names first: imports, aliases, module-level statements.
+    verbatim = list(fixed)  # the blocks the base holds as they are
     base = _parse_partial(ctx, blocks, fixed, replacements)
     if base is None:
         return None, False
@@ -657,19 +663,23 @@ def _partial(ctx: FileContext, most: float | None = None) -> tuple[FileContext |
     # block of its own; a kept block cut so does not parse, but nothing parses two stubbed
     # halves, and the access in the second (or the name its stub binds) would be read wrongly.
     # The last such half closes what the statement's first block opens, and is no plain `def`
-    # or `class` (those do not start inside brackets): every other block balances its
-    # brackets, and decorators theirs. Kept ones too: two kept halves parse, but the chains
-    # would read them as two blocks (`if c: f = jax.jit(lambda x: g(x,` in one, its
-    # `x.item()))` in the other, reached from nothing). (A class's members were checked when
-    # it was cut.)
-    for block in blocks:
+    # or `class` (those do not start inside brackets): such a block that can be stubbed (an
+    # assignment, an item, a decorated statement) balances its brackets, and one the base holds
+    # as it is, after another it holds so: the two parse, but the chains would read them as
+    # two blocks (`if c: f = jax.jit(lambda x: g(x,` in one, its `x.item()))` in the other,
+    # reached from nothing). After a stub, such a half does not parse. (A class's members were
+    # checked when it was cut.)
+    for index, block in enumerate(blocks):
         if block.indent and block.kind != "head":
             continue
         if block.decorated and not brackets_balance(text, block.begin, block.header, interiors, starts):
             return None, False
-        if block.kind not in ("def", "class", "head") and not brackets_balance(
-            text, block.begin, block.finish, interiors, starts
-        ):
+        if block.kind in ("def", "class", "head"):
+            continue
+        if (
+            (not verbatim[index] and block.kind in ("assign", "call", "item"))
+            or (verbatim[index] and index and verbatim[index - 1])
+        ) and not brackets_balance(text, block.begin, block.finish, interiors, starts):
             return None, False
     spellings = Spellings(base)
     if any(name in bindings or name in spellings.aliases for name in CONTAINER_CALLS):
@@ -702,7 +712,7 @@ def _partial(ctx: FileContext, most: float | None = None) -> tuple[FileContext |
         # holds it (the same reading that drops the other blocks): access text in a block kept
         # for its module-level names but off every chain is in no traced function.
         return base, False
-    defined = _module_functions(text, blocks)
+    defined = _module_functions(cut)
     # Forward from the blocks that spell a transform, through the functions they name (a
     # method from its own class only)...
     scope, member_of = cut.scope, cut.member_of
@@ -791,7 +801,17 @@ def _with_members(text: str, blocks, interiors: list[tuple[int, int]]):
     starts = [first for first, _ in interiors]
     out = []
     for block in blocks:
-        members = class_members(text, block, interiors, starts) if block.kind == "class" else None
+        # A class with no member or consumer name after a dot stays one block: most hold no
+        # access, and cutting one costs more than stubbing it.
+        members = (
+            class_members(text, block, interiors, starts)
+            if block.kind == "class"
+            and (
+                _POSSIBLE_ACCESS.search(text, block.begin, block.finish) is not None
+                or _POSSIBLE_CONSUMER.search(text, block.begin, block.finish) is not None
+            )
+            else None
+        )
         if members is None:
             out.append(block)
         else:
@@ -832,11 +852,39 @@ class _Cut:
                     self.scope[member] = span
             index = last + 1
 
+        self._functions: dict[int, set[str]] = {}
+
+    def functions(self, index: int) -> set[str]:
+        """The functions a block defines that a call elsewhere may resolve to: a `def`
+        block's; in an "other" block, every `def` line's; in a class not cut into its members
+        (or a nested one), those of the `def` lines that are not its methods (a method directly
+        in a class body is resolved through `self` only, in its class's block, but one under
+        an `if` in it resolves by its name)."""
+        found = self._functions.get(index)
+        if found is None:
+            block, text = self.blocks[index], self.text
+            if block.kind == "def":
+                found = {block.name}
+            elif block.kind == "other":
+                # (An "other" block begins with no `def`: that is a "def" block.)
+                found = set(_DEF_NAME.findall(text, block.begin, block.finish))
+            elif block.kind == "class":
+                methods = class_body_indent(text, block, self.interiors, self.string_starts)
+                found = {
+                    name
+                    for indent, name in _INDENTED_DEF.findall(text, block.begin, block.finish)
+                    if indent != methods
+                }
+            else:
+                found = set()
+            self._functions[index] = found
+        return found
+
     def defines(self, index: int) -> list[tuple[str, tuple[int, int] | None]]:
         """(name, where a call may name it: None for anywhere) of each function a block defines
-        that a call may resolve to (``_functions_of``)."""
+        that a call may resolve to (``functions``)."""
         within = self.scope[index]
-        return [(name, within) for name in _functions_of(self.text, self.blocks[index])]
+        return [(name, within) for name in self.functions(index)]
 
     def block_of(self, position: int) -> int | None:
         """The block of ``position``; None for the comments and blank lines before the first
@@ -990,12 +1038,12 @@ def _parse_quietly(source: str, path: str) -> ast.Module | None:
         return None
 
 
-def _module_functions(text: str, blocks) -> dict[str, list[int]]:
-    """Module-level function name -> the blocks that define it (`def` blocks, and functions
-    under a module-level `if` or `try`)."""
+def _module_functions(cut: _Cut) -> dict[str, list[int]]:
+    """Function name -> the blocks that define it (``_Cut.functions``: `def` blocks, methods,
+    functions under a module-level `if` or `try`)."""
     defined: dict[str, list[int]] = {}
-    for index, block in enumerate(blocks):
-        for name in _functions_of(text, block):
+    for index in range(len(cut.blocks)):
+        for name in cut.functions(index):
             defined.setdefault(name, []).append(index)
     return defined
 
@@ -1017,7 +1065,7 @@ def _reached(text: str, blocks, live: set[int], accesses: set[int], cut: _Cut) -
     entered = {member_of[i] for i in live} | {
         member_of[i]
         for i, block in enumerate(blocks)
-        if block.kind in ("other", "class") and member_of[i] is not None and _functions_of(text, block)
+        if block.kind in ("other", "class") and member_of[i] is not None and cut.functions(i)
     }
     seen = set(accesses)
     pending = [i for i in accesses if member_of[i] is None or member_of[i] in entered]
@@ -1037,18 +1085,6 @@ def _reached(text: str, blocks, live: set[int], accesses: set[int], cut: _Cut) -
                     seen.add(other)
                     pending.append(other)
     return False
-
-
-def _functions_of(text: str, block) -> set[str]:
-    """The functions a block defines that a call elsewhere may resolve to: a `def` block's; in
-    an "other" or "class" block, every `def` line's. (A method directly in a class body is
-    resolved through `self` only, but one under an `if` in it resolves by its name; a class
-    block not cut into its members gives all of them.)"""
-    if block.kind == "def":
-        return {block.name}
-    if block.kind in ("other", "class"):
-        return set(_DEF_NAME.findall(text, block.begin, block.finish))
-    return set()
 
 
 _TRANSFORM_WORDS = "|".join(sorted(TRANSFORM_LEAVES - {"partial"}))
