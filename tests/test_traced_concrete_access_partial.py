@@ -1268,3 +1268,67 @@ def test_a_display_receiver_is_decided_without_the_value_analysis():
     ctx = lazy(text)
     assert RULE.check(ctx) == [] and not ctx.has_tree
     check_equivalent(text)
+
+
+MORE_CLASS_SHAPES = {
+    # A class attribute that jits a method by its bare name: the analysis resolves no method so.
+    "attribute_jits_a_method": "import jax\n\nclass A:\n    def g(self, x):\n        return x.item()\n    fast = jax.jit(g)\n",
+    # `jax.jit(self.f)` of a static method: decorated, so not the analysis's `self` method.
+    "self_static_method": (
+        "import jax\n\nclass A:\n    @staticmethod\n    def f(x):\n        return x.item()\n\n"
+        "    def run(self, x):\n        return jax.jit(self.f)(x)\n"
+    ),
+    # A method defined twice, the access in the second.
+    "defined_twice": (
+        "import jax\n\nclass A:\n    def f(self, x):\n        return x\n\n    def f(self, x):\n        return x.tolist()\n\n"
+        "    def run(self, x):\n        return jax.jit(self.f)(x)\n"
+    ),
+    # `cls.f` in a class method.
+    "class_method": (
+        "import jax\n\nclass A:\n    def f(cls, x):\n        return x.devices()\n\n"
+        "    @classmethod\n    def run(cls, x):\n        return jax.jit(cls.f)(x)\n"
+    ),
+    # An import at class level, a consumer through it in a jitted method.
+    "class_level_import": (
+        "import jax\n\nclass A:\n    import numpy as np\n\n    def f(self):\n        return 1\n\n"
+        "    @jax.jit\n    def g(x):\n        return np.asarray(x)\n"
+    ),
+    # A lambda class attribute jitted through `self`.
+    "lambda_attribute_through_self": (
+        "import jax\n\nclass A:\n    f = lambda self, x: x.item()\n\n    def run(self, x):\n        return jax.jit(self.f)(x)\n"
+    ),
+    # Two classes with a method of the same name; only one of them is jitted through `self`.
+    "same_name_two_classes": (
+        "import jax\n\nclass A:\n    def step(self, x):\n        return x.item()\n\nclass B:\n    def step(self, x):\n"
+        "        return x\n\n    def run(self, x):\n        return jax.jit(self.step)(x)\n"
+    ),
+    # The jitted method's class is the other one: the access is in the class that is not entered.
+    "same_name_other_class_jitted": (
+        "import jax\n\nclass A:\n    def step(self, x):\n        return x\n\n    def run(self, x):\n"
+        "        return jax.jit(self.step)(x)\n\nclass B:\n    def step(self, x):\n        return x.item()\n"
+    ),
+    # A module-level function named like a method is called from the jitted method.
+    "module_helper_from_method": (
+        "import jax\n\ndef helper(x):\n    return x.tolist()\n\nclass A:\n    def helper(self, x):\n        return x\n\n"
+        "    @jax.jit\n    def run(x):\n        return helper(x)\n"
+    ),
+    # A triple-quoted string that closes on a line at the body's indentation.
+    "string_closing_at_body_level": (
+        'import jax\n\nclass A:\n    def f(self):\n        s = """\n    def fake(self):\n    """\n        return s\n\n'
+        "    @jax.jit\n    def g(x):\n        return x.item()\n"
+    ),
+    # A method whose header's parameters go on over several lines at the body's indentation.
+    "parameters_at_body_level": "import jax\n\nclass A:\n    @jax.jit\n    def g(x,\n    y):\n        return x.item()\n",
+    # A decorator with a lambda holding the access.
+    "decorator_lambda": (
+        "import jax\n\nclass A:\n    @jax.custom_jvp\n    @staticmethod\n    def f(x):\n        return x\n\n"
+        "    g = jax.jit(lambda x: x.item())\n"
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(MORE_CLASS_SHAPES))
+def test_more_class_shapes_decide_as_the_whole_file_does(name):
+    text = MORE_CLASS_SHAPES[name].replace("\nclass A", "".join(FILLER.format(n=n) for n in range(4)) + "\n\nclass A", 1)
+    for variant in (text, in_a_test_class(text.replace("class A:\n", "class A:\n    # members\n", 1))):
+        check_equivalent(variant)
