@@ -1332,3 +1332,27 @@ def test_more_class_shapes_decide_as_the_whole_file_does(name):
     text = MORE_CLASS_SHAPES[name].replace("\nclass A", "".join(FILLER.format(n=n) for n in range(4)) + "\n\nclass A", 1)
     for variant in (text, in_a_test_class(text.replace("class A:\n", "class A:\n    # members\n", 1))):
         check_equivalent(variant)
+
+
+def test_brackets_balance_agrees_with_counting_the_code():
+    """The shortcut for text without brackets or quotes answers what the full count does."""
+    import random
+    import re
+
+    short = re.compile(r"""#[^\n]*|"[^"\\\n]*(?:\\.[^"\\\n]*)*"|'[^'\\\n]*(?:\\.[^'\\\n]*)*'""")
+    chooser = random.Random(7)
+    checked = 0
+    for _ in range(5000):
+        text = "".join(chooser.choice("ab ()[]{}'\"#\n\\x=") for _ in range(chooser.randint(0, 24)))
+        interiors = string_interiors(text)
+        if interiors is None:
+            continue
+        parts, position = [], 0
+        for first, last in interiors:
+            parts.append(text[position:first])
+            position = last
+        code = short.sub("", "".join([*parts, text[position:]]))
+        expected = "'" not in code and '"' not in code and all(code.count(a) == code.count(b) for a, b in ("()", "[]", "{}"))
+        assert brackets_balance(text, 0, len(text), interiors, [a for a, _ in interiors]) == expected, repr(text)
+        checked += 1
+    assert checked > 3000

@@ -857,6 +857,8 @@ def brackets_balance(text: str, begin: int, finish: int, interiors: list[tuple[i
     of each kind as it closes, counting those in code only (``interiors`` from
     ``string_interiors(text)``, ``starts`` their first offsets). False when unsure: a
     string that does not end on its line."""
+    if not any(text.find(char, begin, finish) >= 0 for char in "()[]{}'\""):
+        return True  # no bracket and no string: most statements of a class body
     parts, position = [], begin
     inside = bisect.bisect_left(starts, begin)
     while inside < len(starts) and starts[inside] < finish:
