@@ -817,34 +817,36 @@ def partial_source(
     module level (`class name: pass` for a `def` or `class`, `name = None` for an "assign",
     `pass` for an "item"; in a class body cut into its members, the same at its indentation
     but `name = None` for a method or a nested class, and `class name:` for the class's own
-    header) and blank lines: the kept statements parse to the nodes, lines and
-    columns of the whole file's, and the module binds the same names. ``replacements``: the
-    text to put in place of some blocks instead (as many lines)."""
-    parts: list[str] = []
-    for index, (block, kept) in enumerate(zip(blocks, keep)):
-        if kept:
-            parts.append(text[block.begin : block.finish])
-            continue
-        if replacements and index in replacements:
-            parts.append(replacements[index])
-            continue
-        newlines = text.count("\n", block.begin, block.finish)  # no copy of a dropped block
-        if block.kind == "head":
-            stub = f"class {block.name}:"  # its body follows, kept or stubbed
-        elif block.indent:  # a statement of a class body (the analysis reads no name it binds)
-            stub = f"{block.indent}pass" if block.kind == "item" else f"{block.indent}{block.name} = None"
-        elif block.kind in ("assign", "call"):
-            stub = f"{block.name} = None"
-        elif block.kind in ("def", "class"):
-            stub = f"class {block.name}: pass"
-        elif block.kind == "item":
-            stub = "pass"
-        else:
-            raise ValueError(f"a {block.kind} block must be kept")
-        parts.append(stub + "\n" * newlines)
+    header) and blank lines: the kept statements parse to the nodes, lines and columns of the
+    whole file's, and the module binds the same names. ``replacements``: the text to put in
+    place of some blocks instead (as many lines)."""
+    replacements = replacements or {}
+    parts = [block_source(text, block, kept, replacements.get(index)) for index, (block, kept) in enumerate(zip(blocks, keep))]
     if blocks:
         parts.insert(0, text[: blocks[0].begin])  # comments and blank lines
     return "".join(parts)
+
+
+def block_source(text: str, block: Block, kept: bool, replacement: str | None = None) -> str:
+    """One block's part of ``partial_source``: its text, ``replacement``, or its stub."""
+    if kept:
+        return text[block.begin : block.finish]
+    if replacement is not None:
+        return replacement
+    newlines = text.count("\n", block.begin, block.finish)  # no copy of a dropped block
+    if block.kind == "head":
+        stub = f"class {block.name}:"  # its body follows, kept or stubbed
+    elif block.indent:  # a statement of a class body (the analysis reads no name it binds)
+        stub = f"{block.indent}pass" if block.kind == "item" else f"{block.indent}{block.name} = None"
+    elif block.kind in ("assign", "call"):
+        stub = f"{block.name} = None"
+    elif block.kind in ("def", "class"):
+        stub = f"class {block.name}: pass"
+    elif block.kind == "item":
+        stub = "pass"
+    else:
+        raise ValueError(f"a {block.kind} block must be kept")
+    return stub + "\n" * newlines
 
 
 # Single-quoted strings and comments: none holds a line end (a backslash-continued string is

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 from jax_codemod.analysis.context import (
     CONTAINER_CALLS,
     FileContext,
+    block_source,
     brackets_balance,
     class_body_indent,
     class_members,
@@ -557,6 +558,10 @@ _POSSIBLE_ACCESS = re.compile(
     rf"\.{_COMMENTED_GAP}(?:(?:{_METHOD_WORDS}){_GAP}[(#]|(?:{_PROPERTY_WORDS})(?!\w)(?!{_GAP}\())"
 )
 _POSSIBLE_CONSUMER = re.compile(rf"\.{_COMMENTED_GAP}({_CONSUMER_WORDS}){_GAP}[(#]")
+# Either of the two, in one search: a class without it is not cut.
+_POSSIBLE_EITHER = re.compile(
+    rf"\.{_COMMENTED_GAP}(?:(?:{_METHOD_WORDS}|{_CONSUMER_WORDS}){_GAP}[(#]|(?:{_PROPERTY_WORDS})(?!\w)(?!{_GAP}\())"
+)
 # A run of them holds no quote, `#` or line end: all its characters are code or none is.
 _NON_ASCII = re.compile(r"[^\x00-\x7f]+")
 # A `def` line after the first line of a block (the first is a `def` block's own): a literal
@@ -763,15 +768,27 @@ def _with_blocks(ctx: FileContext, base: FileContext, blocks, added: list[bool],
     """``_parse_partial(ctx, blocks, keep, replacements)`` from ``base``, the partial context
     of the blocks kept but not ``added``: only the added blocks are parsed, and their
     statements put in place of their stubs (each block parses on its own exactly when the
-    text of the kept blocks does, their brackets balancing in both). None when they do not
-    parse. A method cannot be parsed apart from its class: with one among the added blocks, the
-    whole partial text is parsed again (the base of such a file is its imports and stubs)."""
-    if any(b.indent for b, a in zip(blocks, added) if a):
-        return _parse_partial(ctx, blocks, keep, replacements)
+    text of the kept blocks does, their brackets balancing in both); None when they do not
+    parse. A method is parsed with its class: a class with an added block is parsed whole, as
+    the partial text has it, and put in place of the base's."""
     text = ctx.text
+    added = list(added)
+    index, count = 0, len(blocks)
+    while index < count:
+        if blocks[index].kind != "head":
+            index += 1
+            continue
+        last = index
+        while last + 1 < count and blocks[last + 1].indent and blocks[last + 1].kind != "head":
+            last += 1
+        if any(added[index : last + 1]):
+            for member in range(index, last + 1):
+                added[member] = True
+        index = last + 1
+    replacements = replacements or {}
     source = "".join(
-        text[b.begin : b.finish] if a else "\n" * text.count("\n", b.begin, b.finish)
-        for b, a in zip(blocks, added)
+        block_source(text, b, k, replacements.get(i)) if a else "\n" * text.count("\n", b.begin, b.finish)
+        for i, (b, a, k) in enumerate(zip(blocks, added, keep))
     )
     source = "\n" * text.count("\n", 0, blocks[0].begin) + source
     more = _parse_quietly(source, ctx.path)
@@ -806,10 +823,7 @@ def _with_members(text: str, blocks, interiors: list[tuple[int, int]]):
         members = (
             class_members(text, block, interiors, starts)
             if block.kind == "class"
-            and (
-                _POSSIBLE_ACCESS.search(text, block.begin, block.finish) is not None
-                or _POSSIBLE_CONSUMER.search(text, block.begin, block.finish) is not None
-            )
+            and _POSSIBLE_EITHER.search(text, block.begin, block.finish) is not None
             else None
         )
         if members is None:
