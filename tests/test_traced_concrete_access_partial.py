@@ -11,6 +11,7 @@ from __future__ import annotations
 import ast
 import importlib.util
 import textwrap
+from itertools import pairwise
 from pathlib import Path
 
 import pytest
@@ -18,6 +19,7 @@ from jax_codemod.analysis.context import (
     FileContext,
     brackets_balance,
     child_nodes,
+    class_members,
     in_code,
     partial_source,
     string_interiors,
@@ -577,16 +579,17 @@ def test_a_file_kept_almost_whole_is_read_whole():
 # The cheaper readings against the plain ones -------------------------------------------------
 
 
-def _forward_reach(text: str, blocks, live: set[int]) -> set[int]:
+def _forward_reach(text: str, blocks, live: set[int], cut) -> set[int]:
     """The chain reading as first written: forward from ``live``, through every word of a
-    reached block's text that names a module-level function."""
-    defined = jax001._module_functions(text, blocks)
+    reached block's text that names a function (a method: from a block of its class)."""
+    defined = jax001._module_functions(cut)
     reach, pending = set(live), list(live)
     while pending:
-        block = blocks[pending.pop()]
+        source = pending.pop()
+        block = blocks[source]
         for word in set(jax001._WORDS.findall(text, block.begin, block.finish)) & defined.keys():
             for target in defined[word]:
-                if target not in reach:
+                if target not in reach and cut.scope[target] in (None, cut.member_of[source]):
                     reach.add(target)
                     pending.append(target)
     return reach
@@ -603,16 +606,17 @@ def test_walking_back_from_the_accesses_finds_the_forward_chains(path):
     blocks = top_level_blocks(text, interiors) if interiors is not None else None
     if not blocks:
         return
-    naming = jax001._Cut(text, blocks, interiors).naming
+    blocks = jax001._with_members(text, blocks, interiors)
+    cut = jax001._Cut(text, blocks, interiors)
     chooser = random.Random(path.name)
     size = len(blocks)
     for _ in range(12):
         live = {i for i in range(size) if chooser.random() < chooser.choice((0.02, 0.1, 0.3))}
         accesses = {i for i in range(size) if chooser.random() < chooser.choice((0.02, 0.1))} or {size - 1}
-        reach = _forward_reach(text, blocks, live)
-        assert jax001._reached(text, blocks, live, accesses, naming) == bool(accesses & reach)
+        reach = _forward_reach(text, blocks, live, cut)
+        assert jax001._reached(text, blocks, live, accesses, cut) == bool(accesses & reach)
         for access in list(accesses)[:3]:  # each access block alone: the answer is often False
-            assert jax001._reached(text, blocks, live, {access}, naming) == (access in reach)
+            assert jax001._reached(text, blocks, live, {access}, cut) == (access in reach)
 
 
 @pytest.mark.parametrize("path", [*CORPUS, *INSTALLED_JAX[::3]], ids=lambda p: p.name)
@@ -630,6 +634,15 @@ def test_blocks_naming_a_word_are_those_its_positions_are_in(path):
         assert cut.naming(word) == cut.blocks_at(jax001._word_positions(text, word)), word
         raw = {i for i, b in enumerate(blocks) if word in jax001._WORDS.findall(text, b.begin, b.finish)}
         assert cut.naming(word, strings=True) == raw, word
+    # Within a class cut into its members: the blocks of that class only.
+    members = jax001._with_members(text, blocks, interiors)
+    cut = jax001._Cut(text, members, interiors)
+    spans = sorted({span for span in cut.member_of if span is not None})
+    for span in spans[:5]:
+        inside = {i for i, span_of in enumerate(cut.member_of) if span_of == span}
+        for word in [*words[:60], "self", "jit"]:
+            every = cut.naming(word, strings=True)
+            assert cut.naming(word, strings=True, within=span) == every & inside, word
 
 
 def test_comments_before_the_first_block_are_in_no_block():
@@ -760,3 +773,586 @@ def test_blocks_matching_skip_the_triple_quoted_strings_only():
         assert cut.matching(pattern, offset=offset) == every
     assert cut.matching(jax001._POSSIBLE_ACCESS, offset=1) == {1, 2, 5}
     assert cut.matching(jax001._TRANSFORM_ATTRIBUTE) == {1, 3}
+
+
+# Module-level classes cut into their members ------------------------------------------------
+#
+# A test module is one class holding every test: the partial reading keeps the methods on a
+# chain from a transform to an access and stubs the others, at their lines. The claims: the
+# same traced functions and candidate accesses as the whole tree (a method the cut dropped
+# would be missing from them), the same findings both ways, and "no finding" only where the
+# whole-file analysis agrees.
+
+
+def check_equivalent(text: str) -> FileContext | None:
+    """The properties above for one text; the partial context (None: read whole)."""
+    every = whole(text)
+    assert [f.to_json() for f in RULE.check(lazy(text))] == [f.to_json() for f in RULE.check(every)]
+    if decided_clean(lazy(text)):
+        assert not jax001._analyse(every, jax001._access_lines(text), MEMBERS)
+    partial = jax001.partial_context(lazy(text))
+    if partial is not None:
+        assert ast.dump(partial.tree, include_attributes=True) == ast.dump(ast.parse(partial.text), include_attributes=True)
+        assert partial._bindings == every._bindings
+        assert candidates(partial) == candidates(every)
+    return partial
+
+
+FILLER_METHODS = '''
+    def test_unrelated_{n}(self):
+        """Nothing traced here: {n}."""
+        values = [v + {n} for v in range(3)]
+        self.assertEqual(len(values), 3)
+'''
+
+
+def in_a_test_class(source: str, filler: int = 6) -> str:
+    """``source`` (a module whose last class is cut) with unrelated methods around the members."""
+    source = textwrap.dedent(source)
+    methods = "".join(FILLER_METHODS.format(n=n) for n in range(filler))
+    head, marker, rest = source.partition("    # members\n")
+    assert marker, "the case marks where its class's members go"
+    more = methods.replace("test_unrelated", "test_more")
+    body, end, after = rest.partition("    # end\n")  # where the class ends, when code follows
+    return head + methods + body + more + end + after
+
+
+CLASS_CASES = {
+    # `jax.jit(self._step)`: the method reached through `self`, its access in the other method.
+    "self_method_jitted": """
+        import jax
+
+        class StepTest:
+            # members
+            def test_step(self):
+                return jax.jit(self._step)(1.0)
+
+            def _step(self, x):
+                return x.item()
+    """,
+    # A chain through `self`: the method that maps `self.inner` holds no access text, but the
+    # transform is applied in it, so it is kept with the method that holds the access.
+    "self_chain": """
+        import jax
+
+        class ChainTest:
+            # members
+            def test_run(self):
+                return self.mapped(1.0)
+
+            def mapped(self, x):
+                return jax.vmap(self.inner)(x)
+
+            def inner(self, x):
+                return x.tolist()
+    """,
+    # A class attribute that jits a module-level function.
+    "class_attribute_jit": """
+        import jax
+
+        def body(x):
+            return x.devices()
+
+        class Holder:
+            # members
+            fast = jax.jit(body)
+    """,
+    # A class attribute that jits a lambda with the access in it.
+    "class_attribute_lambda": """
+        import jax
+
+        class Holder:
+            # members
+            fast = jax.jit(lambda x: x.unsafe_buffer_pointer())
+    """,
+    "decorated_partial_method": """
+        import functools
+        import jax
+
+        class Model:
+            # members
+            @functools.partial(jax.jit, static_argnums=0)
+            def step(self, x):
+                x.block_until_ready()
+                return x + 1
+    """,
+    # Decorators over several lines, a comment between them.
+    "multi_line_decorator": """
+        from functools import partial
+        import jax
+
+        class Model:
+            # members
+            @partial(
+                jax.jit,
+                static_argnames=("n",),
+            )
+            # why it is jitted
+            def step(self, x, n):
+                return x.tolist()
+    """,
+    "nested_class": """
+        import jax
+
+        class Outer:
+            # members
+            class Inner:
+                @jax.jit
+                def step(x):
+                    return x.item()
+    """,
+    # Properties and class-level statements between the methods.
+    "property_and_statements": """
+        import jax
+
+        class Model:
+            # members
+            size = 3
+            table = {"a": 1}
+
+            @property
+            def shape(self):
+                return (self.size,)
+
+            if size > 2:
+                extra = True
+
+            @jax.jit
+            def step(x):
+                return x.sharding
+    """,
+    # A def under an `if` in a class body resolves by its name in the analysis.
+    "def_under_if_in_class": """
+        import jax
+
+        class Model:
+            # members
+            if True:
+                def hidden(x):
+                    return x.item()
+            # end
+
+        fast = jax.jit(hidden)
+    """,
+    # A stubbed method's import binds its name: `np.asarray` is numpy's because of it.
+    "import_in_a_stubbed_method": """
+        import jax
+
+        class Loader:
+            # members
+            def setUp(self):
+                import numpy as np
+                self.np = np
+
+            @jax.jit
+            def step(x):
+                return np.asarray(x)
+    """,
+    # A method whose header goes on over several lines, its body with a continued line.
+    "continued_lines": """
+        import jax
+
+        class Model:
+            # members
+            @jax.jit
+            def step(x,
+                     y):
+                total = x + \\
+                    y
+                return total.item()
+    """,
+    # A triple-quoted string holding `def` lines at the body's indentation.
+    "string_holding_def": '''
+        import jax
+
+        class Model:
+            # members
+            TEMPLATE = """
+            def fake(self):
+                return 1
+        """
+
+            @jax.jit
+            def step(x):
+                return x.tolist()
+    ''',
+    # The method that holds the access and jits a nested function, one among many.
+    "test_method_with_nested_jit": """
+        import jax
+        import jax.numpy as jnp
+
+        class ApiTest:
+            # members
+            def test_item(self):
+                def f(x):
+                    return x.item()
+                return jax.jit(f)(jnp.ones(()))
+    """,
+    # A method named like a module-level function: both are reached.
+    "method_named_like_a_function": """
+        import jax
+
+        def helper(x):
+            return x.tolist()
+
+        class Model:
+            # members
+            @jax.jit
+            def step(self, x):
+                return helper(x)
+
+            def helper(self, x):
+                return x
+    """,
+}
+
+
+@pytest.mark.parametrize("name", sorted(CLASS_CASES))
+def test_a_class_cut_into_members_keeps_its_findings(name):
+    text = in_a_test_class(CLASS_CASES[name])
+    found = same_findings(text)
+    assert found, "the case has a finding"
+    assert not decided_clean(lazy(text))
+    partial = check_equivalent(text)
+    assert partial is not None
+    cls = text[text.index("\nclass ") :]
+    if jax001._POSSIBLE_ACCESS.search(cls) or jax001._POSSIBLE_CONSUMER.search(cls):
+        # A class with access text is cut: the unrelated methods are stubbed.
+        assert "test_unrelated_0(self)" not in partial.text
+        assert "    test_unrelated_0 = None" in partial.text
+
+
+@pytest.mark.parametrize("name", sorted(CLASS_CASES))
+def test_a_class_without_the_transform_has_no_finding(name):
+    """The same shapes with the transforms renamed: nothing is traced, and the partial reading
+    says so without the whole parse where the whole-file analysis agrees."""
+    text = in_a_test_class(CLASS_CASES[name])
+    text = text.replace("jax.jit", "jax.named_call").replace("jax.vmap", "jax.named_call")
+    check_equivalent(text)
+    assert not RULE.check(whole(text))
+
+
+def test_a_test_module_is_decided_from_its_traced_method():
+    """One test method with `jax.jit` and `.item()` outside the trace among 300: the partial
+    reading keeps it and stubs the rest, and decides the file without the whole parse."""
+    methods = "".join(FILLER_METHODS.format(n=n) for n in range(300))
+    text = textwrap.dedent(
+        """
+        import jax
+        import jax.numpy as jnp
+
+
+        class ApiTest:
+        """
+    ) + methods + textwrap.indent(
+        textwrap.dedent(
+            """
+            def test_jit(self):
+                out = jax.jit(lambda x: x * 2)(jnp.ones(3))
+                self.assertEqual(out[0].item(), 2.0)
+            """
+        ),
+        "    ",
+    )
+    ctx = lazy(text)
+    assert RULE.check(ctx) == []
+    assert not ctx.has_tree
+    partial = check_equivalent(text)
+    assert partial is not None and "def test_jit(self)" in partial.text
+    assert "def test_unrelated" not in partial.text and partial.text.count(" = None") == 300
+
+
+def test_the_members_are_the_statements_the_parser_sees():
+    """``class_members`` against ``ast``: the blocks cover the class, and each method and
+    nested class directly in its body starts the block of its kind and name, at its line."""
+    checked = 0
+    for path in [*CORPUS, *INSTALLED_JAX]:
+        text = path.read_text(encoding="utf-8")
+        interiors = string_interiors(text)
+        blocks = top_level_blocks(text, interiors) if interiors is not None else None
+        if not blocks or "\r" in text:
+            continue
+        starts = [a for a, _ in interiors]
+        tree = None
+        for block in blocks:
+            if block.kind != "class":
+                continue
+            members = class_members(text, block, interiors, starts)
+            if members is None:
+                continue
+            tree = tree or ast.parse(text)
+            [node] = [n for n in tree.body if isinstance(n, ast.ClassDef) and n.lineno >= block.start and n.end_lineno <= block.end]
+            assert members[0].begin == block.begin and members[-1].finish == block.finish
+            assert all(a.finish == b.begin and a.end + 1 == b.start for a, b in pairwise(members))
+            assert all(m.start == text.count("\n", 0, m.begin) + 1 for m in members)
+            first_line = {m.start: m for m in members}
+            for statement in node.body:
+                line = statement.decorator_list[0].lineno if getattr(statement, "decorator_list", None) else statement.lineno
+                member = first_line[line]  # every statement starts a block...
+                if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                    assert (member.kind, member.name) == ("def" if not isinstance(statement, ast.ClassDef) else "class", statement.name)
+                else:
+                    assert member.kind in ("assign", "call", "item", "other")
+            assert len(members) - 1 == len(node.body)  # ...and no block starts elsewhere
+            checked += 1
+    assert checked >= 20
+
+
+CUT_OR_NOT = {
+    # Tabs as the body's indentation: cut like spaces.
+    "tabs": "import jax\n\nclass A:\n\tdef f(self):\n\t\treturn 1\n\n\t@jax.jit\n\tdef g(x):\n\t\treturn x.item()\n",
+    # One space.
+    "one_space": "import jax\n\nclass A:\n def f(self):\n  return 1\n @jax.jit\n def g(x):\n  return x.item()\n",
+    # A tab after the body's spaces: deeper, cut.
+    "tab_after_spaces": "import jax\n\nclass A:\n    def f(self):\n    \treturn 1\n    @jax.jit\n    def g(x):\n    \treturn x.item()\n",
+    # The body on the header's line.
+    "one_line_body": "import jax\n\nclass A: x = jax.jit(lambda v: v.item())\n",
+    # A statement continued by a backslash at the body's indentation.
+    "backslash": "import jax\n\nclass A:\n    x = 1 + \\\n    2\n    @jax.jit\n    def g(x):\n        return x.item()\n",
+    # A bracket's line at the body's indentation, in a method.
+    "bracket_line": "import jax\n\nclass A:\n    @jax.jit\n    def g(x):\n        return f(x,\n    x.item())\n",
+    # A bracket's line dedented past the body.
+    "dedented_bracket_line": "import jax\n\nclass A:\n    @jax.jit\n    def g(x):\n        return f(x,\n  x.item())\n",
+    # `@` inside brackets at the body's indentation reads as a decorator.
+    "matmul": "import jax\n\nclass A:\n    @jax.jit\n    def g(x, w):\n        return (w\n    @ x.devices())\n",
+    # A header over several lines, a comment and a string with a colon in its bases.
+    "long_header": 'import jax\n\nclass A(\n    dict,  # a base: here\n    metaclass=type,\n):\n    @jax.jit\n    def g(x):\n        return x.item()\n',
+    "decorated_class": "import jax\nimport dataclasses\n\n@dataclasses.dataclass\nclass A:\n    n: int = 1\n    @jax.jit\n    def g(x):\n        return x.item()\n",
+    # A comment at column 0 and at odd indentations inside the body.
+    "odd_comments": "import jax\n\nclass A:\n# here\n  # and here\n    @jax.jit\n    def g(x):\n# between\n        return x.item()\n",
+    # A docstring first, `else` at the body's level.
+    "docstring_and_else": 'import jax\n\nclass A:\n    """Doc: def f(self):"""\n    if jax:\n        pass\n    else:\n        @jax.jit\n        def g(x):\n            return x.item()\n',
+    # A method that jits another class's method of the same name: not resolved by the analysis.
+    "other_class": "import jax\n\nclass A:\n    def g(self, x):\n        return x.item()\n\nclass B:\n    def run(self, a):\n        return jax.jit(a.g)(1)\n",
+    # An async method and a nested class with a decorator.
+    "async_and_nested": "import jax\n\nclass A:\n    async def f(self):\n        return 1\n    @staticmethod\n    class B:\n        @jax.jit\n        def g(x):\n            return x.tolist()\n",
+}
+
+
+@pytest.mark.parametrize("name", sorted(CUT_OR_NOT))
+def test_class_shapes_decide_as_the_whole_file_does(name):
+    text = CUT_OR_NOT[name]
+    text = text.replace("\nclass A", "".join(FILLER.format(n=n) for n in range(4)) + "\n\nclass A", 1)
+    check_equivalent(text)
+    # With the trailing filler methods too: the cut must stop where the class stops.
+    check_equivalent(text + "".join(FILLER.format(n=n) for n in range(4, 6)))
+
+
+def test_class_shapes_that_cannot_be_cut_are_left_whole():
+    for name in ("one_line_body", "backslash", "bracket_line", "dedented_bracket_line", "matmul"):
+        text = CUT_OR_NOT[name]
+        interiors = string_interiors(text)
+        [block] = [b for b in top_level_blocks(text, interiors) if b.kind == "class"]
+        assert class_members(text, block, interiors, [a for a, _ in interiors]) is None, name
+    for name in ("tabs", "one_space", "tab_after_spaces", "long_header", "decorated_class", "odd_comments", "docstring_and_else"):
+        text = CUT_OR_NOT[name]
+        interiors = string_interiors(text)
+        [block] = [b for b in top_level_blocks(text, interiors) if b.kind == "class"]
+        assert class_members(text, block, interiors, [a for a, _ in interiors]) is not None, name
+
+
+def test_a_statement_cut_at_column_zero_into_two_kept_blocks_is_read_whole():
+    """Both halves are kept ("other" blocks parse together), but the chains would read the
+    lambda's block and the access's as two: the second half does not balance its brackets."""
+    text = with_filler("""
+        import jax
+
+        if True: fast = jax.jit(lambda a: g(a,
+        not a.item()))
+
+        def g(a, b):
+            return a
+    """)
+    text = text.replace("\n    not a.item", "\nnot a.item")
+    assert "\nnot a.item()))" in text
+    assert RULE.check(whole(text))
+    assert same_findings(text)
+    assert jax001.partial_context(lazy(text)) is None
+
+
+def test_a_class_block_names_the_defs_under_its_statements():
+    """A def under an `if` in a class body that is not cut (here: a bracket's line dedented
+    past the body) resolves by its name."""
+    text = with_filler("""
+        import jax
+
+        class Model:
+            if True:
+                def hidden(x):
+                    return x.item()
+            x = (1,
+          2)
+
+        fast = jax.jit(hidden)
+    """)
+    interiors = string_interiors(text)
+    [block] = [b for b in top_level_blocks(text, interiors) if b.kind == "class"]
+    assert class_members(text, block, interiors, [a for a, _ in interiors]) is None
+    assert RULE.check(whole(text))
+    assert same_findings(text)
+    assert not decided_clean(lazy(text))
+
+
+SNIPPETS = [
+    # Members at 4 spaces, each named m<n>; {m}: another member's number, so that chains form.
+    "    def m{n}(self, x):\n        return x + {n}\n",
+    "    def m{n}(self, x):\n        return x.item()\n",
+    "    @jax.jit\n    def m{n}(x):\n        return x + {n}\n",
+    "    @jax.jit\n    def m{n}(x):\n        return x.tolist()\n",
+    "    def m{n}(self, x):\n        return jax.jit(self.m{m})(x)\n",
+    "    def m{n}(self, x):\n        return jax.vmap(self.m{m})(x)\n",
+    "    def m{n}(self, x):\n        y = self.m{m}(x, x).item()\n        return y\n",
+    "    @jax.jit\n    def m{n}(self, x):\n        return self.m{m}(x, x).tolist()\n",
+    "    def m{n}(self):\n        def f(x):\n            return x.devices()\n        return jax.jit(f)\n",
+    "    m{n} = jax.jit(lambda x: x.sharding)\n",
+    "    m{n} = jax.jit(m{m})\n",
+    "    m{n} = {n}\n",
+    "    @property\n    def m{n}(self):\n        return self.m{m}\n",
+    "    # a comment {n}\n",
+    '    """A string {n}:\n    def m{m}(self):\n        return x.item()\n    """\n',
+    "    def m{n}(self,\n                 x):\n        y = (x +\n             1)\n        return y.item()\n",
+    "    if {n}:\n        def m{n}(x):\n            return x.item()\n",
+    "    class m{n}:\n        @jax.jit\n        def inner(x):\n            return x.item()\n",
+    "    def m{n}(self):\n        import numpy as np{n}\n        return np{n}\n",
+    "    def m{n}(self, x):\n        return np{m}.asarray(x)\n",
+    "    @staticmethod\n    def m{n}(x):\n        return m{m}(x)\n",
+]
+MODULE_TAILS = [
+    "",
+    "\n\nfast = jax.jit(m{m})\n",
+    "\n\ndef m{m}(x):\n    return x.item()\n\n\n@jax.jit\ndef module_step(x):\n    return m{m}(x)\n",
+    "\n\n@jax.jit\ndef module_step(x):\n    return Model().m{m}(x)\n",
+]
+
+
+@pytest.mark.parametrize("seed", range(150))
+def test_random_classes_decide_as_the_whole_file_does(seed):
+    """Classes assembled at random from the shapes above (methods reached through `self`,
+    decorators, class attributes, nested classes, strings, continued lines, imports): the
+    partial reading finds what the whole-file analysis finds, and decides "no finding" only
+    where it agrees."""
+    import random
+
+    rng = random.Random(seed)
+    count = rng.randint(3, 14)
+    members = []
+    for n in range(count):
+        snippet = rng.choice(SNIPPETS)
+        members.append(snippet.format(n=n, m=rng.randrange(count)))
+    tail = rng.choice(MODULE_TAILS).format(m=rng.randrange(count))
+    text = "import jax\n\n" + "".join(FILLER.format(n=n) for n in range(2)) + "\n\nclass Model:\n" + "\n".join(members) + tail
+    try:
+        ast.parse(text)
+    except SyntaxError:
+        pytest.skip("an invalid assembly")
+    check_equivalent(text)
+
+
+def test_a_display_receiver_is_decided_without_the_value_analysis():
+    """`np.array([jax.local_devices()[0]])` in a trace: the consumer's argument is a list, which the
+    value analysis never calls a tracer; the partial reading decides it alone."""
+    text = with_filler("""
+        import jax
+        import numpy as np
+
+        @jax.jit
+        def step(x):
+            devices = np.array([jax.local_devices()[0]])
+            return x + len(devices)
+    """)
+    every = whole(text)
+    [receiver] = [
+        n.args[0] for n in ast.walk(every.tree) if isinstance(n, ast.Call) and ast.unparse(n.func) == "np.array"
+    ]
+    assert not every.analysis.is_tracer(receiver)
+    ctx = lazy(text)
+    assert RULE.check(ctx) == [] and not ctx.has_tree
+    check_equivalent(text)
+
+
+MORE_CLASS_SHAPES = {
+    # A class attribute that jits a method by its bare name: the analysis resolves no method so.
+    "attribute_jits_a_method": "import jax\n\nclass A:\n    def g(self, x):\n        return x.item()\n    fast = jax.jit(g)\n",
+    # `jax.jit(self.f)` of a static method: decorated, so not the analysis's `self` method.
+    "self_static_method": (
+        "import jax\n\nclass A:\n    @staticmethod\n    def f(x):\n        return x.item()\n\n"
+        "    def run(self, x):\n        return jax.jit(self.f)(x)\n"
+    ),
+    # A method defined twice, the access in the second.
+    "defined_twice": (
+        "import jax\n\nclass A:\n    def f(self, x):\n        return x\n\n    def f(self, x):\n        return x.tolist()\n\n"
+        "    def run(self, x):\n        return jax.jit(self.f)(x)\n"
+    ),
+    # `cls.f` in a class method.
+    "class_method": (
+        "import jax\n\nclass A:\n    def f(cls, x):\n        return x.devices()\n\n"
+        "    @classmethod\n    def run(cls, x):\n        return jax.jit(cls.f)(x)\n"
+    ),
+    # An import at class level, a consumer through it in a jitted method.
+    "class_level_import": (
+        "import jax\n\nclass A:\n    import numpy as np\n\n    def f(self):\n        return 1\n\n"
+        "    @jax.jit\n    def g(x):\n        return np.asarray(x)\n"
+    ),
+    # A lambda class attribute jitted through `self`.
+    "lambda_attribute_through_self": (
+        "import jax\n\nclass A:\n    f = lambda self, x: x.item()\n\n    def run(self, x):\n        return jax.jit(self.f)(x)\n"
+    ),
+    # Two classes with a method of the same name; only one of them is jitted through `self`.
+    "same_name_two_classes": (
+        "import jax\n\nclass A:\n    def step(self, x):\n        return x.item()\n\nclass B:\n    def step(self, x):\n"
+        "        return x\n\n    def run(self, x):\n        return jax.jit(self.step)(x)\n"
+    ),
+    # The jitted method's class is the other one: the access is in the class that is not entered.
+    "same_name_other_class_jitted": (
+        "import jax\n\nclass A:\n    def step(self, x):\n        return x\n\n    def run(self, x):\n"
+        "        return jax.jit(self.step)(x)\n\nclass B:\n    def step(self, x):\n        return x.item()\n"
+    ),
+    # A module-level function named like a method is called from the jitted method.
+    "module_helper_from_method": (
+        "import jax\n\ndef helper(x):\n    return x.tolist()\n\nclass A:\n    def helper(self, x):\n        return x\n\n"
+        "    @jax.jit\n    def run(x):\n        return helper(x)\n"
+    ),
+    # A triple-quoted string that closes on a line at the body's indentation.
+    "string_closing_at_body_level": (
+        'import jax\n\nclass A:\n    def f(self):\n        s = """\n    def fake(self):\n    """\n        return s\n\n'
+        "    @jax.jit\n    def g(x):\n        return x.item()\n"
+    ),
+    # A method whose header's parameters go on over several lines at the body's indentation.
+    "parameters_at_body_level": "import jax\n\nclass A:\n    @jax.jit\n    def g(x,\n    y):\n        return x.item()\n",
+    # A decorator with a lambda holding the access.
+    "decorator_lambda": (
+        "import jax\n\nclass A:\n    @jax.custom_jvp\n    @staticmethod\n    def f(x):\n        return x\n\n"
+        "    g = jax.jit(lambda x: x.item())\n"
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(MORE_CLASS_SHAPES))
+def test_more_class_shapes_decide_as_the_whole_file_does(name):
+    text = MORE_CLASS_SHAPES[name].replace("\nclass A", "".join(FILLER.format(n=n) for n in range(4)) + "\n\nclass A", 1)
+    for variant in (text, in_a_test_class(text.replace("class A:\n", "class A:\n    # members\n", 1))):
+        check_equivalent(variant)
+
+
+def test_brackets_balance_agrees_with_counting_the_code():
+    """The shortcut for text without brackets or quotes answers what the full count does."""
+    import random
+    import re
+
+    short = re.compile(r"""#[^\n]*|"[^"\\\n]*(?:\\.[^"\\\n]*)*"|'[^'\\\n]*(?:\\.[^'\\\n]*)*'""")
+    chooser = random.Random(7)
+    checked = 0
+    for _ in range(5000):
+        text = "".join(chooser.choice("ab ()[]{}'\"#\n\\x=") for _ in range(chooser.randint(0, 24)))
+        interiors = string_interiors(text)
+        if interiors is None:
+            continue
+        parts, position = [], 0
+        for first, last in interiors:
+            parts.append(text[position:first])
+            position = last
+        code = short.sub("", "".join([*parts, text[position:]]))
+        expected = "'" not in code and '"' not in code and all(code.count(a) == code.count(b) for a, b in ("()", "[]", "{}"))
+        assert brackets_balance(text, 0, len(text), interiors, [a for a, _ in interiors]) == expected, repr(text)
+        checked += 1
+    assert checked > 3000

@@ -10,7 +10,8 @@ import re
 import tokenize
 from collections import deque
 from collections.abc import Iterator
-from functools import cached_property
+from functools import cache, cached_property
+from itertools import pairwise
 
 from jax_codemod.rule import Span
 
@@ -553,15 +554,17 @@ class Block:
     string or annotation as a statement) or "other"; ``name``: the name a `def`, `class` or
     "assign" block binds; ``decorated``: it has decorators; ``callee``: the called name of a
     "call" block (`name = callee(...)`); ``header``: where the line of the statement itself
-    begins (after its decorators; ``begin`` when it has none).
+    begins (after its decorators; ``begin`` when it has none); ``indent``: for a statement of a
+    module-level class's body (``class_members``), that body's indentation ("" at module
+    level).
 
     A plain class with slots: a file has thousands of blocks, and a frozen dataclass's
     ``__init__`` (one ``object.__setattr__`` per field) made making them most of the cutting.
     Treat it as immutable.
     """
 
-    __slots__ = ("begin", "callee", "decorated", "end", "finish", "header", "kind", "name", "start")
-    _FIELDS = ("start", "end", "begin", "finish", "name", "decorated", "kind", "callee", "header")
+    __slots__ = ("begin", "callee", "decorated", "end", "finish", "header", "indent", "kind", "name", "start")
+    _FIELDS = ("start", "end", "begin", "finish", "name", "decorated", "kind", "callee", "header", "indent")
 
     def __init__(
         self,
@@ -574,14 +577,25 @@ class Block:
         kind: str = "other",
         callee: str | None = None,
         header: int | None = None,
+        indent: str = "",
     ) -> None:
         self.start, self.end, self.begin, self.finish = start, end, begin, finish
         self.name, self.decorated, self.kind, self.callee = name, decorated, kind, callee
         self.header = begin if header is None else header
+        self.indent = indent
 
     def _fields(self) -> tuple:
         return (
-            self.start, self.end, self.begin, self.finish, self.name, self.decorated, self.kind, self.callee, self.header
+            self.start,
+            self.end,
+            self.begin,
+            self.finish,
+            self.name,
+            self.decorated,
+            self.kind,
+            self.callee,
+            self.header,
+            self.indent,
         )
 
     def __eq__(self, other: object) -> bool:
@@ -708,23 +722,185 @@ def top_level_blocks(text: str, interiors: list[tuple[int, int]] | None = None) 
             header, groups = heads[index][1], heads[index][2]  # the decorated statement's own header
         index += 1
         end, finish = (heads[index][0] - 1, heads[index][1]) if index < size else (total, len(text))
-        name, kind, callee = None, "other", None
-        if groups is not None and groups[2] is None:
-            if groups[0]:
-                name, kind = groups[0], "def"
-            elif groups[1]:
-                name, kind = groups[1], "class"
-            elif decorated:
-                pass
-            elif groups[4] or groups[5]:
-                name, kind = (groups[4], "assign") if groups[4] else (None, "item")
-            elif groups[6]:
-                if groups[7].split(".", 1)[0] not in _STATEMENT_KEYWORDS:
-                    name, kind, callee = groups[6], "call", groups[7]
-            elif (groups[8] or groups[9] or "") not in _STATEMENT_KEYWORDS:
-                kind = "item"
+        name, kind, callee = _classified(groups, decorated)
         blocks.append(Block(start, end, begin, finish, name, decorated, kind, callee, header))
     return blocks
+
+
+@cache
+def _member_lines(indent: str) -> tuple[re.Pattern[str], re.Pattern[str]]:
+    """(a line that starts a statement of a body indented ``indent``; a line with code that
+    is not in that body: neither that indentation nor deeper, not blank, not a comment)."""
+    at = re.escape(indent)
+    return re.compile(rf"\n(?={at}[^ \t\n#)\]}}])"), re.compile(rf"\n(?!{at}|[ \t]*(?:#|\n|\Z))")
+
+
+def class_members(text: str, block: Block, interiors: list[tuple[int, int]], starts: list[int]) -> list[Block] | None:
+    """A module-level `class` block cut into the statements of its body, or None when unsure.
+
+    The first block is the class's decorators and header ("head"); then one block per
+    statement at the body's indentation, of the kinds ``top_level_blocks`` gives (a method is
+    a "def", its decorators with it; a nested class a "class"), each with ``indent`` set. Cut where
+    ``top_level_blocks`` cuts, one level in: a line at the body's indentation, not in a
+    triple-quoted string, starts a statement. A line inside brackets can look like one too;
+    a block but a `def` or `class` that does not balance its brackets, or decorators that do
+    not, makes the answer None (a continuation closes what it did not open, so the last piece of a statement
+    cut apart never balances, and it is no plain `def` or `class`: those do not start inside
+    brackets). None too for a body on the header's line, a line that continues a backslash at
+    the body's indentation, and a line with code at another indentation that is not deeper
+    (tabs and spaces mixed, a bracket's line dedented past the body).
+    """
+    body = _class_body(text, block, interiors, starts)
+    if body is None:
+        return None
+    position, indent = body
+    finish = block.finish
+    member_start, elsewhere = _member_lines(indent)
+    search = elsewhere.search
+    at = position - 1
+    while True:
+        found = search(text, at, finish)
+        if found is None:
+            break
+        line = found.start() + 1
+        inside = bisect.bisect_right(starts, line) - 1
+        if not (inside >= 0 and line <= interiors[inside][1]):
+            return None  # code in no body line: not a cut this reading can make
+        at = interiors[inside][1]
+    heads: list[tuple[int, tuple]] = []
+    size = len(indent)
+    for found in member_start.finditer(text, position - 1, finish):
+        line = found.start() + 1
+        inside = bisect.bisect_right(starts, line) - 1
+        if inside >= 0 and line <= interiors[inside][1]:
+            continue  # a line of a multi-line string
+        if text[line - 2] == "\\":
+            return None  # continues the line above
+        header = _HEADER.match(text, line + size)
+        groups = None if header is None else header.groups()
+        if groups is not None and groups[3]:
+            continue  # `else:` and its siblings continue the statement above
+        heads.append((line, groups))
+    if not heads or heads[0][0] != position:
+        return None
+    members = [Block(block.start, 0, block.begin, position, block.name, block.decorated, "head", None, block.header, indent)]
+    line_number, counted = block.start, block.begin
+    index, count = 0, len(heads)
+    while index < count:
+        begin, groups = heads[index]
+        header, decorated = begin, groups is not None and groups[2] is not None
+        while groups is not None and groups[2] is not None:
+            index += 1
+            if index == count:
+                return None  # decorators of nothing: not Python
+            header, groups = heads[index]
+        index += 1
+        stop = heads[index][0] if index < count else finish
+        line_number += text.count("\n", counted, begin)
+        counted = begin
+        name, kind, callee = _classified(groups, decorated)
+        if decorated and not brackets_balance(text, begin, header, interiors, starts):
+            return None
+        if kind not in ("def", "class") and not brackets_balance(text, begin, stop, interiors, starts):
+            return None
+        members.append(Block(line_number, 0, begin, stop, name, decorated, kind, callee, header, indent))
+    for previous, following in pairwise(members):
+        previous.end = following.start - 1
+    members[-1].end = block.end
+    return members
+
+
+def class_body_indent(text: str, block: Block, interiors: list[tuple[int, int]], starts: list[int]) -> str | None:
+    """The indentation of a `class` block's body, or None when unsure (a body on the
+    header's line)."""
+    body = _class_body(text, block, interiors, starts)
+    return None if body is None else body[1]
+
+
+def _class_body(text: str, block: Block, interiors: list[tuple[int, int]], starts: list[int]) -> tuple[int, str] | None:
+    """(where the first line with code of a `class` block's body begins, its indentation)."""
+    position = _header_end(text, block.header, block.finish, interiors, starts)
+    if position < 0:
+        return None
+    finish = block.finish
+    while position < finish:  # the body's first line with code gives its indentation
+        end = text.find("\n", position, finish)
+        end = finish if end < 0 else end
+        code = text[position:end].lstrip(" \t")
+        if code and code[0] != "#":
+            indent = text[position : end - len(code)]
+            return (position, indent) if indent else None
+        position = end + 1
+    return None
+
+
+def _header_end(text: str, at: int, finish: int, interiors: list[tuple[int, int]], starts: list[int]) -> int:
+    """Where the line after a compound statement's header that begins at ``at`` begins: the
+    header ends at the first `:` outside brackets, strings and comments, and nothing but a
+    comment follows it on its line. -1 when unsure, or when the body is on that line."""
+    depth, position = 0, at
+    while position < finish:
+        char = text[position]
+        if char in "([{":
+            depth += 1
+        elif char in ")]}":
+            depth -= 1
+            if depth < 0:
+                return -1
+        elif char == "#":
+            position = text.find("\n", position, finish)  # a comment inside the brackets
+            if position < 0:
+                return -1
+            continue
+        elif char == "\n" and depth == 0:
+            return -1  # the statement ends before any colon
+        elif char in "'\"":
+            if text.startswith(char * 3, position):
+                inside = bisect.bisect_left(starts, position + 3)
+                if inside == len(starts) or starts[inside] != position + 3:
+                    return -1
+                position = interiors[inside][1] + 3
+                continue
+            position = _single_quoted_end(text, position)
+            if position < 0:
+                return -1
+            continue
+        elif char == "\\":
+            position += 2  # a continued line, or an escape no header holds outside a string
+            continue
+        elif char == ":" and depth == 0:
+            rest = position + 1
+            while rest < finish and text[rest] in " \t":
+                rest += 1
+            if rest < finish and text[rest] == "#":
+                rest = text.find("\n", rest, finish)
+            if rest < 0 or rest >= finish or text[rest] != "\n":
+                return -1
+            return rest + 1
+        position += 1
+    return -1
+
+
+def _classified(groups: tuple | None, decorated: bool) -> tuple[str | None, str, str | None]:
+    """(name, kind, callee) of a statement whose line ``_HEADER`` matched with ``groups``
+    (None: no match), the decorated statement's own line when it has decorators."""
+    if groups is None or groups[2] is not None:
+        return None, "other", None
+    if groups[0]:
+        return groups[0], "def", None
+    if groups[1]:
+        return groups[1], "class", None
+    if decorated:
+        return None, "other", None
+    if groups[4] or groups[5]:
+        return (groups[4], "assign", None) if groups[4] else (None, "item", None)
+    if groups[6]:
+        if groups[7].split(".", 1)[0] not in _STATEMENT_KEYWORDS:
+            return groups[6], "call", groups[7]
+        return None, "other", None
+    if (groups[8] or groups[9] or "") not in _STATEMENT_KEYWORDS:
+        return None, "item", None
+    return None, "other", None
 
 
 def partial_source(
@@ -732,30 +908,38 @@ def partial_source(
 ) -> str:
     """``text`` with every block not kept replaced by a stub that binds what it binds at
     module level (`class name: pass` for a `def` or `class`, `name = None` for an "assign",
-    `pass` for an "item") and blank lines: the kept statements parse to the nodes, lines and
-    columns of the whole file's, and the module binds the same names. ``replacements``: the
-    text to put in place of some blocks instead (as many lines)."""
-    parts: list[str] = []
-    for index, (block, kept) in enumerate(zip(blocks, keep)):
-        if kept:
-            parts.append(text[block.begin : block.finish])
-            continue
-        if replacements and index in replacements:
-            parts.append(replacements[index])
-            continue
-        newlines = text.count("\n", block.begin, block.finish)  # no copy of a dropped block
-        if block.kind in ("assign", "call"):
-            stub = f"{block.name} = None"
-        elif block.kind in ("def", "class"):
-            stub = f"class {block.name}: pass"
-        elif block.kind == "item":
-            stub = "pass"
-        else:
-            raise ValueError(f"a {block.kind} block must be kept")
-        parts.append(stub + "\n" * newlines)
+    `pass` for an "item"; in a class body cut into its members, the same at its indentation
+    but `name = None` for a method or a nested class, and `class name:` for the class's own
+    header) and blank lines: the kept statements parse to the nodes, lines and columns of the
+    whole file's, and the module binds the same names. ``replacements``: the text to put in
+    place of some blocks instead (as many lines)."""
+    replacements = replacements or {}
+    parts = [block_source(text, block, kept, replacements.get(index)) for index, (block, kept) in enumerate(zip(blocks, keep))]
     if blocks:
         parts.insert(0, text[: blocks[0].begin])  # comments and blank lines
     return "".join(parts)
+
+
+def block_source(text: str, block: Block, kept: bool, replacement: str | None = None) -> str:
+    """One block's part of ``partial_source``: its text, ``replacement``, or its stub."""
+    if kept:
+        return text[block.begin : block.finish]
+    if replacement is not None:
+        return replacement
+    newlines = text.count("\n", block.begin, block.finish)  # no copy of a dropped block
+    if block.kind == "head":
+        stub = f"class {block.name}:"  # its body follows, kept or stubbed
+    elif block.indent:  # a statement of a class body (the analysis reads no name it binds)
+        stub = f"{block.indent}pass" if block.kind == "item" else f"{block.indent}{block.name} = None"
+    elif block.kind in ("assign", "call"):
+        stub = f"{block.name} = None"
+    elif block.kind in ("def", "class"):
+        stub = f"class {block.name}: pass"
+    elif block.kind == "item":
+        stub = "pass"
+    else:
+        raise ValueError(f"a {block.kind} block must be kept")
+    return stub + "\n" * newlines
 
 
 # Single-quoted strings and comments: none holds a line end (a backslash-continued string is
@@ -768,6 +952,8 @@ def brackets_balance(text: str, begin: int, finish: int, interiors: list[tuple[i
     of each kind as it closes, counting those in code only (``interiors`` from
     ``string_interiors(text)``, ``starts`` their first offsets). False when unsure: a
     string that does not end on its line."""
+    if not any(text.find(char, begin, finish) >= 0 for char in "()[]{}'\""):
+        return True  # no bracket and no string: most statements of a class body
     parts, position = [], begin
     inside = bisect.bisect_left(starts, begin)
     while inside < len(starts) and starts[inside] < finish:

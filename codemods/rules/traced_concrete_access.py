@@ -13,7 +13,10 @@ from typing import TYPE_CHECKING
 from jax_codemod.analysis.context import (
     CONTAINER_CALLS,
     FileContext,
+    block_source,
     brackets_balance,
+    class_body_indent,
+    class_members,
     count_line_breaks,
     in_code,
     partial_source,
@@ -555,9 +558,17 @@ _POSSIBLE_ACCESS = re.compile(
     rf"\.{_COMMENTED_GAP}(?:(?:{_METHOD_WORDS}){_GAP}[(#]|(?:{_PROPERTY_WORDS})(?!\w)(?!{_GAP}\())"
 )
 _POSSIBLE_CONSUMER = re.compile(rf"\.{_COMMENTED_GAP}({_CONSUMER_WORDS}){_GAP}[(#]")
+# Either of the two, in one search: a class without it is not cut.
+_POSSIBLE_EITHER = re.compile(
+    rf"\.{_COMMENTED_GAP}(?:(?:{_METHOD_WORDS}|{_CONSUMER_WORDS}){_GAP}[(#]|(?:{_PROPERTY_WORDS})(?!\w)(?!{_GAP}\())"
+)
 # A run of them holds no quote, `#` or line end: all its characters are code or none is.
 _NON_ASCII = re.compile(r"[^\x00-\x7f]+")
-_DEF_NAME = re.compile(r"(?:^|(?<=\n))[ \t]*(?:async[ \t]+)?def[ \t]+(\w+)")
+# A `def` line after the first line of a block (the first is a `def` block's own): a literal
+# line break first, which the regex engine searches fast (`^` or a look-behind it tries at
+# every character).
+_DEF_NAME = re.compile(r"\n[ \t]*(?:async[ \t]+)?def[ \t]+(\w+)")
+_INDENTED_DEF = re.compile(r"\n([ \t]*)(?:async[ \t]+)?def[ \t]+(\w+)")
 _WORDS = re.compile(r"\w+")
 
 
@@ -598,6 +609,7 @@ def _partial(ctx: FileContext, most: float | None = None) -> tuple[FileContext |
     blocks = top_level_blocks(text, interiors) if interiors is not None else None
     if not blocks:
         return None, False
+    blocks = _with_members(text, blocks, interiors)
     cut = _Cut(text, blocks, interiors)
     block_of, blocks_naming = cut.block_of, cut.naming
     starts = cut.string_starts
@@ -632,6 +644,7 @@ def _partial(ctx: FileContext, most: float | None = None) -> tuple[FileContext |
         else:
             replacements[index] = replacement
     # The module's names first: imports, aliases, module-level statements.
+    verbatim = list(fixed)  # the blocks the base holds as they are
     base = _parse_partial(ctx, blocks, fixed, replacements)
     if base is None:
         return None, False
@@ -654,17 +667,24 @@ def _partial(ctx: FileContext, most: float | None = None) -> tuple[FileContext |
     # A line at column 0 inside brackets (`g(\nx.item())`, `f(\njit=1)`, `a\n@ b`) reads as a
     # block of its own; a kept block cut so does not parse, but nothing parses two stubbed
     # halves, and the access in the second (or the name its stub binds) would be read wrongly.
-    # The last such half closes what the statement's first block opens: a block that can
-    # be one (any kind but `def`, `class` and "other", or a decorator) balances its brackets.
+    # The last such half closes what the statement's first block opens, and is no plain `def`
+    # or `class` (those do not start inside brackets): such a block that can be stubbed (an
+    # assignment, an item, a decorated statement) balances its brackets, and one the base holds
+    # as it is, after another it holds so: the two parse, but the chains would read them as
+    # two blocks (`if c: f = jax.jit(lambda x: g(x,` in one, its `x.item()))` in the other,
+    # reached from nothing). After a stub, such a half does not parse. (A class's members were
+    # checked when it was cut.)
     for index, block in enumerate(blocks):
-        if fixed[index]:
-            continue  # parsed already
-        if block.decorated:
-            if not brackets_balance(text, block.begin, block.header, interiors, starts):
-                return None, False
-        elif block.kind in ("assign", "call", "item") and not brackets_balance(
-            text, block.begin, block.finish, interiors, starts
-        ):
+        if block.indent and block.kind != "head":
+            continue
+        if block.decorated and not brackets_balance(text, block.begin, block.header, interiors, starts):
+            return None, False
+        if block.kind in ("def", "class", "head"):
+            continue
+        if (
+            (not verbatim[index] and block.kind in ("assign", "call", "item"))
+            or (verbatim[index] and index and verbatim[index - 1])
+        ) and not brackets_balance(text, block.begin, block.finish, interiors, starts):
             return None, False
     spellings = Spellings(base)
     if any(name in bindings or name in spellings.aliases for name in CONTAINER_CALLS):
@@ -692,20 +712,23 @@ def _partial(ctx: FileContext, most: float | None = None) -> tuple[FileContext |
     if not accesses:
         return base, False  # no block holds access text: whatever is traced, nothing to find
     live = _transform_blocks(text, cut, bindings, spellings)
-    if not _reached(text, blocks, live, accesses, blocks_naming):
+    if not _reached(text, blocks, live, accesses, cut):
         # A function is traced only where a block on a chain from one that spells a transform
         # holds it (the same reading that drops the other blocks): access text in a block kept
         # for its module-level names but off every chain is in no traced function.
         return base, False
-    defined = _module_functions(text, blocks)
-    # Forward from the blocks that spell a transform, through the functions they name...
+    defined = _module_functions(cut)
+    # Forward from the blocks that spell a transform, through the functions they name (a
+    # method from its own class only)...
+    scope, member_of = cut.scope, cut.member_of
     reach = set(live)
     pending = list(live)
     while pending:
-        block = blocks[pending.pop()]
+        source = pending.pop()
+        block = blocks[source]
         for word in set(_WORDS.findall(text, block.begin, block.finish)) & defined.keys():
             for target in defined[word]:
-                if target not in reach:
+                if target not in reach and (scope[target] is None or scope[target] == member_of[source]):
                     reach.add(target)
                     pending.append(target)
     # ...and back from the accesses, through the blocks that name their functions.
@@ -714,18 +737,20 @@ def _partial(ctx: FileContext, most: float | None = None) -> tuple[FileContext |
     # fixed) past ``most`` already is read whole at once.
     if most is not None and keep != fixed and sum(b.finish - b.begin for b, k in zip(blocks, keep) if k) > most * len(text):
         return None, False
-    names_done: set[str] = set()
+    names_done: set[tuple] = set()
     pending = [i for i in range(len(blocks)) if keep[i] and i in reach]
     while pending:
-        for name in _functions_of(text, blocks[pending.pop()]) - names_done:
-            names_done.add(name)
-            for other in blocks_naming(name):
+        for name, within in cut.defines(pending.pop()):
+            if (name, within) in names_done:
+                continue
+            names_done.add((name, within))
+            for other in blocks_naming(name, within=within):
                 if other in reach and not keep[other]:
                     keep[other] = True
                     pending.append(other)
     # Decorator factories the kept blocks name (`@compile` with `def compile(fn): return jax.jit(fn)`).
     factories = [
-        i for i in live if not keep[i] and blocks[i].kind == "def" and not blocks[i].decorated
+        i for i in live if not keep[i] and blocks[i].kind == "def" and not blocks[i].decorated and not blocks[i].indent
     ]
     kept = list(keep)
     for index in factories:
@@ -743,12 +768,27 @@ def _with_blocks(ctx: FileContext, base: FileContext, blocks, added: list[bool],
     """``_parse_partial(ctx, blocks, keep, replacements)`` from ``base``, the partial context
     of the blocks kept but not ``added``: only the added blocks are parsed, and their
     statements put in place of their stubs (each block parses on its own exactly when the
-    text of the kept blocks does, their brackets balancing in both). None when they do not
-    parse."""
+    text of the kept blocks does, their brackets balancing in both); None when they do not
+    parse. A method is parsed with its class: a class with an added block is parsed whole, as
+    the partial text has it, and put in place of the base's."""
     text = ctx.text
+    added = list(added)
+    index, count = 0, len(blocks)
+    while index < count:
+        if blocks[index].kind != "head":
+            index += 1
+            continue
+        last = index
+        while last + 1 < count and blocks[last + 1].indent and blocks[last + 1].kind != "head":
+            last += 1
+        if any(added[index : last + 1]):
+            for member in range(index, last + 1):
+                added[member] = True
+        index = last + 1
+    replacements = replacements or {}
     source = "".join(
-        text[b.begin : b.finish] if a else "\n" * text.count("\n", b.begin, b.finish)
-        for b, a in zip(blocks, added)
+        block_source(text, b, k, replacements.get(i)) if a else "\n" * text.count("\n", b.begin, b.finish)
+        for i, (b, a, k) in enumerate(zip(blocks, added, keep))
     )
     source = "\n" * text.count("\n", 0, blocks[0].begin) + source
     more = _parse_quietly(source, ctx.path)
@@ -768,6 +808,31 @@ def _with_blocks(ctx: FileContext, base: FileContext, blocks, added: list[bool],
     return FileContext(ctx.path, partial_source(text, blocks, keep, replacements), tree)
 
 
+def _with_members(text: str, blocks, interiors: list[tuple[int, int]]):
+    """``blocks`` with each module-level class that ``class_members`` can cut replaced by its
+    members: a method is kept or stubbed as a top-level function is (the chains reach it
+    through the names blocks mention, `self.name` among them); what else the body holds is
+    kept. A test module is one class holding every test: its methods are most of the file."""
+    if not any(block.kind == "class" for block in blocks):
+        return blocks
+    starts = [first for first, _ in interiors]
+    out = []
+    for block in blocks:
+        # A class with no member or consumer name after a dot stays one block: most hold no
+        # access, and cutting one costs more than stubbing it.
+        members = (
+            class_members(text, block, interiors, starts)
+            if block.kind == "class"
+            and _POSSIBLE_EITHER.search(text, block.begin, block.finish) is not None
+            else None
+        )
+        if members is None:
+            out.append(block)
+        else:
+            out.extend(members)
+    return out
+
+
 class _Cut:
     """Which top-level block a position of ``text`` is in."""
 
@@ -782,6 +847,58 @@ class _Cut:
             position = last + 3
         pieces.append((position, len(text)))
         self.code_pieces = pieces
+        # A class cut into its members: each member's class, as (begin, finish) of its text;
+        # a method's `scope` is its class (it is called as `self.name`, from its class only).
+        self.member_of: list[tuple[int, int] | None] = [None] * len(blocks)
+        self.scope: list[tuple[int, int] | None] = [None] * len(blocks)
+        index, count = 0, len(blocks)
+        while index < count:
+            if blocks[index].kind != "head":
+                index += 1
+                continue
+            last = index
+            while last + 1 < count and blocks[last + 1].indent and blocks[last + 1].kind != "head":
+                last += 1
+            span = (blocks[index].begin, blocks[last].finish)
+            for member in range(index, last + 1):
+                self.member_of[member] = span
+                if blocks[member].kind == "def":
+                    self.scope[member] = span
+            index = last + 1
+
+        self._functions: dict[int, set[str]] = {}
+
+    def functions(self, index: int) -> set[str]:
+        """The functions a block defines that a call elsewhere may resolve to: a `def`
+        block's; in an "other" block, every `def` line's; in a class not cut into its members
+        (or a nested one), those of the `def` lines that are not its methods (a method directly
+        in a class body is resolved through `self` only, in its class's block, but one under
+        an `if` in it resolves by its name)."""
+        found = self._functions.get(index)
+        if found is None:
+            block, text = self.blocks[index], self.text
+            if block.kind == "def":
+                found = {block.name}
+            elif block.kind == "other":
+                # (An "other" block begins with no `def`: that is a "def" block.)
+                found = set(_DEF_NAME.findall(text, block.begin, block.finish))
+            elif block.kind == "class":
+                methods = class_body_indent(text, block, self.interiors, self.string_starts)
+                found = {
+                    name
+                    for indent, name in _INDENTED_DEF.findall(text, block.begin, block.finish)
+                    if indent != methods
+                }
+            else:
+                found = set()
+            self._functions[index] = found
+        return found
+
+    def defines(self, index: int) -> list[tuple[str, tuple[int, int] | None]]:
+        """(name, where a call may name it: None for anywhere) of each function a block defines
+        that a call may resolve to (``functions``)."""
+        within = self.scope[index]
+        return [(name, within) for name in self.functions(index)]
 
     def block_of(self, position: int) -> int | None:
         """The block of ``position``; None for the comments and blank lines before the first
@@ -831,30 +948,33 @@ class _Cut:
                 position = match.end()
         return found
 
-    def naming(self, word: str, strings: bool = False) -> set[int]:
+    def naming(self, word: str, strings: bool = False, within: tuple[int, int] | None = None) -> set[int]:
         """``blocks_at(_word_positions(text, word))``, reading one occurrence per block:
         common words (`bytes`, `jit`, a helper's name) occur hundreds of times in a JAX-heavy
         file, in few blocks. ``strings``: count the word inside triple-quoted strings too
-        (the blocks whose ``_WORDS`` hold it)."""
+        (the blocks whose ``_WORDS`` hold it); ``within``: the blocks between those offsets
+        only (a class's, for a method's name)."""
         text, begins, starts, interiors = self.text, self.begins, self.string_starts, self.interiors
         found: set[int] = set()
-        find, length, size = text.find, len(word), len(text)
-        start = find(word, begins[0])
+        size = len(text)
+        low, high = within if within is not None else (begins[0], size)
+        find, length = text.find, len(word)
+        start = find(word, max(low, begins[0]), high)
         while start != -1:
             end = start + length
             before = text[start - 1] if start else " "
             after = text[end] if end < size else " "
             if before.isalnum() or before == "_" or after.isalnum() or after == "_":
-                start = find(word, end)
+                start = find(word, end, high)
                 continue
             if not strings:
                 inside = bisect.bisect_right(starts, start) - 1
                 if inside >= 0 and start <= interiors[inside][1]:
-                    start = find(word, interiors[inside][1])
+                    start = find(word, interiors[inside][1], high)
                     continue
             index = bisect.bisect_right(begins, start) - 1
             found.add(index)
-            start = find(word, self.blocks[index].finish)
+            start = find(word, self.blocks[index].finish, high)
         return found
 
 
@@ -879,7 +999,8 @@ def _imports_only(text: str, block, positions: list[int]) -> str | None:
     chunk = text[block.begin : block.finish]
     lines = chunk.split("\n")
     out = [""] * len(lines)
-    out[0] = f"class {block.name}: pass"
+    indent = block.indent
+    out[0] = f"{indent}{block.name} = None" if indent else f"class {block.name}: pass"
     for position in positions:
         number = text.count("\n", block.begin, position)
         line = lines[number]
@@ -896,7 +1017,7 @@ def _imports_only(text: str, block, positions: list[int]) -> str | None:
                 last += 1
         elif code.rstrip().endswith("\\") or ";" in code:
             return None
-        out[number] = statement
+        out[number] = indent + statement
         for follow in range(number + 1, last + 1):
             if "ffi" in lines[follow] or "#" in lines[follow] or ";" in lines[follow]:
                 return None
@@ -931,45 +1052,53 @@ def _parse_quietly(source: str, path: str) -> ast.Module | None:
         return None
 
 
-def _module_functions(text: str, blocks) -> dict[str, list[int]]:
-    """Module-level function name -> the blocks that define it (`def` blocks, and functions
-    under a module-level `if` or `try`)."""
+def _module_functions(cut: _Cut) -> dict[str, list[int]]:
+    """Function name -> the blocks that define it (``_Cut.functions``: `def` blocks, methods,
+    functions under a module-level `if` or `try`)."""
     defined: dict[str, list[int]] = {}
-    for index, block in enumerate(blocks):
-        for name in _functions_of(text, block):
+    for index in range(len(cut.blocks)):
+        for name in cut.functions(index):
             defined.setdefault(name, []).append(index)
     return defined
 
 
-def _reached(text: str, blocks, live: set[int], accesses: set[int], blocks_naming) -> bool:
+def _reached(text: str, blocks, live: set[int], accesses: set[int], cut: _Cut) -> bool:
     """Whether a block of ``accesses`` is on a chain from a block of ``live``: the forward
     reading of ``_partial`` (a block reaches the blocks that define a function named anywhere
-    in its text), walked backwards from the access blocks. Most files have many blocks that
-    spell a transform and few that hold access text, so walking back from those reads little
-    of the text; a chain found either way is the same chain."""
+    in its text; a method, the blocks of its class only), walked backwards from the access
+    blocks. Most files have many blocks that spell a transform and few that hold access text,
+    so walking back from those reads little of the text; a chain found either way is the same
+    chain."""
     if not live.isdisjoint(accesses):
         return True
+    # A class none of whose blocks spells a transform or defines a function a call outside
+    # it may name (one under an `if`, a nested class's) is entered by no chain: its methods
+    # are named from its own blocks only. Its blocks are not walked (a JAX-heavy class holds
+    # access text in many methods that call each other, none of them traced).
+    member_of = cut.member_of
+    entered = {member_of[i] for i in live} | {
+        member_of[i]
+        for i, block in enumerate(blocks)
+        if block.kind in ("other", "class") and member_of[i] is not None and cut.functions(i)
+    }
     seen = set(accesses)
-    pending = list(accesses)
-    names_done: set[str] = set()
+    pending = [i for i in accesses if member_of[i] is None or member_of[i] in entered]
+    names_done: set[tuple] = set()
     while pending:
-        for name in _functions_of(text, blocks[pending.pop()]) - names_done:
-            names_done.add(name)
-            for index in blocks_naming(name, strings=True):
-                if index in live:
+        index = pending.pop()
+        if member_of[index] is not None and member_of[index] not in entered:
+            continue
+        for name, within in cut.defines(index):
+            if (name, within) in names_done:
+                continue
+            names_done.add((name, within))
+            for other in cut.naming(name, strings=True, within=within):
+                if other in live:
                     return True
-                if index not in seen:
-                    seen.add(index)
-                    pending.append(index)
+                if other not in seen:
+                    seen.add(other)
+                    pending.append(other)
     return False
-
-
-def _functions_of(text: str, block) -> set[str]:
-    if block.kind == "def":
-        return {block.name}
-    if block.kind == "other":
-        return set(_DEF_NAME.findall(text, block.begin, block.finish))
-    return set()
 
 
 _TRANSFORM_WORDS = "|".join(sorted(TRANSFORM_LEAVES - {"partial"}))
@@ -1019,7 +1148,9 @@ def _transform_blocks(text: str, cut: _Cut, bindings, spellings: Spellings) -> s
         live |= cut.naming(name)
     # Factories: module-level functions without decorators that spell a transform.
     blocks = cut.blocks
-    factories = {blocks[i].name for i in live if blocks[i].kind == "def" and not blocks[i].decorated}
+    factories = {
+        blocks[i].name for i in live if blocks[i].kind == "def" and not blocks[i].decorated and not blocks[i].indent
+    }
     for name in factories - names:
         live |= cut.naming(name)
     return live
@@ -1502,9 +1633,26 @@ def _accesses(
     return sorted(found, key=lambda a: (a.node.lineno, a.node.col_offset))
 
 
+# Expressions whose value is a constant, a container, a mapping or a function, whatever
+# their parts hold: never a tracer (`np.array([jax.devices()[0]])` reads no array).
+_NEVER_TRACERS = (
+    ast.Constant,
+    ast.JoinedStr,
+    ast.List,
+    ast.Tuple,
+    ast.Set,
+    ast.Dict,
+    ast.ListComp,
+    ast.SetComp,
+    ast.DictComp,
+    ast.GeneratorExp,
+    ast.Lambda,
+)
+
+
 def _is_tracer(ctx: FileContext, receiver: ast.AST, exact: bool) -> bool:
-    if isinstance(receiver, ast.Constant):
-        return False  # what the value analysis says of any constant
+    if isinstance(receiver, _NEVER_TRACERS):
+        return False  # what the value analysis says of any of them
     if not exact:
         raise _Undecided
     return ctx.analysis.is_tracer(receiver)
