@@ -88,12 +88,19 @@ class Rule:
     FIX_SAFETY: ClassVar[FixSafety] = FixSafety.SAFE
     # A file that contains none of these byte strings is never parsed for this rule.
     TRIGGERS: ClassVar[tuple[bytes, ...]] = ()
+    # ... nor one that lacks any of these: ``prefilter`` passes a file only when it holds every
+    # one (a test checks this of every rule). Every rule here needs ``jax`` named in the file,
+    # which most files of a mixed tree do not: ``Prefilter`` asks each required string once
+    # for all rules, before any trigger.
+    REQUIRES: ClassVar[tuple[bytes, ...]] = ()
 
     def __init__(self, options: dict | None = None) -> None:
         self.options = dict(options or {})
 
     def prefilter(self, source: bytes) -> bool:
-        return any(trigger in source for trigger in self.TRIGGERS)
+        return all(required in source for required in self.REQUIRES) and any(
+            trigger in source for trigger in self.TRIGGERS
+        )
 
     def prefilter_parts(self) -> tuple[tuple[bytes, ...] | None, Callable[[bytes], bool] | None]:
         """How ``Prefilter`` asks this rule: (triggers, refine).
@@ -173,19 +180,31 @@ class Prefilter:
 
     def __init__(self, rules: Sequence[Rule]) -> None:
         self.rules = tuple(rules)
-        self._plan: list[tuple[Rule, tuple[bytes, ...] | None, Callable[[bytes], bool] | None]] = []
+        self._plan: list[
+            tuple[Rule, tuple[bytes, ...], tuple[bytes, ...] | None, Callable[[bytes], bool] | None]
+        ] = []
         gated: list[bytes] = []
         self._ungated = False
+        each_requires: list[tuple[bytes, ...]] = []
         for rule in self.rules:
             parts = getattr(rule, "prefilter_parts", None)
             triggers, refine = parts() if parts is not None else (None, rule.prefilter)
+            # Read from the class or the manifest (``LazyRule`` sets it): never loads a rule.
+            requires = tuple(dict.fromkeys(getattr(rule, "REQUIRES", ()) or ()))
+            each_requires.append(requires)
             if triggers is None:
                 self._ungated = True
-                self._plan.append((rule, None, refine))
+                self._plan.append((rule, requires, None, refine))
                 continue
             triggers = tuple(sorted(minimal_triggers(triggers), key=len))  # common (short) first
             gated.extend(triggers)
-            self._plan.append((rule, triggers, refine))
+            self._plan.append((rule, requires, triggers, refine))
+        # What every rule requires: a file without one of these is no rule's, after one scan.
+        self._required_by_all: tuple[bytes, ...] = (
+            tuple(r for r in each_requires[0] if all(r in other for other in each_requires[1:]))
+            if each_requires
+            else ()
+        )
         # Shortest first: short words (``array``, ``item``, ``device``) are the common ones, so a
         # file that passes the gate usually stops at its first scans; one that fails scans all.
         self.gate = tuple(sorted(minimal_triggers(gated), key=len))
@@ -207,6 +226,10 @@ class Prefilter:
 
     def active(self, source: bytes) -> tuple[Rule, ...]:
         found: dict[bytes, bool] = {}  # trigger -> in source, each scanned at most once
+        for required in self._required_by_all:
+            if required not in source:
+                return ()  # every rule's prefilter would say no
+            found[required] = True
         if not self._ungated:
             if len(source) < SMALL_FILE and self._gate_pattern is not None:
                 if self._gate_pattern.search(source) is None:
@@ -220,7 +243,9 @@ class Prefilter:
                 else:
                     return ()
         active = []
-        for rule, triggers, refine in self._plan:
+        for rule, requires, triggers, refine in self._plan:
+            if requires and not self._all_present(source, requires, found):
+                continue
             if triggers is not None and not self._any_trigger(source, triggers, found):
                 continue
             if refine is None or refine(source):
@@ -234,6 +259,16 @@ class Prefilter:
             hits = self._hits
             # A new tuple, never one changed in place: a scan in progress keeps the order it read.
             self._order = tuple(sorted(self.gate, key=lambda t: -hits[t]))
+
+    @staticmethod
+    def _all_present(source: bytes, requires: tuple[bytes, ...], found: dict[bytes, bool]) -> bool:
+        for required in requires:
+            present = found.get(required)
+            if present is None:
+                present = found[required] = required in source
+            if not present:
+                return False
+        return True
 
     def _any_trigger(self, source: bytes, triggers: tuple[bytes, ...], found: dict[bytes, bool]) -> bool:
         """Whether one of ``triggers`` is in ``source``; ``found`` remembers every scan."""

@@ -6,6 +6,8 @@ rule it left out would never see the file, so any difference loses findings.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import jax_codemod
 import pytest
 from hypothesis import given, settings
@@ -13,6 +15,8 @@ from hypothesis import strategies as st
 from jax_codemod.engine.pipeline import active_rules
 from jax_codemod.registry import MANIFEST, LazyRule
 from jax_codemod.rule import SMALL_FILE, Prefilter, Rule, minimal_triggers
+
+REPO = Path(__file__).resolve().parent.parent
 
 
 class Plain(Rule):
@@ -35,6 +39,21 @@ class Ungated(Rule):
         return source.startswith(b"#!")
 
 
+class Required(Rule):
+    """The default prefilter with REQUIRES: every one of them and a trigger."""
+
+    CODE, NAME, TRIGGERS, REQUIRES = "TST004", "required", (b"needle", b"pin"), (b"cushion", b"jax")
+
+
+class RequiredRefined(Rule):
+    """REQUIRES with a prefilter of its own, which the requirement holds of."""
+
+    CODE, NAME, TRIGGERS, REQUIRES = "TST005", "required-refined", (b"pin",), (b"jax",)
+
+    def prefilter(self, source: bytes) -> bool:
+        return b"jax" in source and b"pin" in source and b"x." in source
+
+
 TRIGGERS = sorted({t for info in MANIFEST for t in info.TRIGGERS} | {b"needle_eye", b"pin", b"cushion", b"jax"})
 PIECES = st.one_of(st.sampled_from([*TRIGGERS, b"#!", b" ", b"\n", b"jit", b"vmap(", b"x."]), st.binary(max_size=8))
 
@@ -42,7 +61,11 @@ PIECES = st.one_of(st.sampled_from([*TRIGGERS, b"#!", b" ", b"\n", b"jit", b"vma
 def every_rule_set():
     lazy = tuple(LazyRule(info, {}) for info in MANIFEST)
     loaded = tuple(rule() for rule in jax_codemod.RULES)
-    return [lazy, loaded, (Plain(), Refined()), (Plain(), Ungated(), Refined()), (*lazy[:2], Refined()), ()]
+    return [
+        lazy, loaded, (Plain(), Refined()), (Plain(), Ungated(), Refined()), (*lazy[:2], Refined()), (),
+        # What every rule requires is asked first; what only some require, per rule.
+        (Required(), RequiredRefined()), (Required(), Plain()), (*lazy, Required()), (Ungated(), RequiredRefined()),
+    ]
 
 
 @settings(max_examples=300, deadline=None)
@@ -72,7 +95,10 @@ def test_a_file_without_any_trigger_asks_no_rule(monkeypatch):
     rules = tuple(LazyRule(info, {}) for info in MANIFEST)
     assert Prefilter(rules).active(b"import os\nprint(os.sep)\n") == ()
     assert asked == []  # no rule imported, no rule's own prefilter run
-    assert [r.CODE for r in Prefilter(rules).active(b"y = x.toDlpack()\n")] == ["JAX005"]
+    # Every rule REQUIRES `jax`: a file with triggers but without it asks none either.
+    assert Prefilter(rules).active(b"y = x.toDlpack()\n") == ()
+    assert asked == []
+    assert [r.CODE for r in Prefilter(rules).active(b"import jax\ny = x.toDlpack()\n")] == ["JAX005"]
     assert asked == ["JAX005"]
 
 
@@ -100,5 +126,57 @@ def test_the_gate_order_follows_the_hits():
     prefilter = Prefilter(rules)
     rare = prefilter.gate[-1]
     for _ in range(RESORT_EVERY):
-        prefilter.active(b"#" * SMALL_FILE + rare)
+        prefilter.active(b"import jax\n" + b"#" * SMALL_FILE + rare)  # every rule REQUIRES jax
     assert prefilter._order[0] == rare and sorted(prefilter._order) == sorted(prefilter.gate)
+
+
+def _without(source: bytes, required: bytes) -> bytes:
+    while required in source:
+        source = source.replace(required, required[:-1])
+    return source
+
+
+RULE_CLASSES = [*jax_codemod.RULES, Required, RequiredRefined]
+
+
+@pytest.mark.parametrize("cls", RULE_CLASSES, ids=lambda cls: cls.CODE)
+def test_requires_is_what_the_prefilter_needs_on_the_project_files(cls):
+    """REQUIRES is a promise about ``prefilter``: ``Prefilter`` rejects a file for a rule
+    without asking it when a required string is absent, so the rule itself must say no too."""
+    rule, checked = cls(), 0
+    for path in sorted((REPO / "tests").rglob("*.py")) + sorted((REPO / "examples").rglob("*.py")):
+        source = path.read_bytes()
+        if rule.prefilter(source):
+            assert all(required in source for required in rule.REQUIRES)
+            checked += 1
+        for required in rule.REQUIRES:
+            assert not rule.prefilter(_without(source, required)), (path, required)
+    assert checked or not rule.TRIGGERS
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(PIECES, max_size=16))
+def test_requires_is_what_the_prefilter_needs(pieces):
+    source = b"".join(pieces)
+    for cls in RULE_CLASSES:
+        rule = cls()
+        for required in rule.REQUIRES:
+            assert not rule.prefilter(_without(source, required))
+            assert not rule.prefilter(_without(source + b"import jax\n" + b"".join(rule.TRIGGERS), required))
+
+
+def test_the_dlpack_rules_prefilters_are_their_specification():
+    """Their prefilters became the default one (REQUIRES, then TRIGGERS); what they were."""
+    specified = {
+        "JAX002": lambda s: b"jax" in s and any(t in s for t in (b"dlpack", b"unsafe_buffer_pointer", b"__cuda_array_interface__")),
+        "JAX006": lambda s: b"jax" in s and any(t in s for t in (b"dlpack", b"unsafe_buffer_pointer", b"__cuda_array_interface__")),
+        "JAX003": lambda s: b"dl_device" in s and b"jax" in s,
+        "JAX005": lambda s: b"jax" in s and (b"to_dlpack" in s or b"toDlpack" in s or b"from_dlpack" in s),
+    }
+    rules = {cls.CODE: cls() for cls in jax_codemod.RULES}
+    lazy = {info.CODE: LazyRule(info, {}) for info in MANIFEST}
+    texts = [b"", b"jax", b"import jax\n", *TRIGGERS, *(b"jax " + t for t in TRIGGERS), *(t + b"jax" for t in TRIGGERS)]
+    texts += [path.read_bytes() for path in sorted((REPO / "tests" / "snapshots").rglob("*.py"))]
+    for code, spec in specified.items():
+        for text in texts:
+            assert rules[code].prefilter(text) == spec(text) == lazy[code].prefilter(text), (code, text[:80])

@@ -29,6 +29,19 @@ def test_lazy_rule_is_the_rule_once_a_trigger_appears(tmp_path):
     assert type(lazy.rule).__name__ == "RemovedDlpackApi" and lazy.options == {"helper-module": "x.y"}
     copy = pickle.loads(pickle.dumps(lazy))  # as handed to worker processes
     assert copy._rule is None and copy.CODE == "JAX005" and copy.prefilter(BROKEN)
+    fresh = pickle.loads(pickle.dumps(LazyRule(info, {})))
+    assert fresh.REQUIRES == info.REQUIRES == type(lazy.rule).REQUIRES and fresh._rule is None
+
+
+def test_lazy_rules_prefilter_a_file_without_what_they_require_unloaded():
+    """``Prefilter`` reads ``REQUIRES`` of a LazyRule from the manifest: it never loads the rule."""
+    from jax_codemod.rule import Prefilter
+
+    rules = tuple(LazyRule(info, {}) for info in MANIFEST)
+    source = b"y = x.to_dlpack().item() + jit(f)(dl_device=1)\n"  # triggers of every rule, no `jax`
+    assert Prefilter(rules).active(source) == ()
+    assert all(rule._rule is None for rule in rules)
+    assert all(not rule.prefilter(source) for rule in rules)
 
 
 def test_a_run_over_files_without_triggers_imports_no_rule(tmp_path):

@@ -299,11 +299,10 @@ class GatherBeforeExport(Rule):
     PLACEMENTS: frozenset[str]
     WRAP_SAFETY: FixSafety
     TRIGGERS = (b"dlpack", b"unsafe_buffer_pointer", b"__cuda_array_interface__")
-
-    def prefilter(self, source: bytes) -> bool:
-        # Only a JAX array is reported, and the value analysis knows one only from a name that
-        # resolves into jax (`jax.numpy...`, `jax.Array`, `jaxtyping`): a file must name it.
-        return b"jax" in source and any(trigger in source for trigger in self.TRIGGERS)
+    # Only a JAX array is reported, and the value analysis knows one only from a name that
+    # resolves into jax (`jax.numpy...`, `jax.Array`, `jaxtyping`): a file must name it.
+    # The prefilter is the default one: every REQUIRES and one of the TRIGGERS.
+    REQUIRES = (b"jax",)
 
     def describe(self, source: str, value: v.Value, export: Export) -> str:
         raise NotImplementedError

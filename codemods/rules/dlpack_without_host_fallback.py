@@ -117,6 +117,7 @@ class DlpackWithoutHostFallback(Rule):
     DEFAULT_ENABLED = False
     FIX_SAFETY = FixSafety.SAFE
     TRIGGERS = (b"from_dlpack",)
+    REQUIRES = (b"jax",)  # prefilter() below: an argument known to be a JAX array needs jax named
 
     def prefilter(self, source: bytes) -> bool:
         # A finding needs a consumer of torch, numpy or cupy, and an argument known to be a

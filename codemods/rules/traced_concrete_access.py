@@ -380,6 +380,9 @@ class TracedConcreteAccess(Rule):
     # The member and consumer names; prefilter() also wants a transform named in the file.
     TRIGGERS = tuple(sorted({m.name.encode() for m in TRACER_MEMBERS} | {c.rsplit(".", 1)[-1].encode() for c in CONSUMERS}))
 
+    # prefilter() below: a file that never names jax traces nothing.
+    REQUIRES = (b"jax",)
+
     def prefilter(self, source: bytes) -> bool:
         # A finding needs both a concrete-only access or consumer and a transform (every
         # transform is jax's or a library's built on it: a file without "jax" traces nothing).
