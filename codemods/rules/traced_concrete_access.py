@@ -428,7 +428,7 @@ class TracedConcreteAccess(Rule):
                     return True
             # The kept blocks' lines are the file's, so are their access lines (on a dropped
             # block's line there is at most a stub, which holds no function).
-            return not _analyse(partial, access_lines, members, exact=False)
+            return not _analyse(partial, access_lines, members, exact=_Receivers(ctx.text, partial.tree))
         except _Undecided:
             return False
         except Exception:  # noqa: BLE001 -- see the docstring; the tests call partial_context directly
@@ -1650,12 +1650,166 @@ _NEVER_TRACERS = (
 )
 
 
-def _is_tracer(ctx: FileContext, receiver: ast.AST, exact: bool) -> bool:
+def _is_tracer(ctx: FileContext, receiver: ast.AST, exact) -> bool:
+    """``exact``: True, or for a partial tree False or its ``_Receivers``: the receivers it
+    judges are no tracer whatever the whole-file value analysis reads; any other raises
+    ``_Undecided``."""
     if isinstance(receiver, _NEVER_TRACERS):
         return False  # what the value analysis says of any of them
-    if not exact:
-        raise _Undecided
-    return ctx.analysis.is_tracer(receiver)
+    if exact is True:
+        return ctx.analysis.is_tracer(receiver)
+    if exact is not False and exact.never_tracer(receiver):
+        return False
+    raise _Undecided
+
+
+# `jax.typeof(x)`: an abstract value, never an array; the value analysis has it as a library
+# call that returns an unknown value. The names a module may be imported as for it to be that.
+_TYPEOF_MODULES = frozenset({"jax", "jax.core", "jax._src.core"})
+
+
+class _Receivers:
+    """Receivers the whole-file value analysis never calls tracers, judged from the file's text
+    and a partial tree of it (``_partial``: every import statement of the file at its line)
+    without that analysis.
+
+    - A name every binding of which, anywhere in the file, is an import (`jax` in
+      `jax.devices()`): the analysis gives a name the join of what its bindings, parameters
+      and the module's names hold, and an import holds a module, a library object, a transform
+      or nothing known; narrowing by `isinstance` gives annotation values, never tracers.
+    - `B.typeof(...)` where every binding of `B` imports `jax`, `jax.core` or `jax._src.core`.
+    - An operator over constants only (`1.0 + 0j`): a constant.
+
+    Every binding of a name spells it in the code (the text is ASCII or its identifiers are
+    spelled as parsed) or inside an f-string's replacement field: an occurrence that is not
+    right after a dot, right before one or after `from` must stand on an import line, one per
+    name that line's imports bind; one in a string or comment must have no `{` before it in
+    its string (no `{` or `}` before it on its line: a line that starts inside a replacement
+    field, which Python 3.12 allows, closes it first). Anything else: not judged.
+    """
+
+    def __init__(self, text: str, tree: ast.Module) -> None:
+        self.text, self.tree = text, tree
+        self._targets: dict[str, tuple[str | None, ...] | None] = {}
+        self._imports: dict[int, list[ast.stmt]] | None = None
+        self._statements: list[ast.stmt] = []
+        self._interiors: list[tuple[int, int]] = []
+        self._plain: bool | None = None
+
+    def never_tracer(self, receiver: ast.AST) -> bool:
+        if isinstance(receiver, ast.Name):
+            return self.import_targets(receiver.id) is not None
+        if isinstance(receiver, ast.Call):
+            func = receiver.func
+            if isinstance(func, ast.Attribute) and func.attr == "typeof" and isinstance(func.value, ast.Name):
+                targets = self.import_targets(func.value.id)
+                return bool(targets) and all(target in _TYPEOF_MODULES for target in targets)
+            return False
+        return _constant_operation(receiver)
+
+    def import_targets(self, name: str) -> tuple[str | None, ...] | None:
+        """What the imports that bind ``name`` import (None for a relative one), when every
+        binding of ``name`` in the file is an import; None when one may not be."""
+        if name not in self._targets:
+            self._targets[name] = self._import_targets(name)
+        return self._targets[name]
+
+    def _import_targets(self, name: str) -> tuple[str | None, ...] | None:
+        text = self.text
+        if self._plain is None:
+            # (Imported here: most runs never judge a receiver, and the module is large.)
+            from jax_codemod.analysis.values import spelled_as_parsed
+
+            self._plain = spelled_as_parsed(text)
+            interiors = string_interiors(text) if self._plain else None
+            self._plain = interiors is not None
+            self._interiors = interiors or []
+        if not self._plain:
+            return None
+        imports = self._import_lines()
+        interiors = self._interiors
+        starts = [first for first, _ in interiors]
+        size = len(text)
+        unexplained: dict[int, int] = {}
+        line, counted = 1, 0
+        for position in _word_positions(text, name):
+            line += text.count("\n", counted, position)
+            counted = position
+            before = position - 1
+            while before >= 0 and text[before] in " \t":
+                before -= 1
+            if before >= 0 and text[before] == ".":
+                continue  # an attribute or a module's part, no name
+            after = position + len(name)
+            while after < size and text[after] in " \t":
+                after += 1
+            if after < size and text[after] == ".":
+                continue  # a name read (`jax.numpy`), or `import jax.numpy`: a binding the imports give
+            if text.endswith("from", 0, before + 1) and (before < 4 or not _is_word_char(text[before - 4])):
+                continue  # `from jax import`, `yield from jax`, `raise E from jax`: nothing bound
+            if not in_code(text, position, interiors, starts):
+                inside = bisect.bisect_right(starts, position) - 1
+                if inside >= 0 and position <= interiors[inside][1]:
+                    if text.find("{", interiors[inside][0], position) == -1:
+                        continue
+                    return None
+                start = text.rfind("\n", 0, position) + 1
+                if text.find("{", start, position) == -1 and text.find("}", start, position) == -1:
+                    continue
+                return None
+            if line not in imports:
+                return None
+            unexplained[line] = unexplained.get(line, 0) + 1
+        targets: list[str | None] = []
+        explained: dict[int, int] = {}
+        for statement in self._statements:
+            for alias in statement.names:
+                bound = alias.asname or alias.name.split(".", 1)[0]
+                if bound != name:
+                    continue
+                if isinstance(statement, ast.Import):
+                    targets.append(alias.name if alias.asname else bound)
+                else:
+                    targets.append(None if statement.level or not statement.module else f"{statement.module}.{alias.name}")
+                if alias.asname or alias.name == name:  # spelled as the name itself
+                    at = alias.end_lineno if alias.asname else alias.lineno
+                    explained[at] = explained.get(at, 0) + 1
+        if unexplained != explained:
+            return None  # a line that binds the name otherwise too (`import os; jax = x`)
+        return tuple(targets)
+
+    def _import_lines(self) -> dict[int, list[ast.stmt]]:
+        """Line -> the import statements of the partial tree on it (statements only are walked)."""
+        if self._imports is None:
+            lines: dict[int, list[ast.stmt]] = {}
+            statements = []
+            stack = [self.tree.body]
+            while stack:
+                for statement in stack.pop():
+                    if isinstance(statement, (ast.Import, ast.ImportFrom)):
+                        statements.append(statement)
+                        for number in range(statement.lineno, statement.end_lineno + 1):
+                            lines.setdefault(number, []).append(statement)
+                        continue
+                    for field in ("body", "orelse", "finalbody"):
+                        block = getattr(statement, field, None)
+                        if block.__class__ is list:
+                            stack.append(block)
+                    for handler in getattr(statement, "handlers", ()):
+                        stack.append(handler.body)
+                    for case in getattr(statement, "cases", ()):
+                        stack.append(case.body)
+            self._imports, self._statements = lines, statements
+        return self._imports
+
+
+def _constant_operation(expr: ast.AST) -> bool:
+    """An operator over constants only: the value analysis gives it a constant or nothing."""
+    if isinstance(expr, ast.BinOp):
+        return _constant_operation(expr.left) and _constant_operation(expr.right)
+    if isinstance(expr, ast.UnaryOp):
+        return _constant_operation(expr.operand)
+    return isinstance(expr, ast.Constant)
 
 
 def _base_name(expr: ast.AST) -> str | None:
