@@ -1364,17 +1364,18 @@ def test_brackets_balance_agrees_with_counting_the_code():
 
 def receivers_of(text: str):
     """The partial tree's ``_Receivers`` (the whole tree's when the text is read whole: it also
-    holds every import at its line)."""
-    partial = jax001.partial_context(lazy(text))
-    return jax001._Receivers(text, partial.tree if partial is not None else ast.parse(text))
+    holds every import at its line), with the text's cut when there is one."""
+    cuts = []
+    partial, _ = jax001._partial(lazy(text), None, cuts)
+    tree = partial.tree if partial is not None else ast.parse(text)
+    return jax001._Receivers(text, tree, cuts[0] if cuts else None)
 
 
 def check_judged_receivers(text: str) -> int:
     """Every expression of the partial tree that ``_Receivers`` calls no tracer, the whole-file
     value analysis calls no tracer either; how many it judged."""
-    partial = jax001.partial_context(lazy(text))
-    tree = partial.tree if partial is not None else ast.parse(text)
-    judge = jax001._Receivers(text, tree)
+    judge = receivers_of(text)
+    tree = judge.tree
     every = whole(text)
     at = {
         (type(n), n.lineno, n.col_offset, n.end_lineno, n.end_col_offset): n
@@ -1383,7 +1384,7 @@ def check_judged_receivers(text: str) -> int:
     }
     judged = 0
     for node in ast.walk(tree):
-        if isinstance(node, (ast.Name, ast.Call, ast.BinOp, ast.UnaryOp)) and judge.never_tracer(node):
+        if isinstance(node, (ast.Name, ast.Call, ast.BinOp, ast.UnaryOp, ast.Attribute)) and judge.never_tracer(node):
             same = at[(type(node), node.lineno, node.col_offset, node.end_lineno, node.end_col_offset)]
             assert not every.analysis.is_tracer(same), ast.unparse(node)
             judged += 1
@@ -1558,4 +1559,97 @@ def test_a_module_rebound_in_another_block_is_read_whole():
     partial = jax001.partial_context(ctx)
     assert partial is not None and "global jax" not in partial.text
     assert not RULE._decided_clean(lazy(text), None, MEMBERS)
+    check_equivalent(text)
+
+
+# `aval` made a field or attribute of a class somewhere in the file: `E.aval` is not judged.
+ATTRIBUTE_BINDINGS = {
+    "init_field": "class Box:\n    def __init__(self, x):\n        self.aval = x\n",
+    "init_field_parenthesized": "class Box:\n    def __init__(self, x):\n        (self.aval) = x\n",
+    "init_field_continued": "class Box:\n    def __init__(self, x):\n        self.\\\n        aval = x\n",
+    "init_field_in_brackets": "class Box:\n    def __init__(self, x):\n        (self.\n        aval) = x\n",
+    "init_field_commented": "class Box:\n    def __init__(self, x):\n        (self.  # why\n        aval) = x\n",
+    "annotated_attribute": "class Box:\n    def set(self, x):\n        self.aval: int = x\n",
+    "spaced_dot": "class Box:\n    def set(self, x):\n        self . aval = x\n",
+    "record_field": "import dataclasses\n\n@dataclasses.dataclass\nclass Box:\n    aval: object\n",
+    "class_attribute": "class Box:\n    aval = None\n",
+    "class_attribute_chained": "class Box:\n    other = aval = None\n",
+    "method": "class Box:\n    def aval(self):\n        return 1\n",
+    "property": "class Box:\n    @property\n    def aval(self):\n        return 1\n",
+    "nested_class": "def make(x):\n    class Box:\n        aval = x\n    return Box\n",
+    "nested_class_in_a_method": (
+        "class Outer:\n    def make(self, x):\n        class Box:\n            aval = x\n        return Box\n"
+    ),
+    "class_in_a_module_level_if": "import sys\nif sys:\n    class Box:\n        aval = None\n",
+    "default_in_a_method_header": "class Box:\n    def f(self, aval=None):\n        return 1\n",
+}
+
+
+@pytest.mark.parametrize("name", sorted(ATTRIBUTE_BINDINGS))
+def test_an_attribute_a_class_may_bind_is_not_judged(name):
+    # The class also holds access text, so that it is cut into its members when it can be.
+    text = (
+        "import jax\n" + "".join(FILLER.format(n=n) for n in range(3)) + ATTRIBUTE_BINDINGS[name]
+        + "\n\n@jax.jit\ndef step(x, b):\n    return x + b.aval.sharding.item()\n"
+    )
+    text = text.replace("\nclass Box:\n", "\nclass Box:\n    def g(self, y):\n        return y.tolist()\n\n", 1)
+    judge = receivers_of(text)
+    [receiver] = [n for n in ast.walk(judge.tree) if isinstance(n, ast.Attribute) and ast.unparse(n) == "b.aval"]
+    assert not judge.never_tracer(receiver)
+    check_judged_receivers(text)
+    check_equivalent(text)
+
+
+# Reads of `.aval`, and `aval` as a function's local: judged.
+ATTRIBUTE_READS = {
+    "read": "def f(x):\n    return x.aval.shape\n",
+    "called": "def f(x):\n    return x.aval(1), x.aval[0]\n",
+    "local_in_a_method": (
+        "class T:\n    def g(self, y):\n        return y.tolist()\n\n    def f(self):\n        aval = 1\n"
+        "        return g(aval, {'k': aval})\n"
+    ),
+    "local_after_a_nested_class": (
+        "class T:\n    def g(self, y):\n        return y.tolist()\n\n    def f(self):\n        class D:\n"
+        "            pass\n        aval = D()\n        return aval.value\n"
+    ),
+    "module_level_function": "def f():\n    aval = 1\n    self.aval = 2\n    return aval\n",
+    "module_level_statement": "aval = None\nx = [aval for aval in range(3)]\n",
+    "in_strings_and_comments": "s = 'aval = 1'\n# self.aval = 2\n",
+}
+
+
+@pytest.mark.parametrize("name", sorted(ATTRIBUTE_READS))
+def test_an_attribute_no_class_binds_is_judged(name):
+    text = (
+        "import jax\n" + "".join(FILLER.format(n=n) for n in range(3)) + ATTRIBUTE_READS[name]
+        + "\n\n@jax.jit\ndef step(x, b):\n    return x + b.aval.sharding.item()\n"
+    )
+    judge = receivers_of(text)
+    [receiver] = [n for n in ast.walk(judge.tree) if isinstance(n, ast.Attribute) and ast.unparse(n) == "b.aval"]
+    assert judge.never_tracer(receiver)
+    check_judged_receivers(text)
+    check_equivalent(text)
+
+
+def test_a_traced_field_named_aval_keeps_its_finding():
+    """`Box(x).aval` in a trace is the tracer `x`, for the value analysis: read whole, found."""
+    text = with_filler("""
+        import jax
+
+        class Box:
+            def __init__(self, x):
+                self.aval = x
+
+            def g(self, y):
+                return y.tolist()
+
+        @jax.jit
+        def step(x):
+            b = Box(x)
+            return b.aval.item()
+    """)
+    every = whole(text)
+    [receiver] = [n for n in ast.walk(every.tree) if isinstance(n, ast.Attribute) and ast.unparse(n) == "b.aval"]
+    assert every.analysis.is_tracer(receiver)
+    assert [f.to_json()["code"] for f in RULE.check(lazy(text))] == ["JAX001"]
     check_equivalent(text)
