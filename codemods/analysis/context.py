@@ -467,7 +467,6 @@ class FileContext:
         codes = self.suppressions[line]
         return codes is None or any(code.startswith(prefix) for prefix in codes)
 
-
     def _may_suppress(self, code: str) -> bool:
         """Whether some comment of the file could suppress ``code``, read from the text alone.
 

@@ -779,18 +779,9 @@ def _with_blocks(ctx: FileContext, base: FileContext, blocks, added: list[bool],
     the partial text has it, and put in place of the base's."""
     text = ctx.text
     added = list(added)
-    index, count = 0, len(blocks)
-    while index < count:
-        if blocks[index].kind != "head":
-            index += 1
-            continue
-        last = index
-        while last + 1 < count and blocks[last + 1].indent and blocks[last + 1].kind != "head":
-            last += 1
-        if any(added[index : last + 1]):
-            for member in range(index, last + 1):
-                added[member] = True
-        index = last + 1
+    for first, last in _class_runs(blocks):
+        if any(added[first : last + 1]):
+            added[first : last + 1] = [True] * (last + 1 - first)
     replacements = replacements or {}
     source = "".join(
         block_source(text, b, k, replacements.get(i)) if a else "\n" * text.count("\n", b.begin, b.finish)
@@ -839,6 +830,21 @@ def _with_members(text: str, blocks, interiors: list[tuple[int, int]]):
     return out
 
 
+def _class_runs(blocks):
+    """(first, last) index of each class ``_with_members`` cut into its members: its "head"
+    block and the indented members that follow it."""
+    index, count = 0, len(blocks)
+    while index < count:
+        if blocks[index].kind != "head":
+            index += 1
+            continue
+        last = index
+        while last + 1 < count and blocks[last + 1].indent and blocks[last + 1].kind != "head":
+            last += 1
+        yield index, last
+        index = last + 1
+
+
 class _Cut:
     """Which top-level block a position of ``text`` is in."""
 
@@ -857,20 +863,12 @@ class _Cut:
         # a method's `scope` is its class (it is called as `self.name`, from its class only).
         self.member_of: list[tuple[int, int] | None] = [None] * len(blocks)
         self.scope: list[tuple[int, int] | None] = [None] * len(blocks)
-        index, count = 0, len(blocks)
-        while index < count:
-            if blocks[index].kind != "head":
-                index += 1
-                continue
-            last = index
-            while last + 1 < count and blocks[last + 1].indent and blocks[last + 1].kind != "head":
-                last += 1
-            span = (blocks[index].begin, blocks[last].finish)
-            for member in range(index, last + 1):
+        for first, last in _class_runs(blocks):
+            span = (blocks[first].begin, blocks[last].finish)
+            for member in range(first, last + 1):
                 self.member_of[member] = span
                 if blocks[member].kind == "def":
                     self.scope[member] = span
-            index = last + 1
 
         self._functions: dict[int, set[str]] = {}
 
