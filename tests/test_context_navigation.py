@@ -144,11 +144,11 @@ def test_bindings_match_a_walk_of_every_statement(path, text, monkeypatch):
 
     tree = ast.parse(text)
     pruned = FileContext(path, text, tree)._bindings
-    everything = list(context._statements(tree.body))
+    everything = list(context.statements(tree.body))
     imports = [node for node in everything if isinstance(node, (ast.Import, ast.ImportFrom))]
     assert [node for node in context._import_statements(tree.body, text)
             if isinstance(node, (ast.Import, ast.ImportFrom))] == imports
-    monkeypatch.setattr(context, "_import_statements", lambda body, _text: context._statements(body))
+    monkeypatch.setattr(context, "_import_statements", lambda body, _text: context.statements(body))
     assert pruned == FileContext(path, text, tree)._bindings
 
 

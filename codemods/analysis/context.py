@@ -48,22 +48,6 @@ def count_line_breaks(text: str, start: int = 0, end: int | None = None) -> int:
 _BODY_FIELDS = ("body", "orelse", "finalbody", "handlers", "cases")
 
 
-def _statements(body: list[ast.stmt]) -> Iterator[ast.AST]:
-    """Every statement under ``body``, nested ones included, without entering expressions.
-
-    Imports are statements, and a file has ~10x more expression nodes than statements:
-    ``ast.walk`` over everything made name resolution the slowest part of checking a file.
-    """
-    stack: list[ast.AST] = list(body)
-    while stack:
-        node = stack.pop()
-        yield node
-        for name in _BODY_FIELDS:
-            children = getattr(node, name, None)
-            if children and isinstance(children, list):
-                stack.extend(children)
-
-
 def child_nodes(node: ast.AST) -> list[ast.AST]:
     """``list(ast.iter_child_nodes(node))``, without its two generator layers per node (the
     parent maps and JAX001's walks call it for every node of the trees they read)."""
@@ -152,7 +136,7 @@ def _import_statements(body: list[ast.stmt], text: str) -> Iterator[ast.stmt]:
     counted as the parser counts them only without lone carriage returns; with one, walk all.
     """
     if "\r" in text:
-        yield from _statements(body)
+        yield from statements(body)
         return
     lines: list[int] = []
     line, counted = 1, 0
@@ -319,12 +303,12 @@ class FileContext:
         """Whether ``node`` is under one of ``level``'s statements (``_level``), mapping those
         whose lines hold ``line`` until it is in the map; ``owner``: the module, when they are
         its body (their parent is mapped with them; a nested statement's is, with its owner's)."""
-        starts, statements = level
+        starts, siblings = level
         known, levels = self._known_parents, self._levels
         index = bisect.bisect_right(starts, line) - 1
         # Several statements can share a line (``a = 1; b = f(a)``): try each that reaches it.
-        while index >= 0 and statements[index].end_lineno >= line:
-            statement = statements[index]
+        while index >= 0 and siblings[index].end_lineno >= line:
+            statement = siblings[index]
             inner = levels.get(statement)
             if inner is None:
                 if owner is not None:
@@ -499,17 +483,18 @@ def _codes(text: str) -> frozenset[str]:
     return frozenset(code.upper() for code in re.split(r"[\s,]+", text) if code)
 
 
-def _statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:
-    """Every statement, nested ones included, without visiting expressions.
+def statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:
+    """Every statement under ``body``, nested ones included, in source order, without
+    visiting expressions.
 
-    Imports are always statements, so resolving names never needs the (much larger)
-    expression part of the tree.
+    Imports are always statements, and a file has ~10x more expression nodes than statements:
+    resolving names never needs the expression part of the tree.
     """
     stack = list(reversed(body))
     while stack:
         statement = stack.pop()
         yield statement
-        for name in ("body", "orelse", "finalbody", "handlers", "cases"):
+        for name in _BODY_FIELDS:
             children = getattr(statement, name, None)
             if isinstance(children, list):
                 stack.extend(reversed(children))

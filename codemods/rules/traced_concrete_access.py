@@ -20,6 +20,7 @@ from jax_codemod.analysis.context import (
     count_line_breaks,
     in_code,
     partial_source,
+    statements,
     string_interiors,
     top_level_blocks,
 )
@@ -1891,24 +1892,11 @@ class _Receivers:
         """Line -> the import statements of the partial tree on it (statements only are walked)."""
         if self._imports is None:
             lines: dict[int, list[ast.stmt]] = {}
-            statements = []
-            stack = [self.tree.body]
-            while stack:
-                for statement in stack.pop():
-                    if isinstance(statement, (ast.Import, ast.ImportFrom)):
-                        statements.append(statement)
-                        for number in range(statement.lineno, statement.end_lineno + 1):
-                            lines.setdefault(number, []).append(statement)
-                        continue
-                    for field in ("body", "orelse", "finalbody"):
-                        block = getattr(statement, field, None)
-                        if block.__class__ is list:
-                            stack.append(block)
-                    for handler in getattr(statement, "handlers", ()):
-                        stack.append(handler.body)
-                    for case in getattr(statement, "cases", ()):
-                        stack.append(case.body)
-            self._imports, self._statements = lines, statements
+            imports = [s for s in statements(self.tree.body) if isinstance(s, (ast.Import, ast.ImportFrom))]
+            for statement in imports:
+                for number in range(statement.lineno, statement.end_lineno + 1):
+                    lines.setdefault(number, []).append(statement)
+            self._imports, self._statements = lines, imports
         return self._imports
 
 
