@@ -430,7 +430,9 @@ class FileContext:
         found: dict[int, frozenset[str] | None] = {}
         try:
             tokens = list(tokenize.generate_tokens(io.StringIO(self.text).readline))
-        except (tokenize.TokenError, SyntaxError):
+        except (tokenize.TokenError, SyntaxError, UnicodeDecodeError):
+            # (Python 3.12's C tokenizer raises UnicodeDecodeError for a lone CR before a
+            # non-ASCII character; the file's own parse reports what is wrong with it.)
             return {}
         for token in tokens:
             if token.type != tokenize.COMMENT:
