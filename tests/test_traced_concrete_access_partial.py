@@ -1653,3 +1653,32 @@ def test_a_traced_field_named_aval_keeps_its_finding():
     assert every.analysis.is_tracer(receiver)
     assert [f.to_json()["code"] for f in RULE.check(lazy(text))] == ["JAX001"]
     check_equivalent(text)
+
+
+def test_the_engine_runs_jax001_after_the_rules_that_parse_the_whole_file(monkeypatch):
+    """A file a DLPack rule parses whole anyway: JAX001 reads that tree, not parts first
+    (the partial reading would only add to the parse), and finds what it finds either way."""
+    from jax_codemod.engine.pipeline import check_order
+    from jax_codemod.rules.sharded_dlpack_export import ShardedDlpackExport
+
+    text = with_filler("""
+        import jax
+        import torch
+
+        @jax.jit
+        def step(x):
+            return x.item()
+
+        def export(y):
+            return torch.from_dlpack(y)
+    """)
+    assert check_order([RULE, ShardedDlpackExport()])[-1] is RULE
+    assert check_order([ShardedDlpackExport(), RULE])[-1] is RULE
+    partial_readings = []
+    original = jax001._partial
+    monkeypatch.setattr(jax001, "_partial", lambda *a, **k: partial_readings.append(a) or original(*a, **k))
+    _, both = check_source(text.encode(), "case.py", [RULE, ShardedDlpackExport()])
+    assert partial_readings == []
+    _, alone = check_source(text.encode(), "case.py", [RULE])
+    assert len(partial_readings) == 1  # without a rule that parses it whole, JAX001 reads parts
+    assert [f.code for f in both] == [f.code for f in alone] == ["JAX001"]

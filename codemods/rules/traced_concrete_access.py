@@ -383,6 +383,7 @@ class TracedConcreteAccess(Rule):
 
     # prefilter() below: a file that never names jax traces nothing.
     REQUIRES = (b"jax",)
+    READS_PARTS = True  # check(): a partial reading first, unless the tree is parsed already
 
     def prefilter(self, source: bytes) -> bool:
         # A finding needs both a concrete-only access or consumer and a transform (every
