@@ -15,6 +15,8 @@ from itertools import pairwise
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from jax_codemod.analysis.context import (
     FileContext,
     brackets_balance,
@@ -617,6 +619,42 @@ def test_walking_back_from_the_accesses_finds_the_forward_chains(path):
         assert jax001._reached(text, blocks, live, accesses, cut) == bool(accesses & reach)
         for access in list(accesses)[:3]:  # each access block alone: the answer is often False
             assert jax001._reached(text, blocks, live, {access}, cut) == (access in reach)
+
+
+@pytest.mark.parametrize("path", [*CORPUS, *INSTALLED_JAX[::3]], ids=lambda p: p.name)
+def test_a_blocks_words_are_the_regex_words_of_its_text(path):
+    """``_Cut.words`` (split at the characters a translation made spaces) against the regex it
+    replaces, for every block of real files (class members too)."""
+    text = path.read_text(encoding="utf-8")
+    interiors = string_interiors(text)
+    blocks = top_level_blocks(text, interiors) if interiors is not None else None
+    if not blocks:
+        return
+    blocks = jax001._with_members(text, blocks, interiors)
+    cut = jax001._Cut(text, blocks, interiors)
+    for index, block in enumerate(blocks):
+        assert cut.words(index) == set(jax001._WORDS.findall(text, block.begin, block.finish))
+
+
+@settings(max_examples=800, deadline=None)
+@given(
+    st.lists(
+        st.one_of(
+            st.sampled_from(["x", "_a1", "9", " ", "\t", "\n", ".", "(", "é", "→", "\x1c", "\x1f", "\x85", "\u3000", "ǅ", "ｉ"]),
+            st.text(st.characters(max_codepoint=0x7F), max_size=5),
+        ),
+        max_size=20,
+    ),
+    st.integers(0, 30),
+    st.integers(0, 30),
+)
+def test_words_of_any_text_are_the_regex_words(pieces, first, last):
+    from jax_codemod.analysis.context import Block
+
+    text = "".join(pieces)
+    begin, finish = sorted((min(first, len(text)), min(last, len(text))))
+    cut = jax001._Cut(text, [Block(1, 1, begin, finish, None)], [])
+    assert cut.words(0) == set(jax001._WORDS.findall(text, begin, finish))
 
 
 @pytest.mark.parametrize("path", [*CORPUS, *INSTALLED_JAX[::3]], ids=lambda p: p.name)

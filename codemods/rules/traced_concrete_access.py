@@ -576,6 +576,7 @@ _NON_ASCII = re.compile(r"[^\x00-\x7f]+")
 _DEF_NAME = re.compile(r"\n[ \t]*(?:async[ \t]+)?def[ \t]+(\w+)")
 _INDENTED_DEF = re.compile(r"\n([ \t]*)(?:async[ \t]+)?def[ \t]+(\w+)")
 _WORDS = re.compile(r"\w+")
+_NOT_WORD_TO_SPACE = str.maketrans({c: " " for c in map(chr, range(128)) if not (c.isalnum() or c == "_")})
 
 
 # A partial tree that would hold more than this share of the file's text costs about what the
@@ -734,7 +735,7 @@ def _partial(ctx: FileContext, most: float | None = None, cuts: list | None = No
     while pending:
         source = pending.pop()
         block = blocks[source]
-        for word in set(_WORDS.findall(text, block.begin, block.finish)) & defined.keys():
+        for word in cut.words(source) & defined.keys():
             for target in defined[word]:
                 if target not in reach and (scope[target] is None or scope[target] == member_of[source]):
                     reach.add(target)
@@ -873,6 +874,19 @@ class _Cut:
                     self.scope[member] = span
 
         self._functions: dict[int, set[str]] = {}
+        self._spaced: str | None = None
+
+    def words(self, index: int) -> set[str]:
+        """``set(_WORDS.findall(text, begin, finish))`` of a block: the words of its text
+        (comments and strings included). An ASCII text is split at its other characters,
+        translated to spaces once for all blocks (a third of the regex's cost; `\\w` of an
+        ASCII character is a letter, a digit or `_`, so the words are the same)."""
+        block, text = self.blocks[index], self.text
+        if not text.isascii():
+            return set(_WORDS.findall(text, block.begin, block.finish))
+        if self._spaced is None:
+            self._spaced = text.translate(_NOT_WORD_TO_SPACE)
+        return set(self._spaced[block.begin : block.finish].split())
 
     def functions(self, index: int) -> set[str]:
         """The functions a block defines that a call elsewhere may resolve to: a `def`
