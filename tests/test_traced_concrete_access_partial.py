@@ -743,6 +743,52 @@ def test_blocks_matching_skip_no_block_finditer_finds(path):
             assert cut.matching(pattern, accept, offset=offset, found={0}) == every | {0}
 
 
+TEXTS_WITH_COMMENT_GAPS = [
+    # Matches that overlap: a comment between the dot and the name holds another match.
+    "import jax\nimport numpy as np\n\n\ndef f(x):\n    return (x.  # see y.jit and np.asarray(z)\n        item())\n",
+    "import jax\n\n\ndef f(x):\n    return (x.  # a.devices() b.jit\n        jit, x.\\\n  asarray(x))\n\n\ng = 1\n",
+    # A consumer match not taken whose comment holds one that is: its own scan goes on past it.
+    "import numpy as np\n\n\ndef f(x):\n    return (x.  # np.asarray(y)\n        array(x))\n\n\ndef g(y):\n    return y\n",
+]
+
+
+@pytest.mark.parametrize("source", [*CORPUS, *INSTALLED_JAX[::3], *range(len(TEXTS_WITH_COMMENT_GAPS))], ids=str)
+def test_one_scan_of_the_three_dotted_patterns_finds_what_three_scans_find(source):
+    """``_Cut.matching_families`` against ``_Cut.matching`` of each pattern on its own (a
+    block's members too), for several choices of which matches count and shared ``found``."""
+    text = TEXTS_WITH_COMMENT_GAPS[source] if isinstance(source, int) else source.read_text(encoding="utf-8")
+    interiors = string_interiors(text)
+    blocks = top_level_blocks(text, interiors) if interiors is not None else None
+    if not blocks:
+        return
+    for cut in (jax001._Cut(text, blocks, interiors), jax001._Cut(text, jax001._with_members(text, blocks, interiors), interiors)):
+        for choice in range(5):
+            def accept(start, word, choice=choice):
+                if choice == 4:
+                    return word != "array"
+                return choice == 0 or (start + len(word)) % (choice + 1) != 0
+
+            def as_match(match):
+                return accept(match.start(), match.group(1))
+
+            accesses = cut.matching(jax001._POSSIBLE_ACCESS, offset=1)
+            cut.matching(jax001._POSSIBLE_CONSUMER, as_match, offset=1, found=accesses)
+            spelled = cut.matching(jax001._TRANSFORM_ATTRIBUTE, as_match)
+            one, other = set(), set()
+            cut.matching_families(
+                jax001._DOTTED_FAMILIES,
+                {"access": (1, None, one), "consumer": (1, accept, one), "transform": (0, accept, other)},
+            )
+            assert (one, other) == (accesses, spelled)
+
+
+def test_the_families_of_the_one_scan_spell_different_names():
+    access = {*jax001._METHOD_NAMES, *jax001._PROPERTY_NAMES}
+    transforms = set(jax001._TRANSFORM_WORDS.split("|"))
+    assert not access & set(jax001._CONSUMER_NAMES) and not access & transforms
+    assert not set(jax001._CONSUMER_NAMES) & transforms
+
+
 def test_the_non_ascii_runs_are_the_regex_runs():
     made = "a = 'é'\nb = 1\n# ωω π\n\nc = 'x'  # “q”\nπ"
     for text in [made, *(p.read_text(encoding="utf-8") for p in [*CORPUS, *INSTALLED_JAX])]:

@@ -698,12 +698,10 @@ def _partial(ctx: FileContext, most: float | None = None, cuts: list | None = No
     spellings = Spellings(base)
     if any(name in bindings or name in spellings.aliases for name in CONTAINER_CALLS):
         return None, False  # `dict = ...`: the stubs' reading of `x = dict(...)` may not hold
-    accesses = cut.matching(_POSSIBLE_ACCESS, offset=1)
 
-    def consumer(match: re.Match) -> bool:
+    def consumer(start: int, leaf: str) -> bool:
         # `np.asarray(x)` is a consumer only where `np` is bound to NumPy: `jnp.asarray(x)` is not.
-        head, rest = _dotted_before(text, match.start())
-        leaf = match.group(1)
+        head, rest = _dotted_before(text, start)
         target = bindings.get(head) if head is not None else None
         return (
             head is None
@@ -711,7 +709,13 @@ def _partial(ctx: FileContext, most: float | None = None, cuts: list | None = No
             or (isinstance(target, str) and ".".join([target, *rest, leaf]) in CONSUMERS)
         )
 
-    cut.matching(_POSSIBLE_CONSUMER, consumer, offset=1, found=accesses)
+    # The blocks with access text, and those whose attributes spell a transform, in one scan.
+    accesses: set[int] = set()
+    spelled: set[int] = set()
+    cut.matching_families(
+        _DOTTED_FAMILIES,
+        {"access": (1, None, accesses), "consumer": (1, consumer, accesses), "transform": (0, _spells(text, bindings), spelled)},
+    )
     # A consumer called by a bare name: `memoryview(x)`, `asarray(x)` after
     # `from numpy import asarray`, `to_np(x)` after `to_np = np.asarray`.
     bare = [n for n, target in bindings.items() if target in CONSUMERS]
@@ -720,7 +724,7 @@ def _partial(ctx: FileContext, most: float | None = None, cuts: list | None = No
         accesses |= blocks_naming(name)
     if not accesses:
         return base, False  # no block holds access text: whatever is traced, nothing to find
-    live = _transform_blocks(text, cut, bindings, spellings)
+    live = _transform_blocks(text, cut, bindings, spellings, spelled)
     if not _reached(text, blocks, live, accesses, cut):
         # A function is traced only where a block on a chain from one that spells a transform
         # holds it (the same reading that drops the other blocks): access text in a block kept
@@ -968,6 +972,35 @@ class _Cut:
                 position = match.end()
         return found
 
+    def matching_families(self, pattern: re.Pattern[str], families: dict) -> None:
+        """``matching(<a family's own pattern>, accept, offset, found)`` for every family of
+        ``pattern`` in one scan: ``families`` maps the name of each named group that tells a
+        family's matches to (offset, accept or None, found); ``accept(start, word)`` gets the
+        match's start and its group's text. At most one family may match at a position. Each
+        family takes its matches as its own scan does: from where that scan would go on (the
+        end of a block found, else the match's end), so each ``found`` gets what ``matching``
+        would add to it (families may share one)."""
+        text, search, blocks, block_of = self.text, pattern.search, self.blocks, self.block_of
+        resume = dict.fromkeys(families, 0)
+        for start, end in self.code_pieces:
+            position = start
+            while position < end:
+                match = search(text, position, end)
+                if match is None:
+                    break
+                at, family = match.start(), match.lastgroup
+                if at >= resume[family]:
+                    offset, accept, found = families[family]
+                    index = block_of(at + offset)
+                    if index is not None and index in found:
+                        resume[family] = blocks[index].finish
+                    elif index is not None and (accept is None or accept(at, match.group(family))):
+                        found.add(index)
+                        resume[family] = blocks[index].finish
+                    else:
+                        resume[family] = match.end()
+                position = max(at + 1, min(resume.values()))
+
     def naming(self, word: str, strings: bool = False, within: tuple[int, int] | None = None) -> set[int]:
         """``blocks_at(_word_positions(text, word))``, reading one occurrence per block:
         common words (`bytes`, `jit`, a helper's name) occur hundreds of times in a JAX-heavy
@@ -1123,6 +1156,14 @@ def _reached(text: str, blocks, live: set[int], accesses: set[int], cut: _Cut) -
 
 _TRANSFORM_WORDS = "|".join(sorted(TRANSFORM_LEAVES - {"partial"}))
 _TRANSFORM_ATTRIBUTE = re.compile(rf"\.{_COMMENTED_GAP}({_TRANSFORM_WORDS})(?!\w)")
+# _POSSIBLE_ACCESS, _POSSIBLE_CONSUMER and _TRANSFORM_ATTRIBUTE as one pattern, for
+# ``_Cut.matching_families``: every dot starts the three searches' attempts, so one search
+# costs what each did. Their names differ and each ends at a character no name holds, so at
+# most one of them matches after a dot, with the span its own pattern gives.
+_DOTTED_FAMILIES = re.compile(
+    rf"\.{_COMMENTED_GAP}(?:(?P<access>(?:{_METHOD_WORDS}){_GAP}[(#]|(?:{_PROPERTY_WORDS})(?!\w)(?!{_GAP}\())"
+    rf"|(?P<consumer>{_CONSUMER_WORDS}){_GAP}[(#]|(?P<transform>{_TRANSFORM_WORDS})(?!\w))"
+)
 
 
 def _dotted_before(text: str, dot: int) -> tuple[str | None, list[str]]:
@@ -1141,22 +1182,32 @@ def _dotted_before(text: str, dot: int) -> tuple[str | None, list[str]]:
     return parts[0], parts[1:]
 
 
-def _transform_blocks(text: str, cut: _Cut, bindings, spellings: Spellings) -> set[int]:
+def _spells(text: str, bindings):
+    """accept(start, word) for a transform's name after a dot: whether the dotted name there
+    spells a transform (`jax.jit`, `lax.scan`; not `jax.tree.map`)."""
+
+    def spells(start: int, word: str) -> bool:
+        head, rest = _dotted_before(text, start)
+        if head is None:
+            return True  # cannot tell: count it
+        target = bindings.get(head)
+        return isinstance(target, str) and public(".".join([target, *rest, word])) in TRANSFORMS
+
+    return spells
+
+
+def _transform_blocks(text: str, cut: _Cut, bindings, spellings: Spellings, spelled: set[int] | None = None) -> set[int]:
     """The blocks that may spell a transform: a dotted name ending in a transform's name whose
     head the imports bind (`jax.jit`, `lax.scan`, `eqx.filter_jit`; one the text does not show
     plainly counts too), a bare name bound to one (`from jax import jit as J`, `J = jax.jit`,
     `J = partial(jax.jit, ...)`), or a decorator factory's name. `partial` alone traces
-    nothing: `partial(jax.jit, ...)` spells `jax.jit` too."""
-
-    def spells(match: re.Match) -> bool:
-        head, rest = _dotted_before(text, match.start())
-        if head is None:
-            return True  # cannot tell: count it
-        target = bindings.get(head)
-        # `jax.jit`, `lax.scan`; not `jax.tree.map`
-        return isinstance(target, str) and public(".".join([target, *rest, match.group(1)])) in TRANSFORMS
-
-    live = cut.matching(_TRANSFORM_ATTRIBUTE, spells)
+    nothing: `partial(jax.jit, ...)` spells `jax.jit` too. ``spelled``: the first kind's
+    blocks, when the caller has them already (``_DOTTED_FAMILIES``)."""
+    if spelled is None:
+        spells = _spells(text, bindings)
+        live = cut.matching(_TRANSFORM_ATTRIBUTE, lambda match: spells(match.start(), match.group(1)))
+    else:
+        live = set(spelled)
     # (`public` keeps the last part of a name: a cheap test first.)
     names = {
         n
