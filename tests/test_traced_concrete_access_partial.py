@@ -83,7 +83,9 @@ def candidates(ctx: FileContext) -> set[tuple]:
 def decided_clean(ctx: FileContext) -> bool:
     """What check() concludes from the partial tree alone: True when it returns no finding
     without parsing the whole file (the rule's own decision, its shortcuts included)."""
-    decided = RULE._decided_clean(ctx, jax001._access_lines(ctx.text), MEMBERS)
+    decided = RULE._decided_clean(ctx, None, MEMBERS)
+    # check() reads the access lines of the kept text only: the same answer as the file's.
+    assert decided == RULE._decided_clean(ctx, jax001._access_lines(ctx.text), MEMBERS)
     assert not ctx.has_tree
     return decided
 
@@ -780,6 +782,13 @@ def test_one_scan_of_the_three_dotted_patterns_finds_what_three_scans_find(sourc
                 {"access": (1, None, one), "consumer": (1, accept, one), "transform": (0, accept, other)},
             )
             assert (one, other) == (accesses, spelled)
+
+
+@pytest.mark.parametrize("source", [*CORPUS, *INSTALLED_JAX[::3], *range(len(TEXTS_WITH_COMMENT_GAPS))], ids=str)
+def test_any_access_line_is_whether_there_are_access_lines(source):
+    text = TEXTS_WITH_COMMENT_GAPS[source] if isinstance(source, int) else source.read_text(encoding="utf-8")
+    for piece in (text, text[: len(text) // 3], text[len(text) // 2 :], "jax.sharding\n", "jnp.asarray(x)\n", " bytes (x)"):
+        assert jax001._any_access_line(piece) == bool(jax001._access_lines(piece))
 
 
 def test_the_families_of_the_one_scan_spell_different_names():

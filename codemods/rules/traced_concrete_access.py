@@ -429,9 +429,15 @@ class TracedConcreteAccess(Rule):
             if not may_access:
                 return True
             if access_lines is None:
-                access_lines = _access_lines(ctx.text)
-                if not access_lines:
+                # A file without access lines has no finding (check() stops there, even where
+                # an aliased consumer is called: `to_host(x)`)...
+                if not _any_access_line(ctx.text):
                     return True
+                # ...and the partial text is the file's at the kept blocks' lines, stubs (no
+                # dot, no call) elsewhere: its access lines are the file's in the kept blocks,
+                # the only ones an access of the partial tree can be on, found in a fraction of
+                # the text.
+                access_lines = _access_lines(partial.text)
             # The kept blocks' lines are the file's, so are their access lines (on a dropped
             # block's line there is at most a stub, which holds no function).
             return not _analyse(partial, access_lines, members, exact=_Receivers(ctx.text, partial.tree, cuts[0]))
@@ -493,6 +499,14 @@ def _access_lines(text: str) -> set[int]:
         positions.append(match.start(1) if match.group(1) is not None else match.start(2))
     positions += _called_positions(text, _CONSUMER_NAMES, not_after="jnp.")
     return _lines_of(text, sorted(positions))
+
+
+def _any_access_line(text: str) -> bool:
+    """``bool(_access_lines(text))``, from the first match on."""
+    for match in _member_text().finditer(text):
+        if match.group(2) is None or not text.endswith("jax", 0, match.start()):
+            return True
+    return _reversed_calls(frozenset(_CONSUMER_NAMES), "jnp.").search(text[::-1]) is not None
 
 
 @cache
