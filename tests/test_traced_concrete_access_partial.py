@@ -791,6 +791,30 @@ def test_any_access_line_is_whether_there_are_access_lines(source):
         assert jax001._any_access_line(piece) == bool(jax001._access_lines(piece))
 
 
+@pytest.mark.parametrize("path", [*CORPUS, *INSTALLED_JAX[::3]], ids=lambda p: p.name)
+def test_a_blocks_line_breaks_are_counted_from_its_line_numbers(path):
+    text = path.read_text(encoding="utf-8")
+    for piece in (text, text.rstrip("\n"), text + "\n\n"):
+        interiors = string_interiors(piece)
+        blocks = top_level_blocks(piece, interiors) if interiors is not None else None
+        if not blocks:
+            continue
+        for cut in (blocks, jax001._with_members(piece, blocks, interiors)):
+            assert [b.line_breaks(piece) for b in cut] == [piece.count("\n", b.begin, b.finish) for b in cut]
+
+
+@settings(max_examples=600, deadline=None)
+@given(st.lists(st.sampled_from(["import jax", "x = 1", "def f(x):", "    return x", "class C:", "    def m(self):",
+                                 "        pass", "", "# c", "    # c", "@jax.jit", "y = (", "1)", '"""', "s"]), max_size=14),
+       st.booleans())
+def test_line_breaks_of_made_up_blocks(lines, final_break):
+    text = "\n".join(lines) + ("\n" if final_break else "")
+    interiors = string_interiors(text)
+    blocks = top_level_blocks(text, interiors) if interiors is not None else None
+    for cut in (blocks or [], jax001._with_members(text, blocks, interiors) if blocks else []):
+        assert [b.line_breaks(text) for b in cut] == [text.count("\n", b.begin, b.finish) for b in cut]
+
+
 def test_the_families_of_the_one_scan_spell_different_names():
     access = {*jax001._METHOD_NAMES, *jax001._PROPERTY_NAMES}
     transforms = set(jax001._TRANSFORM_WORDS.split("|"))

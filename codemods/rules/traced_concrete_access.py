@@ -805,7 +805,7 @@ def _with_blocks(ctx: FileContext, base: FileContext, blocks, added: list[bool],
             added[first : last + 1] = [True] * (last + 1 - first)
     replacements = replacements or {}
     source = "".join(
-        block_source(text, b, k, replacements.get(i)) if a else "\n" * text.count("\n", b.begin, b.finish)
+        block_source(text, b, k, replacements.get(i)) if a else "\n" * b.line_breaks(text)
         for i, (b, a, k) in enumerate(zip(blocks, added, keep))
     )
     source = "\n" * text.count("\n", 0, blocks[0].begin) + source
