@@ -27,7 +27,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "bench"))
 
-from run import baseline_package  # noqa: E402 -- bench/run.py lays a revision's package out
+from run import baseline_package  # bench/run.py lays a revision's package out
 
 _REFS = re.compile(r"I\s+refs:\s+([\d,]+)")
 
