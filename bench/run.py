@@ -310,7 +310,7 @@ def per_rule_profile(files: list[Path], repeat: int, roots: list[str] | None = N
     from jax_codemod.analysis.context import FileContext
     from jax_codemod.engine import runner
     from jax_codemod.engine.discovery import discover
-    from jax_codemod.engine.pipeline import Settings, _parse, active_rules, decode
+    from jax_codemod.engine.pipeline import Settings, _parse, active_rules, check_order, decode
     from jax_codemod.engine.resolve import Options, resolve
 
     settings = resolve(roots or [str(files[0].parent)], Options())[0].settings
@@ -357,7 +357,7 @@ def per_rule_profile(files: list[Path], repeat: int, roots: list[str] | None = N
                         parsing[0] += clock() - t1
 
                 ctx = FileContext(path, text, parse=parse)
-                for rule in active:
+                for rule in check_order(active):  # as the engine runs them
                     t0 = clock()
                     before = parsing[0]
                     try:

@@ -93,6 +93,10 @@ class Rule:
     # which most files of a mixed tree do not: ``Prefilter`` asks each required string once
     # for all rules, before any trigger.
     REQUIRES: ClassVar[tuple[bytes, ...]] = ()
+    # True for a rule that can often decide a file from some of its blocks, without the whole
+    # tree (JAX001). It runs after the rules that read the whole tree, and so uses the tree
+    # when one of them has parsed it: reading parts first would only add to that parse.
+    READS_PARTS: ClassVar[bool] = False
 
     def __init__(self, options: dict | None = None) -> None:
         self.options = dict(options or {})

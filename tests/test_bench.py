@@ -86,3 +86,27 @@ def test_corpus_lays_out_only_the_python_files_of_the_commit(tmp_path):
     assert corpus.lay_out(work / ".git", first, out) == 2
     assert sorted(p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file()) == ["b.py", "pkg/a.py"]
     assert (out / "b.py").read_text() == "x = 1\n"
+
+
+def test_instructions_counts_the_checkout_and_a_baseline_with_the_same_command(tmp_path, monkeypatch):
+    """bench/instructions.py: one command for every side, the baseline's package on PYTHONPATH,
+    the count read from cachegrind's summary (valgrind itself is not run here)."""
+    spec = importlib.util.spec_from_file_location("bench_instructions", REPO / "bench" / "instructions.py")
+    counting = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(counting)
+    run = counting.command("tree", ["JAX001"])
+    assert run[-1] == "tree" and "--select=JAX001" in run and run[run.index("-j") + 1] == "1"
+    seen = []
+
+    class Done:
+        returncode = 0
+        stderr = "==1== I   refs:      1,234,567\n"
+
+    def fake(args, env, **kwargs):
+        seen.append((args, env.get("PYTHONPATH"), env["PYTHONHASHSEED"]))
+        return Done()
+
+    monkeypatch.setattr(counting.subprocess, "run", fake)
+    assert counting.instructions(run, "/pkg", tmp_path) == 1234567
+    assert seen[0][0][0] == "valgrind" and seen[0][0][-len(run):] == run
+    assert seen[0][1:] == ("/pkg", "0")

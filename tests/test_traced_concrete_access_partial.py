@@ -15,6 +15,8 @@ from itertools import pairwise
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from jax_codemod.analysis.context import (
     FileContext,
     brackets_balance,
@@ -81,7 +83,9 @@ def candidates(ctx: FileContext) -> set[tuple]:
 def decided_clean(ctx: FileContext) -> bool:
     """What check() concludes from the partial tree alone: True when it returns no finding
     without parsing the whole file (the rule's own decision, its shortcuts included)."""
-    decided = RULE._decided_clean(ctx, jax001._access_lines(ctx.text), MEMBERS)
+    decided = RULE._decided_clean(ctx, None, MEMBERS)
+    # check() reads the access lines of the kept text only: the same answer as the file's.
+    assert decided == RULE._decided_clean(ctx, jax001._access_lines(ctx.text), MEMBERS)
     assert not ctx.has_tree
     return decided
 
@@ -620,6 +624,42 @@ def test_walking_back_from_the_accesses_finds_the_forward_chains(path):
 
 
 @pytest.mark.parametrize("path", [*CORPUS, *INSTALLED_JAX[::3]], ids=lambda p: p.name)
+def test_a_blocks_words_are_the_regex_words_of_its_text(path):
+    """``_Cut.words`` (split at the characters a translation made spaces) against the regex it
+    replaces, for every block of real files (class members too)."""
+    text = path.read_text(encoding="utf-8")
+    interiors = string_interiors(text)
+    blocks = top_level_blocks(text, interiors) if interiors is not None else None
+    if not blocks:
+        return
+    blocks = jax001._with_members(text, blocks, interiors)
+    cut = jax001._Cut(text, blocks, interiors)
+    for index, block in enumerate(blocks):
+        assert cut.words(index) == set(jax001._WORDS.findall(text, block.begin, block.finish))
+
+
+@settings(max_examples=800, deadline=None)
+@given(
+    st.lists(
+        st.one_of(
+            st.sampled_from(["x", "_a1", "9", " ", "\t", "\n", ".", "(", "é", "→", "\x1c", "\x1f", "\x85", "\u3000", "ǅ", "ｉ"]),
+            st.text(st.characters(max_codepoint=0x7F), max_size=5),
+        ),
+        max_size=20,
+    ),
+    st.integers(0, 30),
+    st.integers(0, 30),
+)
+def test_words_of_any_text_are_the_regex_words(pieces, first, last):
+    from jax_codemod.analysis.context import Block
+
+    text = "".join(pieces)
+    begin, finish = sorted((min(first, len(text)), min(last, len(text))))
+    cut = jax001._Cut(text, [Block(1, 1, begin, finish, None)], [])
+    assert cut.words(0) == set(jax001._WORDS.findall(text, begin, finish))
+
+
+@pytest.mark.parametrize("path", [*CORPUS, *INSTALLED_JAX[::3]], ids=lambda p: p.name)
 def test_blocks_naming_a_word_are_those_its_positions_are_in(path):
     """``_Cut.naming`` reads one occurrence per block: the same blocks as every occurrence's,
     for every word of the file (with and without the triple-quoted strings' words)."""
@@ -703,6 +743,83 @@ def test_blocks_matching_skip_no_block_finditer_finds(path):
             every = cut.blocks_at(m.start() + offset for m in pattern.finditer(text) if accept is None or accept(m))
             assert cut.matching(pattern, accept, offset=offset) == every
             assert cut.matching(pattern, accept, offset=offset, found={0}) == every | {0}
+
+
+TEXTS_WITH_COMMENT_GAPS = [
+    # Matches that overlap: a comment between the dot and the name holds another match.
+    "import jax\nimport numpy as np\n\n\ndef f(x):\n    return (x.  # see y.jit and np.asarray(z)\n        item())\n",
+    "import jax\n\n\ndef f(x):\n    return (x.  # a.devices() b.jit\n        jit, x.\\\n  asarray(x))\n\n\ng = 1\n",
+    # A consumer match not taken whose comment holds one that is: its own scan goes on past it.
+    "import numpy as np\n\n\ndef f(x):\n    return (x.  # np.asarray(y)\n        array(x))\n\n\ndef g(y):\n    return y\n",
+]
+
+
+@pytest.mark.parametrize("source", [*CORPUS, *INSTALLED_JAX[::3], *range(len(TEXTS_WITH_COMMENT_GAPS))], ids=str)
+def test_one_scan_of_the_three_dotted_patterns_finds_what_three_scans_find(source):
+    """``_Cut.matching_families`` against ``_Cut.matching`` of each pattern on its own (a
+    block's members too), for several choices of which matches count and shared ``found``."""
+    text = TEXTS_WITH_COMMENT_GAPS[source] if isinstance(source, int) else source.read_text(encoding="utf-8")
+    interiors = string_interiors(text)
+    blocks = top_level_blocks(text, interiors) if interiors is not None else None
+    if not blocks:
+        return
+    for cut in (jax001._Cut(text, blocks, interiors), jax001._Cut(text, jax001._with_members(text, blocks, interiors), interiors)):
+        for choice in range(5):
+            def accept(start, word, choice=choice):
+                if choice == 4:
+                    return word != "array"
+                return choice == 0 or (start + len(word)) % (choice + 1) != 0
+
+            def as_match(match):
+                return accept(match.start(), match.group(1))
+
+            accesses = cut.matching(jax001._POSSIBLE_ACCESS, offset=1)
+            cut.matching(jax001._POSSIBLE_CONSUMER, as_match, offset=1, found=accesses)
+            spelled = cut.matching(jax001._TRANSFORM_ATTRIBUTE, as_match)
+            one, other = set(), set()
+            cut.matching_families(
+                jax001._DOTTED_FAMILIES,
+                {"access": (1, None, one), "consumer": (1, accept, one), "transform": (0, accept, other)},
+            )
+            assert (one, other) == (accesses, spelled)
+
+
+@pytest.mark.parametrize("source", [*CORPUS, *INSTALLED_JAX[::3], *range(len(TEXTS_WITH_COMMENT_GAPS))], ids=str)
+def test_any_access_line_is_whether_there_are_access_lines(source):
+    text = TEXTS_WITH_COMMENT_GAPS[source] if isinstance(source, int) else source.read_text(encoding="utf-8")
+    for piece in (text, text[: len(text) // 3], text[len(text) // 2 :], "jax.sharding\n", "jnp.asarray(x)\n", " bytes (x)"):
+        assert jax001._any_access_line(piece) == bool(jax001._access_lines(piece))
+
+
+@pytest.mark.parametrize("path", [*CORPUS, *INSTALLED_JAX[::3]], ids=lambda p: p.name)
+def test_a_blocks_line_breaks_are_counted_from_its_line_numbers(path):
+    text = path.read_text(encoding="utf-8")
+    for piece in (text, text.rstrip("\n"), text + "\n\n"):
+        interiors = string_interiors(piece)
+        blocks = top_level_blocks(piece, interiors) if interiors is not None else None
+        if not blocks:
+            continue
+        for cut in (blocks, jax001._with_members(piece, blocks, interiors)):
+            assert [b.line_breaks(piece) for b in cut] == [piece.count("\n", b.begin, b.finish) for b in cut]
+
+
+@settings(max_examples=600, deadline=None)
+@given(st.lists(st.sampled_from(["import jax", "x = 1", "def f(x):", "    return x", "class C:", "    def m(self):",
+                                 "        pass", "", "# c", "    # c", "@jax.jit", "y = (", "1)", '"""', "s"]), max_size=14),
+       st.booleans())
+def test_line_breaks_of_made_up_blocks(lines, final_break):
+    text = "\n".join(lines) + ("\n" if final_break else "")
+    interiors = string_interiors(text)
+    blocks = top_level_blocks(text, interiors) if interiors is not None else None
+    for cut in (blocks or [], jax001._with_members(text, blocks, interiors) if blocks else []):
+        assert [b.line_breaks(text) for b in cut] == [text.count("\n", b.begin, b.finish) for b in cut]
+
+
+def test_the_families_of_the_one_scan_spell_different_names():
+    access = {*jax001._METHOD_NAMES, *jax001._PROPERTY_NAMES}
+    transforms = set(jax001._TRANSFORM_WORDS.split("|"))
+    assert not access & set(jax001._CONSUMER_NAMES) and not access & transforms
+    assert not set(jax001._CONSUMER_NAMES) & transforms
 
 
 def test_the_non_ascii_runs_are_the_regex_runs():
@@ -1653,3 +1770,32 @@ def test_a_traced_field_named_aval_keeps_its_finding():
     assert every.analysis.is_tracer(receiver)
     assert [f.to_json()["code"] for f in RULE.check(lazy(text))] == ["JAX001"]
     check_equivalent(text)
+
+
+def test_the_engine_runs_jax001_after_the_rules_that_parse_the_whole_file(monkeypatch):
+    """A file a DLPack rule parses whole anyway: JAX001 reads that tree, not parts first
+    (the partial reading would only add to the parse), and finds what it finds either way."""
+    from jax_codemod.engine.pipeline import check_order
+    from jax_codemod.rules.sharded_dlpack_export import ShardedDlpackExport
+
+    text = with_filler("""
+        import jax
+        import torch
+
+        @jax.jit
+        def step(x):
+            return x.item()
+
+        def export(y):
+            return torch.from_dlpack(y)
+    """)
+    assert check_order([RULE, ShardedDlpackExport()])[-1] is RULE
+    assert check_order([ShardedDlpackExport(), RULE])[-1] is RULE
+    partial_readings = []
+    original = jax001._partial
+    monkeypatch.setattr(jax001, "_partial", lambda *a, **k: partial_readings.append(a) or original(*a, **k))
+    _, both = check_source(text.encode(), "case.py", [RULE, ShardedDlpackExport()])
+    assert partial_readings == []
+    _, alone = check_source(text.encode(), "case.py", [RULE])
+    assert len(partial_readings) == 1  # without a rule that parses it whole, JAX001 reads parts
+    assert [f.code for f in both] == [f.code for f in alone] == ["JAX001"]

@@ -570,6 +570,12 @@ class Block:
         self.header = begin if header is None else header
         self.indent = indent
 
+    def line_breaks(self, text: str) -> int:
+        """``text.count("\\n", begin, finish)`` of the text the block was cut from, without
+        reading it: each of its lines ends in a break but the last line of the text's last
+        block (``end`` counts what follows the text's final break as a line)."""
+        return self.end - self.start + (self.finish != len(text))
+
     def _fields(self) -> tuple:
         return (
             self.start,
@@ -912,7 +918,7 @@ def block_source(text: str, block: Block, kept: bool, replacement: str | None = 
         return text[block.begin : block.finish]
     if replacement is not None:
         return replacement
-    newlines = text.count("\n", block.begin, block.finish)  # no copy of a dropped block
+    newlines = block.line_breaks(text)
     if block.kind == "head":
         stub = f"class {block.name}:"  # its body follows, kept or stubbed
     elif block.indent:  # a statement of a class body (the analysis reads no name it binds)

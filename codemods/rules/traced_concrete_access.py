@@ -383,6 +383,7 @@ class TracedConcreteAccess(Rule):
 
     # prefilter() below: a file that never names jax traces nothing.
     REQUIRES = (b"jax",)
+    READS_PARTS = True  # check(): a partial reading first, unless the tree is parsed already
 
     def prefilter(self, source: bytes) -> bool:
         # A finding needs both a concrete-only access or consumer and a transform (every
@@ -428,9 +429,15 @@ class TracedConcreteAccess(Rule):
             if not may_access:
                 return True
             if access_lines is None:
-                access_lines = _access_lines(ctx.text)
-                if not access_lines:
+                # A file without access lines has no finding (check() stops there, even where
+                # an aliased consumer is called: `to_host(x)`)...
+                if not _any_access_line(ctx.text):
                     return True
+                # ...and the partial text is the file's at the kept blocks' lines, stubs (no
+                # dot, no call) elsewhere: its access lines are the file's in the kept blocks,
+                # the only ones an access of the partial tree can be on, found in a fraction of
+                # the text.
+                access_lines = _access_lines(partial.text)
             # The kept blocks' lines are the file's, so are their access lines (on a dropped
             # block's line there is at most a stub, which holds no function).
             return not _analyse(partial, access_lines, members, exact=_Receivers(ctx.text, partial.tree, cuts[0]))
@@ -492,6 +499,14 @@ def _access_lines(text: str) -> set[int]:
         positions.append(match.start(1) if match.group(1) is not None else match.start(2))
     positions += _called_positions(text, _CONSUMER_NAMES, not_after="jnp.")
     return _lines_of(text, sorted(positions))
+
+
+def _any_access_line(text: str) -> bool:
+    """``bool(_access_lines(text))``, from the first match on."""
+    for match in _member_text().finditer(text):
+        if match.group(2) is None or not text.endswith("jax", 0, match.start()):
+            return True
+    return _reversed_calls(frozenset(_CONSUMER_NAMES), "jnp.").search(text[::-1]) is not None
 
 
 @cache
@@ -575,6 +590,7 @@ _NON_ASCII = re.compile(r"[^\x00-\x7f]+")
 _DEF_NAME = re.compile(r"\n[ \t]*(?:async[ \t]+)?def[ \t]+(\w+)")
 _INDENTED_DEF = re.compile(r"\n([ \t]*)(?:async[ \t]+)?def[ \t]+(\w+)")
 _WORDS = re.compile(r"\w+")
+_NOT_WORD_TO_SPACE = str.maketrans({c: " " for c in map(chr, range(128)) if not (c.isalnum() or c == "_")})
 
 
 # A partial tree that would hold more than this share of the file's text costs about what the
@@ -696,12 +712,10 @@ def _partial(ctx: FileContext, most: float | None = None, cuts: list | None = No
     spellings = Spellings(base)
     if any(name in bindings or name in spellings.aliases for name in CONTAINER_CALLS):
         return None, False  # `dict = ...`: the stubs' reading of `x = dict(...)` may not hold
-    accesses = cut.matching(_POSSIBLE_ACCESS, offset=1)
 
-    def consumer(match: re.Match) -> bool:
+    def consumer(start: int, leaf: str) -> bool:
         # `np.asarray(x)` is a consumer only where `np` is bound to NumPy: `jnp.asarray(x)` is not.
-        head, rest = _dotted_before(text, match.start())
-        leaf = match.group(1)
+        head, rest = _dotted_before(text, start)
         target = bindings.get(head) if head is not None else None
         return (
             head is None
@@ -709,7 +723,13 @@ def _partial(ctx: FileContext, most: float | None = None, cuts: list | None = No
             or (isinstance(target, str) and ".".join([target, *rest, leaf]) in CONSUMERS)
         )
 
-    cut.matching(_POSSIBLE_CONSUMER, consumer, offset=1, found=accesses)
+    # The blocks with access text, and those whose attributes spell a transform, in one scan.
+    accesses: set[int] = set()
+    spelled: set[int] = set()
+    cut.matching_families(
+        _DOTTED_FAMILIES,
+        {"access": (1, None, accesses), "consumer": (1, consumer, accesses), "transform": (0, _spells(text, bindings), spelled)},
+    )
     # A consumer called by a bare name: `memoryview(x)`, `asarray(x)` after
     # `from numpy import asarray`, `to_np(x)` after `to_np = np.asarray`.
     bare = [n for n, target in bindings.items() if target in CONSUMERS]
@@ -718,7 +738,7 @@ def _partial(ctx: FileContext, most: float | None = None, cuts: list | None = No
         accesses |= blocks_naming(name)
     if not accesses:
         return base, False  # no block holds access text: whatever is traced, nothing to find
-    live = _transform_blocks(text, cut, bindings, spellings)
+    live = _transform_blocks(text, cut, bindings, spellings, spelled)
     if not _reached(text, blocks, live, accesses, cut):
         # A function is traced only where a block on a chain from one that spells a transform
         # holds it (the same reading that drops the other blocks): access text in a block kept
@@ -733,7 +753,7 @@ def _partial(ctx: FileContext, most: float | None = None, cuts: list | None = No
     while pending:
         source = pending.pop()
         block = blocks[source]
-        for word in set(_WORDS.findall(text, block.begin, block.finish)) & defined.keys():
+        for word in cut.words(source) & defined.keys():
             for target in defined[word]:
                 if target not in reach and (scope[target] is None or scope[target] == member_of[source]):
                     reach.add(target)
@@ -785,7 +805,7 @@ def _with_blocks(ctx: FileContext, base: FileContext, blocks, added: list[bool],
             added[first : last + 1] = [True] * (last + 1 - first)
     replacements = replacements or {}
     source = "".join(
-        block_source(text, b, k, replacements.get(i)) if a else "\n" * text.count("\n", b.begin, b.finish)
+        block_source(text, b, k, replacements.get(i)) if a else "\n" * b.line_breaks(text)
         for i, (b, a, k) in enumerate(zip(blocks, added, keep))
     )
     source = "\n" * text.count("\n", 0, blocks[0].begin) + source
@@ -872,6 +892,19 @@ class _Cut:
                     self.scope[member] = span
 
         self._functions: dict[int, set[str]] = {}
+        self._spaced: str | None = None
+
+    def words(self, index: int) -> set[str]:
+        """``set(_WORDS.findall(text, begin, finish))`` of a block: the words of its text
+        (comments and strings included). An ASCII text is split at its other characters,
+        translated to spaces once for all blocks (a third of the regex's cost; `\\w` of an
+        ASCII character is a letter, a digit or `_`, so the words are the same)."""
+        block, text = self.blocks[index], self.text
+        if not text.isascii():
+            return set(_WORDS.findall(text, block.begin, block.finish))
+        if self._spaced is None:
+            self._spaced = text.translate(_NOT_WORD_TO_SPACE)
+        return set(self._spaced[block.begin : block.finish].split())
 
     def functions(self, index: int) -> set[str]:
         """The functions a block defines that a call elsewhere may resolve to: a `def`
@@ -952,6 +985,35 @@ class _Cut:
             else:
                 position = match.end()
         return found
+
+    def matching_families(self, pattern: re.Pattern[str], families: dict) -> None:
+        """``matching(<a family's own pattern>, accept, offset, found)`` for every family of
+        ``pattern`` in one scan: ``families`` maps the name of each named group that tells a
+        family's matches to (offset, accept or None, found); ``accept(start, word)`` gets the
+        match's start and its group's text. At most one family may match at a position. Each
+        family takes its matches as its own scan does: from where that scan would go on (the
+        end of a block found, else the match's end), so each ``found`` gets what ``matching``
+        would add to it (families may share one)."""
+        text, search, blocks, block_of = self.text, pattern.search, self.blocks, self.block_of
+        resume = dict.fromkeys(families, 0)
+        for start, end in self.code_pieces:
+            position = start
+            while position < end:
+                match = search(text, position, end)
+                if match is None:
+                    break
+                at, family = match.start(), match.lastgroup
+                if at >= resume[family]:
+                    offset, accept, found = families[family]
+                    index = block_of(at + offset)
+                    if index is not None and index in found:
+                        resume[family] = blocks[index].finish
+                    elif index is not None and (accept is None or accept(at, match.group(family))):
+                        found.add(index)
+                        resume[family] = blocks[index].finish
+                    else:
+                        resume[family] = match.end()
+                position = max(at + 1, min(resume.values()))
 
     def naming(self, word: str, strings: bool = False, within: tuple[int, int] | None = None) -> set[int]:
         """``blocks_at(_word_positions(text, word))``, reading one occurrence per block:
@@ -1108,6 +1170,14 @@ def _reached(text: str, blocks, live: set[int], accesses: set[int], cut: _Cut) -
 
 _TRANSFORM_WORDS = "|".join(sorted(TRANSFORM_LEAVES - {"partial"}))
 _TRANSFORM_ATTRIBUTE = re.compile(rf"\.{_COMMENTED_GAP}({_TRANSFORM_WORDS})(?!\w)")
+# _POSSIBLE_ACCESS, _POSSIBLE_CONSUMER and _TRANSFORM_ATTRIBUTE as one pattern, for
+# ``_Cut.matching_families``: every dot starts the three searches' attempts, so one search
+# costs what each did. Their names differ and each ends at a character no name holds, so at
+# most one of them matches after a dot, with the span its own pattern gives.
+_DOTTED_FAMILIES = re.compile(
+    rf"\.{_COMMENTED_GAP}(?:(?P<access>(?:{_METHOD_WORDS}){_GAP}[(#]|(?:{_PROPERTY_WORDS})(?!\w)(?!{_GAP}\())"
+    rf"|(?P<consumer>{_CONSUMER_WORDS}){_GAP}[(#]|(?P<transform>{_TRANSFORM_WORDS})(?!\w))"
+)
 
 
 def _dotted_before(text: str, dot: int) -> tuple[str | None, list[str]]:
@@ -1126,22 +1196,32 @@ def _dotted_before(text: str, dot: int) -> tuple[str | None, list[str]]:
     return parts[0], parts[1:]
 
 
-def _transform_blocks(text: str, cut: _Cut, bindings, spellings: Spellings) -> set[int]:
+def _spells(text: str, bindings):
+    """accept(start, word) for a transform's name after a dot: whether the dotted name there
+    spells a transform (`jax.jit`, `lax.scan`; not `jax.tree.map`)."""
+
+    def spells(start: int, word: str) -> bool:
+        head, rest = _dotted_before(text, start)
+        if head is None:
+            return True  # cannot tell: count it
+        target = bindings.get(head)
+        return isinstance(target, str) and public(".".join([target, *rest, word])) in TRANSFORMS
+
+    return spells
+
+
+def _transform_blocks(text: str, cut: _Cut, bindings, spellings: Spellings, spelled: set[int] | None = None) -> set[int]:
     """The blocks that may spell a transform: a dotted name ending in a transform's name whose
     head the imports bind (`jax.jit`, `lax.scan`, `eqx.filter_jit`; one the text does not show
     plainly counts too), a bare name bound to one (`from jax import jit as J`, `J = jax.jit`,
     `J = partial(jax.jit, ...)`), or a decorator factory's name. `partial` alone traces
-    nothing: `partial(jax.jit, ...)` spells `jax.jit` too."""
-
-    def spells(match: re.Match) -> bool:
-        head, rest = _dotted_before(text, match.start())
-        if head is None:
-            return True  # cannot tell: count it
-        target = bindings.get(head)
-        # `jax.jit`, `lax.scan`; not `jax.tree.map`
-        return isinstance(target, str) and public(".".join([target, *rest, match.group(1)])) in TRANSFORMS
-
-    live = cut.matching(_TRANSFORM_ATTRIBUTE, spells)
+    nothing: `partial(jax.jit, ...)` spells `jax.jit` too. ``spelled``: the first kind's
+    blocks, when the caller has them already (``_DOTTED_FAMILIES``)."""
+    if spelled is None:
+        spells = _spells(text, bindings)
+        live = cut.matching(_TRANSFORM_ATTRIBUTE, lambda match: spells(match.start(), match.group(1)))
+    else:
+        live = set(spelled)
     # (`public` keeps the last part of a name: a cheap test first.)
     names = {
         n
