@@ -455,16 +455,19 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _restore_interrupt_handler() -> None:
-    """From here a Ctrl-C is a KeyboardInterrupt again (cli/__init__ handled start-up)."""
+    """From here a Ctrl-C is a KeyboardInterrupt again (cli/__init__ handled start-up), one the
+    engine remembers even if something swallows it (``engine.interrupts``)."""
     import signal
 
     from jax_codemod import cli as package
+    from jax_codemod.engine import interrupts
 
     try:
         if signal.getsignal(signal.SIGINT) is package._interrupted_while_starting:
             signal.signal(signal.SIGINT, signal.default_int_handler)
     except ValueError:
         pass
+    interrupts.install()
 
 
 def interrupted() -> int:

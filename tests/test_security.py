@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 from jax_codemod.cli.main import EXIT_ATTENTION, EXIT_OK, EXIT_USAGE
 from jax_codemod.engine import cache as cache_module
-from jax_codemod.engine import runner
+from jax_codemod.engine import interrupts, runner
 from jax_codemod.engine.pipeline import MAX_FIX_BYTES, Settings
 from jax_codemod.rules.removed_dlpack_api import RemovedDlpackApi
 from test_bulk import git, make_repo
@@ -438,6 +438,75 @@ def _wait_for_cpu(process: subprocess.Popen, seconds: float) -> None:
         except (OSError, IndexError):
             return
         time.sleep(0.01)
+
+
+def _swallowed_interrupt() -> None:
+    """What a Ctrl-C that lands in a finalizer leaves: the handler ran, its KeyboardInterrupt
+    was dropped ("Exception ignored in ..."), and the code it cut short fails later."""
+    try:
+        interrupts._remembering_handler(signal.SIGINT, None)
+    except KeyboardInterrupt:
+        pass
+
+
+@pytest.fixture
+def remembering_interrupts():
+    previous = signal.getsignal(signal.SIGINT)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    interrupts.install()
+    yield
+    signal.signal(signal.SIGINT, previous)
+    interrupts.install()  # the flag back to False for the tests after
+
+
+def test_a_swallowed_ctrl_c_during_a_fix_is_not_one_files_failure(tmp_path, monkeypatch, remembering_interrupts):
+    """The fix that failed because of it (a KeyError from a half-built map) raises the interrupt
+    instead of reporting "fix not applied" and going on to the next file."""
+    from jax_codemod.engine import pipeline
+
+    def interrupted_rewrite(*args, **kwargs):
+        _swallowed_interrupt()
+        raise KeyError("a node the interrupted metadata pass never reached")
+
+    monkeypatch.setattr(pipeline, "_apply_rule", interrupted_rewrite)
+    settings = Settings(rules=(RemovedDlpackApi({}),))
+    with pytest.raises(KeyboardInterrupt):
+        pipeline.process_source(BROKEN, "m.py", settings)
+
+
+def test_a_rule_bug_without_an_interrupt_still_costs_one_file(monkeypatch, remembering_interrupts):
+    from jax_codemod.engine import pipeline
+
+    def broken_rewrite(*args, **kwargs):
+        raise KeyError("a bug")
+
+    monkeypatch.setattr(pipeline, "_apply_rule", broken_rewrite)
+    result = pipeline.process_source(BROKEN, "m.py", Settings(rules=(RemovedDlpackApi({}),)))
+    assert result.error is not None and "fix not applied: JAX005 failed: KeyError" in result.error.message
+
+
+def test_a_swallowed_ctrl_c_stops_a_serial_run_after_the_file(tmp_path, monkeypatch, remembering_interrupts):
+    """One swallowed with no error after it: the run stops once that file is checked, before
+    the next is read (in the CLI: one line, exit 130, as any Ctrl-C)."""
+    from jax_codemod.engine import pipeline
+
+    real = pipeline.process_source
+    checked = []
+
+    def swallowing(source, path, *args, **kwargs):
+        checked.append(path)
+        if len(checked) == 1:
+            _swallowed_interrupt()
+        return real(source, path, *args, **kwargs)
+
+    monkeypatch.setattr(runner, "process_source", swallowing)
+    paths = []
+    for i in range(3):
+        (tmp_path / f"m{i}.py").write_bytes(BROKEN)
+        paths.append(str(tmp_path / f"m{i}.py"))
+    with pytest.raises(KeyboardInterrupt):
+        runner.check_files(paths, Settings(rules=(RemovedDlpackApi({}),)), jobs=1)
+    assert len(checked) == 1
 
 
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc")

@@ -22,6 +22,7 @@ from functools import cache, lru_cache, wraps
 from typing import TYPE_CHECKING
 
 from jax_codemod.analysis.context import FileContext
+from jax_codemod.engine import interrupts
 from jax_codemod.engine.syntax import NeedsNewerPython
 from jax_codemod.rule import Finding, FixSafety, Prefilter, Rule, Span
 
@@ -302,6 +303,7 @@ def _process_source(source: bytes, path: str, settings: Settings, active: Sequen
         result.error = FileError(path, str(error))
         return result
     except Exception as error:  # noqa: BLE001 -- a rule's check() bug must cost one file, never the run
+        interrupts.raise_if_requested()  # an interrupt something swallowed, failing the check
         result.error = FileError(path, f"internal error while checking: {type(error).__name__}: {error}")
         return result
     if ctx is None:
@@ -313,6 +315,7 @@ def _process_source(source: bytes, path: str, settings: Settings, active: Sequen
     try:
         result.fixed, reported = _fix(source, ctx, findings, settings)
     except FixError as error:
+        interrupts.raise_if_requested()
         result.findings = findings
         result.error = FileError(path, f"fix not applied: {error}")
         return result

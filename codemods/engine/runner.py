@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
+from jax_codemod.engine import interrupts
 from jax_codemod.engine.pipeline import (
     MAX_PARSE_BYTES,
     FileError,
@@ -169,6 +170,7 @@ def _check_source(
         result = cache.process(source, path, settings, active)
     else:
         result = process_source(source, path, settings, active)
+    interrupts.raise_if_requested()  # a Ctrl-C swallowed during the file stops the run here
     if not result.changed:
         result.source = None  # nothing to write or diff: do not ship it between processes
     return result
