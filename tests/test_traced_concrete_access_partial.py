@@ -765,17 +765,15 @@ def test_one_scan_of_the_three_dotted_patterns_finds_what_three_scans_find(sourc
         return
     for cut in (jax001._Cut(text, blocks, interiors), jax001._Cut(text, jax001._with_members(text, blocks, interiors), interiors)):
         for choice in range(5):
-            def accept(start, word, choice=choice):
+            def accept(match, choice=choice):
+                start, word = match.start(), match.group(match.lastgroup or 1)
                 if choice == 4:
                     return word != "array"
                 return choice == 0 or (start + len(word)) % (choice + 1) != 0
 
-            def as_match(match):
-                return accept(match.start(), match.group(1))
-
             accesses = cut.matching(jax001._POSSIBLE_ACCESS, offset=1)
-            cut.matching(jax001._POSSIBLE_CONSUMER, as_match, offset=1, found=accesses)
-            spelled = cut.matching(jax001._TRANSFORM_ATTRIBUTE, as_match)
+            cut.matching(jax001._POSSIBLE_CONSUMER, accept, offset=1, found=accesses)
+            spelled = cut.matching(jax001._TRANSFORM_ATTRIBUTE, accept)
             one, other = set(), set()
             cut.matching_families(
                 jax001._DOTTED_FAMILIES,
