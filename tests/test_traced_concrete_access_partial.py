@@ -51,6 +51,13 @@ def whole(text: str, path: str = "case.py") -> FileContext:
     return FileContext(path, text, ast.parse(text))
 
 
+def cut_text(text: str):
+    """(its triple-quoted strings' interiors, its top-level blocks) of ``text``; the blocks are
+    None when it cannot be cut."""
+    interiors = string_interiors(text)
+    return interiors, (top_level_blocks(text, interiors) if interiors is not None else None)
+
+
 def candidates(ctx: FileContext) -> set[tuple]:
     """Traced functions that hold a node the rule would check as an access, with how they are
     traced and where those nodes are."""
@@ -606,8 +613,7 @@ def test_walking_back_from_the_accesses_finds_the_forward_chains(path):
     import random
 
     text = path.read_text(encoding="utf-8")
-    interiors = string_interiors(text)
-    blocks = top_level_blocks(text, interiors) if interiors is not None else None
+    interiors, blocks = cut_text(text)
     if not blocks:
         return
     blocks = jax001._with_members(text, blocks, interiors)
@@ -628,8 +634,7 @@ def test_a_blocks_words_are_the_regex_words_of_its_text(path):
     """``_Cut.words`` (split at the characters a translation made spaces) against the regex it
     replaces, for every block of real files (class members too)."""
     text = path.read_text(encoding="utf-8")
-    interiors = string_interiors(text)
-    blocks = top_level_blocks(text, interiors) if interiors is not None else None
+    interiors, blocks = cut_text(text)
     if not blocks:
         return
     blocks = jax001._with_members(text, blocks, interiors)
@@ -664,8 +669,7 @@ def test_blocks_naming_a_word_are_those_its_positions_are_in(path):
     """``_Cut.naming`` reads one occurrence per block: the same blocks as every occurrence's,
     for every word of the file (with and without the triple-quoted strings' words)."""
     text = path.read_text(encoding="utf-8")
-    interiors = string_interiors(text)
-    blocks = top_level_blocks(text, interiors) if interiors is not None else None
+    interiors, blocks = cut_text(text)
     if not blocks:
         return
     cut = jax001._Cut(text, blocks, interiors)
@@ -728,8 +732,7 @@ def test_blocks_matching_skip_no_block_finditer_finds(path):
     """``_Cut.matching`` goes on at a found block's end: the same blocks as every match's, for
     the three patterns ``_partial`` reads and any choice of which matches count."""
     text = path.read_text(encoding="utf-8")
-    interiors = string_interiors(text)
-    blocks = top_level_blocks(text, interiors) if interiors is not None else None
+    interiors, blocks = cut_text(text)
     if not blocks:
         return
     cut = jax001._Cut(text, blocks, interiors)
@@ -759,23 +762,20 @@ def test_one_scan_of_the_three_dotted_patterns_finds_what_three_scans_find(sourc
     """``_Cut.matching_families`` against ``_Cut.matching`` of each pattern on its own (a
     block's members too), for several choices of which matches count and shared ``found``."""
     text = TEXTS_WITH_COMMENT_GAPS[source] if isinstance(source, int) else source.read_text(encoding="utf-8")
-    interiors = string_interiors(text)
-    blocks = top_level_blocks(text, interiors) if interiors is not None else None
+    interiors, blocks = cut_text(text)
     if not blocks:
         return
     for cut in (jax001._Cut(text, blocks, interiors), jax001._Cut(text, jax001._with_members(text, blocks, interiors), interiors)):
         for choice in range(5):
-            def accept(start, word, choice=choice):
+            def accept(match, choice=choice):
+                start, word = match.start(), match.group(match.lastgroup or 1)
                 if choice == 4:
                     return word != "array"
                 return choice == 0 or (start + len(word)) % (choice + 1) != 0
 
-            def as_match(match):
-                return accept(match.start(), match.group(1))
-
             accesses = cut.matching(jax001._POSSIBLE_ACCESS, offset=1)
-            cut.matching(jax001._POSSIBLE_CONSUMER, as_match, offset=1, found=accesses)
-            spelled = cut.matching(jax001._TRANSFORM_ATTRIBUTE, as_match)
+            cut.matching(jax001._POSSIBLE_CONSUMER, accept, offset=1, found=accesses)
+            spelled = cut.matching(jax001._TRANSFORM_ATTRIBUTE, accept)
             one, other = set(), set()
             cut.matching_families(
                 jax001._DOTTED_FAMILIES,
@@ -795,8 +795,7 @@ def test_any_access_line_is_whether_there_are_access_lines(source):
 def test_a_blocks_line_breaks_are_counted_from_its_line_numbers(path):
     text = path.read_text(encoding="utf-8")
     for piece in (text, text.rstrip("\n"), text + "\n\n"):
-        interiors = string_interiors(piece)
-        blocks = top_level_blocks(piece, interiors) if interiors is not None else None
+        interiors, blocks = cut_text(piece)
         if not blocks:
             continue
         for cut in (blocks, jax001._with_members(piece, blocks, interiors)):
@@ -809,8 +808,7 @@ def test_a_blocks_line_breaks_are_counted_from_its_line_numbers(path):
        st.booleans())
 def test_line_breaks_of_made_up_blocks(lines, final_break):
     text = "\n".join(lines) + ("\n" if final_break else "")
-    interiors = string_interiors(text)
-    blocks = top_level_blocks(text, interiors) if interiors is not None else None
+    interiors, blocks = cut_text(text)
     for cut in (blocks or [], jax001._with_members(text, blocks, interiors) if blocks else []):
         assert [b.line_breaks(text) for b in cut] == [text.count("\n", b.begin, b.finish) for b in cut]
 
@@ -1186,8 +1184,7 @@ def test_the_members_are_the_statements_the_parser_sees():
     checked = 0
     for path in [*CORPUS, *INSTALLED_JAX]:
         text = path.read_text(encoding="utf-8")
-        interiors = string_interiors(text)
-        blocks = top_level_blocks(text, interiors) if interiors is not None else None
+        interiors, blocks = cut_text(text)
         if not blocks or "\r" in text:
             continue
         starts = [a for a, _ in interiors]
@@ -1702,16 +1699,27 @@ ATTRIBUTE_BINDINGS = {
 }
 
 
+def aval_case(code: str) -> str:
+    """``code`` among filler, then a traced function that reads ``b.aval`` of a parameter."""
+    return (
+        "import jax\n" + "".join(FILLER.format(n=n) for n in range(3)) + code
+        + "\n\n@jax.jit\ndef step(x, b):\n    return x + b.aval.sharding.item()\n"
+    )
+
+
+def aval_receiver(text: str):
+    """(the partial path's receiver judge of ``text``, its one `b.aval` node)."""
+    judge = receivers_of(text)
+    [receiver] = [n for n in ast.walk(judge.tree) if isinstance(n, ast.Attribute) and ast.unparse(n) == "b.aval"]
+    return judge, receiver
+
+
 @pytest.mark.parametrize("name", sorted(ATTRIBUTE_BINDINGS))
 def test_an_attribute_a_class_may_bind_is_not_judged(name):
     # The class also holds access text, so that it is cut into its members when it can be.
-    text = (
-        "import jax\n" + "".join(FILLER.format(n=n) for n in range(3)) + ATTRIBUTE_BINDINGS[name]
-        + "\n\n@jax.jit\ndef step(x, b):\n    return x + b.aval.sharding.item()\n"
-    )
+    text = aval_case(ATTRIBUTE_BINDINGS[name])
     text = text.replace("\nclass Box:\n", "\nclass Box:\n    def g(self, y):\n        return y.tolist()\n\n", 1)
-    judge = receivers_of(text)
-    [receiver] = [n for n in ast.walk(judge.tree) if isinstance(n, ast.Attribute) and ast.unparse(n) == "b.aval"]
+    judge, receiver = aval_receiver(text)
     assert not judge.never_tracer(receiver)
     check_judged_receivers(text)
     check_equivalent(text)
@@ -1737,12 +1745,8 @@ ATTRIBUTE_READS = {
 
 @pytest.mark.parametrize("name", sorted(ATTRIBUTE_READS))
 def test_an_attribute_no_class_binds_is_judged(name):
-    text = (
-        "import jax\n" + "".join(FILLER.format(n=n) for n in range(3)) + ATTRIBUTE_READS[name]
-        + "\n\n@jax.jit\ndef step(x, b):\n    return x + b.aval.sharding.item()\n"
-    )
-    judge = receivers_of(text)
-    [receiver] = [n for n in ast.walk(judge.tree) if isinstance(n, ast.Attribute) and ast.unparse(n) == "b.aval"]
+    text = aval_case(ATTRIBUTE_READS[name])
+    judge, receiver = aval_receiver(text)
     assert judge.never_tracer(receiver)
     check_judged_receivers(text)
     check_equivalent(text)

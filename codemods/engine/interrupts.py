@@ -33,10 +33,6 @@ def install() -> None:
         pass
 
 
-def requested() -> bool:
-    return _requested
-
-
 def raise_if_requested() -> None:
     """KeyboardInterrupt if a Ctrl-C came since ``install`` (even one something swallowed)."""
     if _requested:

@@ -492,20 +492,22 @@ def _access_lines(text: str) -> set[int]:
 
     One regex with a literal first character for the members (the engine searches for the
     dot fast) instead of a str.find per member name over the whole text."""
-    positions = []
+    positions = [*_member_positions(text), *_called_positions(text, _CONSUMER_NAMES, not_after="jnp.")]
+    return _lines_of(text, sorted(positions))
+
+
+def _member_positions(text: str):
+    """Where ``_access_lines``' members are, one after the other."""
     for match in _member_text().finditer(text):
         if match.group(2) is not None and text.endswith("jax", 0, match.start()):
             continue
-        positions.append(match.start(1) if match.group(1) is not None else match.start(2))
-    positions += _called_positions(text, _CONSUMER_NAMES, not_after="jnp.")
-    return _lines_of(text, sorted(positions))
+        yield match.start(1) if match.group(1) is not None else match.start(2)
 
 
 def _any_access_line(text: str) -> bool:
     """``bool(_access_lines(text))``, from the first match on."""
-    for match in _member_text().finditer(text):
-        if match.group(2) is None or not text.endswith("jax", 0, match.start()):
-            return True
+    if next(_member_positions(text), None) is not None:
+        return True
     return _reversed_calls(frozenset(_CONSUMER_NAMES), "jnp.").search(text[::-1]) is not None
 
 
@@ -574,9 +576,8 @@ _GAP = r"(?:\s|\\)*"  # whitespace, line breaks and backslash continuations
 _COMMENTED_GAP = rf"{_GAP}(?:#[^\n]*\n{_GAP})*"
 # A method or consumer is an access only when called (the parenthesis may follow a comment);
 # a property only when not called (`"{}".format(x)` is no access).
-_POSSIBLE_ACCESS = re.compile(
-    rf"\.{_COMMENTED_GAP}(?:(?:{_METHOD_WORDS}){_GAP}[(#]|(?:{_PROPERTY_WORDS})(?!\w)(?!{_GAP}\())"
-)
+_ACCESS_AFTER_DOT = rf"(?:{_METHOD_WORDS}){_GAP}[(#]|(?:{_PROPERTY_WORDS})(?!\w)(?!{_GAP}\()"
+_POSSIBLE_ACCESS = re.compile(rf"\.{_COMMENTED_GAP}(?:{_ACCESS_AFTER_DOT})")
 _POSSIBLE_CONSUMER = re.compile(rf"\.{_COMMENTED_GAP}({_CONSUMER_WORDS}){_GAP}[(#]")
 # Either of the two, in one search: a class without it is not cut.
 _POSSIBLE_EITHER = re.compile(
@@ -713,9 +714,10 @@ def _partial(ctx: FileContext, most: float | None = None, cuts: list | None = No
     if any(name in bindings or name in spellings.aliases for name in CONTAINER_CALLS):
         return None, False  # `dict = ...`: the stubs' reading of `x = dict(...)` may not hold
 
-    def consumer(start: int, leaf: str) -> bool:
+    def consumer(match: re.Match) -> bool:
         # `np.asarray(x)` is a consumer only where `np` is bound to NumPy: `jnp.asarray(x)` is not.
-        head, rest = _dotted_before(text, start)
+        head, rest = _dotted_before(text, match.start())
+        leaf = match.group("consumer")
         target = bindings.get(head) if head is not None else None
         return (
             head is None
@@ -953,51 +955,31 @@ class _Cut:
 
     def matching(self, pattern: re.Pattern[str], accept=None, offset: int = 0, found: set[int] | None = None) -> set[int]:
         """``found`` (a new set when None) with the blocks of the matches of ``pattern`` that
-        ``accept`` accepts (all when None), each match's position ``offset`` past its start:
-        ``blocks_at(...)`` of those positions from ``finditer``, for a pattern that begins
-        with a dot and matches no quote but in a comment (the three of ``_partial``).
-
-        A block found already is not read again: the search goes on at its end (a match that
-        ends past a block's end reads no dot of the next block, so the matches after it are
-        those finditer gives). Nor is a triple-quoted string, a quarter of a JAX-heavy file:
-        the code between them is searched piece by piece (no match reaches a quote, so none
-        crosses into or out of one, and the end of a piece, a quote, reads as its end does).
-        """
+        ``accept(match)`` accepts (all when None), each match's position ``offset`` past its
+        start: ``blocks_at(...)`` of those positions from ``finditer``, for a pattern that
+        begins with a dot and matches no quote but in a comment (the ones of ``_partial``).
+        ``matching_families`` with one family: a pattern without named groups."""
         found = set() if found is None else found
-        text, search, blocks, block_of = self.text, pattern.search, self.blocks, self.block_of
-        pieces = self.code_pieces
-        piece, count, position = 0, len(pieces), 0
-        while piece < count:
-            start, end = pieces[piece]
-            if position >= end:
-                piece += 1
-                continue
-            match = search(text, max(position, start), end)
-            if match is None:
-                piece += 1
-                continue
-            index = block_of(match.start() + offset)
-            if index is not None and index in found:
-                position = blocks[index].finish
-            elif index is not None and (accept is None or accept(match)):
-                found.add(index)
-                position = blocks[index].finish
-            else:
-                position = match.end()
+        self.matching_families(pattern, {None: (offset, accept, found)})
         return found
 
     def matching_families(self, pattern: re.Pattern[str], families: dict) -> None:
         """``matching(<a family's own pattern>, accept, offset, found)`` for every family of
-        ``pattern`` in one scan: ``families`` maps the name of each named group that tells a
-        family's matches to (offset, accept or None, found); ``accept(start, word)`` gets the
-        match's start and its group's text. At most one family may match at a position. Each
-        family takes its matches as its own scan does: from where that scan would go on (the
-        end of a block found, else the match's end), so each ``found`` gets what ``matching``
-        would add to it (families may share one)."""
+        ``pattern`` in one scan: ``families`` maps the name of the named group that tells a
+        family's matches (``match.lastgroup``) to (offset, accept or None, found). At most one
+        family may match at a position.
+
+        A block found already is not read again: the family's search goes on at its end (a
+        match that ends past a block's end reads no dot of the next block, so the matches
+        after it are those finditer gives), and after a match not taken at that match's end,
+        as the family's own scan would (families may share one ``found``). Nor is a
+        triple-quoted string, a quarter of a JAX-heavy file: the code between them is searched
+        piece by piece (no match reaches a quote, so none crosses into or out of one, and the
+        end of a piece, a quote, reads as its end does)."""
         text, search, blocks, block_of = self.text, pattern.search, self.blocks, self.block_of
         resume = dict.fromkeys(families, 0)
         for start, end in self.code_pieces:
-            position = start
+            position = max(start, min(resume.values()))
             while position < end:
                 match = search(text, position, end)
                 if match is None:
@@ -1008,7 +990,7 @@ class _Cut:
                     index = block_of(at + offset)
                     if index is not None and index in found:
                         resume[family] = blocks[index].finish
-                    elif index is not None and (accept is None or accept(at, match.group(family))):
+                    elif index is not None and (accept is None or accept(match)):
                         found.add(index)
                         resume[family] = blocks[index].finish
                     else:
@@ -1175,7 +1157,7 @@ _TRANSFORM_ATTRIBUTE = re.compile(rf"\.{_COMMENTED_GAP}({_TRANSFORM_WORDS})(?!\w
 # costs what each did. Their names differ and each ends at a character no name holds, so at
 # most one of them matches after a dot, with the span its own pattern gives.
 _DOTTED_FAMILIES = re.compile(
-    rf"\.{_COMMENTED_GAP}(?:(?P<access>(?:{_METHOD_WORDS}){_GAP}[(#]|(?:{_PROPERTY_WORDS})(?!\w)(?!{_GAP}\())"
+    rf"\.{_COMMENTED_GAP}(?:(?P<access>{_ACCESS_AFTER_DOT})"
     rf"|(?P<consumer>{_CONSUMER_WORDS}){_GAP}[(#]|(?P<transform>{_TRANSFORM_WORDS})(?!\w))"
 )
 
@@ -1197,31 +1179,27 @@ def _dotted_before(text: str, dot: int) -> tuple[str | None, list[str]]:
 
 
 def _spells(text: str, bindings):
-    """accept(start, word) for a transform's name after a dot: whether the dotted name there
-    spells a transform (`jax.jit`, `lax.scan`; not `jax.tree.map`)."""
+    """accept(match) for a transform's name after a dot (``_DOTTED_FAMILIES``' "transform"):
+    whether the dotted name there spells a transform (`jax.jit`, `lax.scan`; not `jax.tree.map`)."""
 
-    def spells(start: int, word: str) -> bool:
-        head, rest = _dotted_before(text, start)
+    def spells(match: re.Match) -> bool:
+        head, rest = _dotted_before(text, match.start())
         if head is None:
             return True  # cannot tell: count it
         target = bindings.get(head)
-        return isinstance(target, str) and public(".".join([target, *rest, word])) in TRANSFORMS
+        return isinstance(target, str) and public(".".join([target, *rest, match.group("transform")])) in TRANSFORMS
 
     return spells
 
 
-def _transform_blocks(text: str, cut: _Cut, bindings, spellings: Spellings, spelled: set[int] | None = None) -> set[int]:
+def _transform_blocks(text: str, cut: _Cut, bindings, spellings: Spellings, spelled: set[int]) -> set[int]:
     """The blocks that may spell a transform: a dotted name ending in a transform's name whose
     head the imports bind (`jax.jit`, `lax.scan`, `eqx.filter_jit`; one the text does not show
     plainly counts too), a bare name bound to one (`from jax import jit as J`, `J = jax.jit`,
     `J = partial(jax.jit, ...)`), or a decorator factory's name. `partial` alone traces
     nothing: `partial(jax.jit, ...)` spells `jax.jit` too. ``spelled``: the first kind's
-    blocks, when the caller has them already (``_DOTTED_FAMILIES``)."""
-    if spelled is None:
-        spells = _spells(text, bindings)
-        live = cut.matching(_TRANSFORM_ATTRIBUTE, lambda match: spells(match.start(), match.group(1)))
-    else:
-        live = set(spelled)
+    blocks (``_partial`` finds them in its one scan of ``_DOTTED_FAMILIES``)."""
+    live = set(spelled)
     # (`public` keeps the last part of a name: a cheap test first.)
     names = {
         n
