@@ -439,7 +439,9 @@ class _Check:
             self.add(consumer, f"{message}; `{shown}` comes from the parameter `{star}{origin.parameter.arg}` "
                      f"of `{function}`, and {origin.evidence}: have callers pass the array or tensor itself "
                      "(`t.detach().contiguous()` for torch) instead of its capsule", FixSafety.NONE)
-        elif origin.kind == "unknown" and origin.evidence:
+        elif origin.kind == "unknown" and origin.evidence and self.analysis.array_evidence(argument) is None:
+            # A name that says "capsule" is a hint; what the file shows the value is (`t.detach()`,
+            # a tensor method's result, as this rule's own fix leaves it) is evidence and wins.
             self.add(consumer, f"{message}; `{shown}` looks like one ({origin.evidence}), and this file does "
                      "not show where it is made: pass the array or tensor it was exported from "
                      "(`t.detach().contiguous()` for torch)", FixSafety.NONE)
