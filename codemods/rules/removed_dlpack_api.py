@@ -439,6 +439,11 @@ class _Check:
             self.add(consumer, f"{message}; `{shown}` comes from the parameter `{star}{origin.parameter.arg}` "
                      f"of `{function}`, and {origin.evidence}: have callers pass the array or tensor itself "
                      "(`t.detach().contiguous()` for torch) instead of its capsule", FixSafety.NONE)
+        elif origin.kind == "stored":
+            made = f" made by {origin.evidence}" if origin.evidence else ""
+            self.add(consumer, f"{message}; `{shown}` holds a DLPack capsule{made}, kept where no automatic "
+                     "fix can follow it: pass the array or tensor it was exported from "
+                     "(`t.detach().contiguous()` for torch)", FixSafety.NONE)
         elif origin.kind == "unknown" and origin.evidence and self.analysis.array_evidence(argument) is None:
             # A name that says "capsule" is a hint; what the file shows the value is (`t.detach()`,
             # a tensor method's result, as this rule's own fix leaves it) is evidence and wins.
