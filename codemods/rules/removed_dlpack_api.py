@@ -131,11 +131,13 @@ class RemovedDlpackApi(Rule):
     A value fed to a JAX consumer that the file does not show the making of -- a
     parameter, an element of `*args`, an attribute, an item, what an unknown function
     returns -- is classified by evidence. A capsule (a caller in the file passes one, or
-    a name or annotation says so) is reported as such. An array is left alone: a known
-    constructor or annotation (`torch.Tensor`, `np.ndarray`, `jax.Array`, `cupy.ndarray`,
-    jaxtyping), a tensor method's result (`t.contiguous()`), what an array library's own
-    function returns (`tf.identity(t)`), a conditional whose two branches are arrays, a
-    name that says array (`x_np`, `t_torch`), a guard (`hasattr(x,
+    a name or annotation says so) is reported as such. An array is left alone, whatever
+    its name says: a known constructor or annotation (`torch.Tensor`, `np.ndarray`,
+    `jax.Array`, `cupy.ndarray`, jaxtyping), a tensor method's result (`t.contiguous()`,
+    so `a_dlpack = t.contiguous().detach()` as this rule's fix leaves it), an element of a
+    display or comprehension of such values that nothing changes in place, what an array
+    library's own function returns (`tf.identity(t)`), a conditional whose two branches
+    are arrays, a name that says array (`x_np`, `t_torch`), a guard (`hasattr(x,
     "__dlpack__")`, `torch.is_tensor(x)`, `isinstance`), or the same value used as only
     an array can be (`x.shape`, `x.device`, `x[0]`, `x + 1`: a capsule has none of them).
     Anything else gets a report naming the value and where it comes from: "cannot tell
