@@ -407,6 +407,11 @@ def test_unknown_values_are_silent_where_capsules_still_work_or_behind_a_gate():
     ("def f(x):\n    if not torch.is_tensor(x):\n        raise TypeError\n    return jax.dlpack.from_dlpack(x)",
      "is_tensor"),
     ("def f():\n    return jax.dlpack.from_dlpack(torch.ones(2))", "torch.ones"),
+    # what JAX005's own fix leaves: the name still says capsule, the binding says tensor
+    ("def f(t):\n    a_dlpack = t.contiguous().detach()\n    return jax.dlpack.from_dlpack(a_dlpack)", ".detach()"),
+    ("def f(ts):\n    packs = [t.detach() for t in ts]\n    return [jax.dlpack.from_dlpack(p) for p in packs]",
+     "each element"),
+    ("def f(a, b):\n    for p in (a.contiguous(), b.contiguous()):\n        jax.dlpack.from_dlpack(p)", "each element"),
 ])
 def test_a_value_shown_to_be_an_array_is_not_reported(body, evidence):
     source = f"import jax, jax.dlpack, torch\nfrom jaxtyping import Float\n{body}\n"
@@ -424,6 +429,13 @@ def test_a_value_shown_to_be_an_array_is_not_reported(body, evidence):
     "def f(x):\n    print(x.shape)\n    x = load(x)\n    return jax.dlpack.from_dlpack(x)",
     # the guard is about another value
     "def f(x, y):\n    if torch.is_tensor(y):\n        return jax.dlpack.from_dlpack(x)",
+    # a list of tensors that something else may add to
+    "def f(ts, get):\n    packs = [t.detach() for t in ts]\n    packs.append(get())\n"
+    "    return [jax.dlpack.from_dlpack(p) for p in packs]",
+    "def f(ts, get):\n    packs = [t.detach() for t in ts]\n    packs[0] = get()\n"
+    "    return [jax.dlpack.from_dlpack(p) for p in packs]",
+    "def f(ts, more):\n    packs = [t.detach() for t in ts]\n    packs += more\n"
+    "    return [jax.dlpack.from_dlpack(p) for p in packs]",
 ])
 def test_evidence_about_another_value_does_not_count(body):
     source = f"import jax, jax.dlpack, torch\n{body}\n".encode()

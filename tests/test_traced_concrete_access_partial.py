@@ -380,6 +380,43 @@ def test_stubs_bind_what_the_blocks_bind():
     assert FileContext("s.py", stubbed, ast.parse(stubbed))._bindings == whole(text)._bindings
 
 
+@pytest.mark.parametrize("path", [*CORPUS, *INSTALLED_JAX[::3]], ids=lambda p: p.name)
+def test_a_partial_tree_binds_the_names_its_own_text_binds(path):
+    # The partial context takes the base's bindings unless it adds a module-level assignment.
+    partial = jax001.partial_context(lazy(path.read_text(), str(path)))
+    if partial is not None:
+        assert partial._bindings == FileContext(partial.path, partial.text, partial.tree)._bindings
+
+
+BINDS_IN_AN_ADDED_BLOCK = textwrap.dedent("""
+    import jax
+    import numpy as np
+
+    def step(x):
+        return np.asarray(x)
+
+    run = jax.jit(step)
+""")
+
+
+def test_bindings_come_from_the_base_unless_an_added_block_binds_a_module_name():
+    text = BINDS_IN_AN_ADDED_BLOCK
+    inherited = jax001.partial_context(lazy(text))
+    assert "_bindings" in inherited.__dict__  # the base's, not computed again
+    assert inherited._bindings == whole(text)._bindings
+    # An added `name = ...` block may bind its name otherwise than its stub does: such a
+    # partial context computes its own.
+    ctx, blocks = lazy(text), top_level_blocks(text)
+    fixed = [b.kind == "other" for b in blocks]
+    base = jax001._parse_partial(ctx, blocks, fixed)
+    assert base._bindings
+    added = [b.kind == "call" for b in blocks]
+    assert any(added)
+    partial = jax001._with_blocks(ctx, base, blocks, added, [f or a for f, a in zip(fixed, added)], {})
+    assert "_bindings" not in partial.__dict__
+    assert partial._bindings == whole(text)._bindings
+
+
 def test_a_syntax_error_in_an_irrelevant_block_is_not_read():
     text = with_filler("""
         import jax

@@ -40,6 +40,7 @@ from functools import cached_property
 from jax_codemod.analysis.context import FileContext
 from jax_codemod.analysis.scopes import (
     COMPREHENSIONS,
+    ITER,
     TRY_STAR,
     Definition,
     Scopes,
@@ -147,7 +148,7 @@ class Flow:
 class Origin:
     """Where a value fed to a consumer comes from."""
 
-    kind: str  # "capsule" | "parameter" | "unknown" | "array"
+    kind: str  # "capsule" (a flow from a producer) | "stored" | "parameter" | "unknown" | "array"
     flow: Flow | None = None
     parameter: ast.arg | None = None
     function: ast.AST | None = None
@@ -711,7 +712,9 @@ class CapsuleAnalysis:
                     return Origin("parameter", parameter=argument, function=function, evidence=evidence)
         value = self.values.value_of(node)
         if value.kind == CAPSULE:
-            return Origin("unknown", evidence="this file stores a DLPack capsule there")
+            # A capsule the value analysis follows into a container or through a comprehension,
+            # where no producer's flow (and so no fix) reaches: `why` names its maker.
+            return Origin("stored", evidence=value.why)
         if value.kind != "unknown":
             return Origin("array")
         return Origin("unknown", evidence=self._evidence(node))
@@ -863,6 +866,9 @@ class CapsuleAnalysis:
                 not definition.path
             ):
                 own = self.array_evidence(definition.value, depth + 1, strict)
+            elif definition.path == (ITER,) and definition.value is not None:
+                # `for p in packs` / `[f(p) for p in packs]`: an element of what it iterates.
+                own = self._element_evidence(definition.value, depth + 1, strict)
             own = own or self._used_as_array(node, scope, [definition], True, strict)
             if not own:
                 return None
@@ -877,6 +883,48 @@ class CapsuleAnalysis:
                     return None
                 found.append(entry)
         return found[0] if found else None
+
+    def _element_evidence(self, iterable: ast.AST, depth: int, strict: bool) -> str | None:
+        """``array_evidence`` of every element of ``iterable``: a display, or a comprehension
+        (directly, or bound once to the name iterated), each of whose elements has it."""
+        if depth > 4:
+            return None
+        if isinstance(iterable, ast.Name):
+            reaching, complete = self.reaching(iterable)
+            if not complete or len(reaching) != 1:
+                return None
+            definition = reaching[0]
+            if not isinstance(definition.node, ast.Assign) or definition.path or definition.value is None:
+                return None
+            if self._maybe_mutated(iterable):
+                return None  # `packs.append(capsule)`: the elements are not only the display's
+            iterable = definition.value
+        if isinstance(iterable, (ast.ListComp, ast.SetComp, ast.GeneratorExp)):
+            inner = self.array_evidence(iterable.elt, depth + 1, strict)
+            return f"each element is an array ({inner})" if inner else None
+        if isinstance(iterable, (ast.List, ast.Tuple, ast.Set)) and iterable.elts:
+            found = [self.array_evidence(e, depth + 1, strict) for e in iterable.elts]
+            return f"each element is an array ({found[0]})" if all(found) else None
+        return None
+
+    def _maybe_mutated(self, name: ast.Name) -> bool:
+        """Whether anything in the scope binding ``name`` (nested scopes included) may change
+        the container it names in place: a method or attribute of it (`append`, `extend`), an
+        item assigned or deleted, an augmented assignment."""
+        scope = self.scopes.binding_scope(name)
+        for node in ast.walk(scope):
+            if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == name.id:
+                return True
+            if (
+                isinstance(node, ast.Subscript)
+                and not isinstance(node.ctx, ast.Load)
+                and isinstance(node.value, ast.Name)
+                and node.value.id == name.id
+            ):
+                return True
+            if isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name) and node.target.id == name.id:
+                return True
+        return False
 
     def _used_as_array(self, name: ast.Name, scope: ast.AST, reaching: list[Definition],
                        complete: bool, strict: bool = False) -> str | None:

@@ -131,11 +131,13 @@ class RemovedDlpackApi(Rule):
     A value fed to a JAX consumer that the file does not show the making of -- a
     parameter, an element of `*args`, an attribute, an item, what an unknown function
     returns -- is classified by evidence. A capsule (a caller in the file passes one, or
-    a name or annotation says so) is reported as such. An array is left alone: a known
-    constructor or annotation (`torch.Tensor`, `np.ndarray`, `jax.Array`, `cupy.ndarray`,
-    jaxtyping), a tensor method's result (`t.contiguous()`), what an array library's own
-    function returns (`tf.identity(t)`), a conditional whose two branches are arrays, a
-    name that says array (`x_np`, `t_torch`), a guard (`hasattr(x,
+    a name or annotation says so) is reported as such. An array is left alone, whatever
+    its name says: a known constructor or annotation (`torch.Tensor`, `np.ndarray`,
+    `jax.Array`, `cupy.ndarray`, jaxtyping), a tensor method's result (`t.contiguous()`,
+    so `a_dlpack = t.contiguous().detach()` as this rule's fix leaves it), an element of a
+    display or comprehension of such values that nothing changes in place, what an array
+    library's own function returns (`tf.identity(t)`), a conditional whose two branches
+    are arrays, a name that says array (`x_np`, `t_torch`), a guard (`hasattr(x,
     "__dlpack__")`, `torch.is_tensor(x)`, `isinstance`), or the same value used as only
     an array can be (`x.shape`, `x.device`, `x[0]`, `x + 1`: a capsule has none of them).
     Anything else gets a report naming the value and where it comes from: "cannot tell
@@ -439,7 +441,14 @@ class _Check:
             self.add(consumer, f"{message}; `{shown}` comes from the parameter `{star}{origin.parameter.arg}` "
                      f"of `{function}`, and {origin.evidence}: have callers pass the array or tensor itself "
                      "(`t.detach().contiguous()` for torch) instead of its capsule", FixSafety.NONE)
-        elif origin.kind == "unknown" and origin.evidence:
+        elif origin.kind == "stored":
+            made = f" made by {origin.evidence}" if origin.evidence else ""
+            self.add(consumer, f"{message}; `{shown}` holds a DLPack capsule{made}, kept where no automatic "
+                     "fix can follow it: pass the array or tensor it was exported from "
+                     "(`t.detach().contiguous()` for torch)", FixSafety.NONE)
+        elif origin.kind == "unknown" and origin.evidence and self.analysis.array_evidence(argument) is None:
+            # A name that says "capsule" is a hint; what the file shows the value is (`t.detach()`,
+            # a tensor method's result, as this rule's own fix leaves it) is evidence and wins.
             self.add(consumer, f"{message}; `{shown}` looks like one ({origin.evidence}), and this file does "
                      "not show where it is made: pass the array or tensor it was exported from "
                      "(`t.detach().contiguous()` for torch)", FixSafety.NONE)

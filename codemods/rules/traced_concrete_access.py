@@ -825,7 +825,17 @@ def _with_blocks(ctx: FileContext, base: FileContext, blocks, added: list[bool],
     body = [s for s in base.tree.body if not stubbed(s)] + more.body
     body.sort(key=lambda s: (s.lineno, s.col_offset))
     tree = ast.Module(body=body, type_ignores=[])
-    return FileContext(ctx.path, partial_source(text, blocks, keep, replacements), tree)
+    partial = FileContext(ctx.path, partial_source(text, blocks, keep, replacements), tree)
+    # The module's names are the base's: it holds every import of the file (those of the
+    # stubbed `def`s and classes at their lines, which name resolution reads wherever they
+    # stand), and a stub binds a `def` or `class` name to nothing as the definition does.
+    # Only an added module-level assignment can bind a name differently (`J = jax.jit`).
+    bindings = base.__dict__.get("_bindings")
+    if bindings is not None and not any(
+        a and not b.indent and b.kind in ("assign", "call") for b, a in zip(blocks, added)
+    ):
+        partial.__dict__["_bindings"] = bindings
+    return partial
 
 
 def _with_members(text: str, blocks, interiors: list[tuple[int, int]]):
