@@ -717,7 +717,12 @@ class CapsuleAnalysis:
             return Origin("stored", evidence=value.why)
         if value.kind != "unknown":
             return Origin("array")
-        return Origin("unknown", evidence=self._evidence(node))
+        evidence = self._evidence(node)
+        if evidence and self.array_evidence(node) is not None:
+            # A name that says "capsule" is a hint; what the file shows the value is (a tensor
+            # method's result, as JAX005's own fix leaves `a_dlpack`) is evidence, and wins.
+            return Origin("array")
+        return Origin("unknown", evidence=evidence)
 
     def _parameter_behind(self, name: ast.Name, depth: int = 0) -> tuple[ast.AST, ast.arg] | None:
         """The parameter whose value ``name`` holds -- directly, or as an element it iterates."""

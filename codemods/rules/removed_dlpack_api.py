@@ -446,9 +446,7 @@ class _Check:
             self.add(consumer, f"{message}; `{shown}` holds a DLPack capsule{made}, kept where no automatic "
                      "fix can follow it: pass the array or tensor it was exported from "
                      "(`t.detach().contiguous()` for torch)", FixSafety.NONE)
-        elif origin.kind == "unknown" and origin.evidence and self.analysis.array_evidence(argument) is None:
-            # A name that says "capsule" is a hint; what the file shows the value is (`t.detach()`,
-            # a tensor method's result, as this rule's own fix leaves it) is evidence and wins.
+        elif origin.kind == "unknown" and origin.evidence:
             self.add(consumer, f"{message}; `{shown}` looks like one ({origin.evidence}), and this file does "
                      "not show where it is made: pass the array or tensor it was exported from "
                      "(`t.detach().contiguous()` for torch)", FixSafety.NONE)
