@@ -423,6 +423,8 @@ def test_unknown_values_are_silent_where_capsules_still_work_or_behind_a_gate():
     ("def f(ts):\n    packs = [t.detach() for t in ts]\n    return [jax.dlpack.from_dlpack(p) for p in packs]",
      "each element"),
     ("def f(a, b):\n    for p in (a.contiguous(), b.contiguous()):\n        jax.dlpack.from_dlpack(p)", "each element"),
+    # pydlpack (nnx-lightning's try_pydlpack.py): the name says dlpack, the object has __dlpack__
+    ("from dlpack import asdlpack\ndef f(t):\n    return jax.dlpack.from_dlpack(asdlpack(t))", "asdlpack"),
 ])
 def test_a_value_shown_to_be_an_array_is_not_reported(body, evidence):
     source = f"import jax, jax.dlpack, torch\nfrom jaxtyping import Float\n{body}\n"
