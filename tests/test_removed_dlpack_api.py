@@ -233,6 +233,16 @@ TORCH_TO_JAX = textwrap.dedent(
 
     def t2j_detached(t):
         return jax.dlpack.from_dlpack(torch.utils.dlpack.to_dlpack(t.detach()))
+
+
+    def t2j_named_for_it(t):
+        a_dlpack = torch.utils.dlpack.to_dlpack(t.contiguous())
+        return jax.dlpack.from_dlpack(a_dlpack)
+
+
+    def t2j_each(tensors):
+        packs = [torch.utils.dlpack.to_dlpack(u) for u in tensors]
+        return [jax.dlpack.from_dlpack(p) for p in packs]
     """
 )
 DRIVER = textwrap.dedent(
@@ -241,7 +251,8 @@ DRIVER = textwrap.dedent(
     base = torch.arange(12.0).reshape(3, 4)
     for make in (lambda: base, lambda: base.T, lambda: base[:, ::2], lambda: base.clone().requires_grad_()):
         t = make()
-        for convert in (t2j, t2j_direct, t2j_made_contiguous, t2j_detached):
+        for convert in (t2j, t2j_direct, t2j_made_contiguous, t2j_detached, t2j_named_for_it,
+                        lambda t: t2j_each([t, t])[1]):
             got = np.asarray(convert(t))
             assert np.array_equal(got, t.detach().numpy()), (jax.__version__, convert.__name__, got)
     contiguous = torch.arange(8.0)
@@ -412,6 +423,8 @@ def test_unknown_values_are_silent_where_capsules_still_work_or_behind_a_gate():
     ("def f(ts):\n    packs = [t.detach() for t in ts]\n    return [jax.dlpack.from_dlpack(p) for p in packs]",
      "each element"),
     ("def f(a, b):\n    for p in (a.contiguous(), b.contiguous()):\n        jax.dlpack.from_dlpack(p)", "each element"),
+    # pydlpack (nnx-lightning's try_pydlpack.py): the name says dlpack, the object has __dlpack__
+    ("from dlpack import asdlpack\ndef f(t):\n    return jax.dlpack.from_dlpack(asdlpack(t))", "asdlpack"),
 ])
 def test_a_value_shown_to_be_an_array_is_not_reported(body, evidence):
     source = f"import jax, jax.dlpack, torch\nfrom jaxtyping import Float\n{body}\n"

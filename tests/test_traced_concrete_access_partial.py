@@ -58,6 +58,16 @@ def cut_text(text: str):
     return interiors, (top_level_blocks(text, interiors) if interiors is not None else None)
 
 
+def member_cut(text: str):
+    """(blocks, ``_Cut``) of ``text`` with its classes cut into their members, as ``_partial``
+    cuts it; (None, None) when it cannot be cut."""
+    interiors, blocks = cut_text(text)
+    if not blocks:
+        return None, None
+    blocks = jax001._with_members(text, blocks, interiors)
+    return blocks, jax001._Cut(text, blocks, interiors)
+
+
 def candidates(ctx: FileContext) -> set[tuple]:
     """Traced functions that hold a node the rule would check as an access, with how they are
     traced and where those nodes are."""
@@ -650,11 +660,9 @@ def test_walking_back_from_the_accesses_finds_the_forward_chains(path):
     import random
 
     text = path.read_text(encoding="utf-8")
-    interiors, blocks = cut_text(text)
+    blocks, cut = member_cut(text)
     if not blocks:
         return
-    blocks = jax001._with_members(text, blocks, interiors)
-    cut = jax001._Cut(text, blocks, interiors)
     chooser = random.Random(path.name)
     size = len(blocks)
     for _ in range(12):
@@ -671,11 +679,9 @@ def test_a_blocks_words_are_the_regex_words_of_its_text(path):
     """``_Cut.words`` (split at the characters a translation made spaces) against the regex it
     replaces, for every block of real files (class members too)."""
     text = path.read_text(encoding="utf-8")
-    interiors, blocks = cut_text(text)
+    blocks, cut = member_cut(text)
     if not blocks:
         return
-    blocks = jax001._with_members(text, blocks, interiors)
-    cut = jax001._Cut(text, blocks, interiors)
     for index, block in enumerate(blocks):
         assert cut.words(index) == set(jax001._WORDS.findall(text, block.begin, block.finish))
 

@@ -105,6 +105,9 @@ _CAPSULE_WORDS = re.compile(r"capsule|dlpack|dl_?tensor|dlpk|(^|_)dlp($|_)", re.
 _ARRAY_WORDS = re.compile(r"tensor|array|(^|_)(np|numpy|torch|pt|th|tf|cp|cupy|jnp|jax|arr|nd)($|_)", re.IGNORECASE)
 # Modules whose functions return arrays or tensors, never capsules (but their to_dlpack).
 _ARRAY_LIBRARIES = frozenset({"numpy", "torch", "jax", "cupy", "tensorflow"})
+# Functions whose result is an object with `__dlpack__` (not a capsule), though their names
+# say "dlpack": pydlpack's `asdlpack` wraps anything with an array protocol for any consumer.
+_PROTOCOL_OBJECT_MAKERS = frozenset({"dlpack.asdlpack"})
 
 @dataclass(frozen=True)
 class Producer:
@@ -717,7 +720,12 @@ class CapsuleAnalysis:
             return Origin("stored", evidence=value.why)
         if value.kind != "unknown":
             return Origin("array")
-        return Origin("unknown", evidence=self._evidence(node))
+        evidence = self._evidence(node)
+        if evidence and self.array_evidence(node) is not None:
+            # A name that says "capsule" is a hint; what the file shows the value is (a tensor
+            # method's result, as JAX005's own fix leaves `a_dlpack`) is evidence, and wins.
+            return Origin("array")
+        return Origin("unknown", evidence=evidence)
 
     def _parameter_behind(self, name: ast.Name, depth: int = 0) -> tuple[ast.AST, ast.arg] | None:
         """The parameter whose value ``name`` holds -- directly, or as an element it iterates."""
@@ -844,6 +852,8 @@ class CapsuleAnalysis:
             library = self.qualname(node.func) or ""
             if library.split(".", 1)[0] in _ARRAY_LIBRARIES and "dlpack" not in library.lower():
                 return f"it is what `{library}` returns"
+            if library in _PROTOCOL_OBJECT_MAKERS:
+                return f"`{library}` returns an object with `__dlpack__`"
         if not isinstance(node, ast.Name):
             return None
         if not strict and _ARRAY_WORDS.search(node.id) and not _CAPSULE_WORDS.search(node.id):

@@ -136,9 +136,10 @@ class RemovedDlpackApi(Rule):
     `jax.Array`, `cupy.ndarray`, jaxtyping), a tensor method's result (`t.contiguous()`,
     so `a_dlpack = t.contiguous().detach()` as this rule's fix leaves it), an element of a
     display or comprehension of such values that nothing changes in place, what an array
-    library's own function returns (`tf.identity(t)`), a conditional whose two branches
-    are arrays, a name that says array (`x_np`, `t_torch`), a guard (`hasattr(x,
-    "__dlpack__")`, `torch.is_tensor(x)`, `isinstance`), or the same value used as only
+    library's own function returns (`tf.identity(t)`) or pydlpack's `asdlpack(x)` (an
+    object with `__dlpack__`), a conditional whose two branches are arrays, a name that
+    says array (`x_np`, `t_torch`), a guard (`hasattr(x, "__dlpack__")`,
+    `torch.is_tensor(x)`, `isinstance`), or the same value used as only
     an array can be (`x.shape`, `x.device`, `x[0]`, `x + 1`: a capsule has none of them).
     Anything else gets a report naming the value and where it comes from: "cannot tell
     whether `x` is a DLPack capsule" -- if callers pass `to_dlpack(...)` results, they
@@ -446,9 +447,7 @@ class _Check:
             self.add(consumer, f"{message}; `{shown}` holds a DLPack capsule{made}, kept where no automatic "
                      "fix can follow it: pass the array or tensor it was exported from "
                      "(`t.detach().contiguous()` for torch)", FixSafety.NONE)
-        elif origin.kind == "unknown" and origin.evidence and self.analysis.array_evidence(argument) is None:
-            # A name that says "capsule" is a hint; what the file shows the value is (`t.detach()`,
-            # a tensor method's result, as this rule's own fix leaves it) is evidence and wins.
+        elif origin.kind == "unknown" and origin.evidence:
             self.add(consumer, f"{message}; `{shown}` looks like one ({origin.evidence}), and this file does "
                      "not show where it is made: pass the array or tensor it was exported from "
                      "(`t.detach().contiguous()` for torch)", FixSafety.NONE)

@@ -829,7 +829,9 @@ def _with_blocks(ctx: FileContext, base: FileContext, blocks, added: list[bool],
     # The module's names are the base's: it holds every import of the file (those of the
     # stubbed `def`s and classes at their lines, which name resolution reads wherever they
     # stand), and a stub binds a `def` or `class` name to nothing as the definition does.
-    # Only an added module-level assignment can bind a name differently (`J = jax.jit`).
+    # An added module-level `name = ...` block binds its name by its value, its stub to
+    # nothing; the two agree for the values such blocks hold (a display, a call: an alias
+    # like `J = jax.jit` is an "other" block, in the base), but that is not relied on.
     bindings = base.__dict__.get("_bindings")
     if bindings is not None and not any(
         a and not b.indent and b.kind in ("assign", "call") for b, a in zip(blocks, added)
