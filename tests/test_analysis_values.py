@@ -335,6 +335,26 @@ def test_dataclass_and_namedtuple_fields():
     assert value(source.replace("probe(state.params)", "probe(batch.labels)")).placement == SINGLE
 
 
+def test_fields_of_a_parameter_annotated_with_a_record_class():
+    source = """
+    @dataclass
+    class Rollout:
+        obs: jax.Array
+        images: torch.Tensor
+        steps: int
+
+    def export(rollout: Rollout, quoted: "Rollout"):
+        probe(rollout.obs)
+    """
+    found = value(source)
+    assert (found.kind, found.placement) == (ARRAY, PLACEMENT_UNKNOWN)
+    assert found.why == "`Rollout.obs: jax.Array`"
+    assert value(source.replace("probe(rollout.obs)", "probe(rollout.images)")).kind == TORCH
+    assert value(source.replace("probe(rollout.obs)", "probe(rollout.steps)")).kind == UNKNOWN
+    # A string annotation is parsed apart from the tree: no scope resolves its name.
+    assert value(source.replace("probe(rollout.obs)", "probe(quoted.obs)")).kind == UNKNOWN
+
+
 def test_self_attribute_set_in_a_method():
     source = """
     class Model:
