@@ -36,10 +36,10 @@ def test_one_helper_for_many_exports_and_idempotent():
 
 
 def test_np_taken_imports_numpy_plainly():
-    source = "import jax.numpy as jnp\nimport torch\n\nnp = None\nt = torch.from_dlpack(jnp.ones(3))\n"
+    source = "import jax.numpy as jnp\nimport torch\n\nnp = None\nx = jnp.ones(3)\nt = torch.from_dlpack(x)\n"
     text = fix(source).fixed.decode()
     assert "import numpy\n" in text and "import numpy as np" not in text
-    assert "t = torch.as_tensor(numpy.array(jnp.ones(3)))" in text
+    assert "t = torch.as_tensor(numpy.array(x))" in text
 
 
 def test_statement_sharing_a_line_goes_through_the_helper():
