@@ -355,6 +355,30 @@ def test_fields_of_a_parameter_annotated_with_a_record_class():
     assert value(source.replace("probe(rollout.obs)", "probe(quoted.obs)")).kind == UNKNOWN
 
 
+def test_a_return_annotation_answers_what_the_body_does_not_show():
+    source = """
+    def policy(obs) -> jax.Array:
+        return obs * 2
+
+    async def fetch() -> jax.Array:
+        return await something()
+
+    def frames() -> jax.Array:
+        yield jnp.ones(3)
+
+    def known() -> jax.Array:
+        return torch.ones(3)
+
+    probe(policy(o))
+    """
+    found = value(source)
+    assert (found.kind, found.placement) == (ARRAY, PLACEMENT_UNKNOWN)
+    assert found.why == "`policy()`, annotated `-> jax.Array`"
+    assert value(source.replace("probe(policy(o))", "probe(fetch())")).kind == UNKNOWN
+    assert value(source.replace("probe(policy(o))", "probe(frames())")).kind == UNKNOWN
+    assert value(source.replace("probe(policy(o))", "probe(known())")).kind == TORCH
+
+
 def test_self_attribute_set_in_a_method():
     source = """
     class Model:

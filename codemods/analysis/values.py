@@ -737,11 +737,23 @@ class Analysis:
                 for node in scope_nodes(function)
                 if isinstance(node, ast.Return) and node.value is not None
             ]
-            if any(isinstance(node, (ast.Yield, ast.YieldFrom)) for node in scope_nodes(function)):
+            generator = any(isinstance(node, (ast.Yield, ast.YieldFrom)) for node in scope_nodes(function))
+            if generator:
                 returns = []
             result = join(self.value_of(value) for value in returns)
             if result.why and result.kind != UNKNOWN:
                 result = replace(result, why=f"`{function.name}()`, which returns {result.why}")
+            elif (
+                result.kind == UNKNOWN
+                and function.returns is not None
+                and isinstance(function, ast.FunctionDef)  # an async def returns a coroutine
+                and not generator
+            ):
+                # What the body does not show, the signature may: `def policy(obs) -> jax.Array`.
+                annotated = self.annotation_value(function.returns)
+                if annotated.kind != UNKNOWN:
+                    source = self.ctx.source_of(function.returns)
+                    result = replace(annotated, why=f"`{function.name}()`, annotated `-> {source}`")
         self._returns[function] = result
         return result
 

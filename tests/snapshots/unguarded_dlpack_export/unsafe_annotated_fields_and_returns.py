@@ -1,7 +1,8 @@
 # expect: BufferError: __dlpack__ only supported for unsharded arrays
 # requires: multi-device
 """A parameter annotated with a record class of the same file: the fields' annotations say the
-values are JAX arrays (placement unknown), as a constructor call's arguments would."""
+values are JAX arrays (placement unknown), as a constructor call's arguments would. A return
+annotation says it where the body does not (`obs` is whatever the caller passes)."""
 import dataclasses
 from typing import NamedTuple
 
@@ -27,6 +28,14 @@ def obs_to_torch(rollout: Rollout) -> torch.Tensor:
     return torch.from_dlpack(rollout.obs)
 
 
+def policy(obs) -> jax.Array:
+    return obs * 2
+
+
+def action_to_torch(obs: object) -> torch.Tensor:
+    return torch.from_dlpack(policy(obs))
+
+
 def reward_to_numpy(transition: Transition):
     return np.from_dlpack(transition.reward), transition.done
 
@@ -34,4 +43,5 @@ def reward_to_numpy(transition: Transition):
 mesh = jax.sharding.Mesh(jax.devices(), ("data",))
 sharded = jax.device_put(jnp.arange(8.0), NamedSharding(mesh, P("data")))
 assert obs_to_torch(Rollout(sharded, 3)).shape == (8,)
+assert action_to_torch(sharded)[3] == 6.0
 assert reward_to_numpy(Transition(sharded, sharded))[0][3] == 3.0
