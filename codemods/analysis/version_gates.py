@@ -177,13 +177,10 @@ class Gates:
         ``except`` counts only when it falls back to DLPack code rather than re-raising
         or logging, since ``try: ... except Exception: log(); raise`` guards nothing."""
         for handler in node.handlers:
-            types = [] if handler.type is None else (
-                handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
-            )
-            names = {kind.attr if isinstance(kind, ast.Attribute) else getattr(kind, "id", None) for kind in types}
+            names = _caught(handler)
             if names & _GUARDING_ERRORS - _BROAD:
                 return True
-            if (not types or names & _BROAD) and _falls_back(handler):
+            if (handler.type is None or names & _BROAD) and _falls_back(handler):
                 return True
         return False
 
@@ -207,8 +204,19 @@ class Gates:
                     self._makes_capsule(handler.body) for handler in ancestor.handlers
                 )
                 if any(child is statement for statement in ancestor.body):
-                    return NEW if new_first else OLD
+                    if new_first:
+                        return NEW
+                    if self._removed_call(node) and not any(_catches_removal(h) for h in ancestor.handlers):
+                        # `jax.dlpack.to_dlpack` raises AttributeError on new JAX: an `except
+                        # (TypeError, BufferError)` around it lets that through.
+                        child = ancestor
+                        continue
+                    return OLD
                 if any(child is handler for handler in ancestor.handlers):
+                    if new_first and "BufferError" in _caught(child):
+                        # The new export's own error (a sharded array, a backend without
+                        # DLPack): this handler runs on new JAX too, the old API in it breaks.
+                        return None
                     return OLD if new_first else NEW
             if isinstance(ancestor, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef)):
                 early = self._after_early_exit(ancestor, child)
@@ -216,6 +224,9 @@ class Gates:
                     return early
             child = ancestor
         return None
+
+    def _removed_call(self, node: ast.AST) -> bool:
+        return isinstance(node, ast.Call) and self.qualname(node.func) in self.old_names
 
     def _makes_capsule(self, body: list[ast.stmt]) -> bool:
         """Whether ``body`` calls a capsule maker (JAX's, torch's, TensorFlow's): the old way."""
@@ -267,3 +278,17 @@ def _falls_back(handler: ast.ExceptHandler) -> bool:
         or isinstance(n, ast.Name) and "dlpack" in n.id.lower()
         for n in ast.walk(handler)
     )
+
+
+def _caught(handler: ast.ExceptHandler) -> set[str | None]:
+    """The names of the exceptions ``handler`` catches (``errors.BufferError``: its last part)."""
+    if handler.type is None:
+        return set()
+    types = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
+    return {kind.attr if isinstance(kind, ast.Attribute) else getattr(kind, "id", None) for kind in types}
+
+
+def _catches_removal(handler: ast.ExceptHandler) -> bool:
+    """Whether ``handler`` catches the AttributeError a removed function's lookup raises (or
+    the ImportError of importing it in the same ``try``)."""
+    return handler.type is None or bool(_caught(handler) & ({"AttributeError", "ImportError", "ModuleNotFoundError"} | _BROAD))
