@@ -124,7 +124,10 @@ class Gates:
             if isinstance(statement, ast.Assign) and len(statement.targets) == 1:
                 target = statement.targets[0]
                 if isinstance(target, ast.Name):
-                    values[target.id] = statement.value if target.id not in values else None
+                    name = target.id
+                    previous = values.get(name)
+                    refined = _refined(statement.value, name, previous) if previous is not None else None
+                    values[name] = statement.value if name not in values else refined
         return values
 
     def _module_value(self, name: str) -> ast.AST | None:
@@ -292,3 +295,14 @@ def _catches_removal(handler: ast.ExceptHandler) -> bool:
     """Whether ``handler`` catches the AttributeError a removed function's lookup raises (or
     the ImportError of importing it in the same ``try``)."""
     return handler.type is None or bool(_caught(handler) & ({"AttributeError", "ImportError", "ModuleNotFoundError"} | _BROAD))
+
+
+def _refined(value: ast.AST, name: str, previous: ast.AST) -> ast.AST | None:
+    """``FLAG = FLAG and <test>`` after ``FLAG = <version test>``: the flag as one expression
+    (``<version test> and <test>``); None for any other second assignment."""
+    if not isinstance(value, ast.BoolOp):
+        return None
+    own = [v for v in value.values if isinstance(v, ast.Name) and v.id == name]
+    if len(own) != 1:
+        return None
+    return ast.BoolOp(op=value.op, values=[previous if v is own[0] else v for v in value.values])
