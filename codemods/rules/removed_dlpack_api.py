@@ -295,8 +295,14 @@ class _Check:
             return
         # The capsule escapes (or goes to a consumer that takes only capsules): keep a capsule.
         reason = _escape_words(flow)
+        if keywords and only is not None and only.consumer_name in ARRAY_CONSUMERS:
+            # The consumer takes the array too: what keeps a capsule is the export's own
+            # arguments, which belong to `__dlpack__`, not to the consumer.
+            named = ", ".join(f"`{k.arg}=`" for k in keywords if k.arg)
+            reason = f"made with {named or '`**kwargs`'}, which `__dlpack__` takes"
+        arguments = ", ".join(ast.unparse(k) for k in keywords)
         finding = self.add(call, f"{message}; the capsule is {reason}, so it stays a capsule: "
-                           f"`{source}.__dlpack__()`", FixSafety.SAFE, data=(DUNDER_CALL,))
+                           f"`{source}.__dlpack__({arguments})`", FixSafety.SAFE, data=(DUNDER_CALL,))
         self.mark_fixed(call, finding)
         for use in flow.consumers:
             if use.consumer_name in JAX_CONSUMERS:
