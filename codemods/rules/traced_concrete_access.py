@@ -1425,8 +1425,36 @@ def _traced_functions(ctx: FileContext, region: _Region, spellings: Spellings) -
                         # `jax.jit(partial(loss, model=model))`: bound arguments are constants.
                         constants = _bound_names(function, fixed, bound) if fixed else frozenset()
                         _add(found, function, transform, unsplittable=_BY_CALL, bound=bound, constants=constants)
-    _add_helpers(ctx, region, _function_index(region, decorated=True), spellings, found)
+    _add_helpers(ctx, region, _leading_index(ctx, region, _function_index(region, decorated=True)), spellings, found)
     return [traced for traced in found.values() if traced.traced]
+
+
+def _leading_index(ctx: FileContext, region: _Region, index: dict) -> dict:
+    """``index`` and the module-level functions outside the region that call one of its
+    functions, a few levels deep (`def _mid(x, s): _leaf(s)`, where only `_leaf` holds an
+    access): a traced function calling `_mid` runs `_leaf` in its trace too."""
+    if not index:
+        return index
+    outside = [
+        node
+        for node in ctx.tree.body
+        if node.__class__ is ast.FunctionDef and node.name not in index and node not in region.parents
+    ]
+    merged = dict(index)
+    for _ in range(2):  # with _add_helpers' three levels: a chain of three functions
+        leading = [node for node in outside if node.name not in merged and _calls_any(node, merged)]
+        if not leading:
+            break
+        for node in leading:
+            merged.setdefault(node.name, []).append(node)
+    return merged
+
+
+def _calls_any(function: ast.FunctionDef, names) -> bool:
+    return any(
+        node.__class__ is ast.Call and node.func.__class__ is ast.Name and node.func.id in names
+        for node in _scope_nodes(function)
+    )
 
 
 def _add_helpers(ctx: FileContext, region: _Region, index, spellings: Spellings, found: dict) -> None:
