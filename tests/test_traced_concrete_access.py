@@ -579,6 +579,39 @@ def test_helpers_called_in_a_trace_are_reported_and_callbacks_are_not():
     assert "called from inside the traced `step`" in finding.message
 
 
+def test_helpers_of_helpers_and_lambdas_over_traced_leaves():
+    source = """
+    import jax
+    import numpy as np
+
+    def _validate(s):
+        return s.tolist()
+
+    def _update(c, s):
+        _validate(s)
+        return c
+
+    def _outer(c, s):
+        return _update(c, s)
+
+    def _static(c):
+        _validate(np.arange(3))
+        return c
+
+    @jax.jit
+    def update(c, s):
+        return _static(_outer(c, s))
+
+    @jax.jit
+    def leaves(tree):
+        sums = jax.tree.map(lambda leaf: np.asarray(leaf).sum(), tree)
+        return jax.tree.map(lambda leaf: leaf * 2, tree), jax.tree.map(lambda leaf: leaf.item(), tree), sums
+    """
+    found = sorted(findings(source), key=lambda f: f.line)
+    assert [(f.line, f.fix) for f in found] == [(6, FixSafety.NONE), (25, FixSafety.NONE), (26, FixSafety.NONE)]
+    assert "`s` is a tracer inside `jax.jit`" in found[0].message
+
+
 def test_detection_is_whitespace_tolerant_and_skips_jax_lookalikes():
     source = """
     import jax

@@ -1430,31 +1430,48 @@ def _traced_functions(ctx: FileContext, region: _Region, spellings: Spellings) -
 
 
 def _leading_index(ctx: FileContext, region: _Region, index: dict) -> dict:
-    """``index`` and the module-level functions outside the region that call one of its
-    functions, a few levels deep (`def _mid(x, s): _leaf(s)`, where only `_leaf` holds an
-    access): a traced function calling `_mid` runs `_leaf` in its trace too."""
-    if not index:
-        return index
-    outside = [
-        node
-        for node in ctx.tree.body
-        if node.__class__ is ast.FunctionDef and node.name not in index and node not in region.parents
-    ]
-    merged = dict(index)
-    for _ in range(2):  # with _add_helpers' three levels: a chain of three functions
-        leading = [node for node in outside if node.name not in merged and _calls_any(node, merged)]
-        if not leading:
-            break
-        for node in leading:
-            merged.setdefault(node.name, []).append(node)
-    return merged
+    """``index`` and, asked for by name, the module-level functions outside the region that
+    call one of its functions, a few levels deep (`def _mid(x, s): _leaf(s)`, where only
+    `_leaf` holds an access): a traced function calling `_mid` runs `_leaf` in its trace too."""
+    return _LeadingIndex(index, ctx, region) if index else index
 
 
-def _calls_any(function: ast.FunctionDef, names) -> bool:
-    return any(
-        node.__class__ is ast.Call and node.func.__class__ is ast.Name and node.func.id in names
-        for node in _scope_nodes(function)
-    )
+class _LeadingIndex(dict):
+    """Only the names traced code calls are looked up, so only those functions are walked."""
+
+    def __init__(self, index: dict, ctx: FileContext, region: _Region) -> None:
+        super().__init__(index)
+        self._ctx, self._region = ctx, region
+        self._outside: dict[str, list[ast.FunctionDef]] | None = None
+        self._decided: dict[str, list[ast.FunctionDef] | None] = {}
+
+    def get(self, name, default=None):
+        found = super().get(name)
+        if found is not None:
+            return found
+        led = self._leading(name, 0)
+        return default if led is None else led
+
+    def _leading(self, name: str, depth: int) -> list[ast.FunctionDef] | None:
+        if name in self._decided:
+            return self._decided[name]
+        if self._outside is None:
+            parents, own = self._region.parents, dict.keys(self)
+            self._outside = {}
+            for node in self._ctx.tree.body:
+                if node.__class__ is ast.FunctionDef and node.name not in own and node not in parents:
+                    self._outside.setdefault(node.name, []).append(node)
+        functions = self._outside.get(name)
+        self._decided[name] = None  # a recursive chain leads nowhere new
+        if functions and depth < 2 and any(
+            node.__class__ is ast.Call
+            and node.func.__class__ is ast.Name
+            and (dict.__contains__(self, node.func.id) or self._leading(node.func.id, depth + 1) is not None)
+            for function in functions
+            for node in _scope_nodes(function)
+        ):
+            self._decided[name] = functions
+        return self._decided[name]
 
 
 def _add_helpers(ctx: FileContext, region: _Region, index, spellings: Spellings, found: dict) -> None:
@@ -1474,8 +1491,6 @@ def _add_helpers(ctx: FileContext, region: _Region, index, spellings: Spellings,
                 if node.args and public(ctx.qualname(callee)) in TREE_MAPS:
                     callee, arguments = node.args[0], node.args[1:]  # a leaf of a traced tree is traced
                 for function, _ in _functions_passed(region, index, spellings, node, callee, traced.node):
-                    if isinstance(function, ast.Lambda):
-                        continue
                     if tainted is None:
                         tainted = _tainted_names(ctx, traced.node, traced.traced)
                     params = _called_params(ctx, function, arguments, node.keywords, tainted)
