@@ -612,6 +612,23 @@ def test_helpers_of_helpers_and_lambdas_over_traced_leaves():
     assert "`s` is a tracer inside `jax.jit`" in found[0].message
 
 
+def test_an_outer_jit_traces_what_an_inner_vmap_leaves_unmapped():
+    source = """
+    import jax
+    import numpy as np
+
+    def policy(params, obs):
+        return obs * np.asarray(params).sum()
+
+    def eager_policy(params, obs):
+        return obs * params.item()
+
+    fast = jax.jit(jax.vmap(policy, in_axes=(None, 0)))
+    eager = jax.vmap(eager_policy, in_axes=(None, 0))  # unmapped, untraced: concrete
+    """
+    assert [(f.line, "`params` is a tracer" in f.message) for f in findings(source)] == [(6, True)]
+
+
 def test_detection_is_whitespace_tolerant_and_skips_jax_lookalikes():
     source = """
     import jax

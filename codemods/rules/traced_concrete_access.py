@@ -1421,6 +1421,11 @@ def _traced_functions(ctx: FileContext, region: _Region, spellings: Spellings) -
             for position in positions:
                 if position < len(node.args):
                     argument, fixed = _partial_binding(ctx, node.args[position])
+                    # `jax.jit(jax.vmap(f, in_axes=(None, 0)))`: the outer transform traces
+                    # every argument the inner one passes through, unmapped ones too.
+                    inner = _transformed_within(spellings, argument)
+                    if inner is not None:
+                        argument, fixed = _partial_binding(ctx, inner)
                     for function, bound in _functions_passed(region, index, spellings, node, argument):
                         # `jax.jit(partial(loss, model=model))`: bound arguments are constants.
                         constants = _bound_names(function, fixed, bound) if fixed else frozenset()
@@ -1472,6 +1477,21 @@ class _LeadingIndex(dict):
         ):
             self._decided[name] = functions
         return self._decided[name]
+
+
+def _transformed_within(spellings: Spellings, argument: ast.AST, depth: int = 0) -> ast.AST | None:
+    """The function a transform call given as ``argument`` transforms (innermost first)."""
+    argument = spellings.unwrap(argument)
+    if depth > 3 or not isinstance(argument, ast.Call):
+        return None
+    hit = spellings.applied(argument)
+    if hit is None:
+        return None
+    _, positions = hit
+    if not positions or positions[0] >= len(argument.args):
+        return None
+    function = argument.args[positions[0]]
+    return _transformed_within(spellings, function, depth + 1) or function
 
 
 def _add_helpers(ctx: FileContext, region: _Region, index, spellings: Spellings, found: dict) -> None:
