@@ -629,6 +629,26 @@ def test_an_outer_jit_traces_what_an_inner_vmap_leaves_unmapped():
     assert [(f.line, "`params` is a tracer" in f.message) for f in findings(source)] == [(6, True)]
 
 
+@pytest.mark.parametrize(
+    "use", ["step.lower(x)", "step.eval_shape(x)", "getattr(step, 'lower')(x)", 'hasattr(step, "trace")']
+)
+def test_no_split_where_the_file_uses_what_only_a_jitted_function_has(use):
+    # The split replaces `step` by a plain wrapper, which has no `.lower`, `.trace`, ...
+    source = f"""
+    import jax
+
+    @jax.jit
+    def step(x):
+        x.block_until_ready()
+        return x + 1
+
+    x = jax.numpy.ones(3)
+    probe = {use}
+    """
+    [finding] = findings(source)
+    assert finding.fix is FixSafety.NONE and "which a plain wrapper does not have" in finding.message
+
+
 def test_detection_is_whitespace_tolerant_and_skips_jax_lookalikes():
     source = """
     import jax

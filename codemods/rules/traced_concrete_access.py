@@ -2503,8 +2503,9 @@ def _unsplittable(ctx: FileContext, function, body, hoisted) -> str | None:
             return "it shares a line with another statement"
     if any(isinstance(node, (ast.Global, ast.Nonlocal)) for node in _scope_nodes(function)):
         return "it declares `global` or `nonlocal` names"
-    jitted_attribute = re.search(
-        rf"\b{re.escape(function.name)}\s*\.\s*({'|'.join(JITTED_ATTRS)})\b", ctx.text
+    name, attributes = re.escape(function.name), "|".join(JITTED_ATTRS)
+    jitted_attribute = re.search(rf"\b{name}\s*\.\s*({attributes})\b", ctx.text) or re.search(
+        rf"\b(?:getattr|hasattr)\s*\(\s*{name}\s*,\s*[\"']({attributes})[\"']", ctx.text
     )
     if jitted_attribute:
         return f"the file uses `{function.name}.{jitted_attribute.group(1)}`, which a plain wrapper does not have"
