@@ -594,13 +594,18 @@ def test_helpers_of_helpers_and_lambdas_over_traced_leaves():
     def _outer(c, s):
         return _update(c, s)
 
-    def _static(c):
+    def _static(c, s, check):
         _validate(np.arange(3))
+        if check is True:  # never true of a traced flag: not surely run on the tracer
+            _peek(s)
         return c
+
+    def _peek(s):
+        return s.item()
 
     @jax.jit
     def update(c, s):
-        return _static(_outer(c, s))
+        return _static(_outer(c, s), s, c)
 
     @jax.jit
     def leaves(tree):
@@ -608,7 +613,7 @@ def test_helpers_of_helpers_and_lambdas_over_traced_leaves():
         return jax.tree.map(lambda leaf: leaf * 2, tree), jax.tree.map(lambda leaf: leaf.item(), tree), sums
     """
     found = sorted(findings(source), key=lambda f: f.line)
-    assert [(f.line, f.fix) for f in found] == [(6, FixSafety.NONE), (25, FixSafety.NONE), (26, FixSafety.NONE)]
+    assert [(f.line, f.fix) for f in found] == [(6, FixSafety.NONE), (30, FixSafety.NONE), (31, FixSafety.NONE)]
     assert "`s` is a tracer inside `jax.jit`" in found[0].message
 
 

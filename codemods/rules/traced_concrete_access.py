@@ -1479,6 +1479,12 @@ class _LeadingIndex(dict):
         return self._decided[name]
 
 
+def _first_compound_line(function) -> int | None:
+    """The line of ``function``'s first compound statement (`if`, `for`, `try`, ...), if any."""
+    body = function.body if isinstance(function.body, list) else []
+    return next((s.lineno for s in body if isinstance(s, _COMPOUND)), None)
+
+
 def _transformed_within(spellings: Spellings, argument: ast.AST, depth: int = 0) -> ast.AST | None:
     """The function a transform call given as ``argument`` transforms (innermost first)."""
     argument = spellings.unwrap(argument)
@@ -1504,8 +1510,12 @@ def _add_helpers(ctx: FileContext, region: _Region, index, spellings: Spellings,
         added = []
         for traced in pending:
             tainted = None  # computed for the first call of a function of this file
+            # As for accesses (`_accesses`): in a helper, only what comes before its first
+            # compound statement surely runs on the tracer (`if validate is True:` is never
+            # true of a traced flag).
+            after = _first_compound_line(traced.node) if traced.caller else None
             for node in _scope_nodes(traced.node):
-                if not isinstance(node, ast.Call):
+                if not isinstance(node, ast.Call) or (after is not None and node.lineno >= after):
                     continue
                 callee, arguments = node.func, list(node.args)
                 if node.args and public(ctx.qualname(callee)) in TREE_MAPS:
@@ -1740,9 +1750,8 @@ def _accesses(
     called = {id(node.func) for node in nodes if node.__class__ is ast.Call}
     # A helper often guards concrete-only code (`if isinstance(x, core.Tracer): return x`):
     # only the statements before its first compound statement surely run on the tracer.
-    body = function.body if traced.caller and isinstance(function.body, list) else []
-    first = next((s for s in body if isinstance(s, _COMPOUND)), None)
-    guarded = [(first.lineno, function.end_lineno)] if first is not None else []
+    first = _first_compound_line(function) if traced.caller else None
+    guarded = [(first, function.end_lineno)] if first is not None else []
     candidates = []
     for node in nodes:
         access = _as_access(ctx, node, called, members, buffers)
