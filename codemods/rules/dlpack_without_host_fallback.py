@@ -105,8 +105,9 @@ class DlpackWithoutHostFallback(Rule):
     `except BufferError` also catches the other `BufferError`s of an export (a sharded
     array, an unsupported dtype) and answers them with a copy instead of an error. The
     array is evaluated once: a statement is wrapped only when its argument is names,
-    attributes, subscripts by constants and operators (the fallback repeats it); an
-    argument that calls anything (`env.step(a)`) goes through the helper. `bfloat16` and
+    attributes, subscripts by constants, operators and a JAX array's pure methods
+    (`x.astype("float32")`), which the fallback may repeat; an argument that calls anything
+    else (`env.step(a)`) goes through the helper. `bfloat16` and
     other dtypes PyTorch cannot build from NumPy still fail in the fallback. Only
     arguments known to be JAX arrays are touched (results of `jax.numpy`, `jax.random`,
     `jax.device_put`, ..., names assigned only such values, parameters annotated
@@ -290,7 +291,15 @@ def _repeatable(expr: ast.AST) -> bool:
         return _repeatable(expr.left) and _repeatable(expr.right)
     if isinstance(expr, ast.UnaryOp):
         return _repeatable(expr.operand)
+    if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) and expr.func.attr in _PURE_METHODS:
+        # Only arrays known to be JAX's get here, and a JAX array's `astype` & co. are pure.
+        return _repeatable(expr.func.value) and all(
+            _repeatable(a) for a in [*expr.args, *(k.value for k in expr.keywords)]
+        )
     return False
+
+
+_PURE_METHODS = frozenset({"astype", "reshape", "transpose", "ravel", "flatten", "squeeze", "view"})
 
 
 def exported_array(argument: ast.AST) -> ast.AST:
