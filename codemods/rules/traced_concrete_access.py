@@ -553,7 +553,17 @@ def _analyse(ctx: FileContext, access_lines: set[int], members, exact: bool = Tr
     spellings = Spellings(ctx)
     # Decorated functions too: a helper with an access may be called from one.
     candidates = access_lines | _lines_of(ctx.text, sorted(_called_positions(ctx.text, spellings.call_names)))
-    region = _Region(ctx.tree, sorted(candidates | _decorated_def_lines(ctx.text)))
+    if "\r" in ctx.text:
+        # `_decorated_def_lines` reads `\n` line ends only; a file with old Mac ones (rare) asks
+        # the tree: a jitted function without candidate lines of its own was missed there.
+        decorated = {
+            node.lineno
+            for node in ast.walk(ctx.tree)
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.decorator_list
+        }
+    else:
+        decorated = _decorated_def_lines(ctx.text)
+    region = _Region(ctx.tree, sorted(candidates | decorated))
     buffers = _ffi_names(ctx)
     found = []
     for traced in _traced_functions(ctx, region, spellings):
