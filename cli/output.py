@@ -182,7 +182,11 @@ def fix_hint(report: Report) -> str:
     if pending:
         flag = "--check" if report.mode == "check" else "--dry-run"
         hints.append(f"[*] {pending} fixable: run `codemod run` without {flag} to apply")
-    unsafe = sum(1 for f in report.findings if not f.applied and f.fix is FixSafety.UNSAFE)
+    # A finding another rule's fix made moot (JAX006 under JAX004's fallback) has nothing left
+    # for the flag to do; with --unsafe-fixes given, neither has the rest.
+    unsafe = sum(
+        1 for f in report.findings if not f.applied and f.resolved_by is None and f.fix is FixSafety.UNSAFE
+    )
     if unsafe:
         hints.append(f"{unsafe} more fixable with --unsafe-fixes (review those changes)")
     return "\n".join(hints)

@@ -335,6 +335,50 @@ def test_dataclass_and_namedtuple_fields():
     assert value(source.replace("probe(state.params)", "probe(batch.labels)")).placement == SINGLE
 
 
+def test_fields_of_a_parameter_annotated_with_a_record_class():
+    source = """
+    @dataclass
+    class Rollout:
+        obs: jax.Array
+        images: torch.Tensor
+        steps: int
+
+    def export(rollout: Rollout, quoted: "Rollout"):
+        probe(rollout.obs)
+    """
+    found = value(source)
+    assert (found.kind, found.placement) == (ARRAY, PLACEMENT_UNKNOWN)
+    assert found.why == "`Rollout.obs: jax.Array`"
+    assert value(source.replace("probe(rollout.obs)", "probe(rollout.images)")).kind == TORCH
+    assert value(source.replace("probe(rollout.obs)", "probe(rollout.steps)")).kind == UNKNOWN
+    # A string annotation is parsed apart from the tree: no scope resolves its name.
+    assert value(source.replace("probe(rollout.obs)", "probe(quoted.obs)")).kind == UNKNOWN
+
+
+def test_a_return_annotation_answers_what_the_body_does_not_show():
+    source = """
+    def policy(obs) -> jax.Array:
+        return obs * 2
+
+    async def fetch() -> jax.Array:
+        return await something()
+
+    def frames() -> jax.Array:
+        yield jnp.ones(3)
+
+    def known() -> jax.Array:
+        return torch.ones(3)
+
+    probe(policy(o))
+    """
+    found = value(source)
+    assert (found.kind, found.placement) == (ARRAY, PLACEMENT_UNKNOWN)
+    assert found.why == "`policy()`, annotated `-> jax.Array`"
+    assert value(source.replace("probe(policy(o))", "probe(fetch())")).kind == UNKNOWN
+    assert value(source.replace("probe(policy(o))", "probe(frames())")).kind == UNKNOWN
+    assert value(source.replace("probe(policy(o))", "probe(known())")).kind == TORCH
+
+
 def test_self_attribute_set_in_a_method():
     source = """
     class Model:

@@ -36,10 +36,10 @@ def test_one_helper_for_many_exports_and_idempotent():
 
 
 def test_np_taken_imports_numpy_plainly():
-    source = "import jax.numpy as jnp\nimport torch\n\nnp = None\nt = torch.from_dlpack(jnp.ones(3))\n"
+    source = "import jax.numpy as jnp\nimport torch\n\nnp = None\nx = jnp.ones(3)\nt = torch.from_dlpack(x)\n"
     text = fix(source).fixed.decode()
     assert "import numpy\n" in text and "import numpy as np" not in text
-    assert "t = torch.as_tensor(numpy.array(jnp.ones(3)))" in text
+    assert "t = torch.as_tensor(numpy.array(x))" in text
 
 
 def test_statement_sharing_a_line_goes_through_the_helper():
@@ -82,3 +82,15 @@ def test_consumers_called_through_any_binding_are_found_and_others_are_not_asked
     result = fix(source)
     lines = sorted(finding.line for finding in result.findings)
     assert lines == [12, 13, 18]  # fd(x), to_torch(x), conv(x); not len, helper or asarray
+
+
+def test_a_pure_array_method_is_repeated_a_call_of_anything_else_is_not():
+    source = (
+        "import jax\nimport jax.numpy as jnp\nimport torch\n\n\ndef f(x: jax.Array):\n"
+        "    a = torch.from_dlpack(x.astype('float32'))\n"
+        "    b = torch.from_dlpack(jnp.asarray(x))\n"
+        "    return a, b\n"
+    )
+    text = fix(source).fixed.decode()
+    assert "a = torch.as_tensor(np.array(x.astype('float32')))" in text  # the wrapped statement
+    assert "b = _from_dlpack_or_host(torch.from_dlpack, torch.as_tensor, jnp.asarray(x))" in text

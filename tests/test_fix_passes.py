@@ -81,3 +81,46 @@ def test_cli_shows_resolved_by_in_text_json_and_sarif(tmp_path):
     [resolved] = [r for r in sarif["runs"][0]["results"] if r["ruleId"] == "JAX006"]
     assert resolved["properties"] == {"fixSafety": "unsafe", "applied": False, "resolvedBy": "JAX004"}
     assert "resolved by JAX004's fix" in resolved["message"]["text"]
+
+
+SHIFTED = """
+import jax
+import jax.dlpack
+import torch
+from jax.sharding import NamedSharding, PartitionSpec as P
+
+mesh = jax.make_mesh((4,), ("x",))
+x = jax.device_put(jax.numpy.arange(8.0), NamedSharding(mesh, P("x")))
+t = torch.from_dlpack(x)
+
+
+def b(value):
+    caps = jax.dlpack.to_dlpack(value)
+    out = torch.utils.dlpack.from_dlpack(caps)
+    return out
+
+
+def to_torch(value: jax.Array):
+    return torch.from_dlpack(jax.dlpack.to_dlpack(value))
+"""
+
+
+def test_findings_keep_the_users_lines_when_an_earlier_fix_inserts_a_helper():
+    # JAX002's helper goes in above everything: JAX005's message cites its consumer's line
+    # ("only feeds ... (line 14)"), which the helper shifts. That was once a new finding at
+    # the shifted line, with the original one "resolved by JAX002's fix".
+    from jax_codemod.rules.sharded_dlpack_export import ShardedDlpackExport
+
+    result = run(SHIFTED, [ShardedDlpackExport(), RemovedDlpackApi(), UnguardedDlpackExport()])
+    assert b"def ensure_single_device(" in result.fixed
+    found = [(f.code, f.line, f.applied, f.resolved_by) for f in result.findings]
+    # The JAX006 finding exists only after JAX005's fix, in the shifted text: it is
+    # reported at the line of the user's file it comes from, span included.
+    assert sorted(found) == [
+        ("JAX002", 9, True, None),
+        ("JAX005", 13, True, None),
+        ("JAX005", 19, True, None),
+        ("JAX006", 19, False, None),
+    ]
+    late = next(f for f in result.findings if f.code == "JAX006")
+    assert late.span.start_line == late.line == 19

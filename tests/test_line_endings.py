@@ -128,6 +128,8 @@ COMMENT_SHAPES_FIX = {
     "removed_dlpack_api-rewrite_jax_capsule_variable": "as above, for a torch capsule handed to JAX",
     "removed_dlpack_api-rewrite_rebound_name_into_jax": "as above, for a name rebound to its capsule",
     "removed_dlpack_api-rewrite_rebound_name_to_torch": "as above, JAX to torch",
+    "removed_dlpack_api-rewrite_capsule_freed_with_del": "as above, for the variable a later rebinding overwrites",
+    "removed_dlpack_api-rewrite_fallback_chain_handlers": "as above, for the capsule in the fallback handler",
 }
 
 

@@ -102,6 +102,18 @@ def test_an_unfixed_finding_is_not_reported_twice_after_the_fix():
     assert lines == [(6, True), (10, False), (16, True), (18, False)], result.findings
 
 
+def test_export_arguments_keep_a_capsule_and_say_so():
+    # torch.from_dlpack takes arrays: the reason to keep a capsule is `copy=`/`stream=`, which
+    # only `__dlpack__` has, and the suggested call carries them.
+    source = (b"import jax\nimport jax.dlpack\nimport torch\n\n\ndef a(x):\n"
+              b"    return torch.from_dlpack(jax.dlpack.to_dlpack(x, copy=False))\n")
+    result = process_source(source, "a.py", Settings(rules=(RemovedDlpackApi(),)))
+    assert b"torch.from_dlpack(x.__dlpack__(copy=False))" in result.fixed
+    [finding] = result.findings
+    assert "made with `copy=`, which `__dlpack__` takes" in finding.message
+    assert "`x.__dlpack__(copy=False)`" in finding.message and "only capsules" not in finding.message
+
+
 # Analyses ---------------------------------------------------------------------------------
 
 

@@ -579,6 +579,81 @@ def test_helpers_called_in_a_trace_are_reported_and_callbacks_are_not():
     assert "called from inside the traced `step`" in finding.message
 
 
+def test_helpers_of_helpers_and_lambdas_over_traced_leaves():
+    source = """
+    import jax
+    import numpy as np
+
+    def _validate(s):
+        return s.tolist()
+
+    def _update(c, s):
+        _validate(s)
+        return c
+
+    def _outer(c, s):
+        return _update(c, s)
+
+    def _static(c, s, check):
+        _validate(np.arange(3))
+        if check is True:  # never true of a traced flag: not surely run on the tracer
+            _peek(s)
+        return c
+
+    def _peek(s):
+        return s.item()
+
+    @jax.jit
+    def update(c, s):
+        return _static(_outer(c, s), s, c)
+
+    @jax.jit
+    def leaves(tree):
+        sums = jax.tree.map(lambda leaf: np.asarray(leaf).sum(), tree)
+        return jax.tree.map(lambda leaf: leaf * 2, tree), jax.tree.map(lambda leaf: leaf.item(), tree), sums
+    """
+    found = sorted(findings(source), key=lambda f: f.line)
+    assert [(f.line, f.fix) for f in found] == [(6, FixSafety.NONE), (30, FixSafety.NONE), (31, FixSafety.NONE)]
+    assert "`s` is a tracer inside `jax.jit`" in found[0].message
+
+
+def test_an_outer_jit_traces_what_an_inner_vmap_leaves_unmapped():
+    source = """
+    import jax
+    import numpy as np
+
+    def policy(params, obs):
+        return obs * np.asarray(params).sum()
+
+    def eager_policy(params, obs):
+        return obs * params.item()
+
+    fast = jax.jit(jax.vmap(policy, in_axes=(None, 0)))
+    eager = jax.vmap(eager_policy, in_axes=(None, 0))  # unmapped, untraced: concrete
+    """
+    assert [(f.line, "`params` is a tracer" in f.message) for f in findings(source)] == [(6, True)]
+
+
+@pytest.mark.parametrize(
+    "use", ["step.lower(x)", "step.eval_shape(x)", "getattr(step, 'lower')(x)", 'hasattr(step, "trace")']
+)
+def test_no_split_where_the_file_uses_what_only_a_jitted_function_has(use):
+    # The split replaces `step` by a plain wrapper, which has no `.lower`, `.trace`, ...
+    source = f"""
+    import jax
+
+    @jax.jit
+    def step(x):
+        x.block_until_ready()
+        return x + 1
+
+    x = jax.numpy.ones(3)
+    probe = {use}
+    """
+    [finding] = findings(source)
+    assert finding.fix is FixSafety.NONE and "which a plain wrapper does not have" in finding.message
+
+
 def test_detection_is_whitespace_tolerant_and_skips_jax_lookalikes():
     source = """
     import jax

@@ -308,6 +308,16 @@ def test_summary_says_how_to_apply_the_remaining_fixes(tmp_path):
     assert err.splitlines()[-1].startswith("1 files scanned")  # the summary stays the last line
 
 
+def test_no_unsafe_hint_for_a_finding_another_fix_resolves(tmp_path):
+    # JAX004's fallback also answers the multi-device BufferError JAX006 warns of: its unsafe
+    # fix has nothing left to do, with or without the flag.
+    write(tmp_path, {"e.py": "import jax\nimport torch\n\n\ndef f(x: jax.Array):\n    return torch.from_dlpack(x)\n"})
+    for flags in ([], ["--unsafe-fixes"]):
+        _, _, err = invoke(["run", "--dry-run", "--select", "JAX004,JAX006", *flags, "e.py"], cwd=tmp_path)
+        assert "resolved by JAX004" in err
+        assert "--unsafe-fixes" not in err
+
+
 def test_syntax_error_shows_line_column_and_source(tmp_path):
     write(tmp_path, {"bad.py": "import jax.dlpack\nx = jax.dlpack.to_dlpack(y\nz = [\n"})
     code, _out, err = invoke(["run", "--check", "bad.py"], cwd=tmp_path)

@@ -48,7 +48,16 @@ from jax_codemod.analysis.scopes import (
     end_of,
     start_of,
 )
-from jax_codemod.analysis.values import ARRAY, CAPSULE, CAPSULE_PRODUCERS, NUMPY, TRACER
+from jax_codemod.analysis.values import (
+    ARRAY,
+    CAPSULE,
+    CAPSULE_PRODUCERS,
+    FUNCTION,
+    LIBRARY,
+    MODULE,
+    NUMPY,
+    TRACER,
+)
 from jax_codemod.analysis.values import CUPY as CUPY_ARRAY
 from jax_codemod.analysis.values import TORCH as TORCH_TENSOR
 
@@ -776,9 +785,7 @@ class CapsuleAnalysis:
         if self.ctx.parent(function) is not self.ctx.tree and positional and positional[0] in ("self", "cls"):
             positional = positional[1:]
         for call in self._calls:
-            if not (isinstance(call.func, ast.Name) and call.func.id == function.name) and not (
-                isinstance(call.func, ast.Attribute) and call.func.attr == function.name
-            ):
+            if not self._may_call(call.func, function):
                 continue
             passed = None
             if parameter.arg in positional and positional.index(parameter.arg) < len(call.args):
@@ -792,6 +799,19 @@ class CapsuleAnalysis:
                 if isinstance(passed, ast.Name) and self._flows_through(passed):
                     return call
         return None
+
+    def _may_call(self, func: ast.AST, function: ast.AST) -> bool:
+        """Whether ``func`` may be ``function``: a name that resolves to it, or a method of that
+        name on a receiver that is no module (`torch.utils.dlpack.from_dlpack` is not the file's
+        own `from_dlpack`, whatever it is spelled)."""
+        if isinstance(func, ast.Name):
+            if func.id != function.name:
+                return False
+            value = self.values.value_of(func)
+            return value.kind not in (FUNCTION, MODULE, LIBRARY) or value.node is function
+        if isinstance(func, ast.Attribute) and func.attr == function.name:
+            return self.values.qualname(func) is None
+        return False
 
     def _evidence(self, node: ast.AST) -> str | None:
         if isinstance(node, ast.Name) and self._evidence_in_text(node.id):

@@ -737,11 +737,23 @@ class Analysis:
                 for node in scope_nodes(function)
                 if isinstance(node, ast.Return) and node.value is not None
             ]
-            if any(isinstance(node, (ast.Yield, ast.YieldFrom)) for node in scope_nodes(function)):
+            generator = any(isinstance(node, (ast.Yield, ast.YieldFrom)) for node in scope_nodes(function))
+            if generator:
                 returns = []
             result = join(self.value_of(value) for value in returns)
             if result.why and result.kind != UNKNOWN:
                 result = replace(result, why=f"`{function.name}()`, which returns {result.why}")
+            elif (
+                result.kind == UNKNOWN
+                and function.returns is not None
+                and isinstance(function, ast.FunctionDef)  # an async def returns a coroutine
+                and not generator
+            ):
+                # What the body does not show, the signature may: `def policy(obs) -> jax.Array`.
+                annotated = self.annotation_value(function.returns)
+                if annotated.kind != UNKNOWN:
+                    source = self.ctx.source_of(function.returns)
+                    result = replace(annotated, why=f"`{function.name}()`, annotated `-> {source}`")
         self._returns[function] = result
         return result
 
@@ -1203,11 +1215,13 @@ class Analysis:
 
     def annotation_value(self, annotation: ast.AST) -> Value:
         """What a value annotated ``annotation`` is; base classes (``Sharding``) say little."""
+        parsed = False
         if isinstance(annotation, ast.Constant) and isinstance(annotation.value, str):
             try:
                 annotation = ast.parse(annotation.value, mode="eval").body
             except SyntaxError:
                 return UNKNOWN_VALUE
+            parsed = True  # nodes outside the tree: no scope resolves their names
         if isinstance(annotation, ast.BinOp) and isinstance(annotation.op, ast.BitOr):
             members = [m for m in (annotation.left, annotation.right) if not _is_none(m)]
             return join(self.annotation_value(m) for m in members) if members else UNKNOWN_VALUE
@@ -1238,6 +1252,12 @@ class Analysis:
             if head in NUMPY_TYPES:
                 return Value(NUMPY)
             return UNKNOWN_VALUE
+        if isinstance(annotation, ast.Name) and not parsed:
+            # A class of this file (`batch: Batch`): its fields' annotations say what
+            # `batch.obs` is, as a constructor call's arguments would.
+            named = self.value_of(annotation)
+            if named.kind == CLASS and named.node is not None:
+                return Value(INSTANCE, f"`{named.node.name}`", node=named.node)
         qualified = self.qualname(annotation)
         if qualified is None:
             return UNKNOWN_VALUE
@@ -1394,11 +1414,12 @@ class Analysis:
                 and isinstance(statement.target, ast.Name)
                 and statement.target.id == attr
             ):
-                values.append(
-                    self.annotation_value(statement.annotation)
-                    if statement.value is None
-                    else self.value_of(statement.value)
-                )
+                if statement.value is None:
+                    annotated = self.annotation_value(statement.annotation)
+                    source = self.ctx.source_of(statement.annotation)
+                    values.append(replace(annotated, why=annotated.why or f"`{cls.name}.{attr}: {source}`"))
+                else:
+                    values.append(self.value_of(statement.value))
         return join(values)
 
     def _self_assignments(self, method: ast.AST, this: str) -> dict[str, list[ast.expr]]:

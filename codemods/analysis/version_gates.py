@@ -124,7 +124,10 @@ class Gates:
             if isinstance(statement, ast.Assign) and len(statement.targets) == 1:
                 target = statement.targets[0]
                 if isinstance(target, ast.Name):
-                    values[target.id] = statement.value if target.id not in values else None
+                    name = target.id
+                    previous = values.get(name)
+                    refined = _refined(statement.value, name, previous) if previous is not None else None
+                    values[name] = statement.value if name not in values else refined
         return values
 
     def _module_value(self, name: str) -> ast.AST | None:
@@ -177,13 +180,10 @@ class Gates:
         ``except`` counts only when it falls back to DLPack code rather than re-raising
         or logging, since ``try: ... except Exception: log(); raise`` guards nothing."""
         for handler in node.handlers:
-            types = [] if handler.type is None else (
-                handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
-            )
-            names = {kind.attr if isinstance(kind, ast.Attribute) else getattr(kind, "id", None) for kind in types}
+            names = _caught(handler)
             if names & _GUARDING_ERRORS - _BROAD:
                 return True
-            if (not types or names & _BROAD) and _falls_back(handler):
+            if (handler.type is None or names & _BROAD) and _falls_back(handler):
                 return True
         return False
 
@@ -207,8 +207,19 @@ class Gates:
                     self._makes_capsule(handler.body) for handler in ancestor.handlers
                 )
                 if any(child is statement for statement in ancestor.body):
-                    return NEW if new_first else OLD
+                    if new_first:
+                        return NEW
+                    if self._removed_call(node) and not any(_catches_removal(h) for h in ancestor.handlers):
+                        # `jax.dlpack.to_dlpack` raises AttributeError on new JAX: an `except
+                        # (TypeError, BufferError)` around it lets that through.
+                        child = ancestor
+                        continue
+                    return OLD
                 if any(child is handler for handler in ancestor.handlers):
+                    if new_first and "BufferError" in _caught(child):
+                        # The new export's own error (a sharded array, a backend without
+                        # DLPack): this handler runs on new JAX too, the old API in it breaks.
+                        return None
                     return OLD if new_first else NEW
             if isinstance(ancestor, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef)):
                 early = self._after_early_exit(ancestor, child)
@@ -216,6 +227,9 @@ class Gates:
                     return early
             child = ancestor
         return None
+
+    def _removed_call(self, node: ast.AST) -> bool:
+        return isinstance(node, ast.Call) and self.qualname(node.func) in self.old_names
 
     def _makes_capsule(self, body: list[ast.stmt]) -> bool:
         """Whether ``body`` calls a capsule maker (JAX's, torch's, TensorFlow's): the old way."""
@@ -267,3 +281,28 @@ def _falls_back(handler: ast.ExceptHandler) -> bool:
         or isinstance(n, ast.Name) and "dlpack" in n.id.lower()
         for n in ast.walk(handler)
     )
+
+
+def _caught(handler: ast.ExceptHandler) -> set[str | None]:
+    """The names of the exceptions ``handler`` catches (``errors.BufferError``: its last part)."""
+    if handler.type is None:
+        return set()
+    types = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
+    return {kind.attr if isinstance(kind, ast.Attribute) else getattr(kind, "id", None) for kind in types}
+
+
+def _catches_removal(handler: ast.ExceptHandler) -> bool:
+    """Whether ``handler`` catches the AttributeError a removed function's lookup raises (or
+    the ImportError of importing it in the same ``try``)."""
+    return handler.type is None or bool(_caught(handler) & ({"AttributeError", "ImportError", "ModuleNotFoundError"} | _BROAD))
+
+
+def _refined(value: ast.AST, name: str, previous: ast.AST) -> ast.AST | None:
+    """``FLAG = FLAG and <test>`` after ``FLAG = <version test>``: the flag as one expression
+    (``<version test> and <test>``); None for any other second assignment."""
+    if not isinstance(value, ast.BoolOp):
+        return None
+    own = [v for v in value.values if isinstance(v, ast.Name) and v.id == name]
+    if len(own) != 1:
+        return None
+    return ast.BoolOp(op=value.op, values=[previous if v is own[0] else v for v in value.values])

@@ -379,12 +379,31 @@ def _fix(source: bytes, ctx: FileContext, findings: list[Finding], settings: Set
         live = []
         for entry, finding in zip(links, new_findings, strict=True):
             if entry is None:
-                entry = _Tracked(finding, new_ctx)
+                # Reported where the user's file has it, not where the partly fixed text does.
+                entry = _Tracked(_at_original_line(finding, source, new), new_ctx)
                 tracked.append(entry)
             live.append((entry, finding))
         ctx = new_ctx or ctx
         current = new
     raise FixError(f"fixes did not converge after {MAX_FIX_PASSES} passes")
+
+
+def _at_original_line(finding: Finding, original: bytes, current: bytes) -> Finding:
+    """``finding`` (of ``current``, a fixed version of ``original``) at the line of ``original``
+    it comes from: the same line where the edits left it, else the first line of the original
+    code an edit replaced there."""
+    import difflib
+
+    before, after = original.splitlines(), current.splitlines()
+    index = finding.line - 1
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, before, after, autojunk=False).get_opcodes():
+        if j1 <= index < j2 or (tag == "insert" and j1 == index):
+            line = i1 + (index - j1) + 1 if tag == "equal" else min(i1, max(len(before) - 1, 0)) + 1
+            shift = line - finding.line
+            span = finding.span
+            moved = replace(span, start_line=span.start_line + shift, end_line=max(span.end_line + shift, line))
+            return replace(finding, line=line, span=moved)
+    return finding
 
 
 def _reported(entry: _Tracked) -> Finding:
@@ -404,14 +423,14 @@ def _match(live, ctx: FileContext, new: list[Finding], new_ctx) -> list:
         for index, finding in enumerate(new):
             if links[index] is not None:
                 continue
-            wanted = _key(finding, new_ctx) if strict else (finding.code, finding.message)
+            wanted = _key(finding, new_ctx) if strict else (finding.code, _comparable(finding.message))
             candidates = [
                 (entry, previous)
                 for entry, previous in live
                 if id(entry) not in taken
                 # A fixed finding only continues as itself: never by its message alone.
                 and (strict or not entry.applied)
-                and (_key(previous, ctx) if strict else (previous.code, previous.message)) == wanted
+                and (_key(previous, ctx) if strict else (previous.code, _comparable(previous.message))) == wanted
             ]
             if candidates:
                 entry, _ = min(candidates, key=lambda pair: abs(pair[1].line - finding.line))
@@ -424,7 +443,16 @@ def _key(finding: Finding, ctx: FileContext | None) -> tuple:
     """Identifies a finding across passes: an earlier fix may shift lines, not their text."""
     lines = ctx.lines if ctx is not None else []
     line = lines[finding.line - 1].strip() if finding.line <= len(lines) else ""
-    return (finding.code, finding.message, line)
+    return (finding.code, _comparable(finding.message), line)
+
+
+_LINE_REFERENCE = re.compile(r"\bline \d+")
+
+
+def _comparable(message: str) -> str:
+    """A message without the line numbers it cites (`only feeds f (line 12)`), which an earlier
+    pass's inserted helper or `try` shifts: the same finding, not a new one."""
+    return _LINE_REFERENCE.sub("line", message)
 
 
 @cache

@@ -103,8 +103,11 @@ class DlpackWithoutHostFallback(Rule):
     memory with the JAX array; it is a fresh writable copy (`np.array`), never a view of
     JAX's cached host value, which PyTorch warns about and must not be written to. The
     `except BufferError` also catches the other `BufferError`s of an export (a sharded
-    array, an unsupported dtype) and answers them with a copy instead of an error; the
-    argument expression is evaluated a second time on the fallback path. `bfloat16` and
+    array, an unsupported dtype) and answers them with a copy instead of an error. The
+    array is evaluated once: a statement is wrapped only when its argument is names,
+    attributes, subscripts by constants, operators and a JAX array's pure methods
+    (`x.astype("float32")`), which the fallback may repeat; an argument that calls anything
+    else (`env.step(a)`) goes through the helper. `bfloat16` and
     other dtypes PyTorch cannot build from NumPy still fail in the fallback. Only
     arguments known to be JAX arrays are touched (results of `jax.numpy`, `jax.random`,
     `jax.device_put`, ..., names assigned only such values, parameters annotated
@@ -158,7 +161,10 @@ class DlpackWithoutHostFallback(Rule):
                 FixSafety.NONE,
             )
         advice = f"{message}; on BufferError, copy through host memory"
-        statement = whole_statement(ctx, call)
+        # The wrapped statement's fallback evaluates the array again: only an expression that
+        # gives the same value without effects (`x`, `self.state`, `batch["obs"]`) may be
+        # repeated; `env.step(a)` or `jnp.asarray(queue.pop())` goes through the helper, once.
+        statement = whole_statement(ctx, call) if _repeatable(exported_array(call.args[0])) else None
         if statement is not None:
             return self.finding(
                 ctx,
@@ -268,6 +274,32 @@ def _array_of(consumer_call: cst.Call) -> cst.BaseExpression:
     ):
         return array.func.value
     return array
+
+
+def _repeatable(expr: ast.AST) -> bool:
+    """Names, attributes, subscripts by constants or names, and operators over them: evaluated
+    twice, the same value and no effect (a property or operator with effects is not guarded)."""
+    if isinstance(expr, (ast.Name, ast.Constant)):
+        return True
+    if isinstance(expr, ast.Attribute):
+        return _repeatable(expr.value)
+    if isinstance(expr, ast.Subscript):
+        index = expr.slice
+        parts = index.elts if isinstance(index, ast.Tuple) else [index]
+        return all(isinstance(part, (ast.Name, ast.Constant)) for part in parts) and _repeatable(expr.value)
+    if isinstance(expr, ast.BinOp):
+        return _repeatable(expr.left) and _repeatable(expr.right)
+    if isinstance(expr, ast.UnaryOp):
+        return _repeatable(expr.operand)
+    if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) and expr.func.attr in _PURE_METHODS:
+        # Only arrays known to be JAX's get here, and a JAX array's `astype` & co. are pure.
+        return _repeatable(expr.func.value) and all(
+            _repeatable(a) for a in [*expr.args, *(k.value for k in expr.keywords)]
+        )
+    return False
+
+
+_PURE_METHODS = frozenset({"astype", "reshape", "transpose", "ravel", "flatten", "squeeze", "view"})
 
 
 def exported_array(argument: ast.AST) -> ast.AST:

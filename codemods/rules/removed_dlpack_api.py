@@ -295,8 +295,14 @@ class _Check:
             return
         # The capsule escapes (or goes to a consumer that takes only capsules): keep a capsule.
         reason = _escape_words(flow)
+        if keywords and only is not None and only.consumer_name in ARRAY_CONSUMERS:
+            # The consumer takes the array too: what keeps a capsule is the export's own
+            # arguments, which belong to `__dlpack__`, not to the consumer.
+            named = ", ".join(f"`{k.arg}=`" for k in keywords if k.arg)
+            reason = f"made with {named or '`**kwargs`'}, which `__dlpack__` takes"
+        arguments = ", ".join(ast.unparse(k) for k in keywords)
         finding = self.add(call, f"{message}; the capsule is {reason}, so it stays a capsule: "
-                           f"`{source}.__dlpack__()`", FixSafety.SAFE, data=(DUNDER_CALL,))
+                           f"`{source}.__dlpack__({arguments})`", FixSafety.SAFE, data=(DUNDER_CALL,))
         self.mark_fixed(call, finding)
         for use in flow.consumers:
             if use.consumer_name in JAX_CONSUMERS:
@@ -407,6 +413,8 @@ class _Check:
         line = self.ctx.lines[statement.end_lineno - 1] if statement.end_lineno <= len(self.ctx.lines) else ""
         if "#" in line[statement.end_col_offset:] or ";" in line or statement.lineno != statement.end_lineno:
             return False  # a trailing comment or a shared line would be lost or mangled
+        if self._deleted(statement, statement.targets[0].id):
+            return False  # `del capsule` after it: the name stays bound, to the array
         block = _block_after(self.ctx, statement)
         use_statement = next((s for s in block if any(n is use.node for n in ast.walk(s))), None)
         if use_statement is None:
@@ -420,6 +428,14 @@ class _Check:
             return False
         # the finalize step hands the array to the first read after the assignment: this one
         return self.analysis.sole(statement, use.node)
+
+    def _deleted(self, statement: ast.Assign, name: str) -> bool:
+        """Whether a `del` of ``name`` is in the scope of ``statement`` (dropping the assignment
+        would leave it unbound there: UnboundLocalError)."""
+        scope = self.analysis.scopes.scope_of(statement)
+        return any(
+            isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Del) for node in ast.walk(scope)
+        )
 
     # Capsules that arrive from outside ------------------------------------------------
 

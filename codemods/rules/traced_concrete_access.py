@@ -553,7 +553,17 @@ def _analyse(ctx: FileContext, access_lines: set[int], members, exact: bool = Tr
     spellings = Spellings(ctx)
     # Decorated functions too: a helper with an access may be called from one.
     candidates = access_lines | _lines_of(ctx.text, sorted(_called_positions(ctx.text, spellings.call_names)))
-    region = _Region(ctx.tree, sorted(candidates | _decorated_def_lines(ctx.text)))
+    if "\r" in ctx.text:
+        # `_decorated_def_lines` reads `\n` line ends only; a file with old Mac ones (rare) asks
+        # the tree: a jitted function without candidate lines of its own was missed there.
+        decorated = {
+            node.lineno
+            for node in ast.walk(ctx.tree)
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.decorator_list
+        }
+    else:
+        decorated = _decorated_def_lines(ctx.text)
+    region = _Region(ctx.tree, sorted(candidates | decorated))
     buffers = _ffi_names(ctx)
     found = []
     for traced in _traced_functions(ctx, region, spellings):
@@ -1421,12 +1431,83 @@ def _traced_functions(ctx: FileContext, region: _Region, spellings: Spellings) -
             for position in positions:
                 if position < len(node.args):
                     argument, fixed = _partial_binding(ctx, node.args[position])
+                    # `jax.jit(jax.vmap(f, in_axes=(None, 0)))`: the outer transform traces
+                    # every argument the inner one passes through, unmapped ones too.
+                    inner = _transformed_within(spellings, argument)
+                    if inner is not None:
+                        argument, fixed = _partial_binding(ctx, inner)
                     for function, bound in _functions_passed(region, index, spellings, node, argument):
                         # `jax.jit(partial(loss, model=model))`: bound arguments are constants.
                         constants = _bound_names(function, fixed, bound) if fixed else frozenset()
                         _add(found, function, transform, unsplittable=_BY_CALL, bound=bound, constants=constants)
-    _add_helpers(ctx, region, _function_index(region, decorated=True), spellings, found)
+    _add_helpers(ctx, region, _leading_index(ctx, region, _function_index(region, decorated=True)), spellings, found)
     return [traced for traced in found.values() if traced.traced]
+
+
+def _leading_index(ctx: FileContext, region: _Region, index: dict) -> dict:
+    """``index`` and, asked for by name, the module-level functions outside the region that
+    call one of its functions, a few levels deep (`def _mid(x, s): _leaf(s)`, where only
+    `_leaf` holds an access): a traced function calling `_mid` runs `_leaf` in its trace too."""
+    return _LeadingIndex(index, ctx, region) if index else index
+
+
+class _LeadingIndex(dict):
+    """Only the names traced code calls are looked up, so only those functions are walked."""
+
+    def __init__(self, index: dict, ctx: FileContext, region: _Region) -> None:
+        super().__init__(index)
+        self._ctx, self._region = ctx, region
+        self._outside: dict[str, list[ast.FunctionDef]] | None = None
+        self._decided: dict[str, list[ast.FunctionDef] | None] = {}
+
+    def get(self, name, default=None):
+        found = super().get(name)
+        if found is not None:
+            return found
+        led = self._leading(name, 0)
+        return default if led is None else led
+
+    def _leading(self, name: str, depth: int) -> list[ast.FunctionDef] | None:
+        if name in self._decided:
+            return self._decided[name]
+        if self._outside is None:
+            parents, own = self._region.parents, dict.keys(self)
+            self._outside = {}
+            for node in self._ctx.tree.body:
+                if node.__class__ is ast.FunctionDef and node.name not in own and node not in parents:
+                    self._outside.setdefault(node.name, []).append(node)
+        functions = self._outside.get(name)
+        self._decided[name] = None  # a recursive chain leads nowhere new
+        if functions and depth < 2 and any(
+            node.__class__ is ast.Call
+            and node.func.__class__ is ast.Name
+            and (dict.__contains__(self, node.func.id) or self._leading(node.func.id, depth + 1) is not None)
+            for function in functions
+            for node in _scope_nodes(function)
+        ):
+            self._decided[name] = functions
+        return self._decided[name]
+
+
+def _first_compound_line(function) -> int | None:
+    """The line of ``function``'s first compound statement (`if`, `for`, `try`, ...), if any."""
+    body = function.body if isinstance(function.body, list) else []
+    return next((s.lineno for s in body if isinstance(s, _COMPOUND)), None)
+
+
+def _transformed_within(spellings: Spellings, argument: ast.AST, depth: int = 0) -> ast.AST | None:
+    """The function a transform call given as ``argument`` transforms (innermost first)."""
+    argument = spellings.unwrap(argument)
+    if depth > 3 or not isinstance(argument, ast.Call):
+        return None
+    hit = spellings.applied(argument)
+    if hit is None:
+        return None
+    _, positions = hit
+    if not positions or positions[0] >= len(argument.args):
+        return None
+    function = argument.args[positions[0]]
+    return _transformed_within(spellings, function, depth + 1) or function
 
 
 def _add_helpers(ctx: FileContext, region: _Region, index, spellings: Spellings, found: dict) -> None:
@@ -1439,15 +1520,17 @@ def _add_helpers(ctx: FileContext, region: _Region, index, spellings: Spellings,
         added = []
         for traced in pending:
             tainted = None  # computed for the first call of a function of this file
+            # As for accesses (`_accesses`): in a helper, only what comes before its first
+            # compound statement surely runs on the tracer (`if validate is True:` is never
+            # true of a traced flag).
+            after = _first_compound_line(traced.node) if traced.caller else None
             for node in _scope_nodes(traced.node):
-                if not isinstance(node, ast.Call):
+                if not isinstance(node, ast.Call) or (after is not None and node.lineno >= after):
                     continue
                 callee, arguments = node.func, list(node.args)
                 if node.args and public(ctx.qualname(callee)) in TREE_MAPS:
                     callee, arguments = node.args[0], node.args[1:]  # a leaf of a traced tree is traced
                 for function, _ in _functions_passed(region, index, spellings, node, callee, traced.node):
-                    if isinstance(function, ast.Lambda):
-                        continue
                     if tainted is None:
                         tainted = _tainted_names(ctx, traced.node, traced.traced)
                     params = _called_params(ctx, function, arguments, node.keywords, tainted)
@@ -1677,9 +1760,8 @@ def _accesses(
     called = {id(node.func) for node in nodes if node.__class__ is ast.Call}
     # A helper often guards concrete-only code (`if isinstance(x, core.Tracer): return x`):
     # only the statements before its first compound statement surely run on the tracer.
-    body = function.body if traced.caller and isinstance(function.body, list) else []
-    first = next((s for s in body if isinstance(s, _COMPOUND)), None)
-    guarded = [(first.lineno, function.end_lineno)] if first is not None else []
+    first = _first_compound_line(function) if traced.caller else None
+    guarded = [(first, function.end_lineno)] if first is not None else []
     candidates = []
     for node in nodes:
         access = _as_access(ctx, node, called, members, buffers)
@@ -2440,8 +2522,9 @@ def _unsplittable(ctx: FileContext, function, body, hoisted) -> str | None:
             return "it shares a line with another statement"
     if any(isinstance(node, (ast.Global, ast.Nonlocal)) for node in _scope_nodes(function)):
         return "it declares `global` or `nonlocal` names"
-    jitted_attribute = re.search(
-        rf"\b{re.escape(function.name)}\s*\.\s*({'|'.join(JITTED_ATTRS)})\b", ctx.text
+    name, attributes = re.escape(function.name), "|".join(JITTED_ATTRS)
+    jitted_attribute = re.search(rf"\b{name}\s*\.\s*({attributes})\b", ctx.text) or re.search(
+        rf"\b(?:getattr|hasattr)\s*\(\s*{name}\s*,\s*[\"']({attributes})[\"']", ctx.text
     )
     if jitted_attribute:
         return f"the file uses `{function.name}.{jitted_attribute.group(1)}`, which a plain wrapper does not have"
