@@ -124,3 +124,21 @@ def test_findings_keep_the_users_lines_when_an_earlier_fix_inserts_a_helper():
     ]
     late = next(f for f in result.findings if f.code == "JAX006")
     assert late.span.start_line == late.line == 19
+
+
+def test_later_findings_on_consecutive_rewritten_lines_keep_their_own_lines():
+    # JAX005 rewrites both lines (one edit to difflib); JAX004 then finds an export on each.
+    source = """
+    import jax
+    import jax.dlpack
+    import numpy as np
+    import torch
+
+    x = jax.numpy.ones(3)
+    t = torch.utils.dlpack.from_dlpack(jax.dlpack.to_dlpack(x))
+    n = np.from_dlpack(jax.dlpack.to_dlpack(x))
+    """
+    result = run(source, [RemovedDlpackApi(), DlpackWithoutHostFallback()])
+    assert sorted((f.code, f.line) for f in result.findings) == [
+        ("JAX004", 8), ("JAX004", 9), ("JAX005", 8), ("JAX005", 9)
+    ]

@@ -390,15 +390,16 @@ def _fix(source: bytes, ctx: FileContext, findings: list[Finding], settings: Set
 
 def _at_original_line(finding: Finding, original: bytes, current: bytes) -> Finding:
     """``finding`` (of ``current``, a fixed version of ``original``) at the line of ``original``
-    it comes from: the same line where the edits left it, else the first line of the original
-    code an edit replaced there."""
+    it comes from: the same line where the edits left it, else the line at the same offset in
+    the original code an edit replaced there (its last line, when the edit added lines)."""
     import difflib
 
     before, after = original.splitlines(), current.splitlines()
     index = finding.line - 1
     for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, before, after, autojunk=False).get_opcodes():
-        if j1 <= index < j2 or (tag == "insert" and j1 == index):
-            line = i1 + (index - j1) + 1 if tag == "equal" else min(i1, max(len(before) - 1, 0)) + 1
+        if j1 <= index < j2:
+            offset = index - j1 if tag == "equal" else min(index - j1, max(i2 - i1 - 1, 0))
+            line = min(i1 + offset, max(len(before) - 1, 0)) + 1
             shift = line - finding.line
             span = finding.span
             moved = replace(span, start_line=span.start_line + shift, end_line=max(span.end_line + shift, line))
