@@ -23,6 +23,7 @@ import ast
 from functools import cached_property
 
 from jax_codemod.analysis.context import FileContext
+from jax_codemod.analysis.guards import handler_catches
 from jax_codemod.analysis.values import CAPSULE_PRODUCERS
 
 OLD = "old"
@@ -31,6 +32,8 @@ BOTH = "both"  # a gate whose direction we cannot read: either branch may be the
 
 _VERSION_ATTRIBUTES = ("__version__", "__version_info__", "version_info")
 _BROAD = frozenset({"Exception", "BaseException"})
+# What a removed function's lookup raises (AttributeError), or importing it in the same `try`.
+_REMOVAL_ERRORS = frozenset({"AttributeError", "ImportError", "ModuleNotFoundError"})
 _GUARDING_ERRORS = frozenset({"ImportError", "ModuleNotFoundError", "AttributeError", "TypeError"}) | _BROAD
 
 
@@ -209,7 +212,9 @@ class Gates:
                 if any(child is statement for statement in ancestor.body):
                     if new_first:
                         return NEW
-                    if self._removed_call(node) and not any(_catches_removal(h) for h in ancestor.handlers):
+                    if self._removed_call(node) and not any(
+                        handler_catches(self.ctx, h, _REMOVAL_ERRORS) for h in ancestor.handlers
+                    ):
                         # `jax.dlpack.to_dlpack` raises AttributeError on new JAX: an `except
                         # (TypeError, BufferError)` around it lets that through.
                         child = ancestor
@@ -290,11 +295,6 @@ def _caught(handler: ast.ExceptHandler) -> set[str | None]:
     types = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
     return {kind.attr if isinstance(kind, ast.Attribute) else getattr(kind, "id", None) for kind in types}
 
-
-def _catches_removal(handler: ast.ExceptHandler) -> bool:
-    """Whether ``handler`` catches the AttributeError a removed function's lookup raises (or
-    the ImportError of importing it in the same ``try``)."""
-    return handler.type is None or bool(_caught(handler) & ({"AttributeError", "ImportError", "ModuleNotFoundError"} | _BROAD))
 
 
 def _refined(value: ast.AST, name: str, previous: ast.AST) -> ast.AST | None:
