@@ -110,3 +110,26 @@ def test_instructions_counts_the_checkout_and_a_baseline_with_the_same_command(t
     assert counting.instructions(run, "/pkg", tmp_path) == 1234567
     assert seen[0][0][0] == "valgrind" and seen[0][0][-len(run):] == run
     assert seen[0][1:] == ("/pkg", "0")
+
+
+def _text_proof():
+    spec = importlib.util.spec_from_file_location("bench_text_proof", REPO / "bench" / "text_proof.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_text_proof_tells_an_untraced_method_from_a_named_helper():
+    """bench/text_proof.py's estimate: an access directly in a test method nothing names is
+    decidable; the same access in a helper the method calls, or after a lambda, is not."""
+    undecidable = _text_proof().undecidable
+    head = "import jax\nimport numpy as np\n\n\nclass T:\n"
+    own_body = head + "    def test_a(self):\n        y = jax.jit(f)(x)\n        return np.asarray(y).item()\n"
+    helper = head + "    def _read(self, y):\n        return y.item()\n\n    def test_a(self):\n        return self._read(jax.jit(f)(x))\n"
+    after_lambda = head + "    def test_a(self):\n        g = jax.jit(lambda x: x)\n        return g(x).item()\n"
+    in_docstring = head + '    def test_a(self):\n        """x.item() and np.asarray(x)"""\n'
+    assert undecidable(own_body, False) is None
+    assert undecidable(helper, False) == "the function is named elsewhere in the file"
+    assert undecidable(after_lambda, False) == "a lambda before the access in its function"
+    assert undecidable(in_docstring, False) is None
+    assert undecidable(head + "    def test_a(self):\n        return bytes(x)\n", False) == "a consumer named bare"
