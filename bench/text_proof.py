@@ -27,6 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from jax_codemod.analysis.context import in_code, string_interiors
 from jax_codemod.rules.traced_concrete_access import (
+    _BUILTIN_CONSUMERS,
     _CONSUMER_NAMES,
     _POSSIBLE_EITHER,
     _TRANSFORM_BYTES,
@@ -35,10 +36,7 @@ from jax_codemod.rules.traced_concrete_access import (
 
 _DEF = re.compile(r"^([ \t]*)(?:async[ \t]+)?def[ \t]+(\w+)", re.MULTILINE)
 _LAMBDA = re.compile(r"\blambda\b")
-_TRANSFORM = re.compile(_TRANSFORM_BYTES.pattern.decode())
-_BARE = re.compile(
-    r"(?<![.\w])(?:" + "|".join((*_CONSUMER_NAMES, "memoryview", "bytes", "bytearray")) + r")\b"
-)
+_BARE = re.compile(r"(?<![.\w])(?:" + "|".join((*_CONSUMER_NAMES, *sorted(_BUILTIN_CONSUMERS))) + r")\b")
 
 
 def _functions(text: str, interiors, starts) -> list[tuple[int, int, int, str, str]]:
@@ -88,7 +86,7 @@ def undecidable(text: str, ignore_bare: bool) -> str | None:
             return "a lambda before the access in its function"
         if name.startswith("__"):
             return "the access is in a dunder method"
-        if decorators and _TRANSFORM.search(decorators):
+        if decorators and _TRANSFORM_BYTES.search(decorators.encode()):
             return "the function has a decorator spelling a transform"
         if len(re.findall(rf"\b{re.escape(name)}\b", text)) != 1:
             return "the function is named elsewhere in the file"
