@@ -8,10 +8,18 @@ import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-_spec = importlib.util.spec_from_file_location("bench_run", REPO / "bench" / "run.py")
-bench = importlib.util.module_from_spec(_spec)
-sys.modules[_spec.name] = bench  # dataclasses look their module up there
-_spec.loader.exec_module(bench)
+
+
+def _bench_script(name: str):
+    """bench/<name>.py, imported as the module ``bench_<name>``."""
+    spec = importlib.util.spec_from_file_location(f"bench_{name}", REPO / "bench" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up there
+    spec.loader.exec_module(module)
+    return module
+
+
+bench = _bench_script("run")
 
 BROKEN = "import jax.dlpack\nimport torch\n\nt = torch.from_dlpack(jax.dlpack.to_dlpack(x))\n"
 TRIGGER_ONLY = "# jax.dlpack.to_dlpack was removed; nothing here calls it\nimport jax\n"
@@ -56,9 +64,7 @@ def test_per_rule_profile_splits_a_run_into_its_parts(tmp_path):
     assert parts["total"]["cpu"] >= max(p["cpu"] for name, p in parts.items() if name != "total")
 
 
-_corpus_spec = importlib.util.spec_from_file_location("bench_corpus", REPO / "bench" / "corpus.py")
-corpus = importlib.util.module_from_spec(_corpus_spec)
-_corpus_spec.loader.exec_module(corpus)
+corpus = _bench_script("corpus")
 
 
 def test_corpus_lays_out_only_the_python_files_of_the_commit(tmp_path):
@@ -91,9 +97,7 @@ def test_corpus_lays_out_only_the_python_files_of_the_commit(tmp_path):
 def test_instructions_counts_the_checkout_and_a_baseline_with_the_same_command(tmp_path, monkeypatch):
     """bench/instructions.py: one command for every side, the baseline's package on PYTHONPATH,
     the count read from cachegrind's summary (valgrind itself is not run here)."""
-    spec = importlib.util.spec_from_file_location("bench_instructions", REPO / "bench" / "instructions.py")
-    counting = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(counting)
+    counting = _bench_script("instructions")
     run = counting.command("tree", ["JAX001"])
     assert run[-1] == "tree" and "--select=JAX001" in run and run[run.index("-j") + 1] == "1"
     seen = []
@@ -112,17 +116,10 @@ def test_instructions_counts_the_checkout_and_a_baseline_with_the_same_command(t
     assert seen[0][1:] == ("/pkg", "0")
 
 
-def _text_proof():
-    spec = importlib.util.spec_from_file_location("bench_text_proof", REPO / "bench" / "text_proof.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def test_text_proof_tells_an_untraced_method_from_a_named_helper():
     """bench/text_proof.py's estimate: an access directly in a test method nothing names is
     decidable; the same access in a helper the method calls, or after a lambda, is not."""
-    undecidable = _text_proof().undecidable
+    undecidable = _bench_script("text_proof").undecidable
     head = "import jax\nimport numpy as np\n\n\nclass T:\n"
     own_body = head + "    def test_a(self):\n        y = jax.jit(f)(x)\n        return np.asarray(y).item()\n"
     helper = head + "    def _read(self, y):\n        return y.item()\n\n    def test_a(self):\n        return self._read(jax.jit(f)(x))\n"
