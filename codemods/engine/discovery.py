@@ -14,10 +14,9 @@ import os
 import stat
 from collections.abc import Iterable, Iterator, Sequence
 from functools import lru_cache
-from typing import TYPE_CHECKING, NamedTuple
+from typing import NamedTuple
 
-if TYPE_CHECKING:
-    import pathspec
+from jax_codemod.engine import wildmatch
 
 # ruff's default `exclude` (https://docs.astral.sh/ruff/settings/#exclude), plus the folders of
 # Python's and codemod's own build and cache output. `exclude` in the config replaces this list;
@@ -72,24 +71,22 @@ class Patterns(NamedTuple):
 
 
 class _Matcher:
-    """One ``Patterns`` compiled: plain names are a set lookup, the rest goes to pathspec."""
+    """One ``Patterns`` compiled: plain names are a set lookup, the rest goes to wildmatch."""
 
     def __init__(self, group: Patterns) -> None:
         self.group = group
         self.prefix = group.base.rstrip(os.sep) + os.sep
-        # With a negation (`!keep.py`) the order of the patterns matters: all go to pathspec.
+        # With a negation (`!keep.py`) the order of the patterns matters: all go to wildmatch.
         plain = [] if any(p.startswith("!") for p in group.patterns) else [p for p in group.patterns if _plain(p)]
         self.names = frozenset(p.rstrip("/") for p in plain)
         self.names_dirs_only = frozenset(p.rstrip("/") for p in plain if p.endswith("/"))
         self.globs = tuple(p for p in group.patterns if p not in plain)
-        self._spec: pathspec.GitIgnoreSpec | None = None
+        self._spec: wildmatch.GitIgnore | None = None
 
     @property
-    def spec(self) -> pathspec.GitIgnoreSpec:
+    def spec(self) -> wildmatch.GitIgnore:
         if self._spec is None:
-            import pathspec  # ~20 ms to import: only a run with glob patterns or .gitignore files pays it
-
-            self._spec = pathspec.GitIgnoreSpec.from_lines(self.globs)
+            self._spec = wildmatch.GitIgnore.from_lines(self.globs)
         return self._spec
 
     def relative(self, real: str) -> str | None:
@@ -113,7 +110,7 @@ class _Matcher:
         if not self.globs:
             return False
         target = relative if relative is not None else name
-        return self.spec.match_file(target + "/" if is_dir else target)
+        return self.spec.check(target, is_dir) is True
 
     def without_matches_of(self, real_root: str) -> _Matcher:
         """These patterns less those that exclude ``real_root`` itself: a folder the user names is walked."""
@@ -281,7 +278,7 @@ def _inside(path: str, root: str) -> bool:
     return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
 
 
-def _load_ignore_file(path: str, result: Discovery, follow: bool) -> pathspec.GitIgnoreSpec | None:
+def _load_ignore_file(path: str, result: Discovery, follow: bool) -> wildmatch.GitIgnore | None:
     """An ignore file's patterns, read only when it is a regular file of at most MAX_IGNORE_FILE_BYTES.
 
     A FIFO would block the run and a link to /dev/zero would never end: the file is opened
@@ -317,9 +314,12 @@ def _load_ignore_file(path: str, result: Discovery, follow: bool) -> pathspec.Gi
         return None
     finally:
         os.close(fd)
-    import pathspec  # ~20 ms to import; a tree without ignore files never needs it
-
-    return pathspec.GitIgnoreSpec.from_lines(data.decode("utf-8", "replace").splitlines())
+    lines = data.decode("utf-8", "replace").splitlines()
+    refused = wildmatch.too_many(line for line in lines if line.strip() and not line.startswith("#"))
+    if refused:
+        result.warnings.append((path, f"not read: {refused} (the limit for an ignore file)"))
+        return None
+    return wildmatch.GitIgnore.from_lines(lines)
 
 
 def _ancestor_ignores(real_root: str, result: Discovery) -> list:
@@ -405,9 +405,7 @@ def _ignored(real: str, is_dir: bool, ignores) -> bool:
         relative = os.path.relpath(real, base)
         if relative.startswith(".."):
             continue
-        if is_dir:
-            relative += "/"
-        verdict = spec.check_file(relative).include
+        verdict = spec.check(relative, is_dir)
         if verdict is not None:
             return verdict
     return False

@@ -20,6 +20,7 @@ from jax_codemod.engine.config import (
     resolve_target_jax_version,
     select_rules,
 )
+from jax_codemod.engine import wildmatch
 from jax_codemod.engine.discovery import DEFAULT_EXCLUDE, Patterns, matches
 from jax_codemod.engine.pipeline import FileResult, Settings
 from jax_codemod.registry import MANIFEST, LazyRule
@@ -85,6 +86,12 @@ def prepare(group: Group, options: Options) -> Group:
     base = os.path.dirname(os.path.abspath(config_path)) if config_path else os.getcwd()
     name = config_path or "defaults"
     group.settings = settings(config, options)
+    for key, patterns in (("exclude", config.exclude or ()), ("extend-exclude", config.extend_exclude),
+                          ("per-file-ignores", config.per_file_ignores), ("--exclude", options.exclude)):
+        refused = wildmatch.too_many(patterns)
+        if refused:
+            where = key if key.startswith("--") else f"{name}: [tool.codemod] {key}"
+            raise ConfigError(f"{where}: {refused} (the limit for one list of patterns)")
     group.excludes = [
         Patterns.at(base, DEFAULT_EXCLUDE if config.exclude is None else config.exclude,
                     "default" if config.exclude is None else f"{name}: exclude"),
