@@ -18,7 +18,13 @@ import click
 import jax_codemod
 from jax_codemod.cli import output
 from jax_codemod.engine.config import Config, ConfigError, find_pyproject, load_config, parse_codes
-from jax_codemod.engine.discovery import DEFAULT_EXCLUDE, MAX_IGNORE_FILE_BYTES, discover
+from jax_codemod.engine.discovery import (
+    DEFAULT_EXCLUDE,
+    MAX_IGNORE_FILE_BYTES,
+    discover,
+    linked_folder,
+    trusted_folders,
+)
 from jax_codemod.engine.pipeline import FileError, FileResult, Settings, process_source
 from jax_codemod.engine.resolve import (
     Group,
@@ -154,12 +160,12 @@ def run_command(paths, dry_run, check, select, extend_select, ignore, unsafe_fix
     if cache_dir and os.path.exists(cache_dir) and not os.path.isdir(cache_dir):
         raise click.BadParameter(f"{cache_dir!r} is not a directory", param_hint="--cache-dir")
     if report_file and not (show_files or show_settings):
-        _check_report_destination(report_file)
+        _check_report_destination(report_file, [os.getcwd(), *paths])
     report = output.Report(mode=mode)
     quiet = no_progress or output_format != "text"
     seen: set[str] = set()
     # Where a named symlink may lead: the working directory, the folders named, the projects.
-    allowed = [os.getcwd(), *(path for path in paths if os.path.isdir(path))]
+    allowed = [os.getcwd(), *trusted_folders(paths)]
     warnings: list[tuple[str, str]] = []
     groups = resolve(paths, options)
     allowed += [os.path.dirname(os.path.abspath(g.config_path)) for g in groups if g.config_path]
@@ -196,7 +202,7 @@ def run_command(paths, dry_run, check, select, extend_select, ignore, unsafe_fix
         report.errors.extend(write_results(report.changed))
     _render(report, output_format, statistics=statistics, show_fixes=show_fixes)
     if report_file:
-        _write_report(report_file, output.render_report(report, str(shard) if shard else None))
+        _write_report(report_file, output.render_report(report, str(shard) if shard else None), [os.getcwd(), *paths])
     return _exit_code(report, exit_zero=exit_zero, exit_non_zero_on_fix=exit_non_zero_on_fix)
 
 
@@ -237,13 +243,16 @@ def _discover_root(path, excludes, force_exclude, allowed, shard, seen, warnings
     return output.Root(path=path, discovery_errors=[FileError(p, reason) for p, reason in found.errors]), files
 
 
-def _check_report_destination(path: str) -> None:
+def _check_report_destination(path: str, trees: list[str]) -> None:
     """Fail before anything is written, not after: the folder must exist and take a new file."""
     def refuse(reason: str):
         raise click.BadParameter(f"{path!r}: {reason}", param_hint="--report")
 
     if os.path.islink(path):
         refuse("is a symbolic link; codemod does not write through one")
+    linked = linked_folder(path, trees)
+    if linked is not None:
+        refuse(f"the folder {linked} on its way is a symbolic link inside the tree; codemod does not write through one")
     if os.path.isdir(path):
         refuse("is a directory")
     directory = os.path.dirname(os.path.abspath(path))
@@ -255,10 +264,10 @@ def _check_report_destination(path: str) -> None:
         refuse("is not writable")
 
 
-def _write_report(path: str, text: str) -> None:
+def _write_report(path: str, text: str, trees: list[str]) -> None:
     """Written to a new file beside it and renamed over it: never through a link, never half-written."""
     try:
-        write_report(path, text + "\n")
+        write_report(path, text + "\n", trees)
     except WriteError as error:
         raise click.FileError(path, hint=str(error)) from error
 

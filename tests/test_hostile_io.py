@@ -7,10 +7,8 @@ import os
 import random
 import subprocess
 import sys
-import textwrap
 
 import pytest
-
 from jax_codemod.engine import wildmatch
 from jax_codemod.engine.discovery import discover
 
@@ -30,7 +28,7 @@ def test_a_backtracking_glob_in_an_ignore_file_answers_at_once(tmp_path):
     (tmp_path / ".gitignore").write_text("*a" * 30 + "*b\n")
     (tmp_path / ("a" * 40 + ".py")).write_text(BROKEN)
     script = f"from jax_codemod.engine.discovery import discover; print(len(discover([{str(tmp_path)!r}]).files))"
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=False)
     assert done.stdout.strip() == "1", done.stderr
 
 
@@ -41,7 +39,7 @@ def test_a_backtracking_glob_in_the_config_answers_at_once(tmp_path):
     )
     (tmp_path / ("a" * 40 + ".py")).write_text(BROKEN)
     done = subprocess.run([sys.executable, "-m", "jax_codemod.cli", "run", "--check", "."], cwd=tmp_path,
-                          capture_output=True, text=True, timeout=120)
+                          capture_output=True, text=True, timeout=120, check=False)
     assert done.returncode == 1 and "JAX005" in done.stdout, done.stdout + done.stderr
 
 
@@ -80,7 +78,7 @@ def test_ignore_patterns_match_what_git_check_ignore_says(tmp_path, seed):
         for relative in {"/".join(p.relative_to(tree).parts) for p in tree.rglob("*") if ".git" not in p.parts}:
             paths[relative] = (tree / relative).is_dir()
         said = subprocess.run(["git", "check-ignore", "--stdin", "-z"], cwd=tree, input="\0".join(paths) + "\0",
-                              capture_output=True, text=True).stdout
+                              capture_output=True, text=True, check=False).stdout
         ignored_by_git = {name for name in said.split("\0") if name}
         spec = wildmatch.GitIgnore.from_lines(patterns)
         for relative, is_dir in paths.items():
@@ -133,6 +131,108 @@ def test_a_config_with_too_many_patterns_is_a_config_error(tmp_path):
     (tmp_path / "pyproject.toml").write_text(f"[tool.codemod]\nextend-exclude = [{patterns}]\n")
     (tmp_path / "x.py").write_text(BROKEN)
     done = subprocess.run([sys.executable, "-m", "jax_codemod.cli", "run", "--check", "."], cwd=tmp_path,
-                          capture_output=True, text=True, timeout=120)
+                          capture_output=True, text=True, timeout=120, check=False)
     assert done.returncode == 2, done.stdout + done.stderr
     assert "more than 10000 patterns" in done.stderr and "Traceback" not in done.stderr
+
+
+# -- writes: never through a link, never a file that was not read ---------------------------------
+
+def _checked(tree):
+    from jax_codemod.engine.resolve import Options, resolve
+    from jax_codemod.engine.runner import check_files
+
+    [group] = resolve([str(tree)], Options())
+    files = discover([str(tree)]).files
+    return check_files(files, group.settings, jobs=1)
+
+
+def test_a_file_swapped_for_a_link_after_the_read_is_not_written_through(tmp_path):
+    tree, outside = tmp_path / "pr", tmp_path / "outside"
+    tree.mkdir()
+    outside.mkdir()
+    (tree / "x.py").write_text(BROKEN)
+    victim = outside / "victim.py"
+    victim.write_text(BROKEN)  # the same bytes: the content check alone cannot tell them apart
+    [result] = _checked(tree)
+    assert result.changed
+    (tree / "x.py").unlink()
+    (tree / "x.py").symlink_to(victim)
+    from jax_codemod.engine.runner import write_results
+
+    [error] = write_results([result])
+    assert "not written" in error.message
+    assert victim.read_text() == BROKEN and (tree / "x.py").is_symlink()
+
+
+def test_a_folder_swapped_for_a_link_after_the_read_is_not_written_through(tmp_path):
+    tree, outside = tmp_path / "pr", tmp_path / "outside"
+    (tree / "pkg").mkdir(parents=True)
+    outside.mkdir()
+    (tree / "pkg" / "x.py").write_text(BROKEN)
+    (outside / "x.py").write_text(BROKEN)
+    [result] = _checked(tree)
+    os.rename(tree / "pkg", tmp_path / "moved")
+    (tree / "pkg").symlink_to(outside, target_is_directory=True)
+    from jax_codemod.engine.runner import write_results
+
+    [error] = write_results([result])
+    assert "not written" in error.message
+    assert (outside / "x.py").read_text() == BROKEN
+
+
+def test_a_file_the_user_links_inside_the_tree_is_still_fixed(tmp_path, monkeypatch):
+    # A link inside the root to a file inside it is the project's own layout, not an attack.
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "real.py").write_text(BROKEN)
+    (tmp_path / "alias.py").symlink_to("real.py")
+    from jax_codemod.engine.runner import write_results
+
+    results = _checked(tmp_path)
+    assert [r.path for r in results if r.changed]
+    assert write_results(results) == []
+    assert "to_dlpack" not in (tmp_path / "real.py").read_text()
+    assert (tmp_path / "alias.py").is_symlink()
+
+
+def test_a_committed_file_named_like_a_temporary_is_never_deleted(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "a.py").write_text(BROKEN)
+    notes = tmp_path / ".notes.codemod-tmp"
+    notes.write_text("my notes\n")
+    lookalike = tmp_path / f".a.py.{'0' * 32}.codemod-tmp"  # the shape, without this user's tag
+    lookalike.write_text("more notes\n")
+    old = os.stat(notes).st_mtime - 3600
+    for path in (notes, lookalike):
+        os.utime(path, (old, old))
+    done = subprocess.run([sys.executable, "-m", "jax_codemod.cli", "run", "."], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=120, check=False)
+    assert "to_dlpack" not in (tmp_path / "a.py").read_text(), done.stdout + done.stderr
+    assert notes.read_text() == "my notes\n" and lookalike.read_text() == "more notes\n"
+
+
+def test_a_report_through_a_linked_folder_in_the_tree_is_refused(tmp_path, monkeypatch):
+    tree, outside = tmp_path / "pr", tmp_path / "outside"
+    tree.mkdir()
+    outside.mkdir()
+    (tree / "x.py").write_text(BROKEN)
+    (tree / "out").symlink_to(outside, target_is_directory=True)
+    monkeypatch.chdir(tree)
+    done = subprocess.run([sys.executable, "-m", "jax_codemod.cli", "run", "--check", "--report", "out/r.json", "."],
+                          capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "symbolic link" in done.stderr and list(outside.iterdir()) == []
+
+
+def test_a_root_that_is_a_link_out_of_the_tree_is_refused(tmp_path, monkeypatch):
+    tree, outside = tmp_path / "pr", tmp_path / "outside"
+    tree.mkdir()
+    outside.mkdir()
+    (tree / ".git").mkdir()
+    (outside / "victim.py").write_text(BROKEN)
+    (tree / "src").symlink_to(outside, target_is_directory=True)
+    monkeypatch.chdir(tree)
+    done = subprocess.run([sys.executable, "-m", "jax_codemod.cli", "run", "src"],
+                          capture_output=True, text=True, timeout=120, check=False)
+    assert (outside / "victim.py").read_text() == BROKEN
+    assert done.returncode == 1 and "refused" in done.stdout + done.stderr, done.stdout + done.stderr

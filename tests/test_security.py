@@ -232,11 +232,11 @@ def test_extended_attributes_are_kept(tmp_path):
 
 def test_a_temporary_left_by_a_killed_run_is_removed_by_the_next(tmp_path):
     (tmp_path / "a.py").write_bytes(BROKEN)
-    stale = tmp_path / f".a.py.x1y2{runner.TEMP_SUFFIX}"
+    stale = tmp_path / runner._temporary_name("a.py")
     stale.write_bytes(BROKEN[:10])
     old = time.time() - 2 * runner.STALE_TEMP_SECONDS
     os.utime(stale, (old, old))
-    fresh = tmp_path / f".b.py.x1y2{runner.TEMP_SUFFIX}"  # a concurrent run's, being written now
+    fresh = tmp_path / runner._temporary_name("b.py")  # a concurrent run's, being written now
     fresh.write_bytes(b"")
     assert invoke(["run", str(tmp_path)])[0] == EXIT_OK
     assert not stale.exists() and fresh.exists()

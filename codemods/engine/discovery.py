@@ -163,7 +163,7 @@ def discover(
     matchers = [_Matcher(_as_patterns(group)) for group in exclude]
     matchers = [m for m in matchers if m.group.patterns]
     if allowed is None:
-        allowed = [os.getcwd(), *(root for root in roots if os.path.isdir(root))]
+        allowed = [os.getcwd(), *trusted_folders(roots)]
     allowed_real = [os.path.realpath(base) for base in allowed]
     result = Discovery()
     seen: set[str] = set()
@@ -175,7 +175,7 @@ def discover(
         is_dir = os.path.isdir(root)
         if force_exclude and any(m.match(real, is_dir, whole_path=True) for m in matchers):
             continue
-        if not is_dir and real != os.path.abspath(root) and not any(
+        if (real != os.path.abspath(root) if not is_dir else through_link(root)) and not any(
             _inside(real, base) for base in [*allowed_real, _project_of(root)]
         ):
             result.errors.append(
@@ -192,6 +192,31 @@ def discover(
                 result.files.append(path)
                 result.real_paths.append(real_path)
     return result
+
+
+def trusted_folders(paths: Iterable[str]) -> list[str]:
+    """The folders among ``paths`` that a named symlink may lead into: those that do not go through
+    a link themselves (a link the tree planted must not widen where codemod may write)."""
+    return [path for path in paths if os.path.isdir(path) and not through_link(path)]
+
+
+def through_link(path: str) -> bool:
+    """Whether ``path`` is a symbolic link, or goes through one inside the working directory or
+    its own project (the links an analysed tree could have planted)."""
+    absolute = os.path.abspath(path)
+    return os.path.islink(absolute) or linked_folder(absolute, [os.getcwd(), _project_of(absolute)]) is not None
+
+
+def linked_folder(path: str, trees: Iterable[str]) -> str | None:
+    """The first folder on the way to ``path`` that is a symbolic link and lies inside one of
+    ``trees`` (compared lexically: a tree's own links are what is looked for), else None."""
+    anchors = [os.path.abspath(tree).rstrip(os.sep) + os.sep for tree in trees]
+    parts = os.path.dirname(os.path.abspath(path)).split(os.sep)
+    for depth in range(2, len(parts) + 1):
+        prefix = os.sep.join(parts[:depth])
+        if any(prefix.startswith(anchor) for anchor in anchors) and os.path.islink(prefix):
+            return prefix
+    return None
 
 
 def _project_of(path: str) -> str:

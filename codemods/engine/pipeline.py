@@ -71,6 +71,9 @@ class FileResult:
     # Set on a result answered from the cache that carries a fix: ``fixed`` is validated
     # under these settings (``verify_fix``) before it is ever written.
     verify_with: Settings | None = field(default=None, compare=False, repr=False)
+    # (st_dev, st_ino) of the file ``source`` was read from, when read from one: the fix is written
+    # to that file or not at all (a name swapped for a link since is refused, not followed).
+    identity: tuple[int, int] | None = field(default=None, compare=False, repr=False)
 
     @property
     def changed(self) -> bool:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Sequence
 
+from jax_codemod.engine import wildmatch
 from jax_codemod.engine.config import (
     Config,
     ConfigError,
@@ -20,7 +21,6 @@ from jax_codemod.engine.config import (
     resolve_target_jax_version,
     select_rules,
 )
-from jax_codemod.engine import wildmatch
 from jax_codemod.engine.discovery import DEFAULT_EXCLUDE, Patterns, matches
 from jax_codemod.engine.pipeline import FileResult, Settings
 from jax_codemod.registry import MANIFEST, LazyRule

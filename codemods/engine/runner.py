@@ -12,6 +12,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from jax_codemod.engine import interrupts
+from jax_codemod.engine.discovery import linked_folder
 from jax_codemod.engine.pipeline import (
     MAX_PARSE_BYTES,
     FileError,
@@ -64,16 +65,21 @@ class RunResult:
 
 
 def check_file(path: str, settings: Settings, cache: Cache | None = None) -> FileResult:
-    source, error = _read(path, settings)
+    source, error, identity = _read(path, settings)
     if error is not None:
         return FileResult(path=path, error=error)
     if source is None:
         return FileResult(path=path)
-    return _check_source(path, source, settings, cache)
+    return _check_source(path, source, settings, cache, identity=identity)
 
 
-def _read(path: str, settings: Settings) -> tuple[bytes | None, FileError | None]:
-    """(source, None), (None, error), or (None, None) for a file too large that no rule can match.
+# (st_dev, st_ino) of the file a result's source was read from: a fix is written only to that file.
+_Identity = tuple[int, int]
+
+
+def _read(path: str, settings: Settings) -> tuple[bytes | None, FileError | None, _Identity | None]:
+    """(source, None, identity), (None, error, None), or (None, None, None) for a file too large
+    that no rule can match.
 
     The size comes from ``fstat`` of the opened file, before a byte is read: a file over the
     parse limit is never read whole. One ``open`` resolves the path once; no ``stat`` before it.
@@ -83,9 +89,15 @@ def _read(path: str, settings: Settings) -> tuple[bytes | None, FileError | None
         # would block the run or never end: only plain files are read.
         fd = _open_fd(path, os.O_RDONLY | _NONBLOCK | _CLOEXEC)
     except OSError as error:
-        return None, FileError(path, f"cannot read: {error.strerror or error}")
+        return None, FileError(path, f"cannot read: {error.strerror or error}"), None
     try:
-        return _read_open(fd, path, settings)
+        source, error = _read_open(fd, path, settings)
+        if source is None:
+            return source, error, None
+        info = os.fstat(fd)
+        return source, error, (info.st_dev, info.st_ino)
+    except OSError as error:
+        return None, FileError(path, f"cannot read: {error.strerror or error}"), None
     finally:
         os.close(fd)
 
@@ -164,7 +176,8 @@ def _next_data(fd: int, position: int) -> int | None:
 
 
 def _check_source(
-    path: str, source: bytes, settings: Settings, cache: Cache | None = None, active: Sequence | None = None
+    path: str, source: bytes, settings: Settings, cache: Cache | None = None, active: Sequence | None = None,
+    identity: _Identity | None = None,
 ) -> FileResult:
     if cache:
         result = cache.process(source, path, settings, active)
@@ -173,6 +186,8 @@ def _check_source(
     interrupts.raise_if_requested()  # a Ctrl-C swallowed during the file stops the run here
     if not result.changed:
         result.source = None  # nothing to write or diff: do not ship it between processes
+    else:
+        result.identity = identity
     return result
 
 
@@ -209,7 +224,7 @@ def _check_pending(item: _Pending, settings: Settings, cache: Cache | None = Non
     answer while the bytes are the ones it read (size and CRC); one changed since, or one the
     parent never read, is prefiltered here."""
     _index, path, size, crc, indexes = item
-    source, error = _read(path, settings)
+    source, error, identity = _read(path, settings)
     if error is not None:
         return FileResult(path=path, error=error)
     if source is None:
@@ -220,7 +235,7 @@ def _check_pending(item: _Pending, settings: Settings, cache: Cache | None = Non
         active = active_rules(source, settings.rules)
         if not active:
             return FileResult(path=path)
-    return _check_source(path, source, settings, cache, active)
+    return _check_source(path, source, settings, cache, active, identity)
 
 
 def check_files(
@@ -257,10 +272,10 @@ def check_files(
             on_result(result)
 
     pending: list[_Pending] = []
-    held: list[tuple[bytes, tuple]] = []  # the bytes and answers of ``pending``
+    held: list[tuple[bytes, tuple, _Identity | None]] = []  # the bytes, answers and files of ``pending``
     pending_bytes = 0
     for index, path in enumerate(paths):
-        source, error = _read(path, settings)
+        source, error, identity = _read(path, settings)
         if error is not None:
             done(index, FileResult(path=path, error=error))
             continue
@@ -268,10 +283,10 @@ def check_files(
         if not active:
             done(index, FileResult(path=path))
         elif jobs == 1:
-            done(index, _check_source(path, source, settings, cache, active))
+            done(index, _check_source(path, source, settings, cache, active, identity))
         else:
             pending.append((index, path, len(source), zlib.crc32(source), tuple(position[id(r)] for r in active)))
-            held.append((source, active))
+            held.append((source, active, identity))
             pending_bytes += len(source)
             if pending_bytes >= PARALLEL_MIN_BYTES and len(pending) >= 2:
                 # A pool run: its workers read every file themselves.
@@ -280,8 +295,8 @@ def check_files(
                           for later in range(index + 1, len(paths))]
                 _check_in_pool(pending + unread, settings, jobs, done, cache)
                 return results
-    for (index, path, *_), (source, active) in zip(pending, held, strict=True):
-        done(index, _check_source(path, source, settings, cache, active))
+    for (index, path, *_), (source, active, identity) in zip(pending, held, strict=True):
+        done(index, _check_source(path, source, settings, cache, active, identity))
     return results
 
 
@@ -376,17 +391,51 @@ def _chunks(pending: Sequence[_Pending], jobs: int) -> list[list[_Pending]]:
     return chunks
 
 
-def write_atomic(path: str, expected: bytes, new: bytes) -> None:
+def write_atomic(path: str, expected: bytes, new: bytes, identity: _Identity | None = None) -> None:
     """Replace ``path``'s content with ``new`` if it still holds ``expected``.
 
-    The new content goes to a temporary file beside the target, which then replaces it
-    in one rename: a run killed at any moment leaves the old file or the new one.
+    The new content goes to a temporary file beside the target, which then replaces it in one
+    rename: a run killed at any moment leaves the old file or the new one. Nothing is resolved
+    twice: the folder is opened once, and the file, the temporary and the rename are all taken
+    relative to that open folder, the file without following a link. With ``identity`` (the
+    device and inode the fix was read from) any other file there is refused: a name swapped for a
+    link (or a folder on its way swapped) since the read is never written through.
     """
     target = os.path.realpath(path)
+    directory, name = os.path.split(target)
     try:
-        with open(target, "rb") as handle:
-            before = os.fstat(handle.fileno())
-            current = handle.read()
+        folder = os.open(directory, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | _CLOEXEC)
+    except OSError as error:
+        raise WriteError(f"not written: cannot open its folder: {error.strerror}") from error
+    try:
+        _write_in(folder, directory, name, expected, new, identity)
+    finally:
+        os.close(folder)
+
+
+def _write_in(folder: int, directory: str, name: str, expected: bytes, new: bytes, identity) -> None:
+    try:
+        fd = os.open(name, os.O_RDONLY | _NOFOLLOW | _NONBLOCK | _CLOEXEC, dir_fd=folder)
+    except OSError as error:
+        if error.errno == errno.ELOOP:
+            raise WriteError("not written: the file became a symbolic link since it was read") from error
+        raise WriteError(f"not written: cannot re-read: {error.strerror}") from error
+    try:
+        _replace(folder, directory, name, fd, expected, new, identity)
+    finally:
+        os.close(fd)
+
+
+def _replace(folder: int, directory: str, name: str, fd: int, expected: bytes, new: bytes, identity) -> None:
+    try:
+        before = os.fstat(fd)
+        if not stat.S_ISREG(before.st_mode):
+            raise WriteError("not written: no longer a regular file")
+        if identity is not None and (before.st_dev, before.st_ino) != tuple(identity):
+            raise WriteError("not written: the path names another file than the one that was read")
+        if not _folder_is(folder, directory):
+            raise WriteError("not written: a folder on its way changed since it was read")
+        current = _read_at_most(fd, len(expected) + 1, before.st_size)
     except OSError as error:
         raise WriteError(f"not written: cannot re-read: {error.strerror}") from error
     if current != expected:
@@ -398,32 +447,28 @@ def write_atomic(path: str, expected: bytes, new: bytes) -> None:
             "fix it by hand or break the links first"
         )
     # Mode bits too: root may write anything, but a file marked read-only stays as it is.
-    if not os.access(target, os.W_OK) or not before.st_mode & 0o222:
+    if not os.access(name, os.W_OK, dir_fd=folder) or not before.st_mode & 0o222:
         raise WriteError("not written: the file is read-only")
-    import tempfile  # ~15 ms to import; only runs that write need it
-
-    directory, name = os.path.split(target)
+    temporary = _create_temporary(folder, name)
     try:
-        fd, temporary = tempfile.mkstemp(prefix=f".{name}.", suffix=TEMP_SUFFIX, dir=directory)
-    except OSError as error:
-        raise WriteError(f"not written: cannot create a temporary file: {error.strerror}") from error
-    try:
-        with os.fdopen(fd, "wb") as handle:
+        out = os.open(temporary, os.O_WRONLY | _NOFOLLOW | _CLOEXEC, dir_fd=folder)
+        with os.fdopen(out, "wb") as handle:
             _lock(handle.fileno())  # tells a later run's clean-up that this one is alive
             handle.write(new)
             handle.flush()
             os.fsync(handle.fileno())
-        os.chmod(temporary, stat.S_IMODE(before.st_mode))
-        _keep_owner(temporary, before)
-        _keep_xattrs(target, temporary)
+            os.fchmod(handle.fileno(), stat.S_IMODE(before.st_mode))
+            _keep_owner(handle.fileno(), before)
+            _keep_xattrs(fd, handle.fileno())
         # Last look before the rename: an editor that saved (or deleted) the file since it
-        # was compared above must win. The window left is the rename itself.
-        if not _same_file_state(target, before):
+        # was compared above must win. The window left is the rename itself, which replaces
+        # the name in this folder and never follows it.
+        if not _same_file_state(folder, name, before):
             raise WriteError("not written: the file changed on disk while the run was in progress")
-        os.replace(temporary, target)
+        os.replace(temporary, name, src_dir_fd=folder, dst_dir_fd=folder)
     except BaseException as error:  # including KeyboardInterrupt: never leave the temporary behind
         try:
-            os.unlink(temporary)
+            os.unlink(temporary, dir_fd=folder)
         except OSError:
             pass
         if isinstance(error, OSError):
@@ -431,18 +476,77 @@ def write_atomic(path: str, expected: bytes, new: bytes) -> None:
         raise
 
 
-def _keep_owner(temporary: str, before: os.stat_result) -> None:
+def _folder_is(folder: int, directory: str) -> bool:
+    """Whether the open ``folder`` is still the folder at ``directory`` (no component swapped)."""
+    try:
+        opened, named = os.fstat(folder), os.stat(directory)
+    except OSError:
+        return False
+    return (opened.st_dev, opened.st_ino) == (named.st_dev, named.st_ino)
+
+
+def _create_temporary(folder: int, name: str) -> str:
+    """A new temporary in ``folder``, created exclusively (never a file that exists, never a link)."""
+    for _ in range(100):
+        temporary = _temporary_name(name)
+        try:
+            os.close(os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | _CLOEXEC, 0o600,
+                             dir_fd=folder))
+            return temporary
+        except FileExistsError:
+            continue
+        except OSError as error:
+            raise WriteError(f"not written: cannot create a temporary file: {error.strerror}") from error
+    raise WriteError("not written: cannot create a temporary file")
+
+
+def _temporary_name(name: str) -> str:
+    """``.NAME.<token><tag>.codemod-tmp``: a random token, and a tag that is the token's HMAC under
+    the user's secret key (the cache's). Only a name with a valid tag is ever cleaned up, so no
+    file of the tree (a committed ``.notes.codemod-tmp``) can be taken for a temporary of ours."""
+    import secrets
+
+    token = secrets.token_hex(8)
+    return f".{name[:64]}.{token}{_temporary_tag(token) or secrets.token_hex(8)}{TEMP_SUFFIX}"
+
+
+def _temporary_tag(token: str) -> str | None:
+    import hashlib
+    import hmac
+
+    from jax_codemod.engine.cache import secret_key
+
+    key = secret_key()
+    if key is None:
+        return None
+    return hmac.new(key, b"codemod-temporary\0" + token.encode(), hashlib.sha256).hexdigest()[:16]
+
+
+def _is_our_temporary(name: str) -> bool:
+    import hmac
+
+    if not (name.startswith(".") and name.endswith(TEMP_SUFFIX)):
+        return False
+    body = name[: -len(TEMP_SUFFIX)]
+    stamp = body[-32:]
+    if len(body) < 34 or body[-33] != "." or not all(c in "0123456789abcdef" for c in stamp):
+        return False
+    tag = _temporary_tag(stamp[:16])
+    return tag is not None and hmac.compare_digest(tag, stamp[16:])
+
+
+def _keep_owner(fd: int, before: os.stat_result) -> None:
     """Give the new file the old one's owner and group (a root CI bot must not take files over)."""
-    created = os.stat(temporary)
+    created = os.fstat(fd)
     if (created.st_uid, created.st_gid) == (before.st_uid, before.st_gid):
         return
     try:
-        os.chown(temporary, before.st_uid, before.st_gid)
+        os.fchown(fd, before.st_uid, before.st_gid)
     except OSError as error:
         raise WriteError(f"not written: cannot keep the file's owner and group: {error.strerror}") from error
 
 
-def _keep_xattrs(target: str, temporary: str) -> None:
+def _keep_xattrs(target: int, temporary: int) -> None:
     """Copy the extended attributes (ACLs, SELinux labels, user.*) to the new file, or refuse."""
     try:
         names = os.listxattr(target)
@@ -476,7 +580,8 @@ def clean_stale_temporaries(directory: str) -> list[str]:
     """Remove the temporaries of runs killed mid-write (SIGKILL, power loss) in ``directory``.
 
     One is stale when it is old and no live writer holds its lock (a lock dies with its
-    process). Only regular files named as write_atomic names them are touched; never a link.
+    process). Only regular files whose name carries a tag made with this user's secret key
+    (``_temporary_name``) are touched, never a link: a file of the tree cannot be named so.
     """
     removed: list[str] = []
     try:
@@ -485,7 +590,7 @@ def clean_stale_temporaries(directory: str) -> list[str]:
         return removed
     now = time.time()
     for entry in entries:
-        if not (entry.name.startswith(".") and entry.name.endswith(TEMP_SUFFIX)):
+        if not _is_our_temporary(entry.name):
             continue
         try:
             info = entry.stat(follow_symlinks=False)
@@ -506,9 +611,9 @@ def clean_stale_temporaries(directory: str) -> list[str]:
     return removed
 
 
-def _same_file_state(path: str, before: os.stat_result) -> bool:
+def _same_file_state(folder: int, name: str, before: os.stat_result) -> bool:
     try:
-        now = os.stat(path)
+        now = os.stat(name, dir_fd=folder, follow_symlinks=False)
     except OSError:
         return False
     return (now.st_ino, now.st_dev, now.st_size, now.st_mtime_ns) == (
@@ -542,7 +647,7 @@ def write_results(results: Iterable[FileResult]) -> list[FileError]:
             if directory not in cleaned:
                 cleaned.add(directory)
                 clean_stale_temporaries(directory)
-            write_atomic(result.path, result.source, result.fixed)
+            write_atomic(result.path, result.source, result.fixed, result.identity)
         except WriteError as error:
             failure = FileError(result.path, str(error))
             errors.append(failure)
@@ -551,15 +656,15 @@ def write_results(results: Iterable[FileResult]) -> list[FileError]:
     return errors
 
 
-def write_report(path: str, text: str) -> None:
+def write_report(path: str, text: str, trees: Sequence[str] = ()) -> None:
     """Write the ``--report`` file: never through a symbolic link, never half-written.
 
-    The report goes to a new file beside ``path`` that is renamed over it: a rename replaces
-    a name, it never follows one, so a link planted at ``path`` in the checkout is refused,
-    and one planted after that check is replaced, not written through.
+    The report goes to a new file beside ``path`` that is renamed over it, both relative to the
+    folder opened once: a rename replaces a name, it never follows one, so a link planted at
+    ``path`` in the checkout is refused, and one planted after that check is replaced, not
+    written through. A folder on the way that is a link inside one of ``trees`` (the analysed
+    roots, the working directory) is refused too: the tree could have planted it.
     """
-    import tempfile
-
     try:
         if stat.S_ISLNK(os.lstat(path).st_mode):
             raise WriteError("refusing to write the report through a symbolic link")
@@ -567,23 +672,33 @@ def write_report(path: str, text: str) -> None:
         pass
     except OSError as error:
         raise WriteError(error.strerror or str(error)) from error
-    directory = os.path.dirname(os.path.abspath(path))
+    linked = linked_folder(path, trees)
+    if linked is not None:
+        raise WriteError(f"refusing to write the report through {linked}, a symbolic link inside the tree")
+    directory, name = os.path.split(os.path.abspath(path))
     try:
-        fd, temporary = tempfile.mkstemp(prefix=".codemod-report.", suffix=TEMP_SUFFIX, dir=directory)
+        folder = os.open(directory, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | _CLOEXEC)
     except OSError as error:
         raise WriteError(error.strerror or str(error)) from error
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-        umask = os.umask(0o022)
-        os.umask(umask)
-        os.chmod(temporary, 0o666 & ~umask)
-        os.replace(temporary, path)
-    except BaseException as error:
+        temporary = _create_temporary(folder, "codemod-report")
         try:
-            os.unlink(temporary)
-        except OSError:
-            pass
-        if isinstance(error, OSError):
-            raise WriteError(error.strerror or str(error)) from error
-        raise
+            umask = os.umask(0o022)
+            os.umask(umask)
+            out = os.open(temporary, os.O_WRONLY | _NOFOLLOW | _CLOEXEC, dir_fd=folder)
+            with os.fdopen(out, "w", encoding="utf-8") as handle:
+                handle.write(text)
+                os.fchmod(handle.fileno(), 0o666 & ~umask)
+            os.replace(temporary, name, src_dir_fd=folder, dst_dir_fd=folder)
+        except BaseException as error:
+            try:
+                os.unlink(temporary, dir_fd=folder)
+            except OSError:
+                pass
+            if isinstance(error, OSError):
+                raise WriteError(error.strerror or str(error)) from error
+            raise
+    except WriteError as error:
+        raise WriteError(str(error).removeprefix("not written: ")) from error
+    finally:
+        os.close(folder)

@@ -52,7 +52,7 @@ class _Invalid(Exception):
 class _Segment:
     """One path component's glob: fixed-length chunks separated by `*`."""
 
-    __slots__ = ("literal", "chunks", "leading_star", "trailing_star", "length")
+    __slots__ = ("chunks", "leading_star", "length", "literal", "trailing_star")
 
     def __init__(self, text: str) -> None:
         chunks: list[list[str]] = [[]]
@@ -163,7 +163,7 @@ def _bracket(text: str, start: int) -> tuple[str, int]:
 class Pattern:
     """One gitignore line, compiled."""
 
-    __slots__ = ("text", "negated", "dir_only", "anchored", "segments", "has_dirs", "valid")
+    __slots__ = ("anchored", "dir_only", "has_dirs", "negated", "segments", "text", "valid")
 
     def __init__(self, text: str, negated: bool, dir_only: bool, anchored: bool, body: str) -> None:
         self.text, self.negated, self.dir_only, self.anchored = text, negated, dir_only, anchored
@@ -241,7 +241,7 @@ def parse(line: str) -> Pattern | None:
     if not body:
         return None
     anchored = "/" in body
-    body = body[1:] if body.startswith("/") else body
+    body = body.removeprefix("/")
     if not body:
         return None
     return Pattern(text, negated, dir_only, anchored, body)
