@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 
 from jax_codemod.analysis.context import FileContext
 from jax_codemod.engine import interrupts
+from jax_codemod.engine.splice import only_own_edits
 from jax_codemod.engine.syntax import NeedsNewerPython
 from jax_codemod.rule import Finding, FixSafety, Prefilter, Rule, Span
 
@@ -348,16 +349,19 @@ def _fix(source: bytes, ctx: FileContext, findings: list[Finding], settings: Set
 
     current = source
     module = None  # libcst's parse of ``current``, kept from the check that validated it
+    baseline = None  # libcst's printout of the unchanged source: what is not the fixes' doing
     tracked = [_Tracked(finding, ctx) for finding in findings]
     live = list(zip(tracked, findings))  # the current source's findings, with their history
     for _ in range(MAX_FIX_PASSES):
         fixable = [(entry, f) for entry, f in live if settings.applies(f)]
         if not fixable:
-            return current, [_reported(entry) for entry in tracked]
+            return current, [_reported(entry) for entry in tracked], baseline
         rule = next(r for r in settings.rules if any(f.code == r.CODE for _, f in fixable))
         targets = [f for _, f in fixable if f.code == rule.CODE]
         try:
-            module = module or cst.parse_module(current)
+            if module is None:
+                module = cst.parse_module(current)
+                baseline = baseline if baseline is not None else module.bytes
             new = _apply_rule(module, rule, targets, ctx).bytes
         except FixError:
             raise
@@ -470,11 +474,11 @@ def _anchored_rewrite_class():
 
         METADATA_DEPENDENCIES = (PositionProvider,)
 
-        def __init__(self, rule: Rule, targets: list[Finding], fixer) -> None:
+        def __init__(self, rule: Rule, targets: list[Finding], fixer, lines: list[str]) -> None:
             super().__init__()
             self.rule = rule
             self.fixer = fixer
-            self.pending = {(f.node_type, f.span): f for f in targets}
+            self.pending = {(f.node_type, _libcst_span(f.span, lines)): f for f in targets}
 
         def on_leave(self, original_node, updated_node):
             position = self.get_metadata(PositionProvider, original_node, None)
@@ -489,12 +493,26 @@ def _anchored_rewrite_class():
     return AnchoredRewrite
 
 
+def _libcst_span(span: Span, lines: list[str]) -> Span:
+    """``span`` (``ast``'s columns) as libcst's positions give it: libcst drops the form feeds of a
+    line's indentation, so its columns on such a line are short by their count."""
+    def column(line: int, at: int) -> int:
+        text = lines[line - 1] if 0 < line <= len(lines) else ""
+        indent = text[: len(text) - len(text.lstrip(" \t\x0c"))]
+        return at - indent.count("\x0c") if "\x0c" in indent and at >= len(indent) else at
+
+    if not any("\x0c" in lines[n - 1] for n in {span.start_line, span.end_line} if 0 < n <= len(lines)):
+        return span
+    return Span(span.start_line, column(span.start_line, span.start_column),
+                span.end_line, column(span.end_line, span.end_column))
+
+
 def _apply_rule(module: cst.Module, rule: Rule, targets: list[Finding], ctx: FileContext) -> cst.Module:
     from jax_codemod.engine.fixer import Fixer
     from libcst.metadata import MetadataWrapper
 
     fixer = Fixer(ctx)
-    rewrite = _anchored_rewrite_class()(rule, targets, fixer)
+    rewrite = _anchored_rewrite_class()(rule, targets, fixer, ctx.lines)
     new_module = MetadataWrapper(module, unsafe_skip_copy=True).visit(rewrite)
     if rewrite.pending:
         node_type, span = min(rewrite.pending, key=lambda key: (key[1].start_line, key[1].start_column))
@@ -582,16 +600,16 @@ def _within_budget(fix):
             )
         try:
             with _cpu_budget(MAX_FIX_SECONDS):
-                fixed, *rest = fix(source, ctx, findings, settings)
+                fixed, reported, baseline = fix(source, ctx, findings, settings)
         except FixBudgetExceeded:
             raise FixError(f"it took over {MAX_FIX_SECONDS} s of CPU (fix it by hand)") from None
-        kept = _keep_line_endings(source, fixed)
+        kept = _keep_line_endings(source, only_own_edits(source, baseline, fixed))
         if kept != fixed:
             applied = [replace(finding, applied=True) for finding in findings]
             problem = verify_fix(FileResult(ctx.path, applied, source, kept), settings)
             if problem is not None:
                 raise FixError(problem)
-        return (kept, *rest)
+        return kept, reported
 
     return bounded
 
