@@ -330,7 +330,7 @@ def per_rule_profile(files: list[Path], repeat: int, roots: list[str] | None = N
             spent["discovery"] += clock() - t0
         for path in paths:
             t0 = clock()
-            source, _error = runner._read(path, settings)
+            source, _error, _identity = runner._read(path, settings)
             spent["read"] += clock() - t0
             if source is None:
                 continue

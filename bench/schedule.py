@@ -36,7 +36,7 @@ def costs(files: list[str], settings, repeat: int) -> dict[str, tuple[float, flo
     for round_number in range(repeat + 1):  # the first round imports the rules: not counted
         for path in files:
             t0 = clock()
-            source, _ = runner._read(path, settings)
+            source, _, _ = runner._read(path, settings)
             t1 = clock()
             active = active_rules(source, rules) if source is not None else ()
             t2 = clock()
