@@ -9,6 +9,8 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, ClassVar
 
+from jax_codemod.analysis.span import Span  # part of the rule contract: rules import it from here
+
 if TYPE_CHECKING:
     import libcst as cst
     from jax_codemod.analysis.context import FileContext
@@ -21,16 +23,6 @@ class FixSafety(str, enum.Enum):
     SAFE = "safe"
     UNSAFE = "unsafe"
     NONE = "none"
-
-
-@dataclass(frozen=True)
-class Span:
-    """A source range in libcst's coordinates: 1-based lines, 0-based character columns."""
-
-    start_line: int
-    start_column: int
-    end_line: int
-    end_column: int
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from functools import cache, cached_property
 from itertools import pairwise
 
-from jax_codemod.rule import Span
+from jax_codemod.analysis.span import Span
 
 _AMBIGUOUS = object()
 _SUPPRESSION = re.compile(r"#\s*codemod:\s*ignore(?:\[(?P<codes>[^\]]*)\])?", re.IGNORECASE)

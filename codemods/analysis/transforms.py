@@ -14,8 +14,10 @@ import re
 from dataclasses import dataclass, field
 from functools import cache, cached_property
 from itertools import accumulate
+from typing import TYPE_CHECKING
 
-from jax_codemod.analysis.context import FileContext
+if TYPE_CHECKING:  # for annotations only: context reaches this module through values, lazily
+    from jax_codemod.analysis.context import FileContext
 
 JIT = "jax.jit"
 PARTIAL = "functools.partial"
