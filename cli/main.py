@@ -443,7 +443,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         # click's own main() would turn Ctrl-C into Abort after printing a blank line; this is
         # the rest of what it does, so that an interrupt is one line and exit 130 here.
-        with cli.make_context("codemod", list(sys.argv[1:] if argv is None else argv)) as ctx:
+        args = _after_double_dash(list(sys.argv[1:] if argv is None else argv))
+        with cli.make_context("codemod", args) as ctx:
             result = cli.invoke(ctx)
     except KeyboardInterrupt:
         return interrupted()
@@ -461,6 +462,25 @@ def main(argv: list[str] | None = None) -> int:
         click.echo(f"error: {output.escape(str(error))}", err=True)
         return EXIT_USAGE
     return result if isinstance(result, int) else EXIT_OK
+
+
+def _after_double_dash(args: list[str]) -> list[str]:
+    """Everything after ``--`` is a path, as click parses it; so is a ``-`` there: the file of
+    that name (pre-commit passes file names after the hook's ``--``), never stdin.
+
+    An option given there by mistake (pre-commit's ``args:`` come after the hook's ``--`` too)
+    is a usage error that says so, not a missing file among the others.
+    """
+    if "--" not in args:
+        return args
+    cut = args.index("--") + 1
+    for arg in args[cut:]:
+        if arg.startswith("-") and arg != "-" and not os.path.lexists(arg):
+            raise click.UsageError(
+                f"{arg!r} is not a file; after '--' every argument is a path. Options go before '--' "
+                "(for the pre-commit hook, whose entry ends with '--': in [tool.codemod] in pyproject.toml)"
+            )
+    return [*args[:cut], *(os.path.join(".", arg) if arg == "-" else arg for arg in args[cut:])]
 
 
 def _restore_interrupt_handler() -> None:

@@ -57,6 +57,24 @@ def diff_headers(patch: str) -> str:
     return "\n".join(line for line in patch.split("\n") if line.startswith(("--- ", "+++ ")))
 
 
+# 5. Argument injection: after `--`, every argument is a path -------------------------------------
+
+
+def test_arguments_after_double_dash_are_paths_even_dash(tmp_path):
+    for name in ("--ignore=ALL", "-"):
+        (tmp_path / name).write_bytes(BROKEN)
+    code, out, _ = invoke(["run", "--check", "--no-cache", "--", "--ignore=ALL", "-"], stdin=b"", cwd=tmp_path)
+    assert code == EXIT_ATTENTION
+    assert [line.split(":")[0] for line in out.splitlines()] == ["--ignore=ALL", "-"]
+    assert (tmp_path / "-").read_bytes() == BROKEN  # --check: nothing written, stdout not a source
+    # An option after `--` (pre-commit's `args:` land there) is a usage error that says why.
+    code, _, err = invoke(["run", "--check", "--", "--unsafe-fixes", "--ignore=ALL"], cwd=tmp_path)
+    assert code == 2 and "'--unsafe-fixes' is not a file; after '--' every argument is a path" in err
+    # Without `--`, `-` is still stdin.
+    code, out, err = invoke(["run", "--check", "--no-cache", "-"], stdin=BROKEN, cwd=tmp_path)
+    assert code == EXIT_ATTENTION and out.startswith("<stdin>:4:23: JAX005"), err
+
+
 # 6. Commands in the CI log ------------------------------------------------------------------------
 
 COMMANDS = ["\u00a0::add-mask::a", "\u3000::error::b", " \t::warning::c", "x ##[add-mask]d", "##[error]e"]
