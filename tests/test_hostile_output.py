@@ -23,8 +23,8 @@ from hypothesis import strategies as st
 from jax_codemod.cli.main import EXIT_ATTENTION
 from jax_codemod.cli.output import escape
 from jax_codemod.engine.pipeline import quote_path, unified_diff
-from jax_codemod.integrations.all_repos import render_markdown, summarise
 from jax_codemod.engine.resolve import Options
+from jax_codemod.integrations.all_repos import render_markdown, summarise
 from test_bulk import git, make_repo
 from test_cli import BROKEN, FIXED, REPO, REPORT_ONLY, invoke
 

@@ -157,7 +157,7 @@ def _quote_char(match: re.Match) -> str:
         return _C_ESCAPES[char]
     # A surrogate escape is the name's own undecodable byte; anything else, its UTF-8 bytes.
     raw = char.encode("utf-8", "surrogateescape")
-    return "".join("\\%03o" % byte for byte in raw)
+    return "".join(f"\\{byte:03o}" for byte in raw)
 
 
 def _lf_lines(data: bytes) -> list[bytes]:
