@@ -255,6 +255,19 @@ def test_patch_p1_and_git_apply_patch_the_named_files_only(tmp_path):
     assert b'--- "a/log \\043#[add-mask]x.py"\t\n' in patch
 
 
+def test_every_control_format_and_space_character_in_names_is_escaped_in_every_format(tmp_path):
+    unsafe = [c for c in [*CONTROLS, *FORMAT_CHARACTERS, *SPACES[1:]] if c not in "/"]
+    chunks = [unsafe[i:i + 40] for i in range(0, len(unsafe), 40)]  # names of at most 255 bytes
+    for number, chunk in enumerate(chunks):
+        (tmp_path / f"{number}{''.join(chunk)}.py").write_bytes(BROKEN)
+    for flags, text, patch in _outputs(tmp_path, ["."]):
+        assert_no_command(text, diff_headers=patch), flags
+        if patch:
+            assert "\\342\\200\\256" in text  # U+202E's UTF-8 bytes, quoted as git quotes them
+        elif "--statistics" not in flags and "--show-settings" not in flags:
+            assert "\\u202e" in text, flags  # shown, escaped (JSON's own escape in json and sarif)
+
+
 # The fuzz: names and source lines with every control and format character ------------------------
 
 HOSTILE_CHARS = st.sampled_from([*CONTROLS, *FORMAT_CHARACTERS, *SPACES, ":", "#", "[", "]", "a", "\\", '"'])
