@@ -305,22 +305,29 @@ def _show_settings(report: output.Report, groups: list[Group]) -> None:
     ignored = ignored_here(group, path)
     settings = settings_for(group, ignored)
     config = group.config
+    # The config and its patterns come from the checked tree (a pull request's pyproject.toml):
+    # every value is escaped like a file name.
+    escape = output.escape
+    config_shown = escape(os.path.abspath(group.config_path)) if group.config_path else "none (defaults)"
     lines = [
         f"Settings for: {output.shown_path(path)}",
-        f"Config: {os.path.abspath(group.config_path) if group.config_path else 'none (defaults)'}",
+        f"Config: {config_shown}",
         "Rules: " + (", ".join(f"{r.CODE} {r.NAME}" for r in settings.rules) or "none"),
-        "Turned off here by per-file-ignores: " + (", ".join(sorted(ignored)) or "none"),
+        "Turned off here by per-file-ignores: " + (", ".join(escape(code) for code in sorted(ignored)) or "none"),
         f"Unsafe fixes: {str(settings.unsafe_fixes).lower()}",
-        "Rule options: " + (", ".join(f"{k} = {v!r}" for k, v in sorted(config.rule_options.items())) or "none"),
+        "Rule options: "
+        + (", ".join(f"{escape(k)} = {escape(repr(v))}" for k, v in sorted(config.rule_options.items())) or "none"),
         f"Force exclude: {str(group.force_exclude).lower()}",
         "Excludes (gitignore-style):",
     ]
     for patterns in group.excludes:
         if patterns.patterns:
-            lines.append(f"  {patterns.source} (relative to {patterns.base}): {', '.join(patterns.patterns)}")
+            lines.append(f"  {escape(str(patterns.source))} (relative to {escape(str(patterns.base))}): "
+                         + ", ".join(escape(p) for p in patterns.patterns))
     lines.append("Per-file ignores:" + ("" if group.per_file else " none"))
     for patterns, codes in group.per_file:
-        lines.append(f"  {patterns.patterns[0]} (relative to {patterns.base}): {', '.join(codes)}")
+        lines.append(f"  {escape(patterns.patterns[0])} (relative to {escape(str(patterns.base))}): "
+                     + ", ".join(escape(code) for code in codes))
     click.echo("\n".join(lines))
 
 
@@ -445,22 +452,44 @@ def main(argv: list[str] | None = None) -> int:
     try:
         # click's own main() would turn Ctrl-C into Abort after printing a blank line; this is
         # the rest of what it does, so that an interrupt is one line and exit 130 here.
-        with cli.make_context("codemod", list(sys.argv[1:] if argv is None else argv)) as ctx:
+        args = _after_double_dash(list(sys.argv[1:] if argv is None else argv))
+        with cli.make_context("codemod", args) as ctx:
             result = cli.invoke(ctx)
     except KeyboardInterrupt:
         return interrupted()
     except click.exceptions.Exit as done:
         return done.exit_code
     except click.ClickException as error:
+        # A message may quote an argument or a config value (a file name pre-commit passed).
+        error.message = output.escape(error.message)
         error.show()
         return EXIT_USAGE
     except click.Abort:
         # click turns a Ctrl-C at one of its prompts into Abort: an interrupt all the same.
         return interrupted()
     except ConfigError as error:
-        click.echo(f"error: {error}", err=True)
+        click.echo(f"error: {output.escape(str(error))}", err=True)
         return EXIT_USAGE
     return result if isinstance(result, int) else EXIT_OK
+
+
+def _after_double_dash(args: list[str]) -> list[str]:
+    """Everything after ``--`` is a path, as click parses it; so is a ``-`` there: the file of
+    that name (pre-commit passes file names after the hook's ``--``), never stdin.
+
+    An option given there by mistake (pre-commit's ``args:`` come after the hook's ``--`` too)
+    is a usage error that says so, not a missing file among the others.
+    """
+    if "--" not in args:
+        return args
+    cut = args.index("--") + 1
+    for arg in args[cut:]:
+        if arg.startswith("-") and arg != "-" and not os.path.lexists(arg):
+            raise click.UsageError(
+                f"{arg!r} is not a file; after '--' every argument is a path. Options go before '--' "
+                "(for the pre-commit hook, whose entry ends with '--': in [tool.codemod] in pyproject.toml)"
+            )
+    return [*args[:cut], *(os.path.join(".", arg) if arg == "-" else arg for arg in args[cut:])]
 
 
 def _restore_interrupt_handler() -> None:

@@ -96,32 +96,60 @@ def display_path(path: str) -> str:
     return path if relative.startswith("..") else relative
 
 
-# What must never reach a terminal or a CI log raw: C0 and C1 controls and DEL (a newline
-# starts a forged `::error::`/`::add-mask::` workflow command, an ESC drives the terminal),
-# Unicode line and paragraph separators, and lone surrogates (a file name's non-UTF-8 bytes).
-_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]")
+# Every name, message and source line printed, in every format and on stderr, goes through
+# ``escape``. An allowlist: only printable characters (``str.isprintable``: letters, marks,
+# digits, punctuation, symbols, the ASCII space) are kept as they are. Everything else is
+# written as a visible backslash escape: C0 and C1 controls and DEL (a newline starts a forged
+# workflow command, an ESC drives the terminal), Unicode format characters (bidi overrides and
+# isolates, zero-width joiners and spaces, the BOM: Trojan Source names), line and paragraph
+# separators, the other spaces (U+00A0, U+3000, which GitHub's runner trims before `::` as
+# whitespace), private-use and unassigned code points, and lone surrogates (a file name's
+# non-UTF-8 bytes, written as the byte). And the two ways a CI log line becomes a command:
+# `::` at its start (after spaces) and the legacy `##[` anywhere in it.
 _NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+_COMMAND = re.compile(r"^( *):(?=:)|#(?=#\[)")
 
 
-def _escape_char(match: re.Match) -> str:
-    char = match.group()
+def _escape_char(char: str) -> str:
     if char in _NAMED:
         return _NAMED[char]
     code = ord(char)
     if 0xDC80 <= code <= 0xDCFF:  # a surrogate escape: the raw byte of an undecodable name
         return f"\\x{code - 0xDC00:02x}"
-    return f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}"
+    if code <= 0xFF:
+        return f"\\x{code:02x}"
+    return f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}"
+
+
+def _escape_command(match: re.Match) -> str:
+    # `:` is \x3a, `#` is \x23: the line no longer starts with `::` nor holds `##[`.
+    return f"{match.group(1)}\\x3a" if match.group(1) is not None else "\\x23"
 
 
 def escape(text: str) -> str:
-    """``text`` with every control character written as a backslash escape, on one line."""
-    return _UNSAFE.sub(_escape_char, text)
+    """``text`` safe to print on one line of a terminal or a CI log (see above)."""
+    if not text.isprintable():
+        text = "".join(char if char.isprintable() else _escape_char(char) for char in text)
+    if "::" in text or "##[" in text:
+        text = _COMMAND.sub(_escape_command, text)
+    return text
+
+
+def escape_json(document: str) -> str:
+    """A JSON document (``ensure_ascii``: every character that is not ASCII, and every control,
+    is already a ``\\u`` escape) with the legacy `##[` command written as ``\\u0023#[``: the same
+    value to a JSON reader, never a command in a CI log. A `#` appears only inside strings,
+    and never as part of an escape, so the replacement is exact."""
+    return document.replace("##[", "\\u0023#[")
 
 
 def shown_path(path: str) -> str:
-    """A path as the text output prints it: escaped, and never starting a workflow command."""
-    shown = escape(display_path(path))
-    return f"./{shown}" if shown.startswith(":") else shown
+    """A path as the text output prints it: escaped, and never starting a workflow command (a
+    name that starts with `:`, after spaces, is shown as ``./:name``, still the same file)."""
+    shown = display_path(path)
+    if shown.lstrip(" ").startswith(":"):
+        shown = f"./{shown}"
+    return escape(shown)
 
 
 def fix_marker(finding: Finding, mode: str) -> str:
@@ -207,7 +235,7 @@ def render_json(report: Report) -> str:
     }
     if report.mode == "dry-run":
         document["diffs"] = [{"path": path, "diff": diff} for path, diff in diffs(report)]
-    return json.dumps(document, indent=2)
+    return escape_json(json.dumps(document, indent=2))
 
 
 def render_summary(report: Report) -> str:
@@ -241,11 +269,9 @@ def root_summary_line(report: Report, root: Root) -> str:
 
 # GitHub Actions workflow commands: https://docs.github.com/actions/reference/workflow-commands-for-github-actions
 def _escape_data(text: str) -> str:
-    text = text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
-    return _SURROGATE.sub(lambda match: f"%{ord(match.group()) - 0xDC00:02X}", text)
-
-
-_SURROGATE = re.compile("[\udc80-\udcff]")
+    """A command's message: ``escape``d (a newline or a bidi override is shown as its escape,
+    as in the text output), then the runner's own escaping of `%`."""
+    return escape(text).replace("%", "%25")
 
 
 def _escape_property(text: str) -> str:
@@ -292,7 +318,7 @@ def render_report(report: Report, shard: str | None = None) -> str:
     document["shard"] = shard
     document["changes"] = [{"path": path, "diff": diff} for path, diff in diffs(report)]
     document["roots"] = [_root_json(report, root) for root in report.roots]
-    return json.dumps(document, indent=2)
+    return escape_json(json.dumps(document, indent=2))
 
 
 def _root_json(report: Report, root: Root) -> dict:

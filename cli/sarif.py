@@ -17,7 +17,7 @@ from pathlib import Path
 
 import jax_codemod
 from jax_codemod import docs
-from jax_codemod.cli.output import Report, display_path
+from jax_codemod.cli.output import Report, display_path, escape_json
 from jax_codemod.engine.pipeline import FileResult, decode
 from jax_codemod.rule import Finding
 
@@ -56,7 +56,7 @@ def render_sarif(report: Report) -> str:
         "results": results,
     }
     document = {"$schema": SCHEMA, "version": "2.1.0", "runs": [run]}
-    return json.dumps(document, indent=2)
+    return escape_json(json.dumps(document, indent=2))
 
 
 def artifact_location(path: str) -> dict:

@@ -526,6 +526,23 @@ def test_pre_commit_hook_leaves_excluded_files_alone(project, hook_repo):
     assert (project / "mine.py").read_bytes() == FIXED
 
 
+def test_pre_commit_hook_file_names_are_never_options(project, hook_repo):
+    """pre-commit appends the staged names after the entry; the entry's trailing ``--`` makes
+    an executable Python file named like an option (identify types it by its shebang) a file."""
+    _repo, _rev, home = hook_repo
+    script = b"#!/usr/bin/env python3\n" + BROKEN
+    for name in ("--ignore=ALL", "--cache-dir=..", "-"):
+        (project / name).write_bytes(script)
+        (project / name).chmod(0o755)
+    git("add", "--", "--ignore=ALL", "--cache-dir=..", "-", cwd=project)
+    code, out = pre_commit(project, home, "run")
+    assert code == 1, out
+    fixed = b"#!/usr/bin/env python3\n" + FIXED
+    for name in ("--ignore=ALL", "--cache-dir=..", "-"):
+        assert (project / name).read_bytes() == fixed, (name, out)
+    assert not (project.parent / "CACHEDIR.TAG").exists() and not (project.parent / ".gitignore").exists()
+
+
 # The documented CI configuration stays in step with the command line ----------------------------
 
 WORKFLOWS = sorted((REPO / "examples" / "ci").glob("*.yml"))
@@ -589,6 +606,6 @@ def test_pre_commit_hook_definition():
     import yaml
 
     (hook,) = yaml.safe_load((REPO / ".pre-commit-hooks.yaml").read_text())
-    assert (hook["id"], hook["entry"], hook["language"], hook["types"]) == ("codemod", "codemod run --force-exclude", "python", ["python"])
+    assert (hook["id"], hook["entry"], hook["language"], hook["types"]) == ("codemod", "codemod run --force-exclude --", "python", ["python"])
     pyproject = (REPO / "pyproject.toml").read_text()
     assert 'codemod = "jax_codemod.cli.main:entry"' in pyproject  # the console script the entry names

@@ -278,7 +278,7 @@ def test_dry_run_patch_with_a_header_forging_directory_name_targets_the_right_fi
         [sys.executable, "-m", "jax_codemod.cli", "run", "--dry-run", "--no-cache", "."],
         cwd=repo, capture_output=True, check=False, env=dict(os.environ, PYTHONPATH=str(REPO)),
     ).stdout
-    assert b'--- "a/x\\n--- a/other.py\\n+++ b/evil.py"\n' in patch
+    assert b'--- "a/x\\n--- a/other.py\\n+++ b/evil.py"\t\n' in patch  # git's TAB after a name with a space
     for tool in (["git", "apply", "-"], ["patch", "-p1", "--batch", "--no-backup-if-mismatch"]):
         git("checkout", "-q", ".", cwd=repo)
         if tool[0] == "patch" and subprocess.run(["patch", "--version"], check=False, capture_output=True).returncode:

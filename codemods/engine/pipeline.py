@@ -111,43 +111,57 @@ def unified_diff(before: bytes, after: bytes, name: str) -> str:
     ``errors="surrogateescape"`` gives the patch's exact bytes.
     """
     name = name.lstrip("/")  # absolute paths become root-relative, as `patch -p1` expects
-    out: list[bytes] = []
-    names = (quote_path(f"a/{name}"), quote_path(f"b/{name}"))
-    for line in difflib.diff_bytes(difflib.unified_diff, _lf_lines(before), _lf_lines(after), *names):
+    lines = list(difflib.diff_bytes(difflib.unified_diff, _lf_lines(before), _lf_lines(after)))
+    if not lines:
+        return ""
+    # difflib's own header lines (the first two) are replaced by git's.
+    out: list[bytes] = [diff_header(b"---", f"a/{name}"), diff_header(b"+++", f"b/{name}")]
+    for line in lines[2:]:
         out.append(line)
         if not line.endswith(b"\n"):
             out.append(b"\n\\ No newline at end of file\n")
     return b"".join(out).decode("utf-8", "surrogateescape")
 
 
+def diff_header(marker: bytes, name: str) -> bytes:
+    """A ``---``/``+++`` line as git writes it: the name quoted as git quotes it, and a TAB after
+    a name with a space, without which GNU patch reads ``conf .py`` as ``conf``."""
+    label = quote_path(name)
+    return marker + b" " + label + (b"\t" if b" " in label else b"") + b"\n"
+
+
 _C_ESCAPES = {
     "\a": "\\a", "\b": "\\b", "\t": "\\t", "\n": "\\n", "\v": "\\v", "\f": "\\f", "\r": "\\r",
     '"': '\\"', "\\": "\\\\",
 }
-# What git quotes in a path (with core.quotePath=false): controls, DEL, quote, backslash, and
-# bytes that are not UTF-8 (surrogate escapes here). Readable UTF-8 names stay as they are.
-_NEEDS_QUOTING = re.compile('[\x00-\x1f\x7f"\\\\\udc80-\udcff]')
+# What git quotes in a path with its default core.quotePath=true: everything but printable
+# ASCII (controls, DEL, every non-ASCII byte, so a bidi or zero-width character in a name is
+# seen as its octal bytes), and the quote and backslash. And one thing git would print raw:
+# the `#` of `##[`, which GitHub's runner reads as a legacy command anywhere in a log line.
+_NEEDS_QUOTING = re.compile('[^\x20-\x7e]|["\\\\]|#(?=#\\[)')
 
 
 def quote_path(name: str) -> bytes:
-    """A file name for a diff header, quoted the way git quotes it.
+    """A file name for a diff header, quoted the way git quotes it (``git diff``'s default).
 
-    A name with a control character, a quote, a backslash or a byte that is not UTF-8 is
-    written in double quotes with C escapes (``"a/x\\n--- a/other.py"``), which ``git apply``
-    and GNU ``patch`` unquote: a newline in a directory name can never start a header of its
-    own and retarget a hunk to another file.
+    A name with anything but printable ASCII, or with a quote or a backslash, is written in
+    double quotes with C escapes and every other byte in octal (``"a/x\\n--- a/other.py"``,
+    ``"a/caf\\303\\251.py"``), which ``git apply`` and GNU ``patch`` unquote: a newline in a
+    directory name can never start a header of its own and retarget a hunk to another file,
+    and a right-to-left override cannot make the header read as another name.
     """
     if not _NEEDS_QUOTING.search(name):
-        return name.encode("utf-8")
-    return b'"' + _NEEDS_QUOTING.sub(_quote_char, name).encode("utf-8") + b'"'
+        return name.encode("ascii")
+    return b'"' + _NEEDS_QUOTING.sub(_quote_char, name).encode("ascii") + b'"'
 
 
 def _quote_char(match: re.Match) -> str:
     char = match.group()
     if char in _C_ESCAPES:
         return _C_ESCAPES[char]
-    code = ord(char)
-    return "\\%03o" % (code - 0xDC00 if code >= 0xDC80 else code)
+    # A surrogate escape is the name's own undecodable byte; anything else, its UTF-8 bytes.
+    raw = char.encode("utf-8", "surrogateescape")
+    return "".join(f"\\{byte:03o}" for byte in raw)
 
 
 def _lf_lines(data: bytes) -> list[bytes]:

@@ -28,6 +28,7 @@ from collections import Counter
 from collections.abc import Sequence
 
 import jax_codemod
+from jax_codemod.cli.output import escape
 from jax_codemod.engine.config import ConfigError, parse_codes, select_rules
 from jax_codemod.engine.discovery import discover
 from jax_codemod.engine.pipeline import FileError, FileResult
@@ -118,8 +119,8 @@ def commit_message(run: RepoRun, options: Options) -> str:
     if remaining:
         lines += [f"Findings left for a human ({len(remaining)}), not changed by this commit:", ""]
         for finding in remaining:
-            where = f"{_relative(finding.path, run.root)}:{finding.line}:{finding.column}"
-            lines.append(f"- `{where}` {finding.code} {finding.name}: {finding.message}")
+            where = f"{escape(_relative(finding.path, run.root))}:{finding.line}:{finding.column}"
+            lines.append(f"- `{where}` {finding.code} {finding.name}: {escape(finding.message)}")
         lines.append("")
         for code in sorted({f.code for f in remaining}):
             advice = _advice(code)
@@ -196,7 +197,7 @@ def _fix_in_clone(record, options, config, author, autofix_settings, engine_jobs
         run = run_codemod(".", options, write=False, jobs=engine_jobs)
     except ConfigError as error:
         record.update(status="failed", reason=f"configuration error: {error}")
-        print(f"***Skipped: {record['reason']}", flush=True)
+        print(f"***Skipped: {escape(record['reason'])}", flush=True)
         return
     record["findings_left"] = [
         {"path": _relative(f.path, "."), "line": f.line, "column": f.column, "code": f.code, "message": f.message}
@@ -205,7 +206,7 @@ def _fix_in_clone(record, options, config, author, autofix_settings, engine_jobs
     if run.errors:
         reasons = "; ".join(str(error) for error in run.errors)
         record.update(status="failed", reason=f"codemod could not process every file: {reasons}")
-        print(f"***Skipped, nothing committed: {record['reason']}", flush=True)
+        print(f"***Skipped, nothing committed: {escape(record['reason'])}", flush=True)
         return
     if not run.changed:
         record.update(status="findings left" if run.remaining else "clean", reason=None)
@@ -215,7 +216,7 @@ def _fix_in_clone(record, options, config, author, autofix_settings, engine_jobs
         autofix_lib.run("git", "checkout", "--quiet", "--", ".")
         reasons = "; ".join(str(error) for error in write_errors)
         record.update(status="failed", reason=f"could not write: {reasons}")
-        print(f"***Skipped, nothing committed: {record['reason']}", flush=True)
+        print(f"***Skipped, nothing committed: {escape(record['reason'])}", flush=True)
         return
     record.update(files_changed=len(run.changed), fixed=dict(sorted(Counter(f.code for f in run.fixed).items())))
     autofix_lib.run("git", "--no-pager", "diff", "origin/HEAD")  # as all-repos' own autofixers show it
@@ -260,14 +261,15 @@ def summarise(records: Sequence[dict], options: Options) -> dict:
 def render_markdown(summary: dict) -> str:
     lines = [f"# codemod {summary['codemod_version']}: `{summary['command']}`", "",
              "| Organisation | Scanned | Changed | With findings left | Failed |", "| --- | ---: | ---: | ---: | ---: |"]
+    # Printed to the log as well as written: every repository name and reason escaped as a file name.
     for org, c in summary["organisations"].items():
-        lines.append(f"| {org} | {c['scanned']} | {c['changed']} | {c['findings_left']} | {c['failed']} |")
+        lines.append(f"| {escape(org)} | {c['scanned']} | {c['changed']} | {c['findings_left']} | {c['failed']} |")
     lines += ["", "| Repository | Status | Files changed | Fixed | Findings left | Reason |",
               "| --- | --- | ---: | --- | ---: | --- |"]
     for r in summary["repositories"]:
         fixed = ", ".join(f"{code} ×{n}" for code, n in r["fixed"].items())
-        reason = (r["reason"] or "").replace("|", "\\|").replace("\n", " ")
-        lines.append(f"| {r['repository']} | {r['status']} | {r['files_changed']} | {fixed} | "
+        reason = escape(r["reason"] or "").replace("|", "\\|")
+        lines.append(f"| {escape(r['repository'])} | {r['status']} | {r['files_changed']} | {fixed} | "
                      f"{len(r['findings_left'])} | {reason} |")
     return "\n".join(lines) + "\n"
 
@@ -310,7 +312,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         trigger_strings(options)  # a bad --select fails here, before any repository is touched
     except ConfigError as error:
-        print(f"error: {error}", file=sys.stderr)
+        print(f"error: {escape(str(error))}", file=sys.stderr)
         return 2
     repos, config, commit, autofix_settings = autofix_lib.from_cli(
         args, find_repos=functools.partial(find_repos, options=options), msg=SUBJECT, branch_name=BRANCH_NAME)
