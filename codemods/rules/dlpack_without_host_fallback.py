@@ -116,6 +116,7 @@ class DlpackWithoutHostFallback(Rule):
     """
 
     CODE = "JAX004"
+    RAISES = ("BufferError",)
     NAME = "dlpack-without-host-fallback"
     DEFAULT_ENABLED = False
     FIX_SAFETY = FixSafety.SAFE

@@ -155,6 +155,7 @@ class RemovedDlpackApi(Rule):
     """
 
     CODE = "JAX005"
+    RAISES = ("AttributeError",)
     NAME = "removed-dlpack-api"
     DEFAULT_ENABLED = True
     FIX_SAFETY = FixSafety.SAFE
@@ -227,11 +228,22 @@ class _Check:
     # Helpers ----------------------------------------------------------------------
 
     def add(self, node, message, fix, anchor=None, node_type="Call", data=()):
-        finding = self.rule.finding(self.ctx, node, message, fix, node_type=node_type, data=data)
+        finding = self.rule.finding(
+            self.ctx, node, message, fix, node_type=node_type, data=data, raises=(self._raises(node),)
+        )
         if anchor is not None:
             finding = replace(finding, span=self.ctx.span(anchor))
         self.findings.append(finding)
         return finding
+
+    def _raises(self, node: ast.AST) -> str:
+        """What the flagged code raises on JAX 0.7+: the import ImportError, the removed
+        function's lookup AttributeError, a JAX consumer handed a capsule TypeError."""
+        if isinstance(node, ast.ImportFrom):
+            return "ImportError"
+        if isinstance(node, ast.Call) and self.ctx.qualname(node.func) in JAX_CONSUMERS:
+            return "TypeError"
+        return "AttributeError"
 
     def mark_fixed(self, call: ast.Call, finding: Finding) -> None:
         # a suppressed finding is dropped by the engine, so its call stays as it was

@@ -102,6 +102,7 @@ class UnsupportedDlDevice(Rule):
     """
 
     CODE = "JAX003"
+    RAISES = ("BufferError",)
     NAME = "unsupported-dl-device"
     DEFAULT_ENABLED = True
     FIX_SAFETY = FixSafety.SAFE
