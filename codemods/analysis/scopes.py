@@ -347,7 +347,27 @@ class Scopes:
             reaching.append(definition)
             if self._always_before(definition.node, use, scope):
                 return reaching + later, True
+        if reaching and self._every_arm_defines(reaching, use, scope):
+            return reaching + later, True
         return reaching + later, False
+
+    def _every_arm_defines(self, reaching: list[Definition], use: ast.AST, scope: ast.AST) -> bool:
+        """``if c: x = a`` / ``else: x = b`` before the use: one of the definitions runs on every
+        path that reaches it (an arm may also leave instead: ``raise``, ``return``)."""
+        nodes = {id(d.node) for d in reaching if isinstance(d.node, ast.stmt)}
+        if not nodes:
+            return False
+        for definition in reaching:
+            for ancestor in self._ancestors_within(definition.node, scope):
+                if (
+                    isinstance(ancestor, ast.If)
+                    and not _contains_plain(ancestor, use)
+                    and self._always_before(ancestor, use, scope)
+                    and _block_defines(ancestor.body, nodes)
+                    and _block_defines(ancestor.orelse, nodes)
+                ):
+                    return True
+        return False
 
     def entry(self, ident: str, scope: ast.AST) -> tuple[ast.arg | None, list[Definition], bool]:
         """What ``ident`` holds when ``scope`` starts: (parameter, outer definitions, complete)."""
@@ -397,6 +417,20 @@ class Scopes:
             ):
                 return False
         return True
+
+
+def _block_defines(block: list[ast.stmt], definitions: set[int]) -> bool:
+    """Whether running ``block`` to its end always runs one of ``definitions`` (statement ids)."""
+    for statement in block:
+        if id(statement) in definitions:
+            return True
+        if isinstance(statement, (ast.Raise, ast.Return, ast.Continue, ast.Break)):
+            return True  # this path never reaches the use
+        if isinstance(statement, ast.If) and _block_defines(statement.body, definitions) and _block_defines(
+            statement.orelse, definitions
+        ):
+            return True
+    return False
 
 
 def _contains_plain(outer: ast.AST, inner: ast.AST) -> bool:
