@@ -315,6 +315,18 @@ class Scopes:
     def binds(self, name: str, scope: ast.AST) -> bool:
         return name in self.definitions(scope) or self.parameter(name, scope) is not None
 
+    def bound_locally(self, ident: str, node: ast.AST) -> bool:
+        """Whether ``ident`` at ``node`` may read a function's (or class's) own binding instead
+        of the module's: code inserted there must not spell the module's name with it."""
+        scope = self.scope_of(node)
+        while scope is not None and scope is not self.ctx.tree:
+            if self.declared_global(ident, scope):
+                return False
+            if self.binds(ident, scope):
+                return True
+            scope = self.enclosing(scope)
+        return False
+
     def binding_scope(self, name: ast.Name) -> ast.AST:
         """The scope whose ``name.id`` the use refers to (the module when none binds it)."""
         scope = self.scope_of(name)
@@ -368,6 +380,18 @@ class Scopes:
                 ):
                     return True
         return False
+
+    def may_reach(self, name: ast.Name) -> list[Definition]:
+        """Every definition that may be what ``name`` reads: its own scope's that reach it, and
+        when those may not run, the enclosing scopes' (as ``values`` reads a name)."""
+        scope = self.scope_of(name)
+        if self.declared_global(name.id, scope):
+            return list(self.definitions(self.ctx.tree).get(name.id, []))
+        reaching, complete = self.reaching(name)
+        if complete:
+            return reaching
+        _, outer, _ = self.entry(name.id, scope)
+        return reaching + outer
 
     def entry(self, ident: str, scope: ast.AST) -> tuple[ast.arg | None, list[Definition], bool]:
         """What ``ident`` holds when ``scope`` starts: (parameter, outer definitions, complete)."""
