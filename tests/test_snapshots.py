@@ -43,19 +43,16 @@ def test_rewrite_is_idempotent(case: Case):
 # An unsafe fix may trade a known capsule for a value the file cannot place: `v.__dlpack__()`
 # of an unknown `v` becomes `v`, which the re-check can only call "cannot tell" (JAX005).
 LEAVES_A_REPORT = {"removed_dlpack_api-unsafe_dunder_unknown_library"}
+REWRITES_MARKED = [
+    pytest.param(c, marks=pytest.mark.xfail(strict=True, reason="the unsafe fix leaves an unknown value"))
+    if c.id in LEAVES_A_REPORT
+    else c
+    for c in CASES
+    if c.kind in ("rewrite", "unsafe")
+]
 
 
-@pytest.mark.parametrize(
-    "case",
-    [
-        pytest.param(c, marks=pytest.mark.xfail(strict=True, reason="the unsafe fix leaves an unknown value"))
-        if c.id in LEAVES_A_REPORT
-        else c
-        for c in CASES
-        if c.kind in ("rewrite", "unsafe")
-    ],
-    ids=lambda c: c.id,
-)
+@pytest.mark.parametrize("case", REWRITES_MARKED, ids=lambda c: c.id)
 def test_a_fix_leaves_no_finding_of_its_own(case: Case):
     # The fixed file reports only what the original reported: a fix that leaves something new
     # to report (a variable whose name still says "capsule") keeps `--check` failing after
@@ -110,17 +107,7 @@ def _unresolved_jax_imports(tree) -> list[str]:
     return missing
 
 
-@pytest.mark.parametrize(
-    "case",
-    [
-        pytest.param(c, marks=pytest.mark.xfail(strict=True, reason="the unsafe fix leaves an unknown value"))
-        if c.id in LEAVES_A_REPORT
-        else c
-        for c in CASES
-        if c.kind in ("rewrite", "unsafe")
-    ],
-    ids=lambda c: c.id,
-)
+@pytest.mark.parametrize("case", REWRITES_MARKED, ids=lambda c: c.id)
 def test_a_fix_leaves_a_file_that_compiles_imports_and_checks_clean_at_its_site(case: Case):
     # The fixed file compiles, its module-level jax imports resolve on the installed JAX (CI
     # runs the oldest and the newest), and checking it again finds nothing of the rule's own on

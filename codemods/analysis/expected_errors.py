@@ -198,7 +198,7 @@ class ExpectedErrors:
 
     def _used_where_expected(self, function: ast.AST, raised: tuple[str, ...], trace_only: bool) -> bool:
         scope = self.ctx.enclosing_function(function)
-        if scope is None or isinstance(function, ast.Lambda) and scope is function:
+        if scope is None:  # a module-level function may be used from anywhere
             return False
         name = self._bound_name(function)
         if name is None:

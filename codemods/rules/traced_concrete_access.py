@@ -1825,7 +1825,7 @@ def _accesses(
         root = _param_root(receiver)
         if any(start <= node.lineno <= end for start, end in eager):
             # JAX computes eagerly here: only what comes from a traced argument is a tracer.
-            if _mentions(receiver, _eager_taint(ctx, function, traced.traced, eager)):
+            if _mentions(receiver, _taint(ctx, function, traced.traced, eager)):
                 found.append(Access(node, receiver, label, aliases.get(root, root) if root in params else None))
             continue
         if root in params or root in aliases:
@@ -2262,7 +2262,9 @@ def _tainted_names(ctx: FileContext, function, traced: frozenset[str]) -> set[st
     return set(cache[traced])
 
 
-def _taint(ctx: FileContext, function, traced: frozenset[str]) -> set[str]:
+def _taint(ctx: FileContext, function, traced: frozenset[str], eager: list[tuple[int, int]] = ()) -> set[str]:
+    """The traced names; in ``eager`` lines (compile-time evaluation) a value is a tracer only
+    when it is computed from one: `jnp.arange(3)` is a concrete array there."""
     tainted = set(traced)
     bindings = []
     for node in _scope_nodes(function):
@@ -2279,30 +2281,7 @@ def _taint(ctx: FileContext, function, traced: frozenset[str]) -> set[str]:
     while changed:
         changed = False
         for targets, value in bindings:
-            if _is_traced(ctx, value, tainted):
-                for target in targets:
-                    for name in ast.walk(target):
-                        if isinstance(name, ast.Name) and name.id not in tainted:
-                            tainted.add(name.id)
-                            changed = True
-    return tainted
-
-
-def _eager_taint(ctx: FileContext, function, traced: frozenset[str], eager: list[tuple[int, int]]) -> set[str]:
-    """``_taint``, except that in ``eager`` lines (compile-time evaluation) a value is a tracer
-    only when it is computed from one: `jnp.arange(3)` is a concrete array there."""
-    tainted = set(traced)
-    bindings = []
-    for node in _scope_nodes(function):
-        if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)) and node.value is not None:
-            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-            bindings.append((targets, node.value, any(a <= node.lineno <= b for a, b in eager)))
-        elif isinstance(node, (ast.For, ast.comprehension)):
-            bindings.append(([node.target], node.iter, False))
-    changed = True
-    while changed:
-        changed = False
-        for targets, value, in_eager in bindings:
+            in_eager = any(start <= value.lineno <= end for start, end in eager)
             if _mentions(value, tainted) if in_eager else _is_traced(ctx, value, tainted):
                 for target in targets:
                     for name in ast.walk(target):
