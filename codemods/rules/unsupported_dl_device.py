@@ -94,7 +94,8 @@ class UnsupportedDlDevice(Rule):
     error that `dl_device` did not cause (a sharded array) is raised again by
     the retry, so it still surfaces. A whole statement is wrapped in
     place; an export inside a larger expression goes through one helper per module.
-    Supported device types, `dl_device=None`, `dl_device=x.__dlpack_device__()` and
+    Supported device types, `dl_device=None`, `dl_device=x.__dlpack_device__()` (any
+    array's own device: the consumer asking for its own, as the protocol intends) and
     exports already inside a `try` whose handler catches what the target JAX raises are
     left alone, as are files that do not import JAX and receivers known to be arrays of
     another library. A handler that catches only BufferError while the target JAX
