@@ -491,6 +491,22 @@ def test_compile_time_eval_values_are_concrete():
     assert [f.line for f in findings(source)] == [11, 12]
 
 
+def test_sharding_only_under_sharding_in_types_is_no_finding():
+    source = """
+    import jax
+    from jax._src import config
+
+    @jax.jit
+    def f(x):
+        if config.sharding_in_types.value:
+            a = x.sharding
+        else:
+            b = x.sharding
+        return x
+    """
+    assert [f.line for f in findings(source)] == [10]
+
+
 def test_nonzero_with_a_size_traces():
     """The table's `unless`: `x.nonzero(size=n)` has a static shape and traces."""
     import jax

@@ -1822,6 +1822,8 @@ def _accesses(
     for node, (receiver, label) in candidates:
         if differentiated and _member_of(label, members).differentiable:
             continue  # a JVP tracer's primal is concrete: the member works
+        if label == ".sharding" and _under_sharding_in_types(ctx, function, node):
+            continue
         root = _param_root(receiver)
         if any(start <= node.lineno <= end for start, end in eager):
             # JAX computes eagerly here: only what comes from a traced argument is a tracer.
@@ -1847,6 +1849,32 @@ def _member_of(label: str, members: dict[str, Member]) -> Member:
     if not label.startswith("."):
         return _NO_MEMBER
     return members.get(label[1:].removesuffix("()"), _NO_MEMBER)
+
+
+# JAX's `sharding_in_types` flag (0.4.36 to 0.5): with it on, an abstract value carries its
+# sharding, and a tracer's `.sharding` (whose property raises AttributeError) falls back to
+# `Tracer.__getattr__`, which answers from the aval (jax/_src/core.py of 0.4.38).
+_SHARDING_IN_TYPES = "sharding_in_types"
+_CONFIG_MODULES = frozenset({"jax.config", "jax._src.config", "jax._src.config.config"})
+
+
+def _under_sharding_in_types(ctx: FileContext, function, node: ast.AST) -> bool:
+    """Whether ``node`` runs only in an `if config.sharding_in_types.value:` branch."""
+    if _SHARDING_IN_TYPES not in ctx.text:
+        return False
+    for statement in _scope_nodes(function):
+        if not isinstance(statement, ast.If) or not statement.body:
+            continue
+        if not statement.body[0].lineno <= node.lineno <= statement.body[-1].end_lineno:
+            continue
+        for part in ast.walk(statement.test):
+            if (
+                isinstance(part, ast.Attribute)
+                and part.attr == _SHARDING_IN_TYPES
+                and ctx.qualname(part.value) in _CONFIG_MODULES
+            ):
+                return True
+    return False
 
 
 def _compile_time_eval_lines(ctx: FileContext, function) -> list[tuple[int, int]]:
