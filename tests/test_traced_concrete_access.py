@@ -452,6 +452,29 @@ def test_differentiation_table_matches_installed_jax(transform):
         assert jitted["error"] is not None, f"{name} works under jax.jit({transform})"
 
 
+@pytest.mark.parametrize("transform", ["jax.vmap", "jax.jit", "jax.checkpoint"])
+def test_every_member_fails_under_the_other_transforms(transform):
+    """Where the rule reports every member (no ``differentiable`` exception): each raises."""
+    import importlib.metadata
+
+    import jax
+    import jax.numpy as jnp
+    from jax_codemod.rules import traced_concrete_access as rule
+
+    assert transform not in rule.DIFFERENTIATION
+    version = tuple(int(p) for p in importlib.metadata.version("jax").split(".")[:3])
+    apply = {"jax.vmap": jax.vmap, "jax.jit": jax.jit, "jax.checkpoint": jax.checkpoint}[transform]
+    for name, member in rule.members_for(version).items():
+        outcome = {}
+
+        def f(x, name=name, outcome=outcome):
+            outcome["error"] = _exercise(x, name, jax)
+            return x * 2.0
+
+        apply(f)(jnp.ones((1, 1), jnp.float32))
+        assert _family(outcome["error"], jax) == member.error, (name, outcome["error"])
+
+
 def test_differentiation_alone_is_no_finding():
     source = """
     import jax
