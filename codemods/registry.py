@@ -37,6 +37,7 @@ MANIFEST: tuple[RuleInfo, ...] = (
     RuleInfo('JAX004', 'dlpack-without-host-fallback', False, 'jax_codemod.rules.dlpack_without_host_fallback', 'DlpackWithoutHostFallback', (b'from_dlpack',), (b'jax',)),
     RuleInfo('JAX005', 'removed-dlpack-api', True, 'jax_codemod.rules.removed_dlpack_api', 'RemovedDlpackApi', (b'to_dlpack', b'toDlpack', b'from_dlpack'), (b'jax',)),
     RuleInfo('JAX006', 'unguarded-dlpack-export', False, 'jax_codemod.rules.unguarded_dlpack_export', 'UnguardedDlpackExport', (b'dlpack', b'unsafe_buffer_pointer', b'__cuda_array_interface__'), (b'jax',)),
+    RuleInfo('JAX007', 'string-compared-jax-version', True, 'jax_codemod.rules.string_compared_jax_version', 'StringComparedJaxVersion', (b'__version__',), (b'jax',)),
 )
 # manifest:end
 

@@ -47,6 +47,9 @@ class Finding:
     applied: bool = False
     data: tuple = field(default=(), compare=False)
     resolved_by: str | None = None
+    # The errors the flagged code raises (class names): a test that expects one of them
+    # (``analysis.expected_errors``) is no finding.
+    raises: tuple[str, ...] = field(default=(), compare=False)
 
     def to_json(self) -> dict:
         """The finding in ``--format json``; ``resolved_by`` is present only when set."""
@@ -89,6 +92,10 @@ class Rule:
     # tree (JAX001). It runs after the rules that read the whole tree, and so uses the tree
     # when one of them has parsed it: reading parts first would only add to that parse.
     READS_PARTS: ClassVar[bool] = False
+    # What the flagged code raises (class names), unless a finding says otherwise; and whether
+    # it raises only while traced (an eager call of the same function works).
+    RAISES: ClassVar[tuple[str, ...]] = ()
+    TRACE_ONLY: ClassVar[bool] = False
 
     def __init__(self, options: dict | None = None) -> None:
         self.options = dict(options or {})
@@ -130,6 +137,7 @@ class Rule:
         fix: FixSafety,
         node_type: str = "Call",
         data: tuple = (),
+        raises: tuple[str, ...] | None = None,
     ) -> Finding:
         span = ctx.span(node)
         return Finding(
@@ -143,6 +151,7 @@ class Rule:
             span=span,
             node_type=node_type,
             data=data,
+            raises=self.RAISES if raises is None else raises,
         )
 
 

@@ -148,3 +148,21 @@ def test_children_are_the_child_nodes_but_contexts_and_operators_in_order():
             assert children(node) == expected, ast.dump(node)[:200]
             checked += 1
     assert checked > 20000
+
+
+def test_every_arm_of_an_if_defines_it():
+    source = "def f(c):\n    if c:\n        x = 1\n    elif d:\n        raise E\n    else:\n        x = 2\n    print(x)\n"
+    assert _reaching_lines(source) == ([3, 7], True)
+    one_arm = "def f(c):\n    if c:\n        x = 1\n    elif d:\n        pass\n    else:\n        x = 2\n    print(x)\n"
+    assert _reaching_lines(one_arm) == ([3, 7], False)
+
+
+def test_bound_locally_and_may_reach():
+    ctx, scopes, use = _setup(
+        "from jax.dlpack import x\n\ndef f():\n    from torch.utils.dlpack import x\n    return x\n\ndef g():\n    return x\n"
+    )
+    reads = sorted((n for n in ast.walk(ctx.tree) if isinstance(n, ast.Name) and n.id == "x"), key=lambda n: n.lineno)
+    in_f, in_g = reads
+    assert [d.node.lineno for d in scopes.may_reach(in_f)] == [4]
+    assert [d.node.lineno for d in scopes.may_reach(in_g)] == [1]
+    assert scopes.bound_locally("x", in_f) and not scopes.bound_locally("x", in_g)

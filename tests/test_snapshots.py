@@ -43,19 +43,16 @@ def test_rewrite_is_idempotent(case: Case):
 # An unsafe fix may trade a known capsule for a value the file cannot place: `v.__dlpack__()`
 # of an unknown `v` becomes `v`, which the re-check can only call "cannot tell" (JAX005).
 LEAVES_A_REPORT = {"removed_dlpack_api-unsafe_dunder_unknown_library"}
+REWRITES_MARKED = [
+    pytest.param(c, marks=pytest.mark.xfail(strict=True, reason="the unsafe fix leaves an unknown value"))
+    if c.id in LEAVES_A_REPORT
+    else c
+    for c in CASES
+    if c.kind in ("rewrite", "unsafe")
+]
 
 
-@pytest.mark.parametrize(
-    "case",
-    [
-        pytest.param(c, marks=pytest.mark.xfail(strict=True, reason="the unsafe fix leaves an unknown value"))
-        if c.id in LEAVES_A_REPORT
-        else c
-        for c in CASES
-        if c.kind in ("rewrite", "unsafe")
-    ],
-    ids=lambda c: c.id,
-)
+@pytest.mark.parametrize("case", REWRITES_MARKED, ids=lambda c: c.id)
 def test_a_fix_leaves_no_finding_of_its_own(case: Case):
     # The fixed file reports only what the original reported: a fix that leaves something new
     # to report (a variable whose name still says "capsule") keeps `--check` failing after
@@ -67,6 +64,65 @@ def test_a_fix_leaves_no_finding_of_its_own(case: Case):
     _, after = check_source(fix(case).fixed, case.path.name, rules)
     new = Counter(f.message for f in after) - Counter(f.message for f in before)
     assert not new, f"the fixed file reports what the original did not: {sorted(new)}"
+
+
+def _changed_lines(before: bytes, after: bytes) -> set[int]:
+    """The 1-based lines of ``after`` that an edit wrote (inserted or replaced)."""
+    import difflib
+
+    old, new = before.splitlines(), after.splitlines()
+    lines: set[int] = set()
+    for tag, _i1, _i2, j1, j2 in difflib.SequenceMatcher(None, old, new, autojunk=False).get_opcodes():
+        if tag != "equal":
+            lines.update(range(j1 + 1, j2 + 1))
+    return lines
+
+
+def _unresolved_jax_imports(tree) -> list[str]:
+    """The module-level, unguarded imports of jax modules and names that the installed JAX lacks."""
+    import ast
+    import importlib
+
+    missing = []
+    for statement in tree.body:
+        if isinstance(statement, ast.Import):
+            names = [(alias.name, None) for alias in statement.names]
+        elif isinstance(statement, ast.ImportFrom) and not statement.level and statement.module:
+            names = [(statement.module, alias.name) for alias in statement.names]
+        else:
+            continue
+        for module, name in names:
+            if module.split(".")[0] not in ("jax", "jaxlib"):
+                continue
+            try:
+                imported = importlib.import_module(module)
+            except ImportError:
+                missing.append(module)
+                continue
+            if name is not None and name != "*" and not hasattr(imported, name):
+                try:
+                    importlib.import_module(f"{module}.{name}")
+                except ImportError:
+                    missing.append(f"{module}.{name}")
+    return missing
+
+
+@pytest.mark.parametrize("case", REWRITES_MARKED, ids=lambda c: c.id)
+def test_a_fix_leaves_a_file_that_compiles_imports_and_checks_clean_at_its_site(case: Case):
+    # The fixed file compiles, its module-level jax imports resolve on the installed JAX (CI
+    # runs the oldest and the newest), and checking it again finds nothing of the rule's own on
+    # the lines the fix wrote: a fix whose own output is a finding keeps `--check` failing forever.
+    import ast
+
+    from jax_codemod.engine.pipeline import check_source
+
+    fixed = fix(case).fixed
+    compile(fixed, case.path.name, "exec")
+    assert _unresolved_jax_imports(ast.parse(fixed)) == []
+    _, after = check_source(fixed, case.path.name, (case.rule(case.options),))
+    written = _changed_lines(case.source, fixed)
+    at_site = [f"{f.line}: {f.message}" for f in after if f.code == case.rule.CODE and f.line in written]
+    assert not at_site, at_site
 
 
 @pytest.mark.parametrize("case", [c for c in CASES if c.kind == "unsafe"], ids=lambda c: c.id)

@@ -408,6 +408,128 @@ def test_member_table_matches_installed_jax():
             assert fewest <= given and (most is None or given <= most), name
 
 
+_DIFFERENTIATION_RUNS = {
+    "jax.grad": lambda jax, f, x: jax.grad(f)(x),
+    "jax.value_and_grad": lambda jax, f, x: jax.value_and_grad(f)(x),
+    "jax.jacfwd": lambda jax, f, x: jax.jacfwd(f)(x),
+    "jax.jacrev": lambda jax, f, x: jax.jacrev(f)(x),
+    "jax.hessian": lambda jax, f, x: jax.hessian(f)(x),
+    "jax.jvp": lambda jax, f, x: jax.jvp(f, (x,), (x,)),
+    "jax.vjp": lambda jax, f, x: jax.vjp(f, x),
+    "jax.linearize": lambda jax, f, x: jax.linearize(f, x),
+}
+
+
+@pytest.mark.parametrize("transform", sorted(_DIFFERENTIATION_RUNS))
+def test_differentiation_table_matches_installed_jax(transform):
+    """Each concrete-only member of the table, used inside a function only ``transform``
+    traces: it works exactly when the table marks it ``differentiable`` (a JVP tracer's primal
+    is concrete), and otherwise raises the table's error; under jit of that transform it
+    always raises. Every jax transform of DIFFERENTIATION is run here."""
+    import importlib.metadata
+
+    import jax
+    import jax.numpy as jnp
+    from jax_codemod.rules import traced_concrete_access as rule
+
+    assert {name for name in rule.DIFFERENTIATION if name.startswith("jax.")} == set(_DIFFERENTIATION_RUNS)
+    version = tuple(int(p) for p in importlib.metadata.version("jax").split(".")[:3])
+    run = _DIFFERENTIATION_RUNS[transform]
+    for name, member in rule.members_for(version).items():
+        outcome = {}
+
+        def f(x, name=name, outcome=outcome):
+            outcome["error"] = _exercise(x, name, jax)
+            return (x * 2.0).sum()
+
+        run(jax, f, jnp.ones((1, 1), jnp.float32))
+        works = outcome["error"] is None
+        assert works is member.differentiable, (name, outcome["error"])
+        if not works:
+            assert _family(outcome["error"], jax) == member.error, name
+        jitted = {}
+        jax.jit(lambda x: run(jax, lambda y: f(y, outcome=jitted), x))(jnp.ones((1, 1), jnp.float32))
+        assert jitted["error"] is not None, f"{name} works under jax.jit({transform})"
+
+
+@pytest.mark.parametrize("transform", ["jax.vmap", "jax.jit", "jax.checkpoint"])
+def test_every_member_fails_under_the_other_transforms(transform):
+    """Where the rule reports every member (no ``differentiable`` exception): each raises."""
+    import importlib.metadata
+
+    import jax
+    import jax.numpy as jnp
+    from jax_codemod.rules import traced_concrete_access as rule
+
+    assert transform not in rule.DIFFERENTIATION
+    version = tuple(int(p) for p in importlib.metadata.version("jax").split(".")[:3])
+    apply = {"jax.vmap": jax.vmap, "jax.jit": jax.jit, "jax.checkpoint": jax.checkpoint}[transform]
+    for name, member in rule.members_for(version).items():
+        outcome = {}
+
+        def f(x, name=name, outcome=outcome):
+            outcome["error"] = _exercise(x, name, jax)
+            return x * 2.0
+
+        apply(f)(jnp.ones((1, 1), jnp.float32))
+        assert _family(outcome["error"], jax) == member.error, (name, outcome["error"])
+
+
+def test_differentiation_alone_is_no_finding():
+    source = """
+    import jax
+
+    def f(x):
+        if x.astype(bool).item():
+            return x ** 2
+        return x.nonzero()[0].sum() + x.tolist()[0]
+
+    g = jax.grad(f)
+    h = jax.jit(jax.grad(f))
+    """
+    # tolist() fails under grad too; item() and nonzero() only under the outer jit
+    assert [(f.line, f.message.split("`")[1]) for f in findings(source)] == [
+        (5, "x.astype(bool).item()"), (7, "x.nonzero()"), (7, "x.tolist()")
+    ]
+    only_grad = source.replace("    h = jax.jit(jax.grad(f))\n", "")
+    assert [f.message.split("`")[1] for f in findings(only_grad)] == ["x.tolist()"]
+
+
+def test_compile_time_eval_values_are_concrete():
+    source = """
+    import jax
+    import jax.numpy as jnp
+
+    @jax.jit
+    def f(x):
+        y = jnp.arange(3)
+        with jax.ensure_compile_time_eval():
+            n = jnp.arange(3).sum().item()
+            w = (x * 2).sum()
+            m = w.item()
+            k = y.tolist()
+        return x * n + m
+    """
+    # w comes from the traced x; y was computed before the block, in the trace
+    assert [f.line for f in findings(source)] == [11, 12]
+
+
+def test_sharding_only_under_sharding_in_types_is_no_finding():
+    source = """
+    import jax
+    from jax._src import config
+
+    @jax.jit
+    def f(x):
+        if config.sharding_in_types.value:
+            a = x.sharding
+        else:
+            b = x.sharding
+        return x
+    """
+    assert [f.line for f in findings(source)] == [10]
+
+
 def test_nonzero_with_a_size_traces():
     """The table's `unless`: `x.nonzero(size=n)` has a static shape and traces."""
     import jax

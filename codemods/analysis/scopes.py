@@ -315,6 +315,18 @@ class Scopes:
     def binds(self, name: str, scope: ast.AST) -> bool:
         return name in self.definitions(scope) or self.parameter(name, scope) is not None
 
+    def bound_locally(self, ident: str, node: ast.AST) -> bool:
+        """Whether ``ident`` at ``node`` may read a function's (or class's) own binding instead
+        of the module's: code inserted there must not spell the module's name with it."""
+        scope = self.scope_of(node)
+        while scope is not None and scope is not self.ctx.tree:
+            if self.declared_global(ident, scope):
+                return False
+            if self.binds(ident, scope):
+                return True
+            scope = self.enclosing(scope)
+        return False
+
     def binding_scope(self, name: ast.Name) -> ast.AST:
         """The scope whose ``name.id`` the use refers to (the module when none binds it)."""
         scope = self.scope_of(name)
@@ -347,7 +359,39 @@ class Scopes:
             reaching.append(definition)
             if self._always_before(definition.node, use, scope):
                 return reaching + later, True
+        if reaching and self._every_arm_defines(reaching, use, scope):
+            return reaching + later, True
         return reaching + later, False
+
+    def _every_arm_defines(self, reaching: list[Definition], use: ast.AST, scope: ast.AST) -> bool:
+        """``if c: x = a`` / ``else: x = b`` before the use: one of the definitions runs on every
+        path that reaches it (an arm may also leave instead: ``raise``, ``return``)."""
+        nodes = {id(d.node) for d in reaching if isinstance(d.node, ast.stmt)}
+        if not nodes:
+            return False
+        for definition in reaching:
+            for ancestor in self._ancestors_within(definition.node, scope):
+                if (
+                    isinstance(ancestor, ast.If)
+                    and not _contains_plain(ancestor, use)
+                    and self._always_before(ancestor, use, scope)
+                    and _block_defines(ancestor.body, nodes)
+                    and _block_defines(ancestor.orelse, nodes)
+                ):
+                    return True
+        return False
+
+    def may_reach(self, name: ast.Name) -> list[Definition]:
+        """Every definition that may be what ``name`` reads: its own scope's that reach it, and
+        when those may not run, the enclosing scopes' (as ``values`` reads a name)."""
+        scope = self.scope_of(name)
+        if self.declared_global(name.id, scope):
+            return list(self.definitions(self.ctx.tree).get(name.id, []))
+        reaching, complete = self.reaching(name)
+        if complete:
+            return reaching
+        _, outer, _ = self.entry(name.id, scope)
+        return reaching + outer
 
     def entry(self, ident: str, scope: ast.AST) -> tuple[ast.arg | None, list[Definition], bool]:
         """What ``ident`` holds when ``scope`` starts: (parameter, outer definitions, complete)."""
@@ -397,6 +441,20 @@ class Scopes:
             ):
                 return False
         return True
+
+
+def _block_defines(block: list[ast.stmt], definitions: set[int]) -> bool:
+    """Whether running ``block`` to its end always runs one of ``definitions`` (statement ids)."""
+    for statement in block:
+        if id(statement) in definitions:
+            return True
+        if isinstance(statement, (ast.Raise, ast.Return, ast.Continue, ast.Break)):
+            return True  # this path never reaches the use
+        if isinstance(statement, ast.If) and _block_defines(statement.body, definitions) and _block_defines(
+            statement.orelse, definitions
+        ):
+            return True
+    return False
 
 
 def _contains_plain(outer: ast.AST, inner: ast.AST) -> bool:

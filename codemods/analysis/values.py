@@ -215,6 +215,8 @@ SHARDING_TYPES = {
     "jax.sharding.GSPMDSharding": MULTI,
     "jax.sharding.SingleDeviceSharding": SINGLE,
     "jax.sharding.Sharding": PLACEMENT_UNKNOWN,
+    # jax._src.sharding_impls' factory of a SingleDeviceSharding (JAX's own tests use it)
+    "jax.sharding.make_single_device_sharding": SINGLE,
 }
 DEVICE_TYPES = frozenset({"jax.Device", "jaxlib.xla_client.Device", "jax.lib.xla_client.Device"})
 
@@ -1857,13 +1859,24 @@ class Analysis:
 
     def _computed(self, qualified: str, call: ast.Call) -> Value:
         label = f"`{qualified}`"
-        out = _argument(call, None, "out_sharding") or _argument(call, None, "device")
+        out = _argument(call, None, "out_sharding") or _argument(call, None, "device") or _argument(
+            call, None, "sharding"
+        )
         if out is not None and not _is_none(out):
             placed = self.value_of(out)
             placement = self._sharding_placement(placed)
             if placement != PLACEMENT_UNKNOWN:
                 return Value(ARRAY, f"{label} with `{_keyword_name(call, out)}=`", placement=placement)
-        arguments = [self.value_of(a) for a in [*call.args, *(k.value for k in call.keywords)]]
+        # A dtype argument (`lax.convert_element_type(x, dtype)`) carries no placement, whatever
+        # the file knows of it.
+        dtype_at = _DTYPE_POSITIONS.get(qualified)
+        arguments = [
+            self.value_of(a)
+            for a in [
+                *(a for i, a in enumerate(call.args) if i != dtype_at),
+                *(k.value for k in call.keywords if k.arg not in _DTYPE_KEYWORDS),
+            ]
+        ]
         if any(v.kind == TRACER for v in arguments):
             return Value(TRACER, "a traced computation")
         arrays = [v for v in arguments if v.kind == ARRAY]
@@ -1898,6 +1911,15 @@ class Analysis:
                 ARRAY, "`jax.device_put` with a sharding over several processes", placement=NOT_ADDRESSABLE
             )
         return Value(ARRAY, "`jax.device_put`")
+
+
+_DTYPE_POSITIONS = {
+    "jax.lax.convert_element_type": 1,
+    "jax.lax._convert_element_type": 1,
+    "jax.lax.bitcast_convert_type": 1,
+    "jax.numpy.astype": 1,
+}
+_DTYPE_KEYWORDS = frozenset({"dtype", "new_dtype"})
 
 
 def _placement_free(value: Value) -> bool:

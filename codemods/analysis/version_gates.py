@@ -20,8 +20,11 @@ of its branches as gated.
 from __future__ import annotations
 
 import ast
+import operator
+from dataclasses import dataclass
 from functools import cached_property
 
+from jax_codemod.analysis import jax_versions
 from jax_codemod.analysis.context import FileContext
 from jax_codemod.analysis.guards import handler_catches
 from jax_codemod.analysis.values import CAPSULE_PRODUCERS
@@ -37,12 +40,162 @@ _REMOVAL_ERRORS = frozenset({"AttributeError", "ImportError", "ModuleNotFoundErr
 _GUARDING_ERRORS = frozenset({"ImportError", "ModuleNotFoundError", "AttributeError", "TypeError"}) | _BROAD
 
 
+# Version strings, by qualified name -> the distribution they are the version of.
+VERSION_STRINGS = {
+    "jax.__version__": "jax",
+    "jax.version.__version__": "jax",
+    "jaxlib.__version__": "jaxlib",
+    "jaxlib.version.__version__": "jaxlib",
+    "jax.lib.__version__": "jaxlib",
+}
+_ORDERING = (ast.Lt, ast.LtE, ast.Gt, ast.GtE)
+_OPERATORS = {
+    ast.Lt: operator.lt, ast.LtE: operator.le, ast.Gt: operator.gt, ast.GtE: operator.ge,
+    ast.Eq: operator.eq, ast.NotEq: operator.ne,
+}
+WHOLE, SLICE, SPLIT_INDEX, SPLIT_SLICE, SPLIT = "whole", "slice", "split-index", "split-slice", "split"
+
+
+@dataclass(frozen=True)
+class StringVersionCompare:
+    """One comparison of a JAX version string made as strings, not as versions.
+
+    ``version`` is the version string's own expression (``jax.__version__``), ``form`` how the
+    compared side is taken from it (the whole string, ``[:k]``, ``.split(".")[i]``,
+    ``.split(".")[:k]``, ``.split(".")``) with ``index`` its ``k`` or ``i``; ``other`` the
+    literal on the other side, ``version_left`` whether the version side is the left one.
+    """
+
+    compare: ast.Compare
+    position: int  # which of the compare's operators
+    version: ast.AST
+    library: str
+    form: str
+    index: int | None
+    op: ast.cmpop
+    other: ast.AST
+    version_left: bool
+
+    def on(self, version: str) -> bool:
+        """What the comparison gives, as Python computes it, where the version string is ``version``."""
+        side: object = version
+        if self.form == SLICE:
+            side = version[: self.index]
+        elif self.form in (SPLIT_INDEX, SPLIT_SLICE, SPLIT):
+            parts = version.split(".")
+            side = parts if self.form == SPLIT else parts[: self.index] if self.form == SPLIT_SLICE else (
+                parts[self.index] if -len(parts) <= self.index < len(parts) else None
+            )
+        other = ast.literal_eval(self.other)
+        if side is None:
+            raise IndexError("the version string has no such part")
+        if isinstance(other, tuple) and isinstance(side, list):
+            other = list(other)  # a list never compares with a tuple; `[...] >= (...)` raises
+        left, right = (side, other) if self.version_left else (other, side)
+        return _OPERATORS[type(self.op)](left, right)
+
+
+def string_compared_versions(qualname, compare: ast.Compare) -> list[StringVersionCompare]:
+    """The parts of ``compare`` that compare a JAX version string as a string: ordered against a
+    string (``jax.__version__ >= "0.7"``: "0.10.2" >= "0.7" is False), sliced
+    (``jax.__version__[:3] == "0.4"``: "0.10.2"[:3] is "0.1"), or split and compared as strings
+    (``jax.__version__.split(".")[1] >= "7"``: "10" >= "7" is False)."""
+    found = []
+    operands = [compare.left, *compare.comparators]
+    for position, op in enumerate(compare.ops):
+        left, right = operands[position], operands[position + 1]
+        for version_side, other, version_left in ((left, right, True), (right, left, False)):
+            taken = _version_side(qualname, version_side)
+            if taken is None:
+                continue
+            version, library, form, index = taken
+            if not _literal_for(form, other) or not _wrong_as_strings(form, op):
+                continue
+            found.append(StringVersionCompare(compare, position, version, library, form, index, op, other, version_left))
+            break
+    return found
+
+
+def _version_side(qualname, node: ast.AST):
+    """(version node, library, form, index) when ``node`` is taken from a version string."""
+    library = _version_string(qualname, node)
+    if library is not None:
+        return node, library, WHOLE, None
+    if isinstance(node, ast.Subscript):
+        end = _slice_end(node.slice)
+        library = _version_string(qualname, node.value)
+        if library is not None and end is not None:
+            return node.value, library, SLICE, end
+        split = _split_of(qualname, node.value)
+        if split is not None:
+            if end is not None:
+                return split[0], split[1], SPLIT_SLICE, end
+            if isinstance(node.slice, ast.Constant) and type(node.slice.value) is int:
+                return split[0], split[1], SPLIT_INDEX, node.slice.value
+        return None
+    split = _split_of(qualname, node)
+    if split is not None:
+        return split[0], split[1], SPLIT, None
+    return None
+
+
+def _version_string(qualname, node: ast.AST) -> str | None:
+    if not isinstance(node, (ast.Name, ast.Attribute)):
+        return None
+    return VERSION_STRINGS.get(qualname(node))
+
+
+def _split_of(qualname, node: ast.AST):
+    if (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "split"
+        and len(node.args) == 1
+        and not node.keywords
+        and isinstance(node.args[0], ast.Constant)
+        and node.args[0].value == "."
+    ):
+        library = _version_string(qualname, node.func.value)
+        if library is not None:
+            return node.func.value, library
+    return None
+
+
+def _slice_end(node: ast.AST) -> int | None:
+    if isinstance(node, ast.Slice) and node.lower is None and node.step is None:
+        upper = node.upper
+        if isinstance(upper, ast.Constant) and type(upper.value) is int and upper.value > 0:
+            return upper.value
+    return None
+
+
+def _literal_for(form: str, other: ast.AST) -> bool:
+    if form in (WHOLE, SLICE, SPLIT_INDEX):
+        return isinstance(other, ast.Constant) and isinstance(other.value, str)
+    return isinstance(other, (ast.List, ast.Tuple)) and all(
+        isinstance(e, ast.Constant) and isinstance(e.value, str) for e in other.elts
+    )
+
+
+def _wrong_as_strings(form: str, op: ast.cmpop) -> bool:
+    """Whether ``op`` gives a wrong answer on some release: any ordering, and a prefix slice's
+    equality too ("0.10.2"[:3] == "0.1"); a whole string's or a part's equality is exact."""
+    if isinstance(op, _ORDERING):
+        return True
+    return form == SLICE and isinstance(op, (ast.Eq, ast.NotEq))
+
+
 class Gates:
-    def __init__(self, ctx: FileContext, qualname, old_names: frozenset[str]) -> None:
-        """``old_names``: the qualified names of the old API (``jax.dlpack.to_dlpack``)."""
+    def __init__(
+        self, ctx: FileContext, qualname, old_names: frozenset[str], target: jax_versions.Version | None = None
+    ) -> None:
+        """``old_names``: the qualified names of the old API (``jax.dlpack.to_dlpack``);
+        ``target``: the JAX the code will run on, against which a comparison of version strings
+        is computed as Python does (``jax.__version__ < "0.7"`` is True on "0.10.2")."""
         self.ctx = ctx
         self.qualname = qualname
         self.old_names = old_names
+        self.target = target
 
     # Which way a test points ---------------------------------------------------------
 
@@ -69,6 +222,13 @@ class Gates:
                 if self._is_optional_old_api(left, depth):
                     return isinstance(op, ast.IsNot)
                 return None
+            as_strings = string_compared_versions(self.qualname, test) if self.target is not None else []
+            if as_strings:
+                try:
+                    # It holds on the target, where the old API is gone: its body runs there.
+                    return not as_strings[0].on(jax_versions.render(self.target))
+                except (IndexError, TypeError, ValueError):
+                    return BOTH
             left_version, right_version = self.is_version(left, depth), self.is_version(right, depth)
             if left_version or right_version:
                 if isinstance(op, (ast.Lt, ast.LtE)):

@@ -61,8 +61,75 @@ class Fixer:
         if context.scratch.get(RemoveImportsVisitor.CONTEXT_KEY):
             module = RemoveImportsVisitor(context).transform_module(module)
         if context.scratch.get(AddImportsVisitor.CONTEXT_KEY):
-            module = AddImportsVisitor(context).transform_module(module)
+            added = AddImportsVisitor(context).transform_module(module)
+            module = _below_environment_setup(module, added)
         return module
+
+
+# The module set-up that must run before its imports do (`os.environ["XLA_FLAGS"] = ...` above
+# `import jax`): an import or helper inserted above it would run first and defeat it.
+_SETUP_PREFIXES = ("os.environ", "os.putenv", "sys.path", "warnings.", "jax.config.update", "jax.config.config")
+
+
+def _is_environment_setup(statement: cst.CSTNode) -> bool:
+    if not isinstance(statement, cst.SimpleStatementLine):
+        return False
+    empty = cst.Module(body=[])
+    for small in statement.body:
+        if isinstance(small, (cst.Assign, cst.AugAssign)):
+            targets = [t.target for t in small.targets] if isinstance(small, cst.Assign) else [small.target]
+            spelled = [empty.code_for_node(target) for target in targets]
+        elif isinstance(small, cst.Expr) and isinstance(small.value, cst.Call):
+            spelled = [empty.code_for_node(small.value.func)]
+        elif isinstance(small, cst.Del):
+            spelled = [empty.code_for_node(small.target)]
+        else:
+            return False
+        if not all(code.startswith(_SETUP_PREFIXES) for code in spelled):
+            return False
+    return True
+
+
+def _preamble_end(body) -> int:
+    """Where a module's preamble ends: docstring, imports (guarded ones too) and the environment
+    set-up among them (``os.environ[...] = ...``, ``sys.path``, ``warnings`` filters)."""
+    index = 0
+    while index < len(body) and (_is_preamble(body[index], index) or _is_environment_setup(body[index])):
+        index += 1
+    return index
+
+
+def _below_environment_setup(before: cst.Module, after: cst.Module) -> cst.Module:
+    """``after`` (``before`` with imports added) with the added imports moved below the
+    module's environment set-up, when libcst put them above it."""
+    old = list(before.body)
+    setups = [i for i in range(_preamble_end(old)) if _is_environment_setup(old[i])]
+    if not setups:
+        return after
+    remaining: dict[str, int] = {}
+    for statement in old:
+        code = before.code_for_node(statement)
+        remaining[code] = remaining.get(code, 0) + 1
+    body = list(after.body)
+    added, kept = [], []
+    for statement in body:
+        code = after.code_for_node(statement)
+        if remaining.get(code):
+            remaining[code] -= 1
+            kept.append(statement)
+        else:
+            added.append(statement)
+    if any(remaining.values()):
+        return after  # an import was extended in place (`from x import a, b`): leave the order be
+    first_setup = before.code_for_node(old[setups[0]])
+    setup_at = next((i for i, s in enumerate(kept) if after.code_for_node(s) == first_setup), None)
+    early = [s for s in added if setup_at is not None and body.index(s) <= body.index(kept[setup_at])]
+    if not early:
+        return after
+    kept_body = [s for s in body if not any(s is e for e in early)]
+    end = _preamble_end(kept_body)
+    moved = [s.with_changes(leading_lines=[]) for s in early]
+    return after.with_changes(body=[*kept_body[:end], *moved, *kept_body[end:]])
 
 
 def insert_after_preamble(module: cst.Module, source: str) -> cst.Module:
@@ -72,9 +139,7 @@ def insert_after_preamble(module: cst.Module, source: str) -> cst.Module:
     blank lines around the insertion follow PEP 8: two before and after a definition.
     """
     body = list(module.body)
-    index = 0
-    while index < len(body) and _is_preamble(body[index], index):
-        index += 1
+    index = _preamble_end(body)
     helper = cst.parse_statement(source)
     if index:
         helper = helper.with_changes(leading_lines=[cst.EmptyLine(), cst.EmptyLine()])

@@ -251,12 +251,34 @@ def _check_active(source: bytes, path: str, active: list[Rule]) -> tuple[FileCon
     if _made_contexts:
         _made_contexts[-1].append(ctx)
     findings = [
-        finding
+        settled
         for rule in check_order(active)
         for finding in rule.check(ctx)
         if not ctx.is_suppressed(finding.code, finding.line)
+        and (settled := _settle_expected(ctx, rule, finding)) is not None
     ]
     return ctx, findings
+
+
+_IN_EXPECTED_BLOCK = "; no automatic fix inside a block that expects an error"
+
+
+def _settle_expected(ctx: FileContext, rule: Rule, finding: Finding) -> Finding | None:
+    """``finding``, unless a test expects the error it names (None); in a block that expects
+    another error, reported without a fix: an edit there changes what the test asserts."""
+    from jax_codemod.analysis.expected_errors import EXPECTED, INSIDE, ExpectedErrors
+
+    expected = ctx.__dict__.get("_expected_errors")
+    if expected is None:
+        expected = ctx.__dict__["_expected_errors"] = ExpectedErrors(ctx)
+    verdict = expected.judge(
+        (finding.span.start_line, finding.span.start_column), finding.raises, getattr(rule, "TRACE_ONLY", False)
+    )
+    if verdict == EXPECTED:
+        return None
+    if verdict == INSIDE and finding.fix is not FixSafety.NONE:
+        return replace(finding, fix=FixSafety.NONE, message=finding.message + _IN_EXPECTED_BLOCK, data=())
+    return finding
 
 
 def check_order(active: Sequence[Rule]) -> list[Rule]:

@@ -22,6 +22,7 @@ _ORDER = (
     ("dlpack_without_host_fallback", "DlpackWithoutHostFallback"),
     ("removed_dlpack_api", "RemovedDlpackApi"),
     ("unguarded_dlpack_export", "UnguardedDlpackExport"),
+    ("string_compared_jax_version", "StringComparedJaxVersion"),
 )
 _rules: tuple[type[Rule], ...] | None = None
 

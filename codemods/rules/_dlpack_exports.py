@@ -347,12 +347,16 @@ class GatherBeforeExport(Rule):
         if export.leaves or export.elements:
             fix = f"gather every {'leaf' if export.leaves else 'element'} first: `{ctx.source_of(export.site.func)}({HELPER}, {source})`"
             data = (WRAP_LEAVES, ctx.source_of(export.site.func))
-            return self.finding(ctx, export.value, f"{message}; {fix}", self.WRAP_SAFETY, node_type, data)
+            return self.finding(
+                ctx, export.value, f"{message}; {fix}", self.WRAP_SAFETY, node_type, data, (export.error,)
+            )
         fix = f"gather it first: `{HELPER}({source})`"
-        return self.finding(ctx, export.value, f"{message}; {fix}", self.WRAP_SAFETY, node_type, (WRAP,))
+        return self.finding(
+            ctx, export.value, f"{message}; {fix}", self.WRAP_SAFETY, node_type, (WRAP,), (export.error,)
+        )
 
     def _report(self, ctx: FileContext, export: Export, message: str) -> Finding:
-        return self.finding(ctx, export.site, message, FixSafety.NONE)
+        return self.finding(ctx, export.site, message, FixSafety.NONE, raises=(export.error,))
 
     def _pointer_finding(self, ctx: FileContext, export: Export, message: str) -> Finding:
         statement = ctx.enclosing_statement(export.site)
@@ -367,9 +371,10 @@ class GatherBeforeExport(Rule):
                 FixSafety.UNSAFE,
                 "SimpleStatementLine",
                 (REBIND, value.id),
+                (export.error,),
             )
         advice = f"gather it by hand into a variable that outlives the pointer ({reason})"
-        return self.finding(ctx, export.site, f"{message}; {advice}", FixSafety.NONE)
+        return self.finding(ctx, export.site, f"{message}; {advice}", FixSafety.NONE, raises=(export.error,))
 
     def rewrite(self, original, updated, finding: Finding, fixer: Fixer):
         import libcst as cst

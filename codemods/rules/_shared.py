@@ -82,20 +82,34 @@ def with_value(statement: cst.BaseSmallStatement, value: cst.BaseExpression) -> 
 # Imports and the per-module helper -------------------------------------------------------
 
 
-def numpy_name(fixer) -> str:
-    """How module-level code spells numpy, importing it (as ``np`` when free) if it cannot."""
+NUMPY_ALIASES = ("np", "numpy", "_np", "np_", "numpy_")
+
+
+def numpy_name(fixer, shadowed: frozenset[str] = frozenset()) -> str:
+    """How code spells numpy, importing it (as ``np`` when free) if it cannot; ``shadowed``: names
+    the insertion site binds itself (a test's ``np = rng(...)``), which it must not use."""
     for node in fixer.ctx.tree.body:
         if isinstance(node, ast.Import):
             for alias in node.names:
-                if alias.name == "numpy" and alias.asname:
+                if alias.name == "numpy" and alias.asname and alias.asname not in shadowed:
                     return alias.asname
-                if alias.name.split(".")[0] == "numpy" and not alias.asname:
+                if alias.name.split(".")[0] == "numpy" and not alias.asname and "numpy" not in shadowed:
                     return "numpy"
-    if not fixer.ctx.is_bound("np"):
-        fixer.add_import("numpy", asname="np")
-        return "np"
-    fixer.add_import("numpy")
-    return "numpy"
+    for candidate in NUMPY_ALIASES:
+        if candidate in shadowed or fixer.ctx.is_bound(candidate):
+            continue
+        if candidate == "numpy":
+            fixer.add_import("numpy")
+        else:
+            fixer.add_import("numpy", asname=candidate)
+        return candidate
+    raise ValueError("every spelling of numpy is taken")
+
+
+def shadowed_names(ctx: FileContext, node: ast.AST, names) -> frozenset[str]:
+    """Those of ``names`` that the scope around ``node`` binds itself."""
+    scopes = ctx.analysis.scopes
+    return frozenset(name for name in names if scopes.bound_locally(name, node))
 
 
 ABSENT = "absent"

@@ -10,11 +10,13 @@ from jax_codemod.analysis.context import FileContext
 from jax_codemod.analysis.scopes import walk
 from jax_codemod.rule import Finding, FixSafety, Rule
 from jax_codemod.rules._shared import (
+    NUMPY_ALIASES,
     TAKEN,
     helper_state,
     insert_helper,
     is_guarded,
     numpy_name,
+    shadowed_names,
     try_except_buffer_error,
     whole_statement,
     with_value,
@@ -116,6 +118,7 @@ class DlpackWithoutHostFallback(Rule):
     """
 
     CODE = "JAX004"
+    RAISES = ("BufferError",)
     NAME = "dlpack-without-host-fallback"
     DEFAULT_ENABLED = False
     FIX_SAFETY = FixSafety.SAFE
@@ -172,7 +175,7 @@ class DlpackWithoutHostFallback(Rule):
                 advice,
                 FixSafety.SAFE,
                 node_type="SimpleStatementLine",
-                data=(STATEMENT, consumer),
+                data=(STATEMENT, consumer, _numpy_shadowed(ctx, call)),
             )
         if helper == TAKEN:
             return self.finding(
@@ -187,8 +190,8 @@ class DlpackWithoutHostFallback(Rule):
     def rewrite(self, original, updated, finding: Finding, fixer):
         import libcst as cst
 
-        shape, consumer = finding.data
-        numpy = numpy_name(fixer)
+        shape, consumer, *shadowed = finding.data
+        numpy = numpy_name(fixer, *shadowed)
         if shape == STATEMENT:
             statement = updated.body[0]
             fallback = _host_copy(statement.value, consumer, numpy, fixer)
@@ -243,6 +246,18 @@ def _consumer_calls(tree: ast.Module) -> tuple[list[ast.Call], frozenset[str]]:
         elif isinstance(node, ast.MatchMapping) and node.rest:
             aliases.add(node.rest)
     return calls, frozenset(aliases)
+
+
+def _numpy_shadowed(ctx: FileContext, call: ast.Call) -> frozenset[str]:
+    """The spellings of numpy the function around ``call`` binds to something else."""
+    spellings = {
+        (alias.asname or alias.name).split(".", 1)[0]
+        for node in ctx.tree.body
+        if isinstance(node, ast.Import)
+        for alias in node.names
+        if alias.name.split(".", 1)[0] == "numpy"
+    }
+    return shadowed_names(ctx, call, spellings | set(NUMPY_ALIASES))
 
 
 def _host_copy(call: cst.Call, consumer: str, numpy: str, fixer) -> cst.BaseExpression:

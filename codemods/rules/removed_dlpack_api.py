@@ -155,6 +155,7 @@ class RemovedDlpackApi(Rule):
     """
 
     CODE = "JAX005"
+    RAISES = ("AttributeError",)
     NAME = "removed-dlpack-api"
     DEFAULT_ENABLED = True
     FIX_SAFETY = FixSafety.SAFE
@@ -201,7 +202,7 @@ class _Check:
         self.rule = rule
         self.ctx = ctx
         self.analysis = capsules(ctx)
-        self.gates = Gates(ctx, self.analysis.qualname, OLD_API)
+        self.gates = Gates(ctx, self.analysis.qualname, OLD_API, jax_versions.target(rule.options))
         self.findings: list[Finding] = []
         self.explained: set[int] = set()  # consumer calls a producer's flow already covers
         self.fixed_calls: set[int] = set()  # producer calls (of the old API) that get a fix
@@ -227,11 +228,25 @@ class _Check:
     # Helpers ----------------------------------------------------------------------
 
     def add(self, node, message, fix, anchor=None, node_type="Call", data=()):
-        finding = self.rule.finding(self.ctx, node, message, fix, node_type=node_type, data=data)
+        finding = self.rule.finding(
+            self.ctx, node, message, fix, node_type=node_type, data=data, raises=(self._raises(node),)
+        )
         if anchor is not None:
             finding = replace(finding, span=self.ctx.span(anchor))
         self.findings.append(finding)
         return finding
+
+    def _reads_import(self, load: ast.Name, statement: ast.ImportFrom) -> bool:
+        return any(definition.node is statement for definition in self.ctx.analysis.scopes.may_reach(load))
+
+    def _raises(self, node: ast.AST) -> str:
+        """What the flagged code raises on JAX 0.7+: the import ImportError, the removed
+        function's lookup AttributeError, a JAX consumer handed a capsule TypeError."""
+        if isinstance(node, ast.ImportFrom):
+            return "ImportError"
+        if isinstance(node, ast.Call) and self.ctx.qualname(node.func) in JAX_CONSUMERS:
+            return "TypeError"
+        return "AttributeError"
 
     def mark_fixed(self, call: ast.Call, finding: Finding) -> None:
         # a suppressed finding is dropped by the engine, so its call stays as it was
@@ -544,9 +559,12 @@ class _Check:
                 if alias.name != "to_dlpack" or node.module != "jax.dlpack":
                     continue
                 local = alias.asname or alias.name
+                # Only the reads this import may be what they read: a function's own
+                # `from torch.utils.dlpack import to_dlpack` is another library's name.
+                loads = [load for load in self.analysis.name_loads(local) if self._reads_import(load, node)]
+                read = {id(load) for load in loads}
                 calls = [p.call for p in self.analysis.producers
-                         if isinstance(p.call.func, ast.Name) and p.call.func.id == local]
-                loads = self.analysis.name_loads(local)
+                         if isinstance(p.call.func, ast.Name) and id(p.call.func) in read]
                 removable = len(loads) == len(calls) and all(id(c) in self.fixed_calls for c in calls)
                 self.add(node, "`jax.dlpack.to_dlpack` no longer exists: this import raises ImportError on "
                          "JAX 0.7+", FixSafety.SAFE if removable else FixSafety.NONE, node_type="ImportFrom",

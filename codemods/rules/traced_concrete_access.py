@@ -6,7 +6,7 @@ import ast
 import bisect
 import re
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache
 from typing import TYPE_CHECKING
 
@@ -68,6 +68,9 @@ class Member:
     since: Version = OLDEST
     until: Version | None = None
     unless: str | None = None
+    # Works on the tracers of differentiation alone (grad, jvp, vjp, ...), whose primal values
+    # are concrete: `x.item()` in a function only `jax.grad` traces.
+    differentiable: bool = False
 
 
 # The one table of concrete-only members, checked against the installed JAX (every public
@@ -82,8 +85,8 @@ TRACER_MEMBERS: tuple[Member, ...] = (
     Member("addressable_data", (1, 1)),
     Member("tolist", (0, 0)),
     Member("tobytes", (0, 1)),
-    Member("item", (0, None)),
-    Member("nonzero", (0, 0), unless="size"),
+    Member("item", (0, None), differentiable=True),
+    Member("nonzero", (0, 0), unless="size", differentiable=True),
     Member("__dlpack__", (0, 0)),
     Member("__array__", (0, 2), ARRAY_CONVERSION),
     Member("__reduce__", (0, 0)),
@@ -107,6 +110,30 @@ TRACER_MEMBERS: tuple[Member, ...] = (
     # jaxlib's ArrayImpl method; seen on the 0.12.0.1 wheel, absent from 0.10.2 (0.11 not checked).
     Member("unsafe_raw_buffer", (0, 0), UNAVAILABLE, since=(0, 12, 0)),
 )
+
+
+# Transforms that only differentiate: their tracers carry concrete primal values, so a member
+# marked ``differentiable`` works under them (checked against the installed JAX, each of them,
+# by tests/test_traced_concrete_access.py::test_differentiation_table_matches_installed_jax).
+DIFFERENTIATION = frozenset(
+    {
+        "jax.grad",
+        "jax.value_and_grad",
+        "jax.jacfwd",
+        "jax.jacrev",
+        "jax.hessian",
+        "jax.jvp",
+        "jax.vjp",
+        "jax.linearize",
+        "equinox.filter_grad",
+        "equinox.filter_value_and_grad",
+        "flax.nnx.grad",
+        "flax.nnx.value_and_grad",
+    }
+)
+# A block where JAX computes eagerly inside a trace: values not computed from the traced
+# arguments are concrete there.
+COMPILE_TIME_EVAL = frozenset({"jax.ensure_compile_time_eval", "jax.core.ensure_compile_time_eval"})
 
 
 def members_for(version: Version | None) -> dict[str, Member]:
@@ -280,6 +307,11 @@ class Traced:
     spelled: Transform | None = None  # how the file applies the transform
     # A helper called from inside a trace: only its top-level statements are checked.
     caller: str | None = None
+    # Every transform that traces it (``transform`` is the one messages name).
+    transforms: set[str] = field(default_factory=set)
+
+    def __post_init__(self) -> None:
+        self.transforms.add(self.transform)
 
 
 @dataclass(frozen=True)
@@ -318,7 +350,9 @@ class TracedConcreteAccess(Rule):
     `size`), values captured from module or closure scope, static arguments, unmapped
     (`in_axes=None`) and undifferentiated arguments, and the arrays host callbacks
     (`jax.pure_callback`, `jax.debug.callback`, `io_callback`) receive are concrete and
-    are not reported.
+    are not reported; nor are `item()` and `nonzero()` in a function only differentiated
+    (`jax.grad`, `jvp`, `vjp`, ... alone: a JVP tracer's primal is concrete), nor values
+    computed from constants inside `with jax.ensure_compile_time_eval():`.
 
     ## Example
     ```python
@@ -384,6 +418,8 @@ class TracedConcreteAccess(Rule):
     # prefilter() below: a file that never names jax traces nothing.
     REQUIRES = (b"jax",)
     READS_PARTS = True  # check(): a partial reading first, unless the tree is parsed already
+    RAISES = (CONCRETIZATION,)
+    TRACE_ONLY = True  # the same function run eagerly works: a test may assert only the trace fails
 
     def prefilter(self, source: bytes) -> bool:
         # A finding needs both a concrete-only access or consumer and a transform (every
@@ -463,6 +499,7 @@ class TracedConcreteAccess(Rule):
                 fix,
                 node_type=type(access.node).__name__,
                 data=(plan,) if plan else (),
+                raises=(_access_error(ctx, access),),
             )
             for access in accesses
         ]
@@ -1538,6 +1575,7 @@ def _add_helpers(ctx: FileContext, region: _Region, index, spellings: Spellings,
                         # A jitted function called inside another trace: its wrapper would
                         # run in that trace too, so splitting it fixes nothing.
                         known = found[function]
+                        known.transforms |= traced.transforms
                         known.unsplittable = known.unsplittable or (
                             f"it is called from inside the traced `{_name_of(traced.node)}`"
                         )
@@ -1548,6 +1586,7 @@ def _add_helpers(ctx: FileContext, region: _Region, index, spellings: Spellings,
                             params,
                             unsplittable=f"it is called from inside the traced `{_name_of(traced.node)}`",
                             caller=_name_of(traced.node),
+                            transforms=set(traced.transforms),
                         )
                         found[function] = helper
                         added.append(helper)
@@ -1702,6 +1741,7 @@ def _add(found: dict, function, transform: Transform, unsplittable, bound: bool 
     if previous is not None:
         previous.unsplittable = previous.unsplittable or "the function is traced more than once"
         previous.traced = previous.traced | traced_names
+        previous.transforms.add(transform.name)
         if previous.transform in JIT_LIKE:
             previous.transform = transform.name
         return
@@ -1776,9 +1816,20 @@ def _accesses(
     every = {a.arg for a in all_params(function)} - stored
     aliases = _comprehension_aliases(ctx, function, params)
     tainted = _tainted_names(ctx, function, traced.traced)
+    differentiated = traced.transforms <= DIFFERENTIATION
+    eager = _compile_time_eval_lines(ctx, function)
     found = []
     for node, (receiver, label) in candidates:
+        if differentiated and _member_of(label, members).differentiable:
+            continue  # a JVP tracer's primal is concrete: the member works
+        if label == ".sharding" and _under_sharding_in_types(ctx, function, node):
+            continue
         root = _param_root(receiver)
+        if any(start <= node.lineno <= end for start, end in eager):
+            # JAX computes eagerly here: only what comes from a traced argument is a tracer.
+            if _mentions(receiver, _taint(ctx, function, traced.traced, eager)):
+                found.append(Access(node, receiver, label, aliases.get(root, root) if root in params else None))
+            continue
         if root in params or root in aliases:
             found.append(Access(node, receiver, label, aliases.get(root, root)))
         elif _is_traced(ctx, receiver, tainted) or (
@@ -1788,6 +1839,58 @@ def _accesses(
             # `self` attributes, records, helpers' return values, closures over a trace.
             found.append(Access(node, receiver, label, None))
     return sorted(found, key=lambda a: (a.node.lineno, a.node.col_offset))
+
+
+_NO_MEMBER = Member("", None)
+
+
+def _member_of(label: str, members: dict[str, Member]) -> Member:
+    """The table's member an access label (`.item()`, `.sharding`) names; a consumer's: none."""
+    if not label.startswith("."):
+        return _NO_MEMBER
+    return members.get(label[1:].removesuffix("()"), _NO_MEMBER)
+
+
+# JAX's `sharding_in_types` flag (0.4.36 to 0.5): with it on, an abstract value carries its
+# sharding, and a tracer's `.sharding` (whose property raises AttributeError) falls back to
+# `Tracer.__getattr__`, which answers from the aval (jax/_src/core.py of 0.4.38).
+_SHARDING_IN_TYPES = "sharding_in_types"
+_CONFIG_MODULES = frozenset({"jax.config", "jax._src.config", "jax._src.config.config"})
+
+
+def _under_sharding_in_types(ctx: FileContext, function, node: ast.AST) -> bool:
+    """Whether ``node`` runs only in an `if config.sharding_in_types.value:` branch."""
+    if _SHARDING_IN_TYPES not in ctx.text:
+        return False
+    for statement in _scope_nodes(function):
+        if not isinstance(statement, ast.If) or not statement.body:
+            continue
+        if not statement.body[0].lineno <= node.lineno <= statement.body[-1].end_lineno:
+            continue
+        for part in ast.walk(statement.test):
+            if (
+                isinstance(part, ast.Attribute)
+                and part.attr == _SHARDING_IN_TYPES
+                and ctx.qualname(part.value) in _CONFIG_MODULES
+            ):
+                return True
+    return False
+
+
+def _compile_time_eval_lines(ctx: FileContext, function) -> list[tuple[int, int]]:
+    """The lines of ``function``'s `with jax.ensure_compile_time_eval():` blocks, where what
+    is not computed from a traced argument is a concrete array."""
+    if "compile_time_eval" not in ctx.text:
+        return []
+    return [
+        (node.body[0].lineno, node.body[-1].end_lineno)
+        for node in _scope_nodes(function)
+        if isinstance(node, (ast.With, ast.AsyncWith))
+        and any(
+            isinstance(item.context_expr, ast.Call) and public(ctx.qualname(item.context_expr.func)) in COMPILE_TIME_EVAL
+            for item in node.items
+        )
+    ]
 
 
 # Expressions whose value is a constant, a container, a mapping or a function, whatever
@@ -2104,6 +2207,15 @@ def _as_access(
     return None
 
 
+def _access_error(ctx: FileContext, access: Access) -> str:
+    """What ``access`` raises on a tracer: its member's error, or its consumer's."""
+    if access.label.startswith("."):
+        return _member_of(access.label, ALL_MEMBERS).error
+    node = access.node
+    consumer = _consumer(ctx, node.func) if isinstance(node, ast.Call) else None
+    return consumer.error if consumer is not None else "TypeError"
+
+
 def _fits(member: Member, call: ast.Call) -> bool:
     fewest, most = member.positional
     if len(call.args) < fewest or (most is not None and len(call.args) > most):
@@ -2178,7 +2290,9 @@ def _tainted_names(ctx: FileContext, function, traced: frozenset[str]) -> set[st
     return set(cache[traced])
 
 
-def _taint(ctx: FileContext, function, traced: frozenset[str]) -> set[str]:
+def _taint(ctx: FileContext, function, traced: frozenset[str], eager: list[tuple[int, int]] = ()) -> set[str]:
+    """The traced names; in ``eager`` lines (compile-time evaluation) a value is a tracer only
+    when it is computed from one: `jnp.arange(3)` is a concrete array there."""
     tainted = set(traced)
     bindings = []
     for node in _scope_nodes(function):
@@ -2195,13 +2309,18 @@ def _taint(ctx: FileContext, function, traced: frozenset[str]) -> set[str]:
     while changed:
         changed = False
         for targets, value in bindings:
-            if _is_traced(ctx, value, tainted):
+            in_eager = any(start <= value.lineno <= end for start, end in eager)
+            if _mentions(value, tainted) if in_eager else _is_traced(ctx, value, tainted):
                 for target in targets:
                     for name in ast.walk(target):
                         if isinstance(name, ast.Name) and name.id not in tainted:
                             tainted.add(name.id)
                             changed = True
     return tainted
+
+
+def _mentions(expr: ast.AST, names: set[str]) -> bool:
+    return any(isinstance(node, ast.Name) and node.id in names for node in ast.walk(expr))
 
 
 def _is_traced(ctx: FileContext, expr: ast.AST, tainted: set[str]) -> bool:

@@ -1,0 +1,259 @@
+"""Code that expects an error: tests that assert the very error a rule's pattern raises.
+
+``with self.assertRaises(BufferError): torch.from_dlpack(sharded)`` is a test of JAX's own
+behaviour, not a bug, and a fix there would make the test fail (the error it asserts goes
+away). The engine asks this module about every finding: ``ExpectedErrors.judge`` says
+whether the flagged code runs where the error is expected (``EXPECTED``: drop the finding),
+runs inside such a block that expects some other error (``INSIDE``: report it, but edit
+nothing there), or neither (None).
+
+A block expects an error when it is the body of ``with self.assertRaises*(E)`` (any
+receiver), ``with pytest.raises(E)`` or ``numpy.testing.assert_raises(E)``; the callable and
+arguments of the call forms (``self.assertRaises(E, f, x)``); or a function decorated
+``pytest.mark.xfail(raises=E)`` (without ``raises``: any error) or ``unittest.expectedFailure``.
+``E`` (a class or a tuple of them) is resolved by qualified name; it covers an error when it is
+that class or one of its bases (``TypeError`` covers ``ConcretizationTypeError``).
+
+Code in a local function (or a lambda bound to a local name) runs where that function is
+used: the flagged access in ``def f(x): return x.item()`` is expected when every use of ``f``
+in the enclosing function (``jax.jit(f)(x)``, or the calls of ``g = jax.jit(f)``) sits in a
+block expecting the error. For errors raised only while tracing (``trace_only``), plain calls
+of an undecorated ``f`` run it eagerly, where it works, and do not count.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+from functools import cached_property
+
+from jax_codemod.analysis.context import FileContext
+
+EXPECTED = "expected"
+INSIDE = "inside"
+
+# The bases of each error a rule's pattern raises (their MRO on every supported JAX, checked
+# against the installed one by tests/test_expected_errors.py). An error not listed has only
+# Exception and BaseException above it.
+_JAX_TYPE_ERROR = ("JAXTypeError", "TypeError", "Exception", "BaseException")
+ERROR_BASES: dict[str, tuple[str, ...]] = {
+    "ConcretizationTypeError": _JAX_TYPE_ERROR,
+    "TracerArrayConversionError": _JAX_TYPE_ERROR,
+    "TracerIntegerConversionError": _JAX_TYPE_ERROR,
+    "TracerBoolConversionError": ("ConcretizationTypeError", *_JAX_TYPE_ERROR),
+    "TypeError": ("Exception", "BaseException"),
+    "JaxRuntimeError": ("XlaRuntimeError", "RuntimeError", "Exception", "BaseException"),
+    "XlaRuntimeError": ("JaxRuntimeError", "RuntimeError", "Exception", "BaseException"),
+    "ModuleNotFoundError": ("ImportError", "Exception", "BaseException"),
+    "KeyError": ("LookupError", "Exception", "BaseException"),
+}
+_ANY = frozenset({"BaseException"})
+_ASSERT_RAISES_FUNCTIONS = frozenset(
+    {"pytest.raises", "numpy.testing.assert_raises", "numpy.testing.assert_raises_regex"}
+)
+_XFAIL = frozenset({"pytest.mark.xfail"})
+_EXPECTED_FAILURE = frozenset({"unittest.expectedFailure", "unittest.case.expectedFailure"})
+# Where an error class is taken to be the one a rule means: Python's own, or JAX's.
+_ERROR_MODULES = ("builtins", "jax", "jaxlib")
+_FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
+# Text a file must hold for any block of it to expect an error.
+_WORDS = ("assertRaises", "raises", "expectedFailure", "xfail", "assert_raises")
+
+
+def covers(expected: frozenset[str], raised: tuple[str, ...]) -> bool:
+    """Whether catching ``expected`` (class names) catches every one of ``raised``."""
+    if not raised or not expected:
+        return False
+    return all(
+        error in expected or any(base in expected for base in ERROR_BASES.get(error, ("Exception", "BaseException")))
+        for error in raised
+    )
+
+
+@dataclass(frozen=True)
+class Region:
+    """A stretch of code that expects one of ``classes`` (empty: classes it cannot resolve)."""
+
+    start: tuple[int, int]
+    end: tuple[int, int]
+    classes: frozenset[str]
+
+    def holds(self, position: tuple[int, int]) -> bool:
+        return self.start <= position < self.end
+
+
+class ExpectedErrors:
+    """The expected-error blocks of one file, found once (``FileContext.expected_errors``)."""
+
+    def __init__(self, ctx: FileContext) -> None:
+        self.ctx = ctx
+
+    @cached_property
+    def regions(self) -> tuple[Region, ...]:
+        text = self.ctx.text
+        if not any(word in text for word in _WORDS):
+            return ()
+        found: list[Region] = []
+        for node in ast.walk(self.ctx.tree):
+            if isinstance(node, (ast.With, ast.AsyncWith)):
+                for item in node.items:
+                    classes = self._asserted(item.context_expr, context=True)
+                    if classes is not None and node.body:
+                        found.append(self._region(node.body[0], node.body[-1], classes))
+            elif isinstance(node, ast.Call):
+                classes = self._asserted(node, context=False)
+                if classes is not None:
+                    found.append(self._region(node, node, classes))
+            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                for decorator in node.decorator_list:
+                    classes = self._expected_failure(decorator)
+                    if classes is not None:
+                        found.append(self._region(node, node, classes))
+        return tuple(found)
+
+    def judge(self, position: tuple[int, int], raised: tuple[str, ...], trace_only: bool = False) -> str | None:
+        """EXPECTED when the code at ``position`` (line, character column) runs where ``raised``
+        is expected; INSIDE when it sits in a block that expects something else; else None."""
+        regions = self.regions
+        if not regions:
+            return None
+        holding = [region for region in regions if region.holds(position)]
+        if any(covers(region.classes, raised) for region in holding):
+            return EXPECTED
+        function = self._innermost_function(position)
+        if function is not None and raised and self._used_where_expected(function, raised, trace_only):
+            return EXPECTED
+        return INSIDE if holding else None
+
+    # Which calls assert an error ------------------------------------------------------
+
+    def _asserted(self, call: ast.AST, context: bool) -> frozenset[str] | None:
+        """The classes ``call`` asserts are raised: in a ``with`` item (``context``), or as the
+        call form that runs a callable (``assertRaises(E, f, *args)``); None: it asserts none."""
+        if not isinstance(call, ast.Call):
+            return None
+        func = call.func
+        if isinstance(func, ast.Attribute) and func.attr.startswith("assertRaises"):
+            spelled = func.attr
+        else:
+            spelled = self.ctx.qualname(func)
+            if spelled not in _ASSERT_RAISES_FUNCTIONS:
+                return None
+        # The error, and the pattern the message must match (assertRaisesRegex's second argument):
+        # the call form's callable comes after them.
+        specs = 1 if spelled in ("assertRaises", "pytest.raises", "numpy.testing.assert_raises") else 2
+        if context == (len(call.args) > specs):
+            return None
+        expected = call.args[0] if call.args else next(
+            (k.value for k in call.keywords if k.arg in ("expected_exception", "exception")), None
+        )
+        return self.classes(expected) if expected is not None else None
+
+    def _expected_failure(self, decorator: ast.AST) -> frozenset[str] | None:
+        target = decorator.func if isinstance(decorator, ast.Call) else decorator
+        qualified = self.ctx.qualname(target)
+        if qualified in _EXPECTED_FAILURE:
+            return _ANY
+        if qualified not in _XFAIL:
+            return None
+        if isinstance(decorator, ast.Call):
+            raises = next((k.value for k in decorator.keywords if k.arg == "raises"), None)
+            if raises is not None:
+                return self.classes(raises)
+        return _ANY
+
+    def classes(self, node: ast.AST) -> frozenset[str]:
+        """The error classes ``node`` names (a class or a tuple of them), by qualified name."""
+        kinds = node.elts if isinstance(node, ast.Tuple) else [node]
+        names = set()
+        for kind in kinds:
+            qualified = self.ctx.qualname(kind)
+            if qualified is None:
+                if isinstance(kind, ast.Name) and not self.ctx.is_bound(kind.id):
+                    names.add(kind.id)  # a builtin
+                continue
+            module, _, name = qualified.rpartition(".")
+            if module.split(".", 1)[0] in _ERROR_MODULES:
+                names.add(name)
+        return frozenset(names)
+
+    def _region(self, first: ast.AST, last: ast.AST, classes: frozenset[str]) -> Region:
+        start, end = self.ctx.span(first), self.ctx.span(last)
+        return Region((start.start_line, start.start_column), (end.end_line, end.end_column), classes)
+
+    # Where a local function runs -------------------------------------------------------
+
+    @cached_property
+    def _functions(self) -> list[tuple[tuple[int, int], tuple[int, int], ast.AST]]:
+        spans = []
+        for node in ast.walk(self.ctx.tree):
+            if isinstance(node, _FUNCTIONS):
+                span = self.ctx.span(node)
+                spans.append(((span.start_line, span.start_column), (span.end_line, span.end_column), node))
+        return spans
+
+    def _innermost_function(self, position: tuple[int, int]) -> ast.AST | None:
+        holding = [(start, node) for start, end, node in self._functions if start <= position < end]
+        return max(holding, key=lambda pair: pair[0])[1] if holding else None
+
+    def _used_where_expected(self, function: ast.AST, raised: tuple[str, ...], trace_only: bool) -> bool:
+        scope = self.ctx.enclosing_function(function)
+        if scope is None:  # a module-level function may be used from anywhere
+            return False
+        name = self._bound_name(function)
+        if name is None:
+            return False
+        eager_calls_work = (
+            trace_only and isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)) and not function.decorator_list
+        )
+        return self._uses_expected(scope, name, function, raised, eager_calls_work, depth=0)
+
+    def _bound_name(self, function: ast.AST) -> str | None:
+        if isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            return function.name
+        node = function
+        parent = self.ctx.parent(node)
+        if isinstance(parent, ast.Call) and node in parent.args:  # f = jax.jit(lambda x: ...)
+            node, parent = parent, self.ctx.parent(parent)
+        if isinstance(parent, ast.Assign) and len(parent.targets) == 1 and isinstance(parent.targets[0], ast.Name):
+            return parent.targets[0].id
+        return None
+
+    def _uses_expected(
+        self, scope: ast.AST, name: str, definition: ast.AST, raised, eager_calls_work: bool, depth: int
+    ) -> bool:
+        """Whether ``name``'s every use in ``scope`` (one at least) runs where ``raised`` is expected."""
+        if depth > 3:
+            return False
+        counted = 0
+        for use in ast.walk(scope):
+            if not (isinstance(use, ast.Name) and use.id == name and isinstance(use.ctx, ast.Load)):
+                continue
+            if definition is not None and _within(use, definition):
+                continue
+            parent = self.ctx.parent(use)
+            if eager_calls_work and isinstance(parent, ast.Call) and parent.func is use:
+                continue  # runs the function eagerly, where the access works
+            counted += 1
+            span = self.ctx.span(use)
+            if any(r.holds((span.start_line, span.start_column)) and covers(r.classes, raised) for r in self.regions):
+                continue
+            # g = jax.jit(f): where g is used
+            assign = self.ctx.parent(parent) if isinstance(parent, ast.Call) and use in parent.args else None
+            if (
+                isinstance(assign, ast.Assign)
+                and len(assign.targets) == 1
+                and isinstance(assign.targets[0], ast.Name)
+                and assign.targets[0].id != name
+                and self._uses_expected(scope, assign.targets[0].id, None, raised, False, depth + 1)
+            ):
+                continue
+            return False
+        return counted > 0
+
+
+def _within(node: ast.AST, outer: ast.AST) -> bool:
+    return (outer.lineno, outer.col_offset) <= (node.lineno, node.col_offset) and (
+        node.end_lineno,
+        node.end_col_offset,
+    ) <= (outer.end_lineno, outer.end_col_offset)

@@ -1,0 +1,116 @@
+"""analysis/expected_errors.py: code that expects the error a rule's pattern raises."""
+
+from __future__ import annotations
+
+import ast
+import textwrap
+
+import pytest
+from jax_codemod.analysis.context import FileContext
+from jax_codemod.analysis.expected_errors import ERROR_BASES, EXPECTED, INSIDE, ExpectedErrors, covers
+
+
+def test_error_bases_are_the_installed_classes_mro():
+    """The table's bases are what Python's and JAX's classes really inherit from."""
+    import builtins
+
+    import jax.errors
+
+    for name, bases in ERROR_BASES.items():
+        cls = getattr(jax.errors, name, None) or getattr(builtins, name, None)
+        if cls is None:  # XlaRuntimeError: an alias JAX dropped
+            continue
+        mro = {klass.__name__ for klass in cls.__mro__[1:]}
+        assert set(bases) - {"XlaRuntimeError", "JaxRuntimeError"} <= mro, name
+
+
+@pytest.mark.parametrize(
+    ("expected", "raised", "answer"),
+    [
+        ({"BufferError"}, ("BufferError",), True),
+        ({"TypeError"}, ("ConcretizationTypeError",), True),
+        ({"Exception"}, ("AttributeError",), True),
+        ({"ValueError"}, ("BufferError",), False),
+        ({"TracerArrayConversionError"}, ("ConcretizationTypeError",), False),
+        ({"ConcretizationTypeError"}, ("TracerBoolConversionError",), True),
+        ({"BufferError"}, (), False),
+    ],
+)
+def test_covers(expected, raised, answer):
+    assert covers(frozenset(expected), raised) is answer
+
+
+def judge(source: str, line: int, column: int, raised=("BufferError",), trace_only=False):
+    text = textwrap.dedent(source)
+    ctx = FileContext("t.py", text, ast.parse(text))
+    return ExpectedErrors(ctx).judge((line, column), raised, trace_only)
+
+
+def test_with_block_of_each_spelling():
+    source = """
+    import pytest, unittest, numpy as np
+    from jax import errors
+    with pytest.raises((ValueError, BufferError)):
+        a()
+    with np.testing.assert_raises_regex(BufferError, "x"):
+        b()
+    with self.assertRaisesWithLiteralMatch(errors.ConcretizationTypeError, "x"):
+        c()
+    with pytest.raises(MyError):
+        d()
+    """
+    assert judge(source, 5, 4) == EXPECTED
+    assert judge(source, 7, 4) == EXPECTED
+    assert judge(source, 9, 4, ("ConcretizationTypeError",)) == EXPECTED
+    assert judge(source, 9, 4) == INSIDE
+    assert judge(source, 11, 4) == INSIDE  # a class it cannot resolve covers nothing
+    assert judge(source, 2, 0) is None
+
+
+def test_call_form_and_decorators():
+    source = """
+    import pytest, unittest
+    self.assertRaises(BufferError, export, x)
+    self.assertRaisesRegex(BufferError, "pattern")
+    @pytest.mark.xfail(raises=AttributeError)
+    def test_a():
+        a()
+    @pytest.mark.xfail
+    def test_b():
+        b()
+    @unittest.expectedFailure
+    def test_c():
+        c()
+    """
+    assert judge(source, 3, 35) == EXPECTED
+    assert judge(source, 7, 4, ("AttributeError",)) == EXPECTED
+    assert judge(source, 7, 4) == INSIDE
+    assert judge(source, 10, 4) == EXPECTED
+    assert judge(source, 13, 4) == EXPECTED
+
+
+def test_local_function_runs_where_it_is_used():
+    source = """
+    import jax, pytest
+    def test():
+        def f(x):
+            return x.item()
+        f(1.0)
+        with pytest.raises(TypeError):
+            jax.jit(f)(1.0)
+        g = jax.jit(lambda x: x.tolist())
+        with pytest.raises(TypeError):
+            g(1.0)
+    def test_outside():
+        def f(x):
+            return x.item()
+        jax.jit(f)(1.0)
+        with pytest.raises(TypeError):
+            jax.jit(f)(1.0)
+    """
+    traced = ("ConcretizationTypeError",)
+    assert judge(source, 5, 15, traced, trace_only=True) == EXPECTED
+    # run eagerly, f(1.0) raises a BufferError-kind error outside the block too
+    assert judge(source, 5, 15, ("TypeError",), trace_only=False) is None
+    assert judge(source, 9, 26, traced, trace_only=True) == EXPECTED
+    assert judge(source, 14, 15, traced, trace_only=True) is None

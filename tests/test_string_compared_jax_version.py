@@ -1,0 +1,93 @@
+"""JAX007 and the version-gate analysis' reading of version strings compared as strings."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+from jax_codemod.engine.pipeline import Settings, check_source, process_source
+from jax_codemod.rules.removed_dlpack_api import RemovedDlpackApi
+from jax_codemod.rules.string_compared_jax_version import StringComparedJaxVersion
+
+RULE = StringComparedJaxVersion()
+
+
+def findings(source: str):
+    _, found = check_source(textwrap.dedent(source).encode(), "case.py", [RULE])
+    return found
+
+
+def fixed(source: str) -> str:
+    result = process_source(textwrap.dedent(source).encode(), "case.py", Settings((RULE,), unsafe_fixes=True))
+    assert result.error is None, result.error
+    return result.fixed.decode()
+
+
+@pytest.mark.parametrize(
+    ("expression", "replacement"),
+    [
+        ('jax.__version__ >= "0.7"', "jax.__version_info__ >= (0, 7, 0)"),
+        ('jax.__version__ <= "0.5.1"', "jax.__version_info__ <= (0, 5, 1)"),
+        ('"0.4" < jax.version.__version__', "(0, 4, 0) < jax.__version_info__"),
+        ('jax.__version__[:3] != "0.4"', "jax.__version_info__[:2] != (0, 4)"),
+        ('jax.__version__.split(".")[1] > "6"', "jax.__version_info__[1] > 6"),
+        ('jax.__version__.split(".")[:2] < ("0", "7")', "jax.__version_info__[:2] < (0, 7)"),
+        ('jaxlib.__version__ >= "0.4.31"', "jaxlib.version.__version_info__ >= (0, 4, 31)"),
+    ],
+)
+def test_fix(expression, replacement):
+    source = f"import jax\nimport jaxlib\nflag = {expression}\n"
+    assert fixed(source) == f"import jax\nimport jaxlib\nflag = {replacement}\n"
+
+
+@pytest.mark.parametrize(
+    "expression",
+    [
+        'jax.__version__ == "0.4.30"',
+        'jax.__version__.split(".")[0] == "0"',
+        'int(jax.__version__.split(".")[1]) >= 7',
+        'jax.__version_info__ >= (0, 7)',
+        'jax.__version__.startswith("0.4")',
+        'version >= "0.7"',
+    ],
+)
+def test_no_finding(expression):
+    assert findings(f"import jax\nversion = '1'\nflag = {expression}\n") == []
+
+
+def test_the_fixed_comparison_agrees_with_version_order_on_every_release():
+    """The padded tuple gives the version order for releases the string order gets wrong."""
+    from packaging.version import Version
+
+    for installed in ("0.4.30", "0.4.4", "0.7.0", "0.7.2", "0.10.2", "0.12.0.1"):
+        info = tuple(int(p) for p in installed.split("."))
+        for literal in ("0.4.4", "0.7", "0.10"):
+            padded = tuple(int(p) for p in literal.split("."))
+            padded += (0,) * (3 - len(padded))
+            for op in ("__lt__", "__le__", "__gt__", "__ge__"):
+                assert getattr(info, op)(padded) == getattr(Version(installed), op)(Version(literal)), (
+                    installed, literal, op
+                )
+
+
+def test_gate_is_read_as_python_computes_it():
+    """`if jax.__version__ >= "0.7"` is False on 0.10.2: the legacy branch runs there, so its
+    removed call is broken (JAX005 reports it); on 0.8 the string compare is True and the
+    legacy branch is dead."""
+    source = textwrap.dedent(
+        """
+        import jax
+        import torch
+
+        def to_torch(x):
+            if jax.__version__ >= "0.7":
+                return torch.from_dlpack(x)
+            return torch.utils.dlpack.from_dlpack(jax.dlpack.to_dlpack(x))
+        """
+    ).encode()
+    on = {}
+    for target in ("0.10.2", "0.8.0"):
+        rule = RemovedDlpackApi({"target-jax-version": target})
+        _, found = check_source(source, "case.py", [rule])
+        on[target] = [f.line for f in found]
+    assert on == {"0.10.2": [8], "0.8.0": []}
