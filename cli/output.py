@@ -160,18 +160,26 @@ def warning_line(path: str, reason: str) -> str:
     return f"warning: {shown_path(path)}: {escape(reason)}"
 
 
-def render_statistics(report: Report) -> str:
-    """``--statistics``: one row per rule, most frequent first, as in ruff."""
+def statistics(report: Report) -> list[dict]:
+    """``--statistics``' rows: one per rule, most frequent first, as in ruff (``fixed``: by this
+    run; with --check/--dry-run, that it would fix)."""
     summary = report.summary()["by_rule"]
-    if not summary:
-        return ""
     names = {f.code: f.name for f in report.findings}
-    label = "fixed" if report.mode == "fix" else "fixable"
     rows = sorted(summary.items(), key=lambda item: (-item[1]["found"], item[0]))
-    width = max(len(names[code]) for code, _ in rows)
+    return [{"code": code, "name": names[code], "count": counts["found"], "fixed": counts["fixed"]}
+            for code, counts in rows]
+
+
+def render_statistics(report: Report) -> str:
+    """``--statistics`` as a text table."""
+    rows = statistics(report)
+    if not rows:
+        return ""
+    label = "fixed" if report.mode == "fix" else "fixable"
+    width = max(len(row["name"]) for row in rows)
     lines = [f"{'count':>5}  {label:>7}  {'code':<6}  {'name':<{width}}"]
-    for code, counts in rows:
-        lines.append(f"{counts['found']:>5}  {counts['fixed']:>7}  {code:<6}  {names[code]:<{width}}")
+    for row in rows:
+        lines.append(f"{row['count']:>5}  {row['fixed']:>7}  {row['code']:<6}  {row['name']:<{width}}")
     return "\n".join(line.rstrip() for line in lines)
 
 
@@ -196,7 +204,7 @@ def diffs(report: Report) -> list[tuple[str, str]]:
     return [(display_path(r.path), r.diff(display_path(r.path))) for r in report.changed]
 
 
-def render_json(report: Report) -> str:
+def render_json(report: Report, with_statistics: bool = False) -> str:
     import json  # only machine-readable output needs it
     document = {
         "version": jax_codemod.__version__,
@@ -207,6 +215,8 @@ def render_json(report: Report) -> str:
     }
     if report.mode == "dry-run":
         document["diffs"] = [{"path": path, "diff": diff} for path, diff in diffs(report)]
+    if with_statistics:
+        document["statistics"] = statistics(report)
     return json.dumps(document, indent=2)
 
 

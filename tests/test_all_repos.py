@@ -114,14 +114,15 @@ def test_autofixer_commits_one_reviewed_fix_per_repository(org):
     statuses = {r["repository"]: r["status"] for r in summary["repositories"]}
     assert statuses == {"org/broken": "changed", "org/mixed": "changed", "org/clean": "clean",
                         "org/syntax": "failed", "org/badconfig": "failed",
-                        "org/configured": "changed"}  # org/unrelated: not scanned
-    assert summary["organisations"] == {"org": {"scanned": 6, "changed": 3, "findings_left": 1, "failed": 2}}
+                        "org/configured": "changed", "org/unrelated": "clean"}  # unrelated: no trigger, not cloned
+    assert summary["organisations"] == {"org": {"scanned": 7, "changed": 3, "findings_left": 1, "failed": 2}}
     (syntax,) = [r for r in summary["repositories"] if r["repository"] == "org/syntax"]
     assert "bad.py:1" in syntax["reason"] and "cannot parse" in syntax["reason"]
     (badconfig,) = [r for r in summary["repositories"] if r["repository"] == "org/badconfig"]
     assert badconfig["reason"].startswith("configuration error: ") and "select" in badconfig["reason"]
     markdown = (tmp_path / "summary.md").read_text()
-    assert "| org | 6 | 3 | 1 | 2 |" in markdown
+    assert "| org | 7 | 3 | 1 | 2 |" in markdown
+    assert "| org/unrelated | clean | 0 |  | 0 | no trigger string" in markdown
     assert "| org/mixed | changed | 1 | JAX005 ×1 | 1 |" in markdown
 
     # Unchanged repositories: no new commit, no branch.
@@ -208,7 +209,8 @@ def test_interactive_no_and_limit(org):
     summary = json.loads(summary_file.read_text())
     # In name order: org/badconfig fails before any prompt, org/broken is declined at the prompt.
     assert {r["repository"]: r["status"] for r in summary["repositories"]} == {
-        "org/badconfig": "failed", "org/broken": "declined"}, done.stdout + done.stderr
+        "org/badconfig": "failed", "org/broken": "declined",
+        "org/unrelated": "clean"}, done.stdout + done.stderr  # no trigger: listed, never visited
     assert "Looks good" in done.stdout
     assert {name: git("for-each-ref", cwd=bare) for name, bare in remotes.items()} == refs
 
@@ -217,7 +219,9 @@ def test_select_narrows_the_repositories_scanned(org):
     tmp_path, config, _ = org
     done, summary = autofix(tmp_path, config, "--select", "JAX003", "--dry-run")
     assert done.returncode == 0, done.stdout + done.stderr
-    assert summary["repositories"] == []  # nothing in the organisation passes dl_device
+    # Nothing in the organisation passes dl_device: every repository is listed as clean, none cloned.
+    assert {r["repository"]: r["status"] for r in summary["repositories"]} == dict.fromkeys(ORG, "clean")
+    assert summary["organisations"]["org"]["scanned"] == len(ORG)
     assert summary["command"] == "codemod run --select JAX003 ."
 
 

@@ -255,6 +255,11 @@ def _parse(source: bytes, text: str, path: str) -> ast.Module:
             warnings.simplefilter("ignore")
             return ast.parse(source, filename=path)
     except SyntaxError as error:
+        if "\x00" in text:
+            # No Python parses a NUL byte (libcst does, so masking would blame the Python version).
+            line = len(re.findall(r"\r\n|\r|\n", text[: text.index("\x00")])) + 1
+            raise SyntaxError("source contains a NUL byte (no Python version accepts one)",
+                              (path, line, None, None)) from None
         # Perhaps valid Python of a newer version than this interpreter's (engine/syntax.py).
         from jax_codemod.engine.syntax import parse_newer
 
@@ -316,7 +321,8 @@ def _process_source(source: bytes, path: str, settings: Settings, active: Sequen
         result.fixed, reported = _fix(source, ctx, findings, settings)
     except FixError as error:
         interrupts.raise_if_requested()
-        result.findings = findings
+        # No fix for them in this run: no `[*]`, no "fixable with --unsafe-fixes" (the error says why).
+        result.findings = [replace(f, fix=FixSafety.NONE) if f.fix is not FixSafety.NONE else f for f in findings]
         result.error = FileError(path, f"fix not applied: {error}")
         return result
     result.findings = sorted(reported, key=lambda f: (f.line, f.column, f.code))

@@ -31,7 +31,7 @@ import jax_codemod
 from jax_codemod.engine.config import ConfigError, parse_codes, select_rules
 from jax_codemod.engine.discovery import discover
 from jax_codemod.engine.pipeline import FileError, FileResult
-from jax_codemod.engine.resolve import Options, check_grouped, resolve
+from jax_codemod.engine.resolve import Options, Resolver, check_per_config, resolve
 from jax_codemod.engine.runner import check_files, write_results
 from jax_codemod.registry import MANIFEST
 
@@ -71,7 +71,8 @@ def run_codemod(root: str, options: Options, *, write: bool, jobs: int | None = 
     if group.config_path:
         allowed.append(os.path.dirname(os.path.abspath(group.config_path)))
     found = discover([root], group.excludes, force_exclude=group.force_exclude, allowed=allowed)
-    results = check_grouped(list(found.files), group, lambda files, settings: check_files(files, settings, jobs))
+    files, per_config = Resolver(options, [group]).split(found.files, group)
+    results = check_per_config(files, per_config, lambda files, settings: check_files(files, settings, jobs))
     errors = [FileError(path, reason) for path, reason in found.errors]
     errors += [r.error for r in results if r.error is not None]
     run = RepoRun(root, results, errors, group.settings.rules)
@@ -185,6 +186,13 @@ def fix_repo(repo: str, *, options: Options, config, author: str | None, autofix
         if record["status"] != "failed" or record["reason"] == "did not start":
             record.update(status="failed", reason=f"could not clone: {error}")
     return record
+
+
+def untouched_record(repo: str, config) -> dict:
+    """A repository in which all-repos' grep found no trigger string of the rules that can run."""
+    return {"repository": _name(repo, config), "status": "clean",
+            "reason": "no trigger string of the rules run in its *.py files (not cloned)",
+            "files_changed": 0, "fixed": {}, "findings_left": [], "branch": None}
 
 
 def _fix_in_clone(record, options, config, author, autofix_settings, engine_jobs) -> None:
@@ -314,12 +322,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     repos, config, commit, autofix_settings = autofix_lib.from_cli(
         args, find_repos=functools.partial(find_repos, options=options), msg=SUBJECT, branch_name=BRANCH_NAME)
+    repos_found = set(repos)
     repos = sorted(repos)[: autofix_settings.limit]
+    # Every repository the summary covers: those grep found no trigger in are clean by the rules'
+    # contract, listed (and counted as scanned) without being cloned again.
+    untouched = [] if args.repos is not None else sorted(
+        set(os.path.join(config.output_dir, name) for name in config.get_cloned_repos()) - set(repos_found))
     engine_jobs = 1 if autofix_settings.jobs > 1 else None
     func = functools.partial(fix_repo, options=options, config=config, author=commit.author,
                              autofix_settings=autofix_settings, engine_jobs=engine_jobs)
     with mapper.process_mapper(autofix_settings.jobs) as do_map:
         records = list(do_map(func, repos))
+    records += [untouched_record(repo, config) for repo in untouched]
     summary = summarise(records, options)
     markdown = render_markdown(summary)
     if args.summary_json:
