@@ -58,7 +58,7 @@ def test_nested_config_per_file_ignores_are_relative_to_it(tmp_path):
 
 def test_config_flag_governs_every_file(tmp_path):
     write(tmp_path, NESTED)
-    code, out, _ = invoke(["run", "--check", "--config", "pyproject.toml", "."], cwd=tmp_path)
+    out = invoke(["run", "--check", "--config", "pyproject.toml", "."], cwd=tmp_path)[1]
     assert findings(out) == ["sub/x.py", "top.py"]
 
 
@@ -83,7 +83,7 @@ def test_show_settings_uses_the_closest_config_and_shows_target_and_cache(tmp_pa
 @pytest.mark.parametrize("value", ["99.0", "0.13", "1.0"])
 def test_target_newer_than_every_known_release_is_a_usage_error(tmp_path, value):
     write(tmp_path, {"a.py": BROKEN})
-    code, out, err = invoke(["run", "--check", "--target-jax-version", value, "a.py"], cwd=tmp_path)
+    code, _, err = invoke(["run", "--check", "--target-jax-version", value, "a.py"], cwd=tmp_path)
     assert code == EXIT_USAGE and f"target-jax-version '{value}' is newer than every JAX release" in err
     write(tmp_path, {"pyproject.toml": f'[tool.codemod]\ntarget-jax-version = "{value}"\n'})
     code, _, err = invoke(["run", "--check", "a.py"], cwd=tmp_path)
@@ -116,7 +116,7 @@ def test_a_patch_release_of_the_newest_known_minor_is_accepted(tmp_path):
 )
 def test_config_errors_are_one_line_and_exit_2(tmp_path, content, says):
     write(tmp_path, {"pyproject.toml": content, "a.py": b"x = 1\n"})
-    code, out, err = invoke(["run", "--check", "a.py"], cwd=tmp_path)
+    code, _, err = invoke(["run", "--check", "a.py"], cwd=tmp_path)
     assert code == EXIT_USAGE, err
     assert len(err.strip().splitlines()) == 1, err[:500]
     assert "pyproject.toml" in err and says in err and "Traceback" not in err
@@ -147,7 +147,7 @@ def test_statistics_never_replaces_the_patch_of_a_dry_run(tmp_path):
 def test_statistics_with_github_and_sarif_keeps_the_document_on_stdout(tmp_path, output_format):
     write(tmp_path, {"a.py": BROKEN})
     plain = invoke(["run", "--check", "--format", output_format, "a.py"], cwd=tmp_path)[1]
-    code, out, err = invoke(["run", "--check", "--statistics", "--format", output_format, "a.py"], cwd=tmp_path)
+    out, err = invoke(["run", "--check", "--statistics", "--format", output_format, "a.py"], cwd=tmp_path)[1:]
     assert out == plain and "JAX005  removed-dlpack-api" in err
 
 

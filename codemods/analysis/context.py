@@ -20,7 +20,7 @@ _SUPPRESSION = re.compile(r"#\s*codemod:\s*ignore(?:\[(?P<codes>[^\]]*)\])?", re
 # ruff's and flake8's "noqa: CODE[, CODE...]" comment. A bare "noqa" without codes is not honoured: it
 # is almost always there for another linter, and must not hide a broken call from codemod. A code is
 # letters and digits, or this tool's own prefix `JAX` alone (as `--select JAX`), spelt in capitals so
-# that prose (`# noqa: jax is fine here`) is not read as a code.
+# that prose after the colon (`jax is fine here`) is not read as a code.
 _NOQA_CODE = r"(?:[A-Z]+[0-9]+|(?-i:JAX)(?![A-Za-z0-9]))"
 _NOQA = re.compile(rf"#\s*noqa\s*:\s*(?P<codes>{_NOQA_CODE}(?:(?:\s*,\s*|\s+){_NOQA_CODE})*)", re.IGNORECASE)
 _FUNCTION_NODES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)

@@ -327,7 +327,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     # Every repository the summary covers: those grep found no trigger in are clean by the rules'
     # contract, listed (and counted as scanned) without being cloned again.
     untouched = [] if args.repos is not None else sorted(
-        set(os.path.join(config.output_dir, name) for name in config.get_cloned_repos()) - set(repos_found))
+        {os.path.join(config.output_dir, name) for name in config.get_cloned_repos()} - repos_found)
     engine_jobs = 1 if autofix_settings.jobs > 1 else None
     func = functools.partial(fix_repo, options=options, config=config, author=commit.author,
                              autofix_settings=autofix_settings, engine_jobs=engine_jobs)
