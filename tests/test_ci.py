@@ -566,7 +566,10 @@ def test_autofix_workflow_annotates_fixes_and_pushes_or_posts_a_patch():
     assert "pull_request" in workflow[True]  # YAML 1.1 reads the key `on` as true
     steps = [step for job in workflow["jobs"].values() for step in job["steps"]]
     scripts = "\n".join(step.get("run", "") for step in steps)
-    assert "codemod run --check --format github" in scripts
+    assert "--check --format github" in scripts
+    # Every run reads the base branch's settings, never the pull request's (README "Security model").
+    runs = re.findall(r"codemod run[^\n]*", scripts)
+    assert len(runs) == 3 and all("--config .codemod-trusted.toml" in run for run in runs), runs
     assert "--format sarif" in scripts and "--report" in scripts
     assert "git push" in scripts and "GITHUB_STEP_SUMMARY" in scripts
     # The push runs in a job of its own (the only one with a writable token; tests/test_security.py).

@@ -8,6 +8,7 @@ refused for size, ``# noqa: JAX``, JAX004 after JAX002's fix with ``helper-modul
 from __future__ import annotations
 
 import json
+import os
 
 import pytest
 from jax_codemod.cli.main import EXIT_ATTENTION, EXIT_OK, EXIT_USAGE
@@ -203,3 +204,19 @@ def test_helper_module_and_jax004_compose(tmp_path):
 def test_readme_documents_statistics_with_json():
     readme = (REPO / "README.md").read_text()
     assert '"statistics"' in readme
+
+
+# The project configures itself --------------------------------------------------------------------
+
+
+def test_the_project_root_has_nothing_to_rewrite_and_its_examples_still_do(tmp_path):
+    from test_ux import codemod
+
+    code, out, err = codemod("run", "--check", "--no-progress", ".", cwd=REPO,
+                             env={**os.environ, "CODEMOD_CACHE_DIR": str(tmp_path)})
+    assert code == EXIT_OK, out + err
+    assert err.strip().splitlines()[-1].endswith("0 would change, 0 failed; no findings")
+    # The README's first command names examples/: a named folder is walked although excluded.
+    code, out, err = codemod("run", "--dry-run", "--no-progress", "examples/", cwd=REPO,
+                             env={**os.environ, "CODEMOD_CACHE_DIR": str(tmp_path)})
+    assert code == EXIT_ATTENTION and out.count("--- a/examples/") >= 4, err
