@@ -48,7 +48,8 @@ Exit codes:
      or a file could not be read, parsed or written
   2  usage or configuration error"""
 FILE_SELECTION_HELP = (
-    "Files: the *.py files under each PATH, less those excluded by git (.gitignore files, "
+    "Files: the *.py and *.ipynb files under each PATH (include/extend-include in [tool.codemod]), less those "
+    "excluded by git (.gitignore files, "
     ".git/info/exclude, core.excludesFile; ignore files are read only when regular files of at most "
     f"{MAX_IGNORE_FILE_BYTES // 2**20} MiB), by any folder holding a pyvenv.cfg, and by the exclude patterns: "
     "gitignore-style, relative to the folder of the pyproject.toml that declares them (--exclude: the "
@@ -172,7 +173,7 @@ def run_command(paths, dry_run, check, select, extend_select, ignore, unsafe_fix
     resolver = Resolver(options, groups)
     allowed += [os.path.dirname(os.path.abspath(g.config_path)) for g in groups if g.config_path]
     for group in groups:
-        roots = [_discover_root(path, group.excludes, group.force_exclude, allowed, shard, seen, warnings)
+        roots = [_discover_root(path, group, allowed, shard, seen, warnings)
                  for path in group.roots]
         # A file under a folder with a config of its own is governed by that one (and its excludes).
         roots = [(root, resolver.split(root_files, group)[0]) for root, root_files in roots]
@@ -231,9 +232,9 @@ class _LazyCache:
         return self._cache.process(source, path, settings, active)
 
 
-def _discover_root(path, excludes, force_exclude, allowed, shard, seen, warnings) -> tuple[output.Root, list[str]]:
+def _discover_root(path, group, allowed, shard, seen, warnings) -> tuple[output.Root, list[str]]:
     """One root and its files to check: its shard only, and a file under two roots in the first only."""
-    found = discover([path], excludes, force_exclude=bool(force_exclude), allowed=allowed)
+    found = discover([path], group.excludes, force_exclude=group.force_exclude, allowed=allowed, include=group.include)
     warnings.extend(found.warnings)
     files = []
     for file, real in zip(found.files, found.real_paths, strict=True):
@@ -327,6 +328,7 @@ def _show_settings(report: output.Report, groups: list[Group], resolver: Resolve
         f"Unsafe fixes: {str(settings.unsafe_fixes).lower()}",
         f"Target JAX version: {target} ({target_source})",
         "Rule options: " + (", ".join(f"{k} = {v!r}" for k, v in sorted(options.items())) or "none"),
+        f"Include (file names a walk takes): {', '.join(root_group.include)}",
         f"Force exclude: {str(group.force_exclude).lower()}",
         f"Cache directory: {cache}",
         "Excludes (gitignore-style):",
@@ -385,7 +387,7 @@ def _render(report: output.Report, output_format: str, statistics: bool = False,
         click.echo(output.render_github(report), nl=False)
     else:
         if report.mode == "dry-run":
-            for _path, diff in output.diffs(report):
+            for _path, diff in output.text_diffs(report):
                 # As bytes: a file's non-UTF-8 bytes must reach the patch unchanged.
                 click.echo(diff.encode("utf-8", "surrogateescape"), nl=False)
             if not statistics:

@@ -136,14 +136,20 @@ def fix_marker(finding: Finding, mode: str) -> str:
     return ""
 
 
+def _cell(item) -> str:
+    """``:cell N`` after a notebook's name (as ruff writes it), else nothing."""
+    cell = getattr(item, "cell", None)
+    return f":cell {cell}" if cell is not None else ""
+
+
 def finding_line(finding: Finding, mode: str) -> str:
-    where = f"{shown_path(finding.path)}:{finding.line}:{finding.column}"
+    where = f"{shown_path(finding.path)}{_cell(finding)}:{finding.line}:{finding.column}"
     return f"{where}: {finding.code} {escape(finding.message)}{fix_marker(finding, mode)}"
 
 
 def error_line(error: FileError) -> str:
     """``error: path:line[:column]: message``; under a syntax error, its source line and a caret."""
-    where = shown_path(error.path)
+    where = shown_path(error.path) + _cell(error)
     if error.line:
         where += f":{error.line}" + (f":{error.column}" if error.column else "")
     text = f"error: {where}: {escape(error.message)}"
@@ -202,6 +208,21 @@ def fix_hint(report: Report) -> str:
 
 def diffs(report: Report) -> list[tuple[str, str]]:
     return [(display_path(r.path), r.diff(display_path(r.path))) for r in report.changed]
+
+
+def text_diffs(report: Report) -> list[tuple[str, str]]:
+    """``--dry-run``'s text: ``diffs``, except that a notebook shows one diff per changed cell, as
+    ruff shows it (the JSON and ``--report`` keep the whole-file diff, which ``git apply`` takes)."""
+    from jax_codemod.engine import notebook
+
+    shown = []
+    for result in report.changed:
+        path = display_path(result.path)
+        if notebook.is_notebook(result.path):
+            shown += [(path, diff) for _cell, diff in notebook.cell_diffs(path, result.source, result.fixed)]
+        else:
+            shown.append((path, result.diff(path)))
+    return shown
 
 
 def render_json(report: Report, with_statistics: bool = False) -> str:
@@ -282,10 +303,18 @@ def render_github(report: Report) -> str:
             "title": finding.code,
         }
         message = f"{finding.code} {finding.message}{fix_marker(finding, report.mode)}"
+        if finding.cell is not None:
+            # A notebook's lines are the cell's, not the file's: the annotation is on the file.
+            properties = {"file": properties["file"], "title": f"{finding.code} (cell {finding.cell})"}
+            message = f"cell {finding.cell}:{finding.line}:{finding.column}: {message}"
         lines.append(_workflow_command("notice" if fixed else "error", properties, message))
     for error in report.errors:
         properties = {"file": display_path(error.path), **({"line": error.line} if error.line else {}), "title": "codemod"}
-        lines.append(_workflow_command("error", properties, error.message))
+        message = error.message
+        if error.cell is not None:
+            properties.pop("line", None)
+            message = f"cell {error.cell}:{error.line}: {message}"
+        lines.append(_workflow_command("error", properties, message))
     return "".join(line + "\n" for line in lines)
 
 

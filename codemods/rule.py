@@ -55,6 +55,8 @@ class Finding:
     applied: bool = False
     data: tuple = field(default=(), compare=False)
     resolved_by: str | None = None
+    # In a notebook: the cell (1-based, counting every cell), and ``line`` is the line in it.
+    cell: int | None = None
 
     def to_json(self) -> dict:
         """The finding in ``--format json``; ``resolved_by`` is present only when set."""
@@ -70,6 +72,8 @@ class Finding:
         }
         if self.resolved_by is not None:
             document["resolved_by"] = self.resolved_by
+        if self.cell is not None:
+            document["cell"] = self.cell
         return document
 
 

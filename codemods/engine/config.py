@@ -17,6 +17,8 @@ KNOWN_KEYS = {
     "ignore": list,
     "exclude": list,
     "extend-exclude": list,
+    "include": list,
+    "extend-include": list,
     "force-exclude": bool,
     "per-file-ignores": dict,
     "unsafe-fixes": bool,
@@ -47,6 +49,8 @@ class Config:
         unsafe_fixes: bool = False,
         rule_options: dict | None = None,
         source: str | None = None,
+        include: list[str] | None = None,
+        extend_include: list[str] | None = None,
     ) -> None:
         self.select = select
         self.extend_select = list(extend_select or [])
@@ -60,6 +64,9 @@ class Config:
         self.unsafe_fixes = unsafe_fixes
         self.rule_options = dict(rule_options or {})
         self.source = source
+        # None: the default (DEFAULT_INCLUDE: *.py, *.ipynb); a list replaces it.
+        self.include = include
+        self.extend_include = list(extend_include or [])
 
     def __repr__(self) -> str:
         return f"Config({self.__dict__!r})"
@@ -152,6 +159,11 @@ def load_config(path: str) -> Config:
             f"{path}: [tool.codemod] helper-module must be a dotted module name such as 'myproject.interop', "
             f"got {helper!r}"
         )
+    for key in ("include", "extend-include"):
+        for pattern in table.get(key, []):
+            if "/" in pattern or not pattern.strip():
+                raise ConfigError(f"{path}: [tool.codemod] {key}: {pattern!r}: patterns match file names "
+                                  "(such as '*.py' or '*.ipynb'), not paths")
     per_file = table.get("per-file-ignores", {})
     for pattern, codes in per_file.items():
         if not isinstance(codes, list) or not all(isinstance(code, str) for code in codes):
@@ -173,6 +185,8 @@ def load_config(path: str) -> Config:
         unsafe_fixes=table.get("unsafe-fixes", False),
         rule_options=options,
         source=path,
+        include=table.get("include"),
+        extend_include=table.get("extend-include", []),
     )
 
 

@@ -52,12 +52,18 @@ class FileError:
     # Where a syntax error is: 1-based column, and the offending source line (without its ending).
     column: int | None = None
     source_line: str | None = None
+    # In a notebook: the cell ``line`` is in (1-based, counting every cell).
+    cell: int | None = None
 
     def to_json(self) -> dict:
-        return {"path": self.path, "line": self.line, "message": self.message, "column": self.column}
+        document = {"path": self.path, "line": self.line, "message": self.message, "column": self.column}
+        if self.cell is not None:
+            document["cell"] = self.cell
+        return document
 
     def __str__(self) -> str:
-        where = f"{self.path}:{self.line}" if self.line else self.path
+        where = f"{self.path}:cell {self.cell}" if self.cell else self.path
+        where = f"{where}:{self.line}" if self.line else where
         return f"{where}: {self.message}"
 
 
@@ -269,8 +275,28 @@ def _parse(source: bytes, text: str, path: str) -> ast.Module:
 def process_source(source: bytes, path: str, settings: Settings, active: Sequence[Rule] | None = None) -> FileResult:
     """Check ``source`` and compute its fixed form. Pure: reads and writes nothing.
 
-    ``active``: ``active_rules(source, settings.rules)`` when the caller has it already.
+    ``active``: ``file_active_rules(path, source, settings.rules)`` when the caller has it already.
+    A notebook (``.ipynb``) is checked as the module of its code cells (``engine/notebook.py``).
     """
+    if path.endswith(".ipynb"):
+        from jax_codemod.engine import notebook
+
+        return notebook.process_notebook(source, path, settings, _process_python)
+    return _process_python(source, path, settings, active)
+
+
+def file_active_rules(path: str, source: bytes, rules: Sequence[Rule]) -> tuple[Rule, ...]:
+    """``active_rules`` of what the rules see in the file: a notebook's code, not its JSON (where a
+    trigger's quote or backslash is escaped)."""
+    if path.endswith(".ipynb"):
+        from jax_codemod.engine import notebook
+
+        code = notebook.prefilter_code(source)
+        return tuple(rules) if code is None else active_rules(code, rules)
+    return active_rules(source, rules)
+
+
+def _process_python(source: bytes, path: str, settings: Settings, active: Sequence[Rule] | None = None) -> FileResult:
     made: list[FileContext] = []
     _made_contexts.append(made)
     with _gc_paused():
@@ -552,6 +578,15 @@ def verify_fix(result: FileResult, settings: Settings) -> str | None:
     source, fixed = result.source, result.fixed
     if fixed is None or source is None or fixed == source:
         return "the fix changes nothing"
+    if result.path.endswith(".ipynb"):
+        from jax_codemod.engine import notebook
+
+        # A notebook's code cells are what must parse and be fixed. (The module of a notebook's
+        # cells, checked under the notebook's name, is no notebook: it is checked as Python.)
+        if notebook.prefilter_code(source) is not None:
+            fixed = notebook.prefilter_code(fixed)
+            if fixed is None:
+                return "the fixed notebook cannot be read back"
     if not any(finding.applied for finding in result.findings):
         return "no finding is fixed by it"
     if len(fixed) > MAX_PARSE_BYTES:

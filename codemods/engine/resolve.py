@@ -23,7 +23,7 @@ from jax_codemod.engine.config import (
     resolve_target_jax_version,
     select_rules,
 )
-from jax_codemod.engine.discovery import DEFAULT_EXCLUDE, Patterns, matches
+from jax_codemod.engine.discovery import DEFAULT_EXCLUDE, DEFAULT_INCLUDE, Patterns, matches
 from jax_codemod.engine.pipeline import FileResult, Settings
 from jax_codemod.registry import MANIFEST, LazyRule
 
@@ -55,6 +55,7 @@ class Group:
         self.options = options
         self.settings: Settings | None = None
         self.excludes: list[Patterns] = []
+        self.include: tuple[str, ...] = DEFAULT_INCLUDE
         self.per_file: list[tuple[Patterns, list[str]]] = []
         self.variants: dict[frozenset[str], Settings] = {}  # codes turned off -> Settings
 
@@ -88,6 +89,7 @@ def prepare(group: Group, options: Options) -> Group:
     base = os.path.dirname(os.path.abspath(config_path)) if config_path else os.getcwd()
     name = config_path or "defaults"
     group.settings = settings(config, options)
+    group.include = (*(DEFAULT_INCLUDE if config.include is None else config.include), *config.extend_include)
     group.excludes = [
         Patterns.at(base, DEFAULT_EXCLUDE if config.exclude is None else config.exclude,
                     "default" if config.exclude is None else f"{name}: exclude"),
