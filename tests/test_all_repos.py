@@ -138,7 +138,8 @@ def test_autofixer_commits_one_reviewed_fix_per_repository(org):
         message = fix_commit(bare)
         assert message.startswith("codemod: fix broken JAX interop code (JAX005 ×1)\n\n"), message
         assert "| JAX005 removed-dlpack-api | 1 |" in message
-        assert "pip install 'jax-codemod==" in message and "    codemod run .\n" in message
+        # This codemod is an editable install (a local build): no install line a reader could not use.
+        assert "pip install" not in message and "local build" in message and "    codemod run .\n" in message
         assert message.rstrip().endswith("Committed via https://github.com/asottile/all-repos")
 
     broken = remotes["org/broken"]
@@ -276,6 +277,45 @@ def test_commit_message_and_reproduce_command(tmp_path):
     assert message.endswith(f"    {reproduce_command(options)}")
 
 
+@pytest.mark.parametrize(
+    ("direct_url", "spec"),
+    [
+        (None, "jax-codemod==0.2.0"),  # from an index: the release is there
+        ({"url": "https://user:token@github.com/o/codemod", "vcs_info": {"vcs": "git", "commit_id": "abc123",
+                                                                          "requested_revision": "v0.2.0"}},
+         "jax-codemod @ git+https://github.com/o/codemod@abc123"),
+        ({"url": "https://example.com/jax_codemod-0.2.0-py3-none-any.whl", "archive_info": {}},
+         "jax-codemod @ https://example.com/jax_codemod-0.2.0-py3-none-any.whl"),
+        ({"url": "file:///home/me/codemod", "dir_info": {"editable": True}}, None),
+        ({"url": "file:///tmp/dist/jax_codemod-0.2.0-py3-none-any.whl", "archive_info": {}}, None),
+    ],
+    ids=["index", "git", "archive", "checkout", "local-wheel"],
+)
+def test_install_spec_is_what_this_codemod_was_installed_from(monkeypatch, direct_url, spec):
+    from importlib import metadata
+
+    from jax_codemod.integrations import all_repos
+
+    class Distribution:
+        version = "0.2.0"
+
+        def read_text(self, name):
+            assert name == "direct_url.json"
+            return None if direct_url is None else json.dumps(direct_url)
+
+    monkeypatch.setattr(metadata, "distribution", lambda name: Distribution())
+    assert all_repos.install_spec() == spec
+
+
+def test_commit_message_installs_from_the_spec(tmp_path):
+    (tmp_path / "a.py").write_bytes(BROKEN)
+    options = Options()
+    run = run_codemod(str(tmp_path), options, write=False, jobs=1)
+    message = commit_message(run, options, "jax-codemod @ git+https://github.com/o/codemod@v0.2.0")
+    assert "    pip install 'jax-codemod @ git+https://github.com/o/codemod@v0.2.0'\n    codemod run ." in message
+    assert "jax-codemod==" not in commit_message(run, options)
+
+
 def test_triggers_are_those_of_the_selected_rules():
     assert trigger_strings(Options(select=["JAX003"])) == ["dl_device"]
     everything = trigger_strings(Options())
@@ -295,5 +335,5 @@ def test_readme_commands_parse():
     assert len(commands) >= 3
     for command in commands:
         parser().parse_args(shlex.split(command)[1:])
-    assert "pip install 'jax-codemod[all-repos]'" in section
+    assert "pip install '.[all-repos]'" in section
     assert '"source": "all_repos.source.github_org"' in section
