@@ -176,3 +176,27 @@ def test_cell_boundaries_and_masks_survive_a_fix_that_adds_lines():
     first, third = ("".join(fixed["cells"][i]["source"]) for i in (0, 2))
     assert "!nvidia-smi" in first and "__codemod" not in first + third
     assert "except BufferError" in third and third.startswith("def to_torch")
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_a_cells_source_renders_back_to_its_own_bytes(path: Path):
+    # The writer's style detection: each code cell's source, written back unchanged, is the very
+    # text the file has (so a changed cell differs from the original only where its code does).
+    parsed = notebook.Notebook.parse(path.read_bytes())
+    for cell in parsed.cells:
+        old = parsed.text[cell.span[0]:cell.span[1]]
+        assert notebook._render_source(cell.source, old, cell.as_list, parsed.text) == old, (path.name, cell.number)
+
+
+def test_a_changed_cell_keeps_the_bytes_of_its_unchanged_lines():
+    # Colab escapes & < > as \u0026...; a fixed cell's other lines keep their escapes, and its new
+    # line is escaped the same way: the file's diff is the one line the fix changed.
+    raw = (b'{\n "cells": [\n  {\n   "cell_type": "code",\n   "metadata": {},\n   "outputs": [],\n'
+           b'   "execution_count": null,\n   "source": [\n    "import jax.dlpack, torch  # a \\u0026 b\\n",\n'
+           b'    "t = torch.from_dlpack(jax.dlpack.to_dlpack(x))  # \\u003cx\\u003e\\n",\n    "t"\n   ]\n  }\n ],\n'
+           b' "metadata": {},\n "nbformat": 4,\n "nbformat_minor": 5\n}\n')
+    result = process_source(raw, "nb.ipynb", SETTINGS)
+    assert result.error is None and result.changed
+    diff = [line for line in result.diff("nb.ipynb").splitlines() if line[:1] in "+-" and line[:3] not in ("---", "+++")]
+    assert diff == ['-    "t = torch.from_dlpack(jax.dlpack.to_dlpack(x))  # \\u003cx\\u003e\\n",',
+                    '+    "t = torch.from_dlpack(x)  # \\u003cx\\u003e\\n",']

@@ -309,21 +309,60 @@ def _unmasked(code: str, masks: list[str], prefixes: list[str]) -> str:
 
 
 def _render_source(code: str, old: str, as_list: bool, text: str) -> str:
-    """``code`` as a JSON ``source`` value in the style of ``old``, the value it replaces."""
-    ascii_only = not any(ord(char) > 127 for char in text) and "\\u" in text
+    """``code`` as a JSON ``source`` value in the style of ``old``, the value it replaces: a line
+    the fix left as it was keeps its very bytes; new lines are escaped as the file escapes."""
+    if as_list:
+        elements = _elements(old)
+        if "".join(value for value, _raw in elements) == code:
+            return old
     if not as_list:
-        return json.dumps(code, ensure_ascii=ascii_only)
-    lines = [json.dumps(line, ensure_ascii=ascii_only) for line in _LINES.findall(code)]
-    if not lines:
+        return _dumps(code, text)
+    values = [value for value, _raw in elements]
+    lines = _LINES.findall(code)
+    rendered: list[str] = []
+    matcher = difflib.SequenceMatcher(None, values, lines, autojunk=False)
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if tag == "equal":
+            rendered += [raw for _value, raw in elements[i1:i2]]
+        else:
+            rendered += [_dumps(line, text) for line in lines[j1:j2]]
+    if not rendered:
         return "[]"
     multiline = re.match(r"\[([ \t]*\r?\n)([ \t]*)", old)
     if multiline is None:
-        return "[" + ", ".join(lines) + "]"
+        # The separator the list (else the file) uses: ", " as json.dumps writes, "," when compact.
+        separator = re.search(r'"(,[ \t]*)"', old) or re.search(r'"(,[ \t]*)"', text)
+        return "[" + (separator.group(1) if separator else ", ").join(rendered) + "]"
     newline = "\r\n" if "\r\n" in multiline.group(1) else "\n"
     close = re.search(r"\n([ \t]*)\]\Z", old)
     closing = close.group(1) if close else ""
     indent = multiline.group(2)
-    return "[" + newline + ("," + newline).join(indent + line for line in lines) + newline + closing + "]"
+    return "[" + newline + ("," + newline).join(indent + line for line in rendered) + newline + closing + "]"
+
+
+def _elements(old: str) -> list[tuple[str, str]]:
+    """(value, raw text) of each string of the JSON list ``old``."""
+    decoder = json.JSONDecoder()
+    found = []
+    position = _WHITESPACE.match(old, 1).end()
+    while old[position:position + 1] not in ("]", ""):
+        value, end = decoder.raw_decode(old, position)
+        found.append((value, old[position:end]))
+        position = _WHITESPACE.match(old, end).end()
+        if old[position:position + 1] == ",":
+            position = _WHITESPACE.match(old, position + 1).end()
+    return found
+
+
+def _dumps(value: str, text: str) -> str:
+    """A JSON string as the file writes them: raw non-ASCII or ``\\uXXXX`` escapes, and ``&``, ``<``,
+    ``>`` escaped where the file does (as Colab and Go's encoder write them)."""
+    ascii_only = not any(ord(char) > 127 for char in text) and "\\u" in text
+    dumped = json.dumps(value, ensure_ascii=ascii_only)
+    for char, escape in (("&", "\\u0026"), ("<", "\\u003c"), (">", "\\u003e")):
+        if escape in text:
+            dumped = dumped.replace(char, escape)
+    return dumped
 
 
 # The engine's entry points ---------------------------------------------------------------------
