@@ -13,6 +13,7 @@ import json
 import os
 import re
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -259,3 +260,23 @@ def test_no_install_names_a_release_on_an_index():
     version = __import__("jax_codemod").__version__
     assert f"rev: v{version}" in texts["README.md"] and f"@v{version}" in texts["README.md"]
 
+
+
+def test_the_distributions_build_and_pass_twine_check(tmp_path):
+    """The local-wheel route: `python -m build` makes an sdist and a wheel that twine accepts, and
+    the wheel carries every module (notebooks included) and both commands."""
+    pytest.importorskip("build", reason="the test extra's build is not installed")
+    pytest.importorskip("twine", reason="the test extra's twine is not installed")
+    import zipfile
+
+    subprocess.run([sys.executable, "-m", "build", "--no-isolation", "--outdir", str(tmp_path), str(REPO)],
+                   check=True, capture_output=True)
+    version = __import__("jax_codemod").__version__
+    wheel, sdist = tmp_path / f"jax_codemod-{version}-py3-none-any.whl", tmp_path / f"jax_codemod-{version}.tar.gz"
+    checked = subprocess.run([sys.executable, "-m", "twine", "check", "--strict", str(wheel), str(sdist)],
+                             capture_output=True, text=True, check=False)
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    names = zipfile.ZipFile(wheel).namelist()
+    assert "jax_codemod/engine/notebook.py" in names and "jax_codemod/cli/main.py" in names
+    entry_points = zipfile.ZipFile(wheel).read(f"jax_codemod-{version}.dist-info/entry_points.txt").decode()
+    assert "codemod = jax_codemod.cli.main:entry" in entry_points
