@@ -10,12 +10,14 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import jsonschema
 import pytest
 from jax_codemod.cli.main import EXIT_ATTENTION, EXIT_OK, EXIT_USAGE
 from jax_codemod.engine import notebook
 from jax_codemod.engine.pipeline import Settings, process_source
 from jax_codemod.registry import MANIFEST, LazyRule
 from syrupy.extensions.single_file import SingleFileSnapshotExtension, WriteMode
+from test_ci import SARIF_SCHEMA
 from test_cli import REPO, invoke
 from test_ux import write
 
@@ -98,6 +100,7 @@ def test_findings_name_the_cell_in_every_format(tmp_path):
     github = invoke(["run", "--check", "--no-cache", "--format", "github", "."], cwd=tmp_path)[1]
     assert "::error file=nb.ipynb,title=JAX005 (cell 3)::cell 3:3:23: JAX005 " in github
     sarif = json.loads(invoke(["run", "--check", "--no-cache", "--format", "sarif", "."], cwd=tmp_path)[1])
+    jsonschema.validate(sarif, SARIF_SCHEMA, format_checker=jsonschema.Draft7Validator.FORMAT_CHECKER)
     results = sarif["runs"][0]["results"]
     assert [r["properties"]["cell"] for r in results] == [3, 4]
     assert results[0]["message"]["text"].startswith("cell 3:3:23: ")
