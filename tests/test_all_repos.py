@@ -337,3 +337,12 @@ def test_readme_commands_parse():
         parser().parse_args(shlex.split(command)[1:])
     assert "pip install '.[all-repos]'" in section
     assert '"source": "all_repos.source.github_org"' in section
+
+
+def test_run_codemod_fixes_notebooks_as_codemod_run_does(tmp_path):
+    notebook = REPO / "tests" / "snapshots" / "notebooks" / "rewrite_cells_share_imports.ipynb"
+    (tmp_path / "nb.ipynb").write_bytes(notebook.read_bytes())
+    run = run_codemod(str(tmp_path), Options(), write=True, jobs=1)
+    assert not run.errors and [r.path for r in run.changed] == [str(tmp_path / "nb.ipynb")]
+    assert b"from_dlpack(x)" in (tmp_path / "nb.ipynb").read_bytes()
+    assert "- `" not in commit_message(run, Options())  # nothing left for a person

@@ -493,6 +493,17 @@ def test_pre_commit_hook_fixes_a_staged_file(project, hook_repo):
     assert code == 0, out
 
 
+def test_pre_commit_hook_fixes_a_staged_notebook(project, hook_repo):
+    _repo, _rev, home = hook_repo
+    notebook = REPO / "tests" / "snapshots" / "notebooks" / "rewrite_with_outputs.ipynb"
+    shutil.copy2(notebook, project / "nb.ipynb")
+    git("add", "nb.ipynb", cwd=project)
+    code, out = pre_commit(project, home, "run")
+    assert code == 1 and "files were modified by this hook" in out, out
+    fixed = (project / "nb.ipynb").read_bytes()
+    assert fixed != notebook.read_bytes() and b"np.from_dlpack(x)" in fixed
+
+
 def test_pre_commit_hook_without_staged_python_files_is_skipped(project, hook_repo):
     _repo, _rev, home = hook_repo
     (project / "notes.txt").write_text("jax.dlpack.to_dlpack\n")
