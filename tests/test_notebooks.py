@@ -203,3 +203,20 @@ def test_a_changed_cell_keeps_the_bytes_of_its_unchanged_lines():
     diff = [line for line in result.diff("nb.ipynb").splitlines() if line[:1] in "+-" and line[:3] not in ("---", "+++")]
     assert diff == ['-    "t = torch.from_dlpack(jax.dlpack.to_dlpack(x))  # \\u003cx\\u003e\\n",',
                     '+    "t = torch.from_dlpack(x)  # \\u003cx\\u003e\\n",']
+
+
+@pytest.mark.parametrize(("line", "masked"), [
+    ("%matplotlib inline", True), ("!ls -la", True), ("files = !ls", True), ("out = %timeit -o f()", True),
+    ("jnp.sum?", True), ("timeit -n 5 f()", True), ("pip install jax", True), ("cd ..", True),
+    ("x = 5 % 3", False), ("time = 3", False), ("time.sleep(1)", False), ("print('why?')", False),
+    ("cd / tmp", False), ("time if ok else other", False), ("# is this a magic?", False), ("env", False),
+])
+def test_what_is_masked_as_ipython(line, masked):
+    assert notebook._is_magic(line + "\n") is masked
+
+
+def test_a_percent_continuation_inside_brackets_is_python():
+    masks: list[str] = []
+    source = "y = (a\n     % b)\n%time z = 1\n"
+    assert notebook._masked(source, masks, []) == "y = (a\n     % b)\nz = 1  # __codemod_magic_0__\n"
+    assert masks == []

@@ -278,7 +278,7 @@ def _masked(source: str, masks: list[str], prefixes: list[str]) -> str:
 # recognised only for these names and only when an option or a word follows, which Python never allows.
 _AUTOMAGIC = re.compile(
     r"[ \t]*(?:cd|conda|env|load_ext|ls|matplotlib|pip|prun|pwd|run|time|timeit)[ \t]+"
-    r"(?:-[A-Za-z]|(?!(?:and|or|not|in|is|if|else|for|lambda|async|await)\b)[A-Za-z_])"
+    r"(?:-[A-Za-z]|[.~]|(?!(?:and|or|not|in|is|if|else|for|lambda|async|await)\b)[A-Za-z_])"
 )
 
 
