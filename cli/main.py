@@ -17,7 +17,14 @@ import time
 import click
 import jax_codemod
 from jax_codemod.cli import output
-from jax_codemod.engine.config import Config, ConfigError, find_pyproject, load_config, parse_codes
+from jax_codemod.engine.config import (
+    Config,
+    ConfigError,
+    describe_target_jax_version,
+    find_pyproject,
+    load_config,
+    parse_codes,
+)
 from jax_codemod.engine.discovery import (
     DEFAULT_EXCLUDE,
     MAX_IGNORE_FILE_BYTES,
@@ -29,7 +36,8 @@ from jax_codemod.engine.pipeline import FileError, FileResult, Settings, process
 from jax_codemod.engine.resolve import (
     Group,
     Options,
-    check_grouped,
+    Resolver,
+    check_per_config,
     ignored_here,
     prepare,
     resolve,
@@ -46,7 +54,8 @@ Exit codes:
      or a file could not be read, parsed or written
   2  usage or configuration error"""
 FILE_SELECTION_HELP = (
-    "Files: the *.py files under each PATH, less those excluded by git (.gitignore files, "
+    "Files: the *.py and *.ipynb files under each PATH (include/extend-include in [tool.codemod]), less those "
+    "excluded by git (.gitignore files, "
     ".git/info/exclude, core.excludesFile; ignore files are read only when regular files of at most "
     f"{MAX_IGNORE_FILE_BYTES // 2**20} MiB), by any folder holding a pyvenv.cfg, and by the exclude patterns: "
     "gitignore-style, relative to the folder of the pyproject.toml that declares them (--exclude: the "
@@ -107,7 +116,8 @@ def cli() -> None:
 @click.option("--exit-non-zero-on-fix", is_flag=True,
               help="Exit 1 when this run fixed files, even if nothing is left to do.")
 @click.option("--statistics", is_flag=True,
-              help="Print a table of findings per rule instead of one line per finding (text format).")
+              help="Print a table of findings per rule instead of one line per finding (json: a \"statistics\" "
+              "array; a dry run's patch, github and sarif keep stdout and the table goes to stderr).")
 @click.option("--show-fixes", is_flag=True,
               help="Also list the findings fixed (with --dry-run/--check: that the patch would fix, on stderr).")
 @click.option("--show-files", is_flag=True, help="List the files that would be checked, and exit.")
@@ -129,8 +139,6 @@ def run_command(paths, dry_run, check, select, extend_select, ignore, unsafe_fix
         raise click.UsageError("--exit-zero and --exit-non-zero-on-fix are exclusive")
     if show_files and show_settings:
         raise click.UsageError("--show-files and --show-settings are exclusive")
-    if statistics and output_format != "text":
-        raise click.UsageError("--statistics is a text table; --format json has the same counts in 'summary'")
     mode = "dry-run" if dry_run else "check" if check else "fix"
     options = Options(
         select=parse_codes(select),
@@ -168,18 +176,21 @@ def run_command(paths, dry_run, check, select, extend_select, ignore, unsafe_fix
     allowed = [os.getcwd(), *trusted_folders(paths)]
     warnings: list[tuple[str, str]] = []
     groups = resolve(paths, options)
+    resolver = Resolver(options, groups)
     allowed += [os.path.dirname(os.path.abspath(g.config_path)) for g in groups if g.config_path]
     for group in groups:
-        roots = [_discover_root(path, group.excludes, group.force_exclude, allowed, shard, seen, warnings)
+        roots = [_discover_root(path, group, allowed, shard, seen, warnings)
                  for path in group.roots]
+        # A file under a folder with a config of its own is governed by that one (and its excludes).
+        roots = [(root, resolver.split(root_files, group)[0]) for root, root_files in roots]
         if show_files or show_settings:
             report.results.extend(FileResult(path) for _root, files in roots for path in files)
             report.errors.extend(error for root, _files in roots for error in root.discovery_errors)
             continue
         files = [path for _root, root_files in roots for path in root_files]
         cache = None if no_cache else _LazyCache(cache_dir, group.config_path)
-        results = iter(check_grouped(
-            files, group, lambda batch, settings, cache=cache: _check_with_progress(
+        results = iter(check_per_config(
+            files, resolver.split(files, group)[1], lambda batch, settings, cache=cache: _check_with_progress(
                 batch, settings, jobs, quiet, cache and cache.bound(settings))))
         for root, root_files in roots:
             root.results = [next(results) for _path in root_files]
@@ -195,7 +206,7 @@ def run_command(paths, dry_run, check, select, extend_select, ignore, unsafe_fix
             for result in report.results:
                 click.echo(output.shown_path(result.path))
         else:
-            _show_settings(report, groups)
+            _show_settings(report, groups, resolver, cache_dir, no_cache)
         return EXIT_ATTENTION if report.errors else EXIT_OK
     report.errors.extend(r.error for r in report.results if r.error is not None)
     if mode == "fix":
@@ -227,9 +238,9 @@ class _LazyCache:
         return self._cache.process(source, path, settings, active)
 
 
-def _discover_root(path, excludes, force_exclude, allowed, shard, seen, warnings) -> tuple[output.Root, list[str]]:
+def _discover_root(path, group, allowed, shard, seen, warnings) -> tuple[output.Root, list[str]]:
     """One root and its files to check: its shard only, and a file under two roots in the first only."""
-    found = discover([path], excludes, force_exclude=bool(force_exclude), allowed=allowed)
+    found = discover([path], group.excludes, force_exclude=group.force_exclude, allowed=allowed, include=group.include)
     warnings.extend(found.warnings)
     files = []
     for file, real in zip(found.files, found.real_paths, strict=True):
@@ -297,11 +308,14 @@ def _run_stdin(options: Options, mode: str, output_format: str, filename: str, e
     return _exit_code(report, exit_zero=exit_zero, exit_non_zero_on_fix=exit_non_zero_on_fix)
 
 
-def _show_settings(report: output.Report, groups: list[Group]) -> None:
+def _show_settings(report: output.Report, groups: list[Group], resolver: Resolver, cache_dir: str | None,
+                   no_cache: bool) -> None:
     if not report.results:
         raise click.UsageError("--show-settings: no Python file found under the paths given")
     path = report.results[0].path
-    group = next(g for g in groups if any(_under(path, root) for root in g.roots))
+    # The cache is the root's; the settings are those of the config nearest the file.
+    root_group = next(g for g in groups if any(_under(path, root) for root in g.roots))
+    group = resolver.group_for(path)
     ignored = ignored_here(group, path)
     settings = settings_for(group, ignored)
     config = group.config
@@ -309,15 +323,28 @@ def _show_settings(report: output.Report, groups: list[Group]) -> None:
     # every value is escaped like a file name.
     escape = output.escape
     config_shown = escape(os.path.abspath(group.config_path)) if group.config_path else "none (defaults)"
+    target, target_source = describe_target_jax_version(group.options.target_jax_version, config)
+    options = {k: v for k, v in config.rule_options.items() if k != "target-jax-version"}
+    if no_cache:
+        cache = "none (--no-cache)"
+    else:
+        from jax_codemod.engine.cache import ENV_VAR, default_directory
+
+        where = ("--cache-dir" if cache_dir else f"${ENV_VAR}" if os.environ.get(ENV_VAR)
+                 else "beside the config" if root_group.config_path else "the working directory")
+        cache = f"{os.path.abspath(cache_dir or default_directory(root_group.config_path))} ({where})"
     lines = [
         f"Settings for: {output.shown_path(path)}",
         f"Config: {config_shown}",
         "Rules: " + (", ".join(f"{r.CODE} {r.NAME}" for r in settings.rules) or "none"),
         "Turned off here by per-file-ignores: " + (", ".join(escape(code) for code in sorted(ignored)) or "none"),
         f"Unsafe fixes: {str(settings.unsafe_fixes).lower()}",
+        f"Target JAX version: {escape(str(target))} ({escape(str(target_source))})",
         "Rule options: "
-        + (", ".join(f"{escape(k)} = {escape(repr(v))}" for k, v in sorted(config.rule_options.items())) or "none"),
+        + (", ".join(f"{escape(k)} = {escape(repr(v))}" for k, v in sorted(options.items())) or "none"),
+        f"Include (file names a walk takes): {', '.join(escape(p) for p in root_group.include)}",
         f"Force exclude: {str(group.force_exclude).lower()}",
+        f"Cache directory: {escape(cache)}",
         "Excludes (gitignore-style):",
     ]
     for patterns in group.excludes:
@@ -363,8 +390,11 @@ def progress_wanted(stream, environ) -> bool:
 
 
 def _render(report: output.Report, output_format: str, statistics: bool = False, show_fixes: bool = False) -> None:
+    # --statistics composes with every format: json gets a "statistics" array; the other
+    # documents (and a dry run's patch) keep stdout, and the table goes to stderr.
+    table = output.render_statistics(report) if statistics and output_format != "json" else ""
     if output_format == "json":
-        click.echo(output.render_json(report))
+        click.echo(output.render_json(report, with_statistics=statistics))
     elif output_format == "sarif":
         from jax_codemod.cli.sarif import render_sarif
 
@@ -372,17 +402,18 @@ def _render(report: output.Report, output_format: str, statistics: bool = False,
     elif output_format == "github":
         click.echo(output.render_github(report), nl=False)
     else:
-        if statistics:
-            table = output.render_statistics(report)
-            if table:
-                click.echo(table)
-        elif report.mode == "dry-run":
-            for _path, diff in output.diffs(report):
+        if report.mode == "dry-run":
+            for _path, diff in output.text_diffs(report):
                 # As bytes: a file's non-UTF-8 bytes must reach the patch unchanged.
                 click.echo(diff.encode("utf-8", "surrogateescape"), nl=False)
-            shown = report.findings if show_fixes else report.unfixed
-            for finding in shown:
-                click.echo(output.finding_line(finding, report.mode), err=True)
+            if not statistics:
+                shown = report.findings if show_fixes else report.unfixed
+                for finding in shown:
+                    click.echo(output.finding_line(finding, report.mode), err=True)
+        elif statistics:
+            if table:
+                click.echo(table)
+            table = ""
         else:
             shown = report.findings if show_fixes else report.remaining
             for finding in shown:
@@ -394,6 +425,8 @@ def _render(report: output.Report, output_format: str, statistics: bool = False,
     if len(folders) > 1:
         for root in folders:
             click.echo(output.root_summary_line(report, root), err=True)
+    if table:
+        click.echo(table, err=True)
     hint = output.fix_hint(report)
     if hint:
         click.echo(hint, err=True)

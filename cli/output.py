@@ -164,14 +164,20 @@ def fix_marker(finding: Finding, mode: str) -> str:
     return ""
 
 
+def _cell(item) -> str:
+    """``:cell N`` after a notebook's name (as ruff writes it), else nothing."""
+    cell = getattr(item, "cell", None)
+    return f":cell {cell}" if cell is not None else ""
+
+
 def finding_line(finding: Finding, mode: str) -> str:
-    where = f"{shown_path(finding.path)}:{finding.line}:{finding.column}"
+    where = f"{shown_path(finding.path)}{_cell(finding)}:{finding.line}:{finding.column}"
     return f"{where}: {finding.code} {escape(finding.message)}{fix_marker(finding, mode)}"
 
 
 def error_line(error: FileError) -> str:
     """``error: path:line[:column]: message``; under a syntax error, its source line and a caret."""
-    where = shown_path(error.path)
+    where = shown_path(error.path) + _cell(error)
     if error.line:
         where += f":{error.line}" + (f":{error.column}" if error.column else "")
     text = f"error: {where}: {escape(error.message)}"
@@ -188,18 +194,26 @@ def warning_line(path: str, reason: str) -> str:
     return f"warning: {shown_path(path)}: {escape(reason)}"
 
 
-def render_statistics(report: Report) -> str:
-    """``--statistics``: one row per rule, most frequent first, as in ruff."""
+def statistics(report: Report) -> list[dict]:
+    """``--statistics``' rows: one per rule, most frequent first, as in ruff (``fixed``: by this
+    run; with --check/--dry-run, that it would fix)."""
     summary = report.summary()["by_rule"]
-    if not summary:
-        return ""
     names = {f.code: f.name for f in report.findings}
-    label = "fixed" if report.mode == "fix" else "fixable"
     rows = sorted(summary.items(), key=lambda item: (-item[1]["found"], item[0]))
-    width = max(len(names[code]) for code, _ in rows)
+    return [{"code": code, "name": names[code], "count": counts["found"], "fixed": counts["fixed"]}
+            for code, counts in rows]
+
+
+def render_statistics(report: Report) -> str:
+    """``--statistics`` as a text table."""
+    rows = statistics(report)
+    if not rows:
+        return ""
+    label = "fixed" if report.mode == "fix" else "fixable"
+    width = max(len(row["name"]) for row in rows)
     lines = [f"{'count':>5}  {label:>7}  {'code':<6}  {'name':<{width}}"]
-    for code, counts in rows:
-        lines.append(f"{counts['found']:>5}  {counts['fixed']:>7}  {code:<6}  {names[code]:<{width}}")
+    for row in rows:
+        lines.append(f"{row['count']:>5}  {row['fixed']:>7}  {row['code']:<6}  {row['name']:<{width}}")
     return "\n".join(line.rstrip() for line in lines)
 
 
@@ -224,7 +238,22 @@ def diffs(report: Report) -> list[tuple[str, str]]:
     return [(display_path(r.path), r.diff(display_path(r.path))) for r in report.changed]
 
 
-def render_json(report: Report) -> str:
+def text_diffs(report: Report) -> list[tuple[str, str]]:
+    """``--dry-run``'s text: ``diffs``, except that a notebook shows one diff per changed cell, as
+    ruff shows it (the JSON and ``--report`` keep the whole-file diff, which ``git apply`` takes)."""
+    from jax_codemod.engine import notebook
+
+    shown = []
+    for result in report.changed:
+        path = display_path(result.path)
+        if notebook.is_notebook(result.path):
+            shown += [(path, diff) for _cell, diff in notebook.cell_diffs(path, result.source, result.fixed)]
+        else:
+            shown.append((path, result.diff(path)))
+    return shown
+
+
+def render_json(report: Report, with_statistics: bool = False) -> str:
     import json  # only machine-readable output needs it
     document = {
         "version": jax_codemod.__version__,
@@ -235,6 +264,8 @@ def render_json(report: Report) -> str:
     }
     if report.mode == "dry-run":
         document["diffs"] = [{"path": path, "diff": diff} for path, diff in diffs(report)]
+    if with_statistics:
+        document["statistics"] = statistics(report)
     return escape_json(json.dumps(document, indent=2))
 
 
@@ -298,10 +329,18 @@ def render_github(report: Report) -> str:
             "title": finding.code,
         }
         message = f"{finding.code} {finding.message}{fix_marker(finding, report.mode)}"
+        if finding.cell is not None:
+            # A notebook's lines are the cell's, not the file's: the annotation is on the file.
+            properties = {"file": properties["file"], "title": f"{finding.code} (cell {finding.cell})"}
+            message = f"cell {finding.cell}:{finding.line}:{finding.column}: {message}"
         lines.append(_workflow_command("notice" if fixed else "error", properties, message))
     for error in report.errors:
         properties = {"file": display_path(error.path), **({"line": error.line} if error.line else {}), "title": "codemod"}
-        lines.append(_workflow_command("error", properties, error.message))
+        message = error.message
+        if error.cell is not None:
+            properties.pop("line", None)
+            message = f"cell {error.cell}:{error.line}: {message}"
+        lines.append(_workflow_command("error", properties, message))
     return "".join(line + "\n" for line in lines)
 
 

@@ -111,6 +111,12 @@ def _result(finding: Finding, index: dict, mode: str, fix: dict | None) -> dict:
         ],
         "properties": {"fixSafety": finding.fix.value, "applied": finding.applied},
     }
+    if finding.cell is not None:
+        # A notebook: lines count within the cell, not within the file's JSON, so the location is
+        # the file, and the cell and its line are named in the message and the properties.
+        del result["locations"][0]["physicalLocation"]["region"]
+        result["message"]["text"] = f"cell {finding.cell}:{finding.line}:{finding.column}: " + result["message"]["text"]
+        result["properties"].update(cell=finding.cell, cellLine=finding.line, cellColumn=finding.column)
     if finding.resolved_by is not None:
         # Another rule's fix made this finding moot: say which, in the message too.
         result["properties"]["resolvedBy"] = finding.resolved_by
@@ -124,9 +130,12 @@ def _result(finding: Finding, index: dict, mode: str, fix: dict | None) -> dict:
 
 def _notification(error) -> dict:
     location = {"artifactLocation": artifact_location(error.path)}
-    if error.line:
+    text = _text(error.message)
+    if error.line and error.cell is not None:
+        text = f"cell {error.cell}:{error.line}: {text}"
+    elif error.line:
         location["region"] = {"startLine": error.line}
-    return {"level": "error", "message": {"text": _text(error.message)}, "locations": [{"physicalLocation": location}]}
+    return {"level": "error", "message": {"text": text}, "locations": [{"physicalLocation": location}]}
 
 
 def _fix(result: FileResult) -> dict:

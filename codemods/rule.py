@@ -50,6 +50,8 @@ class Finding:
     # The errors the flagged code raises (class names): a test that expects one of them
     # (``analysis.expected_errors``) is no finding.
     raises: tuple[str, ...] = field(default=(), compare=False)
+    # In a notebook: the cell (1-based, counting every cell), and ``line`` is the line in it.
+    cell: int | None = None
 
     def to_json(self) -> dict:
         """The finding in ``--format json``; ``resolved_by`` is present only when set."""
@@ -65,6 +67,8 @@ class Finding:
         }
         if self.resolved_by is not None:
             document["resolved_by"] = self.resolved_by
+        if self.cell is not None:
+            document["cell"] = self.cell
         return document
 
 

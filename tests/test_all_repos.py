@@ -114,14 +114,15 @@ def test_autofixer_commits_one_reviewed_fix_per_repository(org):
     statuses = {r["repository"]: r["status"] for r in summary["repositories"]}
     assert statuses == {"org/broken": "changed", "org/mixed": "changed", "org/clean": "clean",
                         "org/syntax": "failed", "org/badconfig": "failed",
-                        "org/configured": "changed"}  # org/unrelated: not scanned
-    assert summary["organisations"] == {"org": {"scanned": 6, "changed": 3, "findings_left": 1, "failed": 2}}
+                        "org/configured": "changed", "org/unrelated": "clean"}  # unrelated: no trigger, not cloned
+    assert summary["organisations"] == {"org": {"scanned": 7, "changed": 3, "findings_left": 1, "failed": 2}}
     (syntax,) = [r for r in summary["repositories"] if r["repository"] == "org/syntax"]
     assert "bad.py:1" in syntax["reason"] and "cannot parse" in syntax["reason"]
     (badconfig,) = [r for r in summary["repositories"] if r["repository"] == "org/badconfig"]
     assert badconfig["reason"].startswith("configuration error: ") and "select" in badconfig["reason"]
     markdown = (tmp_path / "summary.md").read_text()
-    assert "| org | 6 | 3 | 1 | 2 |" in markdown
+    assert "| org | 7 | 3 | 1 | 2 |" in markdown
+    assert "| org/unrelated | clean | 0 |  | 0 | no trigger string" in markdown
     assert "| org/mixed | changed | 1 | JAX005 ×1 | 1 |" in markdown
 
     # Unchanged repositories: no new commit, no branch.
@@ -137,7 +138,8 @@ def test_autofixer_commits_one_reviewed_fix_per_repository(org):
         message = fix_commit(bare)
         assert message.startswith("codemod: fix broken JAX interop code (JAX005 ×1)\n\n"), message
         assert "| JAX005 removed-dlpack-api | 1 |" in message
-        assert "pip install 'jax-codemod==" in message and "    codemod run .\n" in message
+        # This codemod is an editable install (a local build): no install line a reader could not use.
+        assert "pip install" not in message and "local build" in message and "    codemod run .\n" in message
         assert message.rstrip().endswith("Committed via https://github.com/asottile/all-repos")
 
     broken = remotes["org/broken"]
@@ -208,7 +210,8 @@ def test_interactive_no_and_limit(org):
     summary = json.loads(summary_file.read_text())
     # In name order: org/badconfig fails before any prompt, org/broken is declined at the prompt.
     assert {r["repository"]: r["status"] for r in summary["repositories"]} == {
-        "org/badconfig": "failed", "org/broken": "declined"}, done.stdout + done.stderr
+        "org/badconfig": "failed", "org/broken": "declined",
+        "org/unrelated": "clean"}, done.stdout + done.stderr  # no trigger: listed, never visited
     assert "Looks good" in done.stdout
     assert {name: git("for-each-ref", cwd=bare) for name, bare in remotes.items()} == refs
 
@@ -217,7 +220,9 @@ def test_select_narrows_the_repositories_scanned(org):
     tmp_path, config, _ = org
     done, summary = autofix(tmp_path, config, "--select", "JAX003", "--dry-run")
     assert done.returncode == 0, done.stdout + done.stderr
-    assert summary["repositories"] == []  # nothing in the organisation passes dl_device
+    # Nothing in the organisation passes dl_device: every repository is listed as clean, none cloned.
+    assert {r["repository"]: r["status"] for r in summary["repositories"]} == dict.fromkeys(ORG, "clean")
+    assert summary["organisations"]["org"]["scanned"] == len(ORG)
     assert summary["command"] == "codemod run --select JAX003 ."
 
 
@@ -272,6 +277,45 @@ def test_commit_message_and_reproduce_command(tmp_path):
     assert message.endswith(f"    {reproduce_command(options)}")
 
 
+@pytest.mark.parametrize(
+    ("direct_url", "spec"),
+    [
+        (None, "jax-codemod==0.2.0"),  # from an index: the release is there
+        ({"url": "https://user:token@github.com/o/codemod", "vcs_info": {"vcs": "git", "commit_id": "abc123",
+                                                                          "requested_revision": "v0.2.0"}},
+         "jax-codemod @ git+https://github.com/o/codemod@abc123"),
+        ({"url": "https://example.com/jax_codemod-0.2.0-py3-none-any.whl", "archive_info": {}},
+         "jax-codemod @ https://example.com/jax_codemod-0.2.0-py3-none-any.whl"),
+        ({"url": "file:///home/me/codemod", "dir_info": {"editable": True}}, None),
+        ({"url": "file:///tmp/dist/jax_codemod-0.2.0-py3-none-any.whl", "archive_info": {}}, None),
+    ],
+    ids=["index", "git", "archive", "checkout", "local-wheel"],
+)
+def test_install_spec_is_what_this_codemod_was_installed_from(monkeypatch, direct_url, spec):
+    from importlib import metadata
+
+    from jax_codemod.integrations import all_repos
+
+    class Distribution:
+        version = "0.2.0"
+
+        def read_text(self, name):
+            assert name == "direct_url.json"
+            return None if direct_url is None else json.dumps(direct_url)
+
+    monkeypatch.setattr(metadata, "distribution", lambda name: Distribution())
+    assert all_repos.install_spec() == spec
+
+
+def test_commit_message_installs_from_the_spec(tmp_path):
+    (tmp_path / "a.py").write_bytes(BROKEN)
+    options = Options()
+    run = run_codemod(str(tmp_path), options, write=False, jobs=1)
+    message = commit_message(run, options, "jax-codemod @ git+https://github.com/o/codemod@v0.2.0")
+    assert "    pip install 'jax-codemod @ git+https://github.com/o/codemod@v0.2.0'\n    codemod run ." in message
+    assert "jax-codemod==" not in commit_message(run, options)
+
+
 def test_triggers_are_those_of_the_selected_rules():
     assert trigger_strings(Options(select=["JAX003"])) == ["dl_device"]
     everything = trigger_strings(Options())
@@ -291,5 +335,14 @@ def test_readme_commands_parse():
     assert len(commands) >= 3
     for command in commands:
         parser().parse_args(shlex.split(command)[1:])
-    assert "pip install 'jax-codemod[all-repos]'" in section
+    assert "pip install '.[all-repos]'" in section
     assert '"source": "all_repos.source.github_org"' in section
+
+
+def test_run_codemod_fixes_notebooks_as_codemod_run_does(tmp_path):
+    notebook = REPO / "tests" / "snapshots" / "notebooks" / "rewrite_cells_share_imports.ipynb"
+    (tmp_path / "nb.ipynb").write_bytes(notebook.read_bytes())
+    run = run_codemod(str(tmp_path), Options(), write=True, jobs=1)
+    assert not run.errors and [r.path for r in run.changed] == [str(tmp_path / "nb.ipynb")]
+    assert b"from_dlpack(x)" in (tmp_path / "nb.ipynb").read_bytes()
+    assert "- `" not in commit_message(run, Options())  # nothing left for a person

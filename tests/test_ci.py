@@ -493,6 +493,17 @@ def test_pre_commit_hook_fixes_a_staged_file(project, hook_repo):
     assert code == 0, out
 
 
+def test_pre_commit_hook_fixes_a_staged_notebook(project, hook_repo):
+    _repo, _rev, home = hook_repo
+    notebook = REPO / "tests" / "snapshots" / "notebooks" / "rewrite_with_outputs.ipynb"
+    shutil.copy2(notebook, project / "nb.ipynb")
+    git("add", "nb.ipynb", cwd=project)
+    code, out = pre_commit(project, home, "run")
+    assert code == 1 and "files were modified by this hook" in out, out
+    fixed = (project / "nb.ipynb").read_bytes()
+    assert fixed != notebook.read_bytes() and b"np.from_dlpack(x)" in fixed
+
+
 def test_pre_commit_hook_without_staged_python_files_is_skipped(project, hook_repo):
     _repo, _rev, home = hook_repo
     (project / "notes.txt").write_text("jax.dlpack.to_dlpack\n")
@@ -583,7 +594,10 @@ def test_autofix_workflow_annotates_fixes_and_pushes_or_posts_a_patch():
     assert "pull_request" in workflow[True]  # YAML 1.1 reads the key `on` as true
     steps = [step for job in workflow["jobs"].values() for step in job["steps"]]
     scripts = "\n".join(step.get("run", "") for step in steps)
-    assert "codemod run --check --format github" in scripts
+    assert "--check --format github" in scripts
+    # Every run reads the base branch's settings, never the pull request's (README "Security model").
+    runs = re.findall(r"codemod run[^\n]*", scripts)
+    assert len(runs) == 3 and all("--config .codemod-trusted.toml" in run for run in runs), runs
     assert "--format sarif" in scripts and "--report" in scripts
     assert "git push" in scripts and "GITHUB_STEP_SUMMARY" in scripts
     # The push runs in a job of its own (the only one with a writable token; tests/test_security.py).
@@ -606,6 +620,7 @@ def test_pre_commit_hook_definition():
     import yaml
 
     (hook,) = yaml.safe_load((REPO / ".pre-commit-hooks.yaml").read_text())
-    assert (hook["id"], hook["entry"], hook["language"], hook["types"]) == ("codemod", "codemod run --force-exclude --", "python", ["python"])
+    assert (hook["id"], hook["entry"], hook["language"]) == ("codemod", "codemod run --force-exclude --", "python")
+    assert hook["types_or"] == ["python", "jupyter"]  # notebooks too, as ruff's hook
     pyproject = (REPO / "pyproject.toml").read_text()
     assert 'codemod = "jax_codemod.cli.main:entry"' in pyproject  # the console script the entry names

@@ -18,8 +18,11 @@ from jax_codemod.analysis.span import Span
 _AMBIGUOUS = object()
 _SUPPRESSION = re.compile(r"#\s*codemod:\s*ignore(?:\[(?P<codes>[^\]]*)\])?", re.IGNORECASE)
 # ruff's and flake8's "noqa: CODE[, CODE...]" comment. A bare "noqa" without codes is not honoured: it
-# is almost always there for another linter, and must not hide a broken call from codemod.
-_NOQA = re.compile(r"#\s*noqa\s*:\s*(?P<codes>[A-Z]+[0-9]+(?:(?:\s*,\s*|\s+)[A-Z]+[0-9]+)*)", re.IGNORECASE)
+# is almost always there for another linter, and must not hide a broken call from codemod. A code is
+# letters and digits, or this tool's own prefix `JAX` alone (as `--select JAX`), spelt in capitals so
+# that prose after the colon (`jax is fine here`) is not read as a code.
+_NOQA_CODE = r"(?:[A-Z]+[0-9]+|(?-i:JAX)(?![A-Za-z0-9]))"
+_NOQA = re.compile(rf"#\s*noqa\s*:\s*(?P<codes>{_NOQA_CODE}(?:(?:\s*,\s*|\s+){_NOQA_CODE})*)", re.IGNORECASE)
 _FUNCTION_NODES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
 # A line ends where Python's tokenizer ends it: at CRLF, CR or LF, nowhere else. str.splitlines
 # also splits at form feed, U+000B-U+001E, U+0085, U+2028 and U+2029, which are ordinary

@@ -1475,6 +1475,15 @@ class Analysis:
     def _call_value(self, call: ast.Call) -> Value:
         func = call.func
         qualified = self.qualname(func)
+        # The helper as the fixes write it: defined in the file, or imported from `helper-module`
+        # (`from proj.interop import ensure_single_device`), so a rule that runs after JAX002's
+        # fix sees the same array whichever way the helper is provided.
+        if (isinstance(func, ast.Name) and func.id == GATHER_HELPER and len(call.args) == 1
+                and (qualified is None or qualified.endswith("." + GATHER_HELPER))):
+            gathered = self.value_of(call.args[0])
+            if gathered.kind == ARRAY and gathered.placement != NOT_ADDRESSABLE:
+                return Value(ARRAY, f"`{GATHER_HELPER}`", placement=SINGLE)
+            return gathered
         if qualified is not None:
             found = self._library_call(qualified, call)
             if found is not None:
@@ -1485,11 +1494,6 @@ class Analysis:
             found = self._method_value(receiver, func.attr, call)
             if found is not None:
                 return found
-        if isinstance(func, ast.Name) and func.id == GATHER_HELPER and len(call.args) == 1:
-            gathered = self.value_of(call.args[0])
-            if gathered.kind == ARRAY and gathered.placement != NOT_ADDRESSABLE:
-                return Value(ARRAY, f"`{GATHER_HELPER}`", placement=SINGLE)
-            return gathered
         return self.apply(self.value_of(func), call)
 
     def apply(self, callee: Value, call: ast.Call) -> Value:

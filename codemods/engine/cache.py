@@ -42,7 +42,7 @@ from importlib import metadata
 from pathlib import Path
 
 import jax_codemod
-from jax_codemod.engine.pipeline import FileResult, Settings, active_rules, process_source
+from jax_codemod.engine.pipeline import FileResult, Settings, file_active_rules, process_source
 from jax_codemod.rule import Finding, FixSafety, Span
 
 ENV_VAR = "CODEMOD_CACHE_DIR"
@@ -167,7 +167,7 @@ class Cache:
         ``active``: the rules whose prefilter passes ``source``, if the caller knows them.
         """
         if active is None:
-            active = active_rules(source, settings.rules)
+            active = file_active_rules(path, source, settings.rules)
         if self.secret is None or not active:
             return process_source(source, path, settings, active)
         key = self.key(source, path)
@@ -333,6 +333,7 @@ def _finding_json(finding: Finding) -> dict:
         "node_type": finding.node_type,
         "applied": finding.applied,
         "resolved_by": finding.resolved_by,
+        "cell": finding.cell,
     }
 
 
@@ -350,4 +351,5 @@ def _finding(item: dict, path: str) -> Finding:
         node_type=item["node_type"],
         applied=item["applied"],
         resolved_by=item.get("resolved_by"),
+        cell=item.get("cell"),
     )

@@ -5,6 +5,7 @@ from __future__ import annotations
 import keyword
 import os
 import re
+import stat
 from collections.abc import Iterable, Sequence
 
 from jax_codemod.rule import Rule
@@ -16,6 +17,8 @@ KNOWN_KEYS = {
     "ignore": list,
     "exclude": list,
     "extend-exclude": list,
+    "include": list,
+    "extend-include": list,
     "force-exclude": bool,
     "per-file-ignores": dict,
     "unsafe-fixes": bool,
@@ -46,6 +49,8 @@ class Config:
         unsafe_fixes: bool = False,
         rule_options: dict | None = None,
         source: str | None = None,
+        include: list[str] | None = None,
+        extend_include: list[str] | None = None,
     ) -> None:
         self.select = select
         self.extend_select = list(extend_select or [])
@@ -59,6 +64,9 @@ class Config:
         self.unsafe_fixes = unsafe_fixes
         self.rule_options = dict(rule_options or {})
         self.source = source
+        # None: the default (DEFAULT_INCLUDE: *.py, *.ipynb); a list replaces it.
+        self.include = include
+        self.extend_include = list(extend_include or [])
 
     def __repr__(self) -> str:
         return f"Config({self.__dict__!r})"
@@ -69,7 +77,7 @@ def find_pyproject(start: str) -> str | None:
     current = os.path.abspath(start if os.path.isdir(start) else os.path.dirname(start) or ".")
     while True:
         candidate = os.path.join(current, "pyproject.toml")
-        if os.path.isfile(candidate) and _has_codemod_table(candidate):
+        if os.path.isfile(candidate) and has_codemod_table(candidate):
             return candidate
         parent = os.path.dirname(current)
         if parent == current:
@@ -77,27 +85,64 @@ def find_pyproject(start: str) -> str | None:
         current = parent
 
 
-def _has_codemod_table(path: str) -> bool:
+# A pyproject.toml is a few KiB; a bigger one is refused (a config error), not read into memory.
+MAX_CONFIG_BYTES = 1 * 2**20
+
+
+def has_codemod_table(path: str) -> bool:
     try:
-        with open(path, "rb") as handle:
-            return b"[tool.codemod" in handle.read()
-    except OSError:
-        return False
+        data = _read_config(path)
+    except ConfigError:
+        return True  # let load_config report it: a config too big or unreadable is not silently skipped
+    return b"[tool.codemod" in data
+
+
+def _read_config(path: str) -> bytes:
+    """The file's bytes, at most MAX_CONFIG_BYTES, opened without blocking (a FIFO named
+    pyproject.toml must not hang the run) and read no further than the limit (nor /dev/zero)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except OSError as error:
+        raise ConfigError(f"{path}: cannot read: {error.strerror}") from None
+    try:
+        info = os.fstat(fd)
+        # Not only regular files (`--config /dev/null` means the defaults); the read is bounded.
+        if stat.S_ISREG(info.st_mode) and info.st_size > MAX_CONFIG_BYTES:
+            raise ConfigError(f"{path}: {info.st_size:,} bytes, over the {MAX_CONFIG_BYTES // 2**20} MiB limit "
+                              "for a configuration file")
+        with os.fdopen(fd, "rb", closefd=False) as handle:
+            data = handle.read(MAX_CONFIG_BYTES + 1)
+    except OSError as error:
+        raise ConfigError(f"{path}: cannot read: {error.strerror}") from None
+    finally:
+        os.close(fd)
+    if len(data) > MAX_CONFIG_BYTES:
+        raise ConfigError(f"{path}: over the {MAX_CONFIG_BYTES // 2**20} MiB limit for a configuration file")
+    return data
 
 
 def load_config(path: str) -> Config:
+    """``[tool.codemod]`` of ``path``; every way the file can be wrong (unreadable, too big, not
+    TOML, nested past the parser's depth, a value of the wrong type) is a one-line ConfigError."""
     try:  # imported here: a run with no [tool.codemod] anywhere never parses TOML
         import tomllib
     except ModuleNotFoundError:  # Python 3.10
         import tomli as tomllib
+    raw = _read_config(path)
     try:
-        with open(path, "rb") as handle:
-            data = tomllib.load(handle)
-    except OSError as error:
-        raise ConfigError(f"{path}: cannot read: {error.strerror}") from error
+        data = tomllib.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError as error:
+        raise ConfigError(f"{path}: invalid TOML: not UTF-8 (byte {error.start})") from None
     except tomllib.TOMLDecodeError as error:
-        raise ConfigError(f"{path}: invalid TOML: {error}") from error
-    table = data.get("tool", {}).get("codemod", {})
+        raise ConfigError(f"{path}: invalid TOML: {error}") from None
+    except RecursionError:
+        raise ConfigError(f"{path}: invalid TOML: nested too deeply to read") from None
+    except MemoryError:
+        raise ConfigError(f"{path}: invalid TOML: too large to read") from None
+    tool = data.get("tool", {})
+    if not isinstance(tool, dict):
+        raise ConfigError(f"{path}: [tool] must be a table")
+    table = tool.get("codemod", {})
     if not isinstance(table, dict):
         raise ConfigError(f"{path}: [tool.codemod] must be a table")
     for key, value in table.items():
@@ -114,6 +159,11 @@ def load_config(path: str) -> Config:
             f"{path}: [tool.codemod] helper-module must be a dotted module name such as 'myproject.interop', "
             f"got {helper!r}"
         )
+    for key in ("include", "extend-include"):
+        for pattern in table.get(key, []):
+            if "/" in pattern or not pattern.strip():
+                raise ConfigError(f"{path}: [tool.codemod] {key}: {pattern!r}: patterns match file names "
+                                  "(such as '*.py' or '*.ipynb'), not paths")
     per_file = table.get("per-file-ignores", {})
     for pattern, codes in per_file.items():
         if not isinstance(codes, list) or not all(isinstance(code, str) for code in codes):
@@ -135,6 +185,8 @@ def load_config(path: str) -> Config:
         unsafe_fixes=table.get("unsafe-fixes", False),
         rule_options=options,
         source=path,
+        include=table.get("include"),
+        extend_include=table.get("extend-include", []),
     )
 
 
@@ -149,6 +201,14 @@ def check_target_jax_version(value: str) -> str:
     if version < jax_versions.OLDEST_SUPPORTED:
         oldest = jax_versions.render(jax_versions.OLDEST_SUPPORTED)
         raise ConfigError(f"target-jax-version {value!r} is older than the oldest supported JAX, {oldest}")
+    if version[:2] > jax_versions.NEWEST_KNOWN[:2]:
+        # As ruff refuses a target-version it does not know: what such a release changed is unknown,
+        # so fixes "right for" it would be a guess. A patch release of a known minor is accepted.
+        newest = jax_versions.render(jax_versions.NEWEST_KNOWN)
+        raise ConfigError(
+            f"target-jax-version {value!r} is newer than every JAX release this codemod knows (newest: {newest}); "
+            "upgrade codemod or name a known version"
+        )
     return jax_versions.render(version)
 
 
@@ -167,6 +227,28 @@ def resolve_target_jax_version(cli_value: str | None, config: Config) -> str:
         except ValueError:
             pass
     return jax_versions.render(jax_versions.default_target())
+
+
+def describe_target_jax_version(cli_value: str | None, config: Config) -> tuple[str, str]:
+    """``resolve_target_jax_version``'s answer and where it came from, for ``--show-settings``."""
+    value = resolve_target_jax_version(cli_value, config)
+    if cli_value is not None:
+        return value, "--target-jax-version"
+    if "target-jax-version" in config.rule_options:
+        return value, f"{config.source}: target-jax-version"
+    installed = _installed_jax_version()
+    if installed is not None and value == _rendered(installed):
+        return value, f"the installed jax, {installed}"
+    return value, "default: the newest JAX release known"
+
+
+def _rendered(version: str) -> str | None:
+    from jax_codemod.analysis import jax_versions
+
+    try:
+        return jax_versions.render(jax_versions.parse(version))
+    except ValueError:
+        return None
 
 
 def _installed_jax_version() -> str | None:

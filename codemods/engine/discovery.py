@@ -51,6 +51,9 @@ DEFAULT_EXCLUDE = (
     "site-packages",
     "venv",
 )
+# The files a walk takes, by name (ruff's default `include`, less stubs): `include` in the config
+# replaces it, `extend-include` adds to it. A file named on the command line is always taken.
+DEFAULT_INCLUDE = ("*.py", "*.ipynb")
 # An ignore file bigger than this is not read (a warning says so): a .gitignore is a few KiB,
 # and one that is a link to /dev/zero or a 2 GB blob must not cost the run its memory.
 MAX_IGNORE_FILE_BYTES = 1 * 2**20
@@ -145,6 +148,7 @@ def discover(
     *,
     force_exclude: bool = False,
     allowed: Sequence[str] | None = None,
+    include: Sequence[str] = DEFAULT_INCLUDE,
 ) -> Discovery:
     """Python files under ``roots``, in a stable order, each once.
 
@@ -183,7 +187,7 @@ def discover(
             )
             continue
         if is_dir:
-            found: Iterable[tuple[str, str]] = _walk_root(root, matchers, result)
+            found: Iterable[tuple[str, str]] = _walk_root(root, matchers, result, _includer(tuple(include)))
         else:
             found = [(root, real)]
         for path, real_path in found:
@@ -246,7 +250,19 @@ def _matcher(patterns: Patterns) -> _Matcher:
     return _Matcher(patterns)
 
 
-def _walk_root(root: str, matchers: list[_Matcher], result: Discovery) -> Iterator[tuple[str, str]]:
+@lru_cache(maxsize=16)
+def _includer(include: tuple[str, ...]):
+    """``name -> bool`` for ``include`` (file-name globs): a suffix test for plain ``*.ext`` ones."""
+    suffixes = tuple(p[1:] for p in include if p.startswith("*.") and not (_GLOB_CHARS & set(p[1:])))
+    globs = [p for p in include if p[1:] not in suffixes]
+    if not globs:
+        return lambda name: name.endswith(suffixes)
+    import fnmatch
+
+    return lambda name: name.endswith(suffixes) or any(fnmatch.fnmatchcase(name, glob) for glob in globs)
+
+
+def _walk_root(root: str, matchers: list[_Matcher], result: Discovery, included=None) -> Iterator[tuple[str, str]]:
     """(path, real path) of each file; real paths come from the directory's, not a realpath call per file."""
     real_root = os.path.realpath(root)
     ignores = _ancestor_ignores(real_root, result)
@@ -255,10 +271,10 @@ def _walk_root(root: str, matchers: list[_Matcher], result: Discovery) -> Iterat
         ignores = []
     matchers = [m.without_matches_of(real_root) for m in matchers]
     visited: set[str] = set()
-    yield from _walk(root, real_root, real_root, ignores, matchers, visited, result)
+    yield from _walk(root, real_root, real_root, ignores, matchers, visited, result, included or _includer(DEFAULT_INCLUDE))
 
 
-def _walk(directory, real_dir, real_root, ignores, matchers, visited, result) -> Iterator[tuple[str, str]]:
+def _walk(directory, real_dir, real_root, ignores, matchers, visited, result, included) -> Iterator[tuple[str, str]]:
     if real_dir in visited:
         return
     visited.add(real_dir)
@@ -277,7 +293,7 @@ def _walk(directory, real_dir, real_root, ignores, matchers, visited, result) ->
             is_file = entry.is_file()
         except OSError:
             continue
-        if not (is_dir or (is_file and entry.name.endswith(".py"))):
+        if not (is_dir or (is_file and included(entry.name))):
             continue
         if entry.is_symlink():
             real = os.path.realpath(path)
@@ -290,7 +306,7 @@ def _walk(directory, real_dir, real_root, ignores, matchers, visited, result) ->
         if is_dir:
             if _is_virtualenv(path) or _ignored(real, True, ignores):
                 continue
-            yield from _walk(path, real, real_root, ignores, matchers, visited, result)
+            yield from _walk(path, real, real_root, ignores, matchers, visited, result, included)
         elif not _ignored(real, False, ignores):
             yield path, real
 

@@ -53,12 +53,18 @@ class FileError:
     # Where a syntax error is: 1-based column, and the offending source line (without its ending).
     column: int | None = None
     source_line: str | None = None
+    # In a notebook: the cell ``line`` is in (1-based, counting every cell).
+    cell: int | None = None
 
     def to_json(self) -> dict:
-        return {"path": self.path, "line": self.line, "message": self.message, "column": self.column}
+        document = {"path": self.path, "line": self.line, "message": self.message, "column": self.column}
+        if self.cell is not None:
+            document["cell"] = self.cell
+        return document
 
     def __str__(self) -> str:
-        where = f"{self.path}:{self.line}" if self.line else self.path
+        where = f"{self.path}:cell {self.cell}" if self.cell else self.path
+        where = f"{where}:{self.line}" if self.line else where
         return f"{where}: {self.message}"
 
 
@@ -295,6 +301,11 @@ def _parse(source: bytes, text: str, path: str) -> ast.Module:
             warnings.simplefilter("ignore")
             return ast.parse(source, filename=path)
     except SyntaxError as error:
+        if "\x00" in text:
+            # No Python parses a NUL byte (libcst does, so masking would blame the Python version).
+            line = len(re.findall(r"\r\n|\r|\n", text[: text.index("\x00")])) + 1
+            raise SyntaxError("source contains a NUL byte (no Python version accepts one)",
+                              (path, line, None, None)) from None
         # Perhaps valid Python of a newer version than this interpreter's (engine/syntax.py).
         from jax_codemod.engine.syntax import parse_newer
 
@@ -304,8 +315,28 @@ def _parse(source: bytes, text: str, path: str) -> ast.Module:
 def process_source(source: bytes, path: str, settings: Settings, active: Sequence[Rule] | None = None) -> FileResult:
     """Check ``source`` and compute its fixed form. Pure: reads and writes nothing.
 
-    ``active``: ``active_rules(source, settings.rules)`` when the caller has it already.
+    ``active``: ``file_active_rules(path, source, settings.rules)`` when the caller has it already.
+    A notebook (``.ipynb``) is checked as the module of its code cells (``engine/notebook.py``).
     """
+    if path.endswith(".ipynb"):
+        from jax_codemod.engine import notebook
+
+        return notebook.process_notebook(source, path, settings, _process_python)
+    return _process_python(source, path, settings, active)
+
+
+def file_active_rules(path: str, source: bytes, rules: Sequence[Rule]) -> tuple[Rule, ...]:
+    """``active_rules`` of what the rules see in the file: a notebook's code, not its JSON (where a
+    trigger's quote or backslash is escaped)."""
+    if path.endswith(".ipynb"):
+        from jax_codemod.engine import notebook
+
+        code = notebook.prefilter_code(source)
+        return tuple(rules) if code is None else active_rules(code, rules)
+    return active_rules(source, rules)
+
+
+def _process_python(source: bytes, path: str, settings: Settings, active: Sequence[Rule] | None = None) -> FileResult:
     made: list[FileContext] = []
     _made_contexts.append(made)
     with _gc_paused():
@@ -356,7 +387,8 @@ def _process_source(source: bytes, path: str, settings: Settings, active: Sequen
         result.fixed, reported = _fix(source, ctx, findings, settings)
     except FixError as error:
         interrupts.raise_if_requested()
-        result.findings = findings
+        # No fix for them in this run: no `[*]`, no "fixable with --unsafe-fixes" (the error says why).
+        result.findings = [replace(f, fix=FixSafety.NONE) if f.fix is not FixSafety.NONE else f for f in findings]
         result.error = FileError(path, f"fix not applied: {error}")
         return result
     result.findings = sorted(reported, key=lambda f: (f.line, f.column, f.code))
@@ -603,6 +635,15 @@ def verify_fix(result: FileResult, settings: Settings) -> str | None:
     source, fixed = result.source, result.fixed
     if fixed is None or source is None or fixed == source:
         return "the fix changes nothing"
+    if result.path.endswith(".ipynb"):
+        from jax_codemod.engine import notebook
+
+        # A notebook's code cells are what must parse and be fixed. (The module of a notebook's
+        # cells, checked under the notebook's name, is no notebook: it is checked as Python.)
+        if notebook.prefilter_code(source) is not None:
+            fixed = notebook.prefilter_code(fixed)
+            if fixed is None:
+                return "the fixed notebook cannot be read back"
     if not any(finding.applied for finding in result.findings):
         return "no finding is fixed by it"
     if len(fixed) > MAX_PARSE_BYTES:

@@ -1,8 +1,10 @@
 """Settings for a run, resolved the way ``codemod run`` resolves them.
 
-Each root is governed by the nearest ``pyproject.toml`` with a ``[tool.codemod]`` table (or the one
-``--config`` names); the command line's options override it. A group is the roots one config
-governs, with its rules, excludes and per-file-ignores validated before any file is read. The CLI
+Each file is governed by the nearest ``pyproject.toml`` with a ``[tool.codemod]`` table above it
+(or the one ``--config`` names), as in ruff: ``codemod run sub/x.py`` and ``codemod run .`` check
+``sub/x.py`` with the same settings. The command line's options override the file. A group is the
+roots and files one config governs, with its rules, excludes and per-file-ignores validated before
+any of its files is read (``Resolver``). The CLI
 and the all-repos autofixer (``jax_codemod.integrations.all_repos``) both call these functions, so a
 repository gets the same result from either. Nothing here prints.
 """
@@ -17,11 +19,12 @@ from jax_codemod.engine.config import (
     Config,
     ConfigError,
     find_pyproject,
+    has_codemod_table,
     load_config,
     resolve_target_jax_version,
     select_rules,
 )
-from jax_codemod.engine.discovery import DEFAULT_EXCLUDE, Patterns, matches
+from jax_codemod.engine.discovery import DEFAULT_EXCLUDE, DEFAULT_INCLUDE, Patterns, matches
 from jax_codemod.engine.pipeline import FileResult, Settings
 from jax_codemod.registry import MANIFEST, LazyRule
 
@@ -53,6 +56,7 @@ class Group:
         self.options = options
         self.settings: Settings | None = None
         self.excludes: list[Patterns] = []
+        self.include: tuple[str, ...] = DEFAULT_INCLUDE
         self.per_file: list[tuple[Patterns, list[str]]] = []
         self.variants: dict[frozenset[str], Settings] = {}  # codes turned off -> Settings
 
@@ -92,6 +96,7 @@ def prepare(group: Group, options: Options) -> Group:
         if refused:
             where = key if key.startswith("--") else f"{name}: [tool.codemod] {key}"
             raise ConfigError(f"{where}: {refused} (the limit for one list of patterns)")
+    group.include = (*(DEFAULT_INCLUDE if config.include is None else config.include), *config.extend_include)
     group.excludes = [
         Patterns.at(base, DEFAULT_EXCLUDE if config.exclude is None else config.exclude,
                     "default" if config.exclude is None else f"{name}: exclude"),
@@ -105,6 +110,71 @@ def prepare(group: Group, options: Options) -> Group:
             raise ConfigError(f"{config_path}: [tool.codemod] per-file-ignores {pattern!r}: {error}") from error
         group.per_file.append((Patterns.at(base, [pattern], f"{name}: per-file-ignores"), [c.upper() for c in codes]))
     return group
+
+
+class Resolver:
+    """The group that governs each file: the one of the nearest ``pyproject.toml`` with a
+    ``[tool.codemod]`` table at or above the file's folder, or ``--config``'s for every file.
+
+    A root's walk finds files under folders with a config of their own (``sub/pyproject.toml``):
+    those are checked with that config's rules and per-file-ignores, and its excludes apply to
+    them too, so that naming the file (what pre-commit does) and walking its parent agree.
+    """
+
+    def __init__(self, options: Options, groups: Sequence[Group] = ()) -> None:
+        self.options = options
+        self.groups: dict[str | None, Group] = {g.config_path: g for g in groups}
+        self._nearest: dict[str, str | None] = {}
+
+    def group_for(self, path: str) -> Group:
+        config_path = self.options.config or self.nearest_config(os.path.dirname(os.path.abspath(path)))
+        group = self.groups.get(config_path)
+        if group is None:
+            config = load_config(config_path) if config_path else Config()
+            group = self.groups[config_path] = prepare(Group([], config_path, config, self.options), self.options)
+        return group
+
+    def nearest_config(self, folder: str) -> str | None:
+        """``find_pyproject`` with its answer remembered per folder: a walk asks once per folder."""
+        known = self._nearest.get(folder, _UNKNOWN)
+        if known is not _UNKNOWN:
+            return known
+        candidate = os.path.join(folder, "pyproject.toml")
+        if os.path.isfile(candidate) and has_codemod_table(candidate):
+            found: str | None = candidate
+        else:
+            parent = os.path.dirname(folder)
+            found = None if parent == folder else self.nearest_config(parent)
+        self._nearest[folder] = found
+        return found
+
+    def split(self, files: Sequence[str], root_group: Group) -> tuple[list[str], list[tuple[Group, list[int]]]]:
+        """``files`` (found under roots ``root_group`` governs) less those a nested config's excludes
+        drop (the walk applied the root's), and the rest by the group that governs each: (group,
+        indexes into the files kept), in first-seen order."""
+        kept: list[str] = []
+        by_group: dict[int, tuple[Group, list[int]]] = {}
+        for path in files:
+            group = root_group if self.options.config else self.group_for(path)
+            if group is not root_group and any(matches(patterns, path) for patterns in group.excludes):
+                continue
+            by_group.setdefault(id(group), (group, []))[1].append(len(kept))
+            kept.append(path)
+        return kept, list(by_group.values())
+
+
+_UNKNOWN = object()
+
+
+def check_per_config(files: list[str], groups: Sequence[tuple[Group, list[int]]],
+                     check: Callable[[list[str], Settings], list[FileResult]]) -> list[FileResult]:
+    """Results in the order of ``files``, each file checked under its own group (``Resolver.split``)."""
+    results: list = [None] * len(files)
+    for group, indexes in groups:
+        batch = check_grouped([files[i] for i in indexes], group, check)
+        for index, result in zip(indexes, batch, strict=True):
+            results[index] = result
+    return results
 
 
 def ignored_here(group: Group, path: str) -> frozenset[str]:

@@ -19,7 +19,7 @@ from jax_codemod.engine.pipeline import (
     FileResult,
     Settings,
     SourceTooLarge,
-    active_rules,
+    file_active_rules,
     process_source,
     verify_fix,
 )
@@ -232,7 +232,7 @@ def _check_pending(item: _Pending, settings: Settings, cache: Cache | None = Non
     if indexes is not None and len(source) == size and zlib.crc32(source) == crc:
         active = tuple(settings.rules[i] for i in indexes)
     else:
-        active = active_rules(source, settings.rules)
+        active = file_active_rules(path, source, settings.rules)
         if not active:
             return FileResult(path=path)
     return _check_source(path, source, settings, cache, active, identity)
@@ -279,7 +279,7 @@ def check_files(
         if error is not None:
             done(index, FileResult(path=path, error=error))
             continue
-        active = active_rules(source, rules) if source is not None else ()
+        active = file_active_rules(path, source, rules) if source is not None else ()
         if not active:
             done(index, FileResult(path=path))
         elif jobs == 1:

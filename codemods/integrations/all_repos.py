@@ -1,6 +1,6 @@
 """An all-repos autofixer: one branch, commit and pull request per repository of an organisation.
 
-``pip install 'jax-codemod[all-repos]'``, clone the organisation with ``all-repos-clone``, then::
+``pip install '.[all-repos]'`` (from a checkout of codemod), clone the organisation with ``all-repos-clone``, then::
 
     codemod-all-repos -C all-repos.json --dry-run      # what would change, nothing pushed
     codemod-all-repos -C all-repos.json --summary-json summary.json --summary-markdown summary.md
@@ -22,6 +22,7 @@ import argparse
 import functools
 import json
 import os
+import re
 import shlex
 import sys
 from collections import Counter
@@ -32,7 +33,7 @@ from jax_codemod.cli.output import escape
 from jax_codemod.engine.config import ConfigError, parse_codes, select_rules
 from jax_codemod.engine.discovery import discover
 from jax_codemod.engine.pipeline import FileError, FileResult
-from jax_codemod.engine.resolve import Options, check_grouped, resolve
+from jax_codemod.engine.resolve import Options, Resolver, check_per_config, resolve
 from jax_codemod.engine.runner import check_files, write_results
 from jax_codemod.registry import MANIFEST
 
@@ -71,8 +72,10 @@ def run_codemod(root: str, options: Options, *, write: bool, jobs: int | None = 
     allowed = [os.getcwd(), root]
     if group.config_path:
         allowed.append(os.path.dirname(os.path.abspath(group.config_path)))
-    found = discover([root], group.excludes, force_exclude=group.force_exclude, allowed=allowed)
-    results = check_grouped(list(found.files), group, lambda files, settings: check_files(files, settings, jobs))
+    found = discover([root], group.excludes, force_exclude=group.force_exclude, allowed=allowed,
+                     include=group.include)
+    files, per_config = Resolver(options, [group]).split(found.files, group)
+    results = check_per_config(files, per_config, lambda files, settings: check_files(files, settings, jobs))
     errors = [FileError(path, reason) for path, reason in found.errors]
     errors += [r.error for r in results if r.error is not None]
     run = RepoRun(root, results, errors, group.settings.rules)
@@ -105,7 +108,35 @@ def reproduce_command(options: Options) -> str:
     return shlex.join([*args, "."])
 
 
-def commit_message(run: RepoRun, options: Options) -> str:
+def install_spec() -> str | None:
+    """What ``pip install`` takes to get this very codemod, from how it was installed (PEP 610's
+    ``direct_url.json``): a VCS URL at its commit, an archive URL, or, installed from an index
+    (no direct URL), the release there. None for a local build (a checkout or a wheel file),
+    which no reader of the commit can install; credentials in a URL are never repeated."""
+    from importlib import metadata
+
+    try:
+        dist = metadata.distribution("jax-codemod")
+        raw = dist.read_text("direct_url.json")
+    except (metadata.PackageNotFoundError, OSError):
+        return None
+    if raw is None:
+        return f"jax-codemod=={dist.version}"
+    try:
+        info = json.loads(raw)
+        url = re.sub(r"//[^/@]*@", "//", str(info["url"]))
+    except (ValueError, KeyError, TypeError):
+        return None
+    if not url.startswith(("https://", "http://", "ssh://", "git://")):
+        return None
+    vcs = info.get("vcs_info")
+    if isinstance(vcs, dict) and vcs.get("vcs"):
+        revision = vcs.get("commit_id") or vcs.get("requested_revision")
+        return f"jax-codemod @ {vcs['vcs']}+{url}" + (f"@{revision}" if revision else "")
+    return f"jax-codemod @ {url}"
+
+
+def commit_message(run: RepoRun, options: Options, install: str | None = None) -> str:
     """Subject line, then a markdown body (the pull request's description)."""
     version = jax_codemod.__version__
     fixed = Counter(f.code for f in run.fixed)
@@ -130,12 +161,12 @@ def commit_message(run: RepoRun, options: Options) -> str:
                 lines += [f"<details><summary>{summary}</summary>", "", advice, "", "</details>", ""]
     else:
         lines += ["No findings are left.", ""]
-    lines += [
-        "To reproduce in a checkout of this repository:",
-        "",
-        f"    pip install 'jax-codemod=={version}'",
-        f"    {reproduce_command(options)}",
-    ]
+    lines += ["To reproduce in a checkout of this repository:", ""]
+    if install:
+        lines.append(f"    pip install {shlex.quote(install)}")
+    else:
+        lines += [f"    # codemod {version}, installed here from a local build: install the same version", ""]
+    lines.append(f"    {reproduce_command(options)}")
     return "\n".join(lines)
 
 
@@ -160,7 +191,7 @@ def find_repos(config, *, options: Options) -> set[str]:
     from all_repos.grep import repos_matching
 
     patterns = [arg for trigger in trigger_strings(options) for arg in ("-e", trigger)]
-    return repos_matching(config, ("-F", *patterns, "--", "*.py"))
+    return repos_matching(config, ("-F", *patterns, "--", "*.py", "*.ipynb"))
 
 
 def _name(repo: str, config) -> str:
@@ -168,7 +199,8 @@ def _name(repo: str, config) -> str:
     return repo if relative.startswith("..") else relative
 
 
-def fix_repo(repo: str, *, options: Options, config, author: str | None, autofix_settings, engine_jobs) -> dict:
+def fix_repo(repo: str, *, options: Options, config, author: str | None, autofix_settings, engine_jobs,
+             install: str | None = None) -> dict:
     """One repository, as all-repos' own ``autofix_lib`` does it (a fresh clone, a branch off
     origin/HEAD, one commit, the config's push), with a message made from the run."""
     from all_repos import autofix_lib
@@ -178,7 +210,7 @@ def fix_repo(repo: str, *, options: Options, config, author: str | None, autofix
     try:
         with autofix_lib.repo_context(repo, use_color=autofix_settings.color):
             try:
-                _fix_in_clone(record, options, config, author, autofix_settings, engine_jobs)
+                _fix_in_clone(record, options, config, author, autofix_settings, engine_jobs, install)
             except Exception as error:
                 record.update(status="failed", reason=f"{type(error).__name__}: {error}")
                 raise  # repo_context prints the traceback; the next repository goes on
@@ -188,7 +220,14 @@ def fix_repo(repo: str, *, options: Options, config, author: str | None, autofix
     return record
 
 
-def _fix_in_clone(record, options, config, author, autofix_settings, engine_jobs) -> None:
+def untouched_record(repo: str, config) -> dict:
+    """A repository in which all-repos' grep found no trigger string of the rules that can run."""
+    return {"repository": _name(repo, config), "status": "clean",
+            "reason": "no trigger string of the rules run in its *.py files (not cloned)",
+            "files_changed": 0, "fixed": {}, "findings_left": [], "branch": None}
+
+
+def _fix_in_clone(record, options, config, author, autofix_settings, engine_jobs, install=None) -> None:
     from all_repos import autofix_lib
 
     branch = f"all-repos_autofix_{BRANCH_NAME}"
@@ -223,7 +262,7 @@ def _fix_in_clone(record, options, config, author, autofix_settings, engine_jobs
     if autofix_settings.interactive and not autofix_lib._interactive_check(use_color=autofix_settings.color):
         record.update(status="declined", reason="declined interactively")
         return
-    message = commit_message(run, options) + "\n\nCommitted via https://github.com/asottile/all-repos"
+    message = commit_message(run, options, install) + "\n\nCommitted via https://github.com/asottile/all-repos"
     # verbatim: git's default clean-up would squeeze the blank lines of the advice's code.
     command = ["git", "commit", "--quiet", "-a", "--cleanup=verbatim", "-m", message]
     if author:
@@ -292,6 +331,9 @@ def parser() -> argparse.ArgumentParser:
     parser.add_argument("--unsafe-fixes", action="store_true", default=None, help="Also apply fixes marked unsafe.")
     parser.add_argument("--target-jax-version", metavar="X.Y[.Z]",
                         help="JAX version the fixes must be right for (passed to the rules as codemod run does).")
+    parser.add_argument("--install-spec", metavar="SPEC",
+                        help="What the commit message tells a reader to pip install (default: how this codemod was "
+                        "installed: a git URL at its commit, or the release from an index; nothing for a local build).")
     parser.add_argument("--summary-json", metavar="FILE", help="Write the organisation summary as JSON here.")
     parser.add_argument("--summary-markdown", metavar="FILE", help="Write the summary as markdown tables here.")
     return parser
@@ -302,7 +344,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         import all_repos  # noqa: F401
     except ImportError:
-        print("codemod-all-repos needs all-repos: pip install 'jax-codemod[all-repos]'", file=sys.stderr)
+        print("codemod-all-repos needs all-repos: pip install 'jax-codemod[all-repos]' (from a checkout: pip install '.[all-repos]')", file=sys.stderr)
         return 2
     from all_repos import autofix_lib, mapper
 
@@ -316,12 +358,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     repos, config, commit, autofix_settings = autofix_lib.from_cli(
         args, find_repos=functools.partial(find_repos, options=options), msg=SUBJECT, branch_name=BRANCH_NAME)
+    repos_found = set(repos)
     repos = sorted(repos)[: autofix_settings.limit]
+    # Every repository the summary covers: those grep found no trigger in are clean by the rules'
+    # contract, listed (and counted as scanned) without being cloned again.
+    untouched = [] if args.repos is not None else sorted(
+        {os.path.join(config.output_dir, name) for name in config.get_cloned_repos()} - repos_found)
     engine_jobs = 1 if autofix_settings.jobs > 1 else None
     func = functools.partial(fix_repo, options=options, config=config, author=commit.author,
-                             autofix_settings=autofix_settings, engine_jobs=engine_jobs)
+                             autofix_settings=autofix_settings, engine_jobs=engine_jobs,
+                             install=args.install_spec or install_spec())
     with mapper.process_mapper(autofix_settings.jobs) as do_map:
         records = list(do_map(func, repos))
+    records += [untouched_record(repo, config) for repo in untouched]
     summary = summarise(records, options)
     markdown = render_markdown(summary)
     if args.summary_json:

@@ -1,0 +1,222 @@
+"""Notebooks (.ipynb) as ruff does them: code cells checked as one module, IPython syntax masked,
+findings named by cell, fixes written back changing nothing but the changed cells' sources.
+
+Snapshot inputs: tests/snapshots/notebooks/<kind>_<name>.ipynb (rewrite_*: codemod fixes it;
+noop_*: it must stay byte-identical); each snapshot is the per-cell diff ``--dry-run`` shows.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import jsonschema
+import pytest
+from jax_codemod.cli.main import EXIT_ATTENTION, EXIT_OK, EXIT_USAGE
+from jax_codemod.engine import notebook
+from jax_codemod.engine.pipeline import Settings, process_source
+from jax_codemod.registry import MANIFEST, LazyRule
+from syrupy.extensions.single_file import SingleFileSnapshotExtension, WriteMode
+from test_ci import SARIF_SCHEMA
+from test_cli import REPO, invoke
+from test_ux import write
+
+NOTEBOOKS = sorted((REPO / "tests" / "snapshots" / "notebooks").glob("*.ipynb"))
+REWRITES = [path for path in NOTEBOOKS if path.name.startswith("rewrite_")]
+NOOPS = [path for path in NOTEBOOKS if path.name.startswith("noop_")]
+SETTINGS = Settings(rules=tuple(LazyRule(info, {"target-jax-version": "0.7"}) for info in MANIFEST
+                                if info.DEFAULT_ENABLED))
+
+
+class DiffSnapshotExtension(SingleFileSnapshotExtension):
+    file_extension = "diff"
+    _write_mode = WriteMode.TEXT
+
+
+@pytest.fixture
+def diff_snapshot(snapshot):
+    return snapshot.use_extension(DiffSnapshotExtension)
+
+
+def outside_sources(text: str, changed: set[int]) -> list[str]:
+    """The notebook's text cut at the ``source`` values of the cells in ``changed``."""
+    pieces, last = [], 0
+    for number, span in enumerate(notebook._source_spans(text), 1):
+        if number in changed:
+            pieces.append(text[last:span[0]])
+            last = span[1]
+    return [*pieces, text[last:]]
+
+
+@pytest.mark.parametrize("path", REWRITES, ids=lambda p: p.stem)
+def test_rewrite_matches_snapshot_and_changes_only_its_cells(path: Path, diff_snapshot):
+    raw = path.read_bytes()
+    assert raw.count(b"\n") == 0 or b"nbformat" in raw  # a notebook as its editor wrote it
+    result = process_source(raw, path.name, SETTINGS)
+    assert result.error is None, result.error
+    assert result.changed and any(f.applied for f in result.findings)
+    assert all(f.cell is not None for f in result.findings)
+    diffs = notebook.cell_diffs(path.name, raw, result.fixed)
+    assert "".join(diff for _cell, diff in diffs) == diff_snapshot
+    # Byte for byte the same outside the changed cells' sources: outputs, metadata, key order,
+    # indentation, escapes and the final newline (or its absence).
+    changed = {cell for cell, _diff in diffs}
+    before, after = raw.decode(), result.fixed.decode()
+    assert outside_sources(before, changed) == outside_sources(after, changed)
+    # And as JSON: only those cells' `source` differs, in the form the file used.
+    old, new = json.loads(before), json.loads(after)
+    for number, (cell_before, cell_after) in enumerate(zip(old["cells"], new["cells"], strict=True), 1):
+        if number in changed:
+            assert type(cell_before["source"]) is type(cell_after["source"])
+            cell_before, cell_after = dict(cell_before, source=None), dict(cell_after, source=None)
+        assert cell_before == cell_after
+    assert dict(old, cells=None) == dict(new, cells=None)
+    # The fixed notebook is a no-op for a second run.
+    again = process_source(result.fixed, path.name, SETTINGS)
+    assert again.error is None and not again.changed
+
+
+@pytest.mark.parametrize("path", NOOPS, ids=lambda p: p.stem)
+def test_noop_notebook_is_untouched(path: Path, tmp_path):
+    raw = path.read_bytes()
+    result = process_source(raw, path.name, SETTINGS)
+    assert result.error is None and not result.changed and not result.findings
+    (tmp_path / path.name).write_bytes(raw)
+    assert invoke(["run", "--no-cache", path.name], cwd=tmp_path)[0] == EXIT_OK
+    assert (tmp_path / path.name).read_bytes() == raw
+
+
+def test_findings_name_the_cell_in_every_format(tmp_path):
+    source = REPO / "tests/snapshots/notebooks/rewrite_magic_cells.ipynb"
+    write(tmp_path, {"nb.ipynb": source.read_bytes()})
+    code, out, _ = invoke(["run", "--check", "--no-cache", "."], cwd=tmp_path)
+    assert code == EXIT_ATTENTION
+    lines = sorted(line for line in out.splitlines() if "JAX005" in line)
+    assert lines[0].startswith("nb.ipynb:cell 3:3:23: JAX005 ")
+    # The statement after `%time` is checked, at its column in the cell.
+    assert lines[1].startswith("nb.ipynb:cell 4:2:46: JAX005 ")
+    document = json.loads(invoke(["run", "--check", "--no-cache", "--format", "json", "."], cwd=tmp_path)[1])
+    assert [(f["cell"], f["line"]) for f in document["findings"]] == [(3, 3), (4, 2)]
+    github = invoke(["run", "--check", "--no-cache", "--format", "github", "."], cwd=tmp_path)[1]
+    assert "::error file=nb.ipynb,title=JAX005 (cell 3)::cell 3:3:23: JAX005 " in github
+    sarif = json.loads(invoke(["run", "--check", "--no-cache", "--format", "sarif", "."], cwd=tmp_path)[1])
+    jsonschema.validate(sarif, SARIF_SCHEMA, format_checker=jsonschema.Draft7Validator.FORMAT_CHECKER)
+    results = sarif["runs"][0]["results"]
+    assert [r["properties"]["cell"] for r in results] == [3, 4]
+    assert results[0]["message"]["text"].startswith("cell 3:3:23: ")
+    assert "region" not in results[0]["locations"][0]["physicalLocation"]
+
+
+def test_notebooks_are_found_by_default_and_include_narrows(tmp_path):
+    nb = (REPO / "tests/snapshots/notebooks/rewrite_compact.ipynb").read_bytes()
+    write(tmp_path, {"a.ipynb": nb, "b.py": "x = 1\n", "c.txt": "y"})
+    assert sorted(invoke(["run", "--show-files", "."], cwd=tmp_path)[1].split()) == ["a.ipynb", "b.py"]
+    write(tmp_path, {"pyproject.toml": '[tool.codemod]\ninclude = ["*.py"]\n'})
+    assert invoke(["run", "--show-files", "."], cwd=tmp_path)[1].split() == ["b.py"]
+    write(tmp_path, {"pyproject.toml": '[tool.codemod]\ninclude = ["*.py"]\nextend-include = ["*.ipynb"]\n'})
+    assert sorted(invoke(["run", "--show-files", "."], cwd=tmp_path)[1].split()) == ["a.ipynb", "b.py"]
+    write(tmp_path, {"pyproject.toml": '[tool.codemod]\ninclude = ["src/*.py"]\n'})
+    code, _, err = invoke(["run", "--show-files", "."], cwd=tmp_path)
+    assert code == EXIT_USAGE and "patterns match file names" in err
+
+
+def test_a_fix_run_writes_the_notebook_and_a_dry_run_shows_cells(tmp_path):
+    source = (REPO / "tests/snapshots/notebooks/rewrite_with_outputs.ipynb").read_bytes()
+    write(tmp_path, {"nb.ipynb": source})
+    code, out, _ = invoke(["run", "--dry-run", "--no-cache", "nb.ipynb"], cwd=tmp_path)
+    assert code == EXIT_ATTENTION and out.startswith("--- a/nb.ipynb:cell 2\n+++ b/nb.ipynb:cell 2\n")
+    # The JSON document's diff is the file's, which git apply takes.
+    document = json.loads(invoke(["run", "--dry-run", "--no-cache", "--format", "json", "nb.ipynb"], cwd=tmp_path)[1])
+    assert document["diffs"][0]["diff"].startswith("--- a/nb.ipynb\n+++ b/nb.ipynb\n")
+    assert invoke(["run", "--no-cache", "nb.ipynb"], cwd=tmp_path)[0] == EXIT_OK
+    fixed = (tmp_path / "nb.ipynb").read_bytes()
+    assert fixed != source and b"np.from_dlpack(x)" in fixed
+    assert invoke(["run", "--check", "--no-cache", "nb.ipynb"], cwd=tmp_path)[0] == EXIT_OK
+
+
+@pytest.mark.parametrize(
+    ("content", "says"),
+    [
+        (b"{not json", "cannot read as a notebook: invalid JSON"),
+        (b'{"worksheets": [], "nbformat": 3}', "nbformat 3"),
+        (b"\xff\xfe", "not UTF-8"),
+        (b"[" * 100000 + b"]" * 100000, "cannot read as a notebook"),
+    ],
+    ids=["json", "nbformat3", "encoding", "deep"],
+)
+def test_a_bad_notebook_is_a_file_error_not_a_crash(tmp_path, content, says):
+    write(tmp_path, {"bad.ipynb": content, "good.py": b"x = 1\n"})
+    code, _, err = invoke(["run", "--check", "--no-cache", "."], cwd=tmp_path)
+    assert code == EXIT_ATTENTION and says in err and "Traceback" not in err, err[-2000:]
+    assert "2 files scanned" in err
+
+
+def test_a_syntax_error_names_its_cell(tmp_path):
+    nb = {"cells": [{"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None,
+                     "source": ["import jax.dlpack\n"]},
+                    {"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None,
+                     "source": ["x = 1\n", "y = jax.dlpack.to_dlpack(\n"]}],
+          "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    write(tmp_path, {"nb.ipynb": json.dumps(nb)})
+    code, _, err = invoke(["run", "--check", "--no-cache", "nb.ipynb"], cwd=tmp_path)
+    assert code == EXIT_ATTENTION and "error: nb.ipynb:cell 2:" in err
+
+
+def test_cell_boundaries_and_masks_survive_a_fix_that_adds_lines():
+    # JAX004 wraps the export in try/except and adds an import and a helper: the cells stay apart.
+    nb = {"cells": [{"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None,
+                     "source": ["import jax\n", "import torch\n", "!nvidia-smi"]},
+                    {"cell_type": "markdown", "metadata": {}, "source": ["text"]},
+                    {"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None,
+                     "source": ["def to_torch(x: jax.Array) -> torch.Tensor:\n", "    return torch.from_dlpack(x)"]}],
+          "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    raw = json.dumps(nb, indent=1).encode()
+    settings = Settings(rules=tuple(LazyRule(info, {}) for info in MANIFEST if info.CODE == "JAX004"))
+    result = process_source(raw, "nb.ipynb", settings)
+    assert result.error is None and result.changed, result.error
+    fixed = json.loads(result.fixed)
+    assert fixed["cells"][1] == nb["cells"][1]
+    first, third = ("".join(fixed["cells"][i]["source"]) for i in (0, 2))
+    assert "!nvidia-smi" in first and "__codemod" not in first + third
+    assert "except BufferError" in third and third.startswith("def to_torch")
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_a_cells_source_renders_back_to_its_own_bytes(path: Path):
+    # The writer's style detection: each code cell's source, written back unchanged, is the very
+    # text the file has (so a changed cell differs from the original only where its code does).
+    parsed = notebook.Notebook.parse(path.read_bytes())
+    for cell in parsed.cells:
+        old = parsed.text[cell.span[0]:cell.span[1]]
+        assert notebook._render_source(cell.source, old, cell.as_list, parsed.text) == old, (path.name, cell.number)
+
+
+def test_a_changed_cell_keeps_the_bytes_of_its_unchanged_lines():
+    # Colab escapes & < > as \u0026...; a fixed cell's other lines keep their escapes, and its new
+    # line is escaped the same way: the file's diff is the one line the fix changed.
+    raw = (b'{\n "cells": [\n  {\n   "cell_type": "code",\n   "metadata": {},\n   "outputs": [],\n'
+           b'   "execution_count": null,\n   "source": [\n    "import jax.dlpack, torch  # a \\u0026 b\\n",\n'
+           b'    "t = torch.from_dlpack(jax.dlpack.to_dlpack(x))  # \\u003cx\\u003e\\n",\n    "t"\n   ]\n  }\n ],\n'
+           b' "metadata": {},\n "nbformat": 4,\n "nbformat_minor": 5\n}\n')
+    result = process_source(raw, "nb.ipynb", SETTINGS)
+    assert result.error is None and result.changed
+    diff = [line for line in result.diff("nb.ipynb").splitlines() if line[:1] in "+-" and line[:3] not in ("---", "+++")]
+    assert diff == ['-    "t = torch.from_dlpack(jax.dlpack.to_dlpack(x))  # \\u003cx\\u003e\\n",',
+                    '+    "t = torch.from_dlpack(x)  # \\u003cx\\u003e\\n",']
+
+
+@pytest.mark.parametrize(("line", "masked"), [
+    ("%matplotlib inline", True), ("!ls -la", True), ("files = !ls", True), ("out = %timeit -o f()", True),
+    ("jnp.sum?", True), ("timeit -n 5 f()", True), ("pip install jax", True), ("cd ..", True),
+    ("x = 5 % 3", False), ("time = 3", False), ("time.sleep(1)", False), ("print('why?')", False),
+    ("cd / tmp", False), ("time if ok else other", False), ("# is this a magic?", False), ("env", False),
+])
+def test_what_is_masked_as_ipython(line, masked):
+    assert notebook._is_magic(line + "\n") is masked
+
+
+def test_a_percent_continuation_inside_brackets_is_python():
+    masks: list[str] = []
+    source = "y = (a\n     % b)\n%time z = 1\n"
+    assert notebook._masked(source, masks, []) == "y = (a\n     % b)\nz = 1  # __codemod_magic_0__\n"
+    assert masks == []
