@@ -26,7 +26,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from jax_codemod.engine.pipeline import FileResult
+    from jax_codemod.engine.results import FileResult
 
 SUFFIX = ".ipynb"
 _CELL_END = "# __codemod_cell_{}__"
@@ -379,7 +379,7 @@ def prefilter_code(raw: bytes) -> bytes | None:
 
 def process_notebook(source: bytes, path: str, settings, process_code) -> FileResult:
     """``process_source`` for a notebook: ``process_code(code, path, settings)`` checks its module."""
-    from jax_codemod.engine.pipeline import FileError, FileResult
+    from jax_codemod.engine.results import FileError, FileResult
     from jax_codemod.rule import FixSafety
 
     result = FileResult(path=path, source=source)
