@@ -13,6 +13,7 @@ import difflib
 import gc
 import io
 import re
+import sys
 import tokenize
 import warnings
 from collections.abc import Iterator, Sequence
@@ -23,7 +24,7 @@ from typing import TYPE_CHECKING
 
 from jax_codemod.analysis.context import FileContext
 from jax_codemod.engine import interrupts
-from jax_codemod.engine.syntax import NeedsNewerPython
+from jax_codemod.engine.syntax import NeedsNewerPython, NestingTooDeep, check_nesting, parse_cst
 from jax_codemod.rule import Finding, FixSafety, Prefilter, Rule, Span
 
 if TYPE_CHECKING:
@@ -92,6 +93,17 @@ class SourceTooLarge(Exception):
 
 class FixError(Exception):
     """A fix could not be completed; the file is left as it was."""
+
+
+def describe(error: BaseException, kind: bool = True) -> str:
+    """``Type: message`` of an exception, safe to format: a message made from a deeply nested
+    node (libcst puts nodes in its exceptions) raises RecursionError when formatted."""
+    name = f"{type(error).__name__}: " if kind else ""
+    try:
+        message = str(error)
+    except Exception:  # noqa: BLE001 -- the message itself failed: the type must do
+        return type(error).__name__
+    return name + (message if len(message) <= 500 else message[:500] + "...")
 
 
 def decode(source: bytes) -> str:
@@ -254,6 +266,11 @@ def _parse(source: bytes, text: str, path: str) -> ast.Module:
             # SyntaxWarnings (invalid escapes, ...) belong to the user's linter, not to our output.
             warnings.simplefilter("ignore")
             return ast.parse(source, filename=path)
+    except (RecursionError, MemoryError):
+        # CPython's parser refuses deep nesting by these (a MemoryError means its stack, not the
+        # machine's memory, ran out): reported with the line where the nesting check finds it.
+        check_nesting(source, path)
+        raise NestingTooDeep("not checked: nesting too deep or too complex for Python's parser", (path, None, 0, None))
     except SyntaxError as error:
         # Perhaps valid Python of a newer version than this interpreter's (engine/syntax.py).
         from jax_codemod.engine.syntax import parse_newer
@@ -286,7 +303,7 @@ def _process_source(source: bytes, path: str, settings: Settings, active: Sequen
     result = FileResult(path=path, source=source)
     try:
         ctx, findings = check_source(source, path, settings.rules, active)
-    except NeedsNewerPython as error:
+    except (NeedsNewerPython, NestingTooDeep) as error:
         result.error = FileError(path, error.msg, error.lineno)
         return result
     except SyntaxError as error:
@@ -296,15 +313,19 @@ def _process_source(source: bytes, path: str, settings: Settings, active: Sequen
     except (ValueError, UnicodeDecodeError, LookupError) as error:
         result.error = FileError(path, f"cannot read as Python source: {error}")
         return result
-    except (RecursionError, MemoryError):
-        result.error = FileError(path, "cannot parse: nested too deeply or too large")
+    except RecursionError:
+        # ast, or a walk of its tree, past Python's recursion limit: the file nests too deeply.
+        result.error = FileError(path, f"not checked: nesting too deep (Python's recursion limit, {sys.getrecursionlimit()})")
+        return result
+    except MemoryError:
+        result.error = FileError(path, "not checked: out of memory (the file is too large or complex)")
         return result
     except SourceTooLarge as error:
         result.error = FileError(path, str(error))
         return result
     except Exception as error:  # noqa: BLE001 -- a rule's check() bug must cost one file, never the run
         interrupts.raise_if_requested()  # an interrupt something swallowed, failing the check
-        result.error = FileError(path, f"internal error while checking: {type(error).__name__}: {error}")
+        result.error = FileError(path, f"internal error while checking: {describe(error)}")
         return result
     if ctx is None:
         return result
@@ -341,7 +362,6 @@ def _fix(source: bytes, ctx: FileContext, findings: list[Finding], settings: Set
     same run, fixed when its own rule can. A finding is ``applied`` only when its own rule
     made the edit; one that disappears after another rule's pass is ``resolved_by`` it.
     """
-    import libcst as cst  # only files that get a fix pay for importing libcst
 
     current = source
     module = None  # libcst's parse of ``current``, kept from the check that validated it
@@ -354,12 +374,18 @@ def _fix(source: bytes, ctx: FileContext, findings: list[Finding], settings: Set
         rule = next(r for r in settings.rules if any(f.code == r.CODE for _, f in fixable))
         targets = [f for _, f in fixable if f.code == rule.CODE]
         try:
-            module = module or cst.parse_module(current)
+            module = module or parse_cst(current, ctx.path)
             new = _apply_rule(module, rule, targets, ctx).bytes
         except FixError:
             raise
+        except NestingTooDeep as error:
+            raise FixError(f"{error.msg.removeprefix('not checked: ')} at line {error.lineno}") from None
+        except RecursionError:
+            # libcst's visitors recurse per node, and Python's recursion limit stops them first.
+            raise FixError(f"nesting too deep for libcst's visitors (Python's recursion limit, "
+                           f"{sys.getrecursionlimit()})") from None
         except Exception as error:  # a rule bug must cost one file, never the run
-            raise FixError(f"{rule.CODE} failed: {type(error).__name__}: {error}") from error
+            raise FixError(f"{rule.CODE} failed: {describe(error)}") from error
         if new == current:
             raise FixError(f"{rule.CODE} reported a fix but changed nothing")
         for entry, finding in fixable:
@@ -367,9 +393,9 @@ def _fix(source: bytes, ctx: FileContext, findings: list[Finding], settings: Set
                 entry.applied = True
         try:
             new_ctx, new_findings = check_source(new, ctx.path, settings.rules)
-            module = cst.parse_module(new)
+            module = parse_cst(new, ctx.path)
         except Exception as error:
-            raise FixError(f"{rule.CODE} produced code that does not parse: {error}") from error
+            raise FixError(f"{rule.CODE} produced code that does not parse: {describe(error, False)}") from error
         new_findings.sort(key=lambda f: (f.line, f.column, f.code))
         links = _match(live, ctx, new_findings, new_ctx)
         still_there = {id(entry) for entry in links if entry is not None}
@@ -552,11 +578,9 @@ def verify_fix(result: FileResult, settings: Settings) -> str | None:
         return "the fixed file is over the size limit"
     try:
         _ctx, findings = check_source(fixed, result.path, settings.rules)
-        import libcst as cst
-
-        cst.parse_module(fixed)
+        parse_cst(fixed, result.path)
     except Exception as error:  # noqa: BLE001 -- any failure means: do not write it
-        return f"the fixed code does not parse: {type(error).__name__}: {error}"
+        return f"the fixed code does not parse: {describe(error)}"
     if any(settings.applies(finding) for finding in findings):
         return "the fixed code still has findings to fix"
     return None

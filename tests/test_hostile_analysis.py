@@ -1,0 +1,162 @@
+"""Hostile input to the parsers and the analysis (issue 30, items 1, 3 and 10): no input may
+crash the process, run the analysis without bound, or hide a finding behind a spelling Python
+reads as the same name.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from jax_codemod.engine import syntax
+from jax_codemod.engine.pipeline import Settings, process_source
+from jax_codemod.engine.syntax import NESTING_BRACKET, NESTING_LIMIT, NestingTooDeep, check_nesting, parse_cst
+from jax_codemod.rules import RULES
+
+ALL = Settings(rules=tuple(rule() for rule in RULES))
+EXPORT = "import jax\nimport torch\n\nt = torch.from_dlpack(jax.dlpack.to_dlpack(x))\n"
+
+# Shapes that overflowed libcst's native stack (SIGSEGV) on the main thread, each at a size
+# the issue measured or past the point where it crashed.
+DEEP = {
+    "parentheses": "x = " + "(" * 3000 + "1" + ")" * 3000 + "\n",
+    "and-chain": "x = " + " and ".join(f"a{i}" for i in range(10_000)) + "\n",
+    "plus-chain": "x = " + " + ".join(["a"] * 10_000) + "\n",
+    "attribute-chain": "x = a" + ".b" * 10_000 + "\n",
+    "calls": "x = f" + "()" * 10_000 + "\n",
+    "unary": "x = " + "-" * 10_000 + "a\n",
+    "lambdas": "x = " + "lambda: " * 10_000 + "c\n",
+    "elif-chain": "if a:\n    pass\n" + "elif a:\n    pass\n" * 10_000,
+    "f-string": 'x = f"{' + "(" * 3000 + "1" + ")" * 3000 + '}"\n',
+}
+
+
+def codemod(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    """The CLI in a child process: a crash there is an exit status here, not a dead test run."""
+    return subprocess.run(
+        [sys.executable, "-m", "jax_codemod.cli", *args], check=False, cwd=cwd, capture_output=True, text=True, timeout=300
+    )
+
+
+@pytest.mark.parametrize("shape", ["parentheses", "and-chain"])
+def test_deep_nesting_is_reported_and_the_run_goes_on(tmp_path, shape):
+    """The issue's files: in-process runs died with exit 139 and printed nothing."""
+    (tmp_path / "deep.py").write_text(EXPORT + DEEP[shape])
+    (tmp_path / "other.py").write_text(EXPORT)
+    done = codemod("run", "--check", "--no-cache", ".", cwd=tmp_path)
+    assert done.returncode == 1, done.stderr
+    assert "Traceback" not in done.stderr + done.stdout
+    assert "nesting too deep (limit 200 brackets" in done.stderr
+    assert "other.py:4:" in done.stdout  # the other file is still checked
+    if shape == "parentheses":  # not even ast parses it: not checked, with the line
+        assert "deep.py:5: not checked: nesting too deep" in done.stderr
+    else:  # ast reads the flat chain, so the findings stand; only the fix is refused
+        assert "deep.py:4:" in done.stdout
+        assert "deep.py: fix not applied: nesting too deep" in done.stderr
+
+
+@pytest.mark.parametrize("shape", sorted(DEEP))
+def test_no_deep_shape_reaches_the_native_parser(shape):
+    with pytest.raises(NestingTooDeep) as raised:
+        check_nesting(DEEP[shape], "deep.py")
+    assert raised.value.filename == "deep.py" and raised.value.lineno >= 1
+
+
+@pytest.mark.parametrize("shape", sorted(DEEP))
+def test_deep_shapes_cost_one_file(shape):
+    """Every shape through the whole engine, in this process: an error for the file, never an
+    exception, a crash or a RecursionError traceback."""
+    result = process_source((EXPORT + DEEP[shape]).encode(), "deep.py", ALL)
+    if result.error is not None:
+        assert "nesting too deep" in result.error.message or "fix not applied" in result.error.message
+    assert "internal error" not in (result.error.message if result.error else "")
+
+
+def test_a_chain_under_the_limit_that_libcst_cannot_visit_costs_only_its_fix():
+    """Found by the fuzz test below: 1,000 ``elif`` pass the check and parse, but libcst's
+    visitors (Python) stop at the recursion limit, and formatting the KeyError it then raised
+    (a node in its message) raised RecursionError out of the engine."""
+    source = EXPORT + "if c:\n    pass\n" + "elif c:\n    pass\n" * 1000
+    result = process_source(source.encode(), "elif.py", ALL)
+    assert result.error is not None and result.error.message.startswith("fix not applied")
+    assert [finding.code for finding in result.findings] == ["JAX005"]
+
+
+def test_the_limits_are_what_the_message_says():
+    fits = "x = " + "[" * (NESTING_LIMIT // NESTING_BRACKET - 10) + "1" + "]" * (NESTING_LIMIT // NESTING_BRACKET - 10)
+    check_nesting(fits, "ok.py")
+    parse_cst(fits)  # and libcst parses what the check lets through
+    chain = "x = " + " and ".join(["a"] * (NESTING_LIMIT - 10)) + "\n"
+    check_nesting(chain, "ok.py")
+    parse_cst(chain)
+    with pytest.raises(NestingTooDeep):
+        check_nesting("x = " + " and ".join(["a"] * (NESTING_LIMIT + 2)) + "\n", "deep.py")
+
+
+def test_flat_code_of_any_length_passes():
+    """A chain ends at a comma, a semicolon, an ``=`` and a new logical line: long data tables
+    and long modules are not nesting."""
+    table = "x = [\n" + "".join(f"    ({i} + 1, 'a' 'b', f(x).y),\n" for i in range(20_000)) + "]\n"
+    check_nesting(table, "table.py")
+    module = "".join(f"def f{i}(a, b):\n    if a:\n        return a.b.c + b\n    elif b:\n        pass\n"
+                     for i in range(5_000))
+    check_nesting(module, "module.py")
+
+
+def test_the_native_parser_runs_on_a_large_stack(monkeypatch):
+    """Defence in depth: with the check switched off, a shape that crashed on the main thread
+    parses on the parser's own thread."""
+    monkeypatch.setattr(syntax, "check_nesting", lambda *args, **kwargs: None)
+    parse_cst("x = " + "(" * 1600 + "1" + ")" * 1600 + "\n")
+
+
+# Fuzzing: random compositions of the constructs libcst nests, within a strict budget of examples
+# and sizes, through the check, the native parser and the whole engine.
+
+_WRAPS = [
+    lambda e, n: "(" * n + e + ")" * n,
+    lambda e, n: "[" * n + e + "]" * n,
+    lambda e, n: e + " and x" * n,
+    lambda e, n: e + " + 1" * n,
+    lambda e, n: e + ".a" * n,
+    lambda e, n: e + "()" * n,
+    lambda e, n: "not " * n + e,
+    lambda e, n: "-" * n + e,
+    lambda e, n: "lambda: " * n + e,
+    lambda e, n: e + ' "s"' * n,
+    lambda e, n: "f'{" * min(n, 1) + e + "}'" * min(n, 1),
+]
+
+
+@st.composite
+def nested_sources(draw) -> str:
+    expression = "jax.dlpack.to_dlpack(x)"
+    for _ in range(draw(st.integers(1, 4))):
+        wrap = draw(st.sampled_from(_WRAPS))
+        expression = wrap(expression, draw(st.integers(0, 3000)))
+    body = f"y = {expression}\n"
+    if draw(st.booleans()):
+        body = "if c:\n    pass\n" + "elif c:\n    pass\n" * draw(st.integers(0, 3000)) + body
+    if draw(st.booleans()):  # one long line
+        body = body.replace("\n", "; ", 1) if body.count("\n") == 1 else body
+    return EXPORT + body
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(nested_sources())
+def test_fuzz_deep_nesting_never_crashes(source):
+    try:
+        check_nesting(source, "fuzz.py")
+    except NestingTooDeep:
+        pass
+    else:
+        try:
+            parse_cst(source)
+        except Exception as error:  # noqa: BLE001 -- a parse error is fine, a crash is not
+            assert "ParserSyntaxError" in type(error).__name__ or isinstance(error, RecursionError)
+    result = process_source(source.encode(), "fuzz.py", ALL)
+    assert result.error is None or "internal error" not in result.error.message
