@@ -5,6 +5,7 @@ reads as the same name.
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -13,9 +14,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from jax_codemod.engine import syntax
-from jax_codemod.engine.pipeline import Settings, process_source
+from jax_codemod.engine.pipeline import MAX_ANALYSIS_MIB, MAX_ANALYSIS_SECONDS, Settings, process_source
 from jax_codemod.engine.syntax import NESTING_BRACKET, NESTING_LIMIT, NestingTooDeep, check_nesting, parse_cst
+from jax_codemod.rule import Rule
 from jax_codemod.rules import RULES
+from test_cli import invoke
 
 ALL = Settings(rules=tuple(rule() for rule in RULES))
 EXPORT = "import jax\nimport torch\n\nt = torch.from_dlpack(jax.dlpack.to_dlpack(x))\n"
@@ -160,3 +163,95 @@ def test_fuzz_deep_nesting_never_crashes(source):
             assert "ParserSyntaxError" in type(error).__name__ or isinstance(error, RecursionError)
     result = process_source(source.encode(), "fuzz.py", ALL)
     assert result.error is None or "internal error" not in result.error.message
+
+
+# The analysis budget (item 3) ------------------------------------------------------------------
+
+
+class _Hog(Rule):
+    """A rule whose check never ends, or keeps allocating: what a quadratic shape does to a
+    real rule, without depending on how fast this machine is."""
+
+    CODE = "JAX999"
+    NAME = "hog"
+    TRIGGERS = (b"jax",)
+
+    def __init__(self, memory: bool = False) -> None:
+        super().__init__()
+        self.memory = memory
+
+    def check(self, ctx):
+        held = []
+        while True:
+            if self.memory:
+                held.append(bytearray(16 * 2**20))  # written, so resident
+
+
+def test_analysis_past_its_cpu_budget_is_reported_not_checked():
+    result = process_source(EXPORT.encode(), "slow.py", Settings(rules=(_Hog(),), analysis_seconds=1))
+    assert result.error is not None
+    assert result.error.message.startswith("not checked: analysis budget exceeded (over 1 s of CPU")
+    assert result.findings == [] and result.fixed is None
+
+
+@pytest.mark.skipif(not Path("/proc/self/statm").exists(), reason="memory is sampled where /proc tells it")
+def test_analysis_past_its_memory_budget_is_reported_not_checked():
+    settings = Settings(rules=(_Hog(memory=True),), analysis_seconds=0, analysis_mib=64)
+    result = process_source(EXPORT.encode(), "big.py", settings)
+    assert result.error is not None
+    assert result.error.message.startswith("not checked: analysis budget exceeded (over 64 MiB of memory")
+
+
+def test_the_budget_leaves_no_alarm_behind():
+    import signal
+
+    process_source(EXPORT.encode(), "ok.py", ALL)
+    assert signal.getitimer(signal.ITIMER_VIRTUAL) == (0.0, 0.0)
+    assert signal.getsignal(signal.SIGVTALRM) in (signal.SIG_DFL, None)
+
+
+def test_a_file_past_the_budget_fails_check_and_the_run_goes_on(tmp_path, monkeypatch):
+    """--check must not call it clean: exit 1, the error in JSON, the other file checked."""
+    from jax_codemod.engine import resolve
+
+    original = resolve.settings
+
+    def with_hog(*args, **kwargs):
+        settings = original(*args, **kwargs)
+        return Settings(rules=(*settings.rules, _Hog()), unsafe_fixes=settings.unsafe_fixes,
+                        analysis_seconds=settings.analysis_seconds, analysis_mib=settings.analysis_mib)
+
+    monkeypatch.setattr(resolve, "settings", with_hog)
+    (tmp_path / "a.py").write_text(EXPORT)
+    code, out, _err = invoke(["run", "--check", "--no-cache", "--format", "json", "--analysis-budget-seconds", "1",
+                             tmp_path / "a.py"])
+    assert code == 1
+    errors = json.loads(out)["errors"]
+    assert [e["message"][:44] for e in errors] == ["not checked: analysis budget exceeded (over "]
+
+
+@pytest.mark.parametrize(
+    ("table", "expected"),
+    [
+        ("", (MAX_ANALYSIS_SECONDS, MAX_ANALYSIS_MIB)),
+        ("analysis-budget-seconds = 5\nanalysis-budget-mib = 100\n", (5, 100)),
+        # The tree's own pyproject.toml may lower the budget, never raise it.
+        ("analysis-budget-seconds = 100000\nanalysis-budget-mib = 1000000\n", (MAX_ANALYSIS_SECONDS, MAX_ANALYSIS_MIB)),
+    ],
+)
+def test_the_budget_from_the_config(tmp_path, table, expected):
+    from jax_codemod.engine.resolve import Options, resolve
+
+    (tmp_path / "pyproject.toml").write_text("[tool.codemod]\n" + table)
+    [group] = resolve([str(tmp_path)], Options())
+    assert (group.settings.analysis_seconds, group.settings.analysis_mib) == expected
+    [group] = resolve([str(tmp_path)], Options(analysis_seconds=600, analysis_mib=0))
+    assert (group.settings.analysis_seconds, group.settings.analysis_mib) == (600, 0)  # the command line rules
+
+
+@pytest.mark.parametrize("value", ["0", "-1", "true", "'10'", "1.5"])
+def test_a_bad_budget_in_the_config_is_a_config_error(tmp_path, value):
+    (tmp_path / "pyproject.toml").write_text(f"[tool.codemod]\nanalysis-budget-seconds = {value}\n")
+    (tmp_path / "a.py").write_text(EXPORT)
+    code, _out, err = invoke(["run", "--check", tmp_path / "a.py"])
+    assert code == 2 and "analysis-budget-seconds" in err and "Traceback" not in err

@@ -21,6 +21,8 @@ KNOWN_KEYS = {
     "unsafe-fixes": bool,
     "helper-module": str,
     "target-jax-version": str,
+    "analysis-budget-seconds": int,
+    "analysis-budget-mib": int,
 }
 # A dotted module name: what `from helper_module import ensure_single_device` can name. Anything
 # else (`a import b; import os`) would be pasted into every fixed file.
@@ -46,6 +48,7 @@ class Config:
         unsafe_fixes: bool = False,
         rule_options: dict | None = None,
         source: str | None = None,
+        analysis_budget: dict[str, int] | None = None,
     ) -> None:
         self.select = select
         self.extend_select = list(extend_select or [])
@@ -59,6 +62,8 @@ class Config:
         self.unsafe_fixes = unsafe_fixes
         self.rule_options = dict(rule_options or {})
         self.source = source
+        # "seconds"/"mib" -> the [tool.codemod] analysis budget, only where the file sets one.
+        self.analysis_budget = dict(analysis_budget or {})
 
     def __repr__(self) -> str:
         return f"Config({self.__dict__!r})"
@@ -118,6 +123,14 @@ def load_config(path: str) -> Config:
     for pattern, codes in per_file.items():
         if not isinstance(codes, list) or not all(isinstance(code, str) for code in codes):
             raise ConfigError(f"{path}: [tool.codemod] per-file-ignores {pattern!r} must be a list of rule codes")
+    budget = {}
+    for unit in ("seconds", "mib"):
+        value = table.get(f"analysis-budget-{unit}")
+        if value is None:
+            continue
+        if isinstance(value, bool) or value <= 0:
+            raise ConfigError(f"{path}: [tool.codemod] analysis-budget-{unit} must be a positive integer")
+        budget[unit] = value
     options = {key: table[key] for key in ("helper-module", "target-jax-version") if key in table}
     if "target-jax-version" in options:
         try:
@@ -135,6 +148,7 @@ def load_config(path: str) -> Config:
         unsafe_fixes=table.get("unsafe-fixes", False),
         rule_options=options,
         source=path,
+        analysis_budget=budget,
     )
 
 

@@ -12,6 +12,7 @@ import ast
 import difflib
 import gc
 import io
+import os
 import re
 import sys
 import tokenize
@@ -43,6 +44,15 @@ MAX_FIX_BYTES = 1 * 2**20
 # And a CPU-time budget for one file's fix, for the code below the size limit that is still slow
 # (deeply nested expressions, huge literals): past it the fix is abandoned, the file untouched.
 MAX_FIX_SECONDS = 60
+# The budget of one file's analysis (parse and every rule's check), so that no input can make a
+# run spend minutes or gigabytes on one file: CPU seconds, and memory (resident, over what the
+# process held when the file started; sampled every ANALYSIS_SAMPLE_SECONDS of CPU, where the
+# platform tells: Linux). Past either the file is reported as not checked. Real files take far
+# less: the slowest of jax, torch and numpy takes ~2 s and ~0.3 GB. A pyproject.toml (which
+# may come with the code) can only lower them; the command line can set any value.
+MAX_ANALYSIS_SECONDS = 60
+MAX_ANALYSIS_MIB = 2048
+ANALYSIS_SAMPLE_SECONDS = 0.1
 
 
 @dataclass(frozen=True)
@@ -171,6 +181,10 @@ class Settings:
 
     rules: tuple[Rule, ...]
     unsafe_fixes: bool = False
+    # The analysis budget of one file (MAX_ANALYSIS_*); 0: none. Results within it do not depend
+    # on it, so it is not part of the cache's fingerprint (a file past it is never cached).
+    analysis_seconds: float = MAX_ANALYSIS_SECONDS
+    analysis_mib: int = MAX_ANALYSIS_MIB
 
     def applies(self, finding: Finding) -> bool:
         if finding.fix is FixSafety.SAFE:
@@ -302,7 +316,15 @@ _made_contexts: list[list[FileContext]] = []
 def _process_source(source: bytes, path: str, settings: Settings, active: Sequence[Rule] | None) -> FileResult:
     result = FileResult(path=path, source=source)
     try:
-        ctx, findings = check_source(source, path, settings.rules, active)
+        with _budget(settings.analysis_seconds, settings.analysis_mib, AnalysisBudgetExceeded):
+            ctx, findings = check_source(source, path, settings.rules, active)
+    except AnalysisBudgetExceeded as exceeded:
+        result.error = FileError(
+            path,
+            f"not checked: analysis budget exceeded ({exceeded.args[0]}; "
+            "--analysis-budget-seconds and --analysis-budget-mib set it)",
+        )
+        return result
     except (NeedsNewerPython, NestingTooDeep) as error:
         result.error = FileError(path, error.msg, error.lineno)
         return result
@@ -533,29 +555,71 @@ class FixBudgetExceeded(BaseException):
     """Raised by the CPU-time alarm; a BaseException so no rule's ``except Exception`` eats it."""
 
 
+class AnalysisBudgetExceeded(BaseException):
+    """The analysis of one file went past its budget (the reason is the argument)."""
+
+
 @contextmanager
 def _cpu_budget(seconds: float) -> Iterator[None]:
-    """Raise FixBudgetExceeded in this thread once the process has used ``seconds`` more CPU.
+    """Raise FixBudgetExceeded in this thread once the process has used ``seconds`` more CPU."""
+    with _budget(seconds, 0, FixBudgetExceeded):
+        yield
+
+
+def _resident_bytes() -> int | None:
+    """This process's resident memory now (Linux), or None where it cannot be read cheaply."""
+    try:
+        with open("/proc/self/statm", "rb") as handle:
+            return int(handle.read().split()[1]) * _PAGE_SIZE
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+try:
+    _PAGE_SIZE = os.sysconf("SC_PAGE_SIZE")
+except (AttributeError, ValueError, OSError):
+    _PAGE_SIZE = 4096
+
+
+@contextmanager
+def _budget(seconds: float, mib: int, exceeded: type[BaseException]) -> Iterator[None]:
+    """Raise ``exceeded`` in this thread once the process has used ``seconds`` more CPU, or
+    holds ``mib`` MiB more resident memory than now (each 0: no limit).
 
     Only where a timer can be had: the main thread of a process with SIGVTALRM (each worker
-    of the pool runs files in its main thread). Elsewhere the size limit alone bounds a fix.
+    of the pool runs files in its main thread); memory only where it can be read (Linux).
+    Elsewhere the size limits alone bound the work. The alarm interrupts Python code between
+    bytecodes: one native call (``ast.parse`` of a 4 MiB file) runs to its end first.
     """
     import signal
+    import time
 
     timer = getattr(signal, "ITIMER_VIRTUAL", None)
-    if timer is None or seconds <= 0:
+    baseline = _resident_bytes() if mib > 0 else None
+    limit_bytes = mib * 2**20 if baseline is not None else 0
+    if timer is None or (seconds <= 0 and not limit_bytes):
         yield
         return
+    started = time.process_time()
 
-    def expired(_signum, _frame):
-        raise FixBudgetExceeded
+    def sample(_signum, _frame):
+        if seconds > 0 and time.process_time() - started >= seconds:
+            raise exceeded(f"over {seconds:g} s of CPU")
+        if limit_bytes:
+            resident = _resident_bytes()
+            if resident is not None and resident - baseline > limit_bytes:
+                raise exceeded(f"over {mib} MiB of memory")
 
     try:
-        previous = signal.signal(signal.SIGVTALRM, expired)
+        previous = signal.signal(signal.SIGVTALRM, sample)
     except ValueError:  # not the main thread
         yield
         return
-    signal.setitimer(timer, seconds)
+    if limit_bytes:
+        first = min(seconds, ANALYSIS_SAMPLE_SECONDS) if seconds > 0 else ANALYSIS_SAMPLE_SECONDS
+        signal.setitimer(timer, first, ANALYSIS_SAMPLE_SECONDS)
+    else:
+        signal.setitimer(timer, seconds)
     try:
         yield
     finally:
