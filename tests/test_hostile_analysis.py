@@ -14,7 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from jax_codemod.engine import syntax
-from jax_codemod.engine.pipeline import MAX_ANALYSIS_MIB, MAX_ANALYSIS_SECONDS, Settings, process_source
+from jax_codemod.engine.pipeline import MAX_ANALYSIS_MIB, MAX_ANALYSIS_SECONDS, Settings, check_source, process_source
 from jax_codemod.engine.syntax import NESTING_BRACKET, NESTING_LIMIT, NestingTooDeep, check_nesting, parse_cst
 from jax_codemod.rule import Rule
 from jax_codemod.rules import RULES
@@ -255,3 +255,41 @@ def test_a_bad_budget_in_the_config_is_a_config_error(tmp_path, value):
     (tmp_path / "a.py").write_text(EXPORT)
     code, _out, err = invoke(["run", "--check", tmp_path / "a.py"])
     assert code == 2 and "analysis-budget-seconds" in err and "Traceback" not in err
+
+
+# The analysis near-linear on the issue's shapes: counted work, not time (no timed tests) --------
+
+_HEADER = "import jax\nimport jax.numpy as jnp\nimport torch\nx = jnp.ones(3)\n"
+SHAPES = {
+    # 2,000 branches that each rebind the array: the issue's 105 s for 193 KB.
+    "branches": lambda n: _HEADER + "".join(f"if c{i}:\n    x = jax.dlpack.to_dlpack(x)\n" for i in range(n))
+    + "y = torch.from_dlpack(x)\n",
+    # torch.from_dlpack / to_dlpack repeated on one name: the issue's 95 s for 125 KB.
+    "repeated": lambda n: _HEADER + "x = jax.dlpack.to_dlpack(x)\nx = torch.from_dlpack(x)\n" * n,
+}
+
+
+@pytest.mark.parametrize("shape", sorted(SHAPES))
+def test_the_analysis_does_work_linear_in_the_reads(monkeypatch, shape):
+    """Each read's reaching definitions are computed once (main: once per definition that asked,
+    10,201 and 20,300 times for 100 reads), and the definitions one overwrites are looked for
+    among those in its blocks (main: 34 million ``_overwrites`` for 100 branches)."""
+    from jax_codemod.analysis import capsules, scopes
+
+    counts = {"reaching_in": 0, "_overwrites": 0}
+
+    def counted(name, original):
+        def wrapper(*args, **kwargs):
+            counts[name] += 1
+            return original(*args, **kwargs)
+
+        return wrapper
+
+    monkeypatch.setattr(scopes.Scopes, "reaching_in", counted("reaching_in", scopes.Scopes.reaching_in))
+    monkeypatch.setattr(capsules.CapsuleAnalysis, "_overwrites",
+                        counted("_overwrites", capsules.CapsuleAnalysis._overwrites))
+    n = 100
+    _ctx, findings = check_source(SHAPES[shape](n).encode(), "shape.py", ALL.rules)
+    assert len([f for f in findings if f.code == "JAX005"]) == n
+    assert counts["reaching_in"] <= 3 * n
+    assert counts["_overwrites"] <= n * n
