@@ -14,7 +14,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from jax_codemod.engine import syntax
-from jax_codemod.engine.pipeline import MAX_ANALYSIS_MIB, MAX_ANALYSIS_SECONDS, Settings, check_source, process_source
+from jax_codemod.engine.pipeline import (
+    MAX_ANALYSIS_MIB,
+    MAX_ANALYSIS_SECONDS,
+    Settings,
+    check_source,
+    process_source,
+)
 from jax_codemod.engine.syntax import NESTING_BRACKET, NESTING_LIMIT, NestingTooDeep, check_nesting, parse_cst
 from jax_codemod.rule import Rule
 from jax_codemod.rules import RULES
