@@ -299,3 +299,73 @@ def test_the_analysis_does_work_linear_in_the_reads(monkeypatch, shape):
     assert len([f for f in findings if f.code == "JAX005"]) == n
     assert counts["reaching_in"] <= 3 * n
     assert counts["_overwrites"] <= n * n
+
+
+# Prefilters see what Python sees (item 10) ------------------------------------------------------
+
+
+def _fullwidth(word: str) -> str:
+    """``jax`` -> ``ｊａｘ``: the same identifier to Python (NFKC, PEP 3131), other bytes."""
+    return "".join(chr(ord(c) + 0xFEE0) if c.isalnum() else c for c in word)
+
+
+JAX, DLPACK, TO_DLPACK = _fullwidth("jax"), _fullwidth("dlpack"), _fullwidth("to_dlpack")
+HIDDEN = (f"import {JAX}\nimport {JAX}.numpy as jnp\nx = jnp.ones(3)\n"
+          f"y = {JAX}.{DLPACK}.{TO_DLPACK}(x)\nprint(y)\n").encode()
+
+
+def _utf7(word: str) -> str:
+    import base64
+
+    return "+" + base64.b64encode(word.encode("utf-16-be")).decode().rstrip("=") + "-"
+
+
+# Every byte ASCII, yet Python reads `jax.dlpack.to_dlpack` (PEP 263 declares utf-7).
+UTF7 = (f"# coding: utf-7\nimport {_utf7('jax')}\nimport torch\n"
+        f"t = torch.from_{_utf7('dlpack')}({_utf7('jax')}.{_utf7('dlpack')}.to_{_utf7('dlpack')}(x))\n").encode()
+
+
+@pytest.mark.parametrize("source", [HIDDEN, UTF7], ids=["nfkc", "utf-7"])
+def test_names_python_normalises_are_found_and_fixed(tmp_path, source):
+    """On main: no finding, exit 0, and the code raises on JAX 0.7."""
+    path = tmp_path / "hidden.py"
+    path.write_bytes(source)
+    code, out, err = invoke(["run", "--check", "--no-cache", path])
+    assert code == 1, out + err
+    assert "JAX005" in out
+    code, out, err = invoke(["run", "--no-cache", path])
+    assert code == 0, out + err
+    fixed = path.read_bytes()
+    assert b"to_dlpack" not in fixed.decode("utf-7" if source is UTF7 else "utf-8").encode()
+    if source is HIDDEN:  # only the call is replaced; the user's spelling stays everywhere else
+        assert fixed == source.replace(f"{JAX}.{DLPACK}.{TO_DLPACK}(x)".encode(), b"x.__dlpack__()")
+    code, _out, _err = invoke(["run", "--check", "--no-cache", path])
+    assert code == 0  # a second run is a no-op
+
+
+def test_ascii_files_keep_the_byte_fast_path(monkeypatch):
+    from jax_codemod.engine import pipeline
+
+    def never(source):
+        raise AssertionError("an ASCII file was decoded for its prefilter")
+
+    monkeypatch.setattr(pipeline, "_as_python_reads", never)
+    assert pipeline.active_rules(b"import jax\nx = jax.dlpack.to_dlpack(y)\n", ALL.rules)
+    assert pipeline.active_rules(b"x = 1\n", ALL.rules) == ()
+
+
+def test_non_ascii_text_alone_passes_no_rule():
+    from jax_codemod.engine.pipeline import active_rules
+
+    assert active_rules("# 数値計算\nx = 'ｘ'\n".encode(), ALL.rules) == ()
+    assert active_rules(b"\xff\xfe not utf-8\n", ALL.rules) == ()  # undecodable: as before, the bytes decide
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.text(alphabet=st.characters(min_codepoint=0x20, max_codepoint=0xFFFF, blacklist_categories=("Cs",)),
+               max_size=200))
+def test_fuzz_prefilter_of_any_text_is_a_superset_of_the_bytes(text):
+    from jax_codemod.engine.pipeline import active_rules, prefilter_for
+
+    source = ("import jax\n" + text).encode("utf-8")
+    assert set(map(id, prefilter_for(ALL.rules).active(source))) <= set(map(id, active_rules(source, ALL.rules)))

@@ -229,7 +229,38 @@ def active_rules(source: bytes, rules: Sequence[Rule]) -> tuple[Rule, ...]:
         prefilter = prefilter_for(rules)
     except TypeError:  # a rule that cannot be hashed (a dataclass with eq): no memo
         prefilter = Prefilter(rules)
-    return prefilter.active(source)
+    found = prefilter.active(source)
+    if len(found) == len(rules) or (source.isascii() and not _CODING.match(source)):
+        return found  # the fast path: ASCII bytes in the default encoding are what Python reads
+    seen = _as_python_reads(source)
+    if seen is None or seen == source:
+        return found
+    more = set(map(id, prefilter.active(seen)))
+    if not more:
+        return found
+    more.update(map(id, found))
+    return tuple(rule for rule in rules if id(rule) in more)
+
+
+# A coding declaration (PEP 263) on line 1 or 2: bytes in another encoding (utf-7 spells `j` as
+# `+AGo-`) can hide a trigger although every byte is ASCII.
+_CODING = re.compile(rb"(?:[^\r\n]*(?:\r\n|\r|\n))?[ \t\f]*#[^\r\n]*?coding[:=]")
+
+
+def _as_python_reads(source: bytes) -> bytes | None:
+    """``source`` as Python reads its names: decoded, and NFKC-normalised (PEP 3131: ``ｊａｘ`` is
+    ``jax``), as UTF-8; None when it cannot be decoded (the parse reports that file).
+
+    The whole text is normalised, strings and comments too: a prefilter only says which files
+    are worth parsing, so passing more of them costs time, never a finding.
+    """
+    import unicodedata
+
+    try:
+        text = decode(source)
+    except (SyntaxError, UnicodeDecodeError, LookupError, ValueError):
+        return None
+    return unicodedata.normalize("NFKC", text).encode("utf-8", "surrogatepass")
 
 
 def check_source(
