@@ -150,12 +150,14 @@ def nested_sources(draw) -> str:
     body = f"y = {expression}\n"
     if draw(st.booleans()):
         body = "if c:\n    pass\n" + "elif c:\n    pass\n" * draw(st.integers(0, 3000)) + body
-    if draw(st.booleans()):  # one long line
-        body = body.replace("\n", "; ", 1) if body.count("\n") == 1 else body
+    if draw(st.booleans()):  # one long line: many statements, or one huge flat literal
+        width = draw(st.integers(0, 20_000))
+        body = "; ".join([body.rstrip("\n")] + ["z = jax.dlpack.to_dlpack(x)"] * (width // 30)) + "\n"
+        body += "w = [" + "1, " * width + "]\n"
     return EXPORT + body
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(nested_sources())
 def test_fuzz_deep_nesting_never_crashes(source):
     try:
