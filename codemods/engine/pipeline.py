@@ -590,13 +590,6 @@ class AnalysisBudgetExceeded(BaseException):
     """The analysis of one file went past its budget (the reason is the argument)."""
 
 
-@contextmanager
-def _cpu_budget(seconds: float) -> Iterator[None]:
-    """Raise FixBudgetExceeded in this thread once the process has used ``seconds`` more CPU."""
-    with _budget(seconds, 0, FixBudgetExceeded):
-        yield
-
-
 def _resident_bytes() -> int | None:
     """This process's resident memory now (Linux), or None where it cannot be read cheaply."""
     try:
@@ -697,10 +690,11 @@ def _within_budget(fix):
                 "for files that get a fix (fix it by hand or split the file)"
             )
         try:
-            with _cpu_budget(MAX_FIX_SECONDS):
+            # The fix's CPU budget, and the same memory budget as the file's analysis.
+            with _budget(MAX_FIX_SECONDS, settings.analysis_mib, FixBudgetExceeded):
                 fixed, *rest = fix(source, ctx, findings, settings)
-        except FixBudgetExceeded:
-            raise FixError(f"it took over {MAX_FIX_SECONDS} s of CPU (fix it by hand)") from None
+        except FixBudgetExceeded as exceeded:
+            raise FixError(f"it took {exceeded.args[0]} (fix it by hand)") from None
         kept = _keep_line_endings(source, fixed)
         if kept != fixed:
             applied = [replace(finding, applied=True) for finding in findings]
