@@ -32,7 +32,14 @@ from jax_codemod.engine.discovery import (
     linked_folder,
     trusted_folders,
 )
-from jax_codemod.engine.pipeline import FileError, FileResult, Settings, process_source
+from jax_codemod.engine.pipeline import (
+    MAX_ANALYSIS_MIB,
+    MAX_ANALYSIS_SECONDS,
+    FileError,
+    FileResult,
+    Settings,
+    process_source,
+)
 from jax_codemod.engine.resolve import (
     Group,
     Options,
@@ -125,10 +132,17 @@ def cli() -> None:
               help="Print the effective settings for the first file (rules, options, excludes, config), and exit.")
 @click.option("--target-jax-version", metavar="X.Y[.Z]",
               help="JAX version the fixes must be right for (default: the installed jax, else the newest known).")
+@click.option("--analysis-budget-seconds", type=click.IntRange(min=0), metavar="SECONDS",
+              help=f"CPU seconds the analysis of one file may take before it is reported as not checked "
+              f"(default {MAX_ANALYSIS_SECONDS}; 0: no limit).")
+@click.option("--analysis-budget-mib", type=click.IntRange(min=0), metavar="MIB",
+              help=f"Memory (MiB) the analysis of one file may add before it is reported as not checked "
+              f"(default {MAX_ANALYSIS_MIB}; 0: no limit; Linux).")
 def run_command(paths, dry_run, check, select, extend_select, ignore, unsafe_fixes, jobs, exclude,
                 extend_exclude, force_exclude, output_format, report_file, shard_spec, no_cache, cache_dir,
                 no_progress, config, stdin_filename, exit_zero, exit_non_zero_on_fix, statistics, show_fixes,
-                show_files, show_settings, target_jax_version) -> int:
+                show_files, show_settings, target_jax_version, analysis_budget_seconds=None,
+                analysis_budget_mib=None) -> int:
     """Rewrite the Python files under PATH... in place (default: the current directory).
 
     A PATH of '-' reads source from stdin and writes the result to stdout.
@@ -149,6 +163,8 @@ def run_command(paths, dry_run, check, select, extend_select, ignore, unsafe_fix
         config=config,
         force_exclude=force_exclude,
         target_jax_version=target_jax_version,
+        analysis_seconds=analysis_budget_seconds,
+        analysis_mib=analysis_budget_mib,
     )
     shard = None
     if shard_spec is not None:

@@ -185,6 +185,11 @@ class CapsuleAnalysis:
         self.scopes: Scopes = self.values.scopes
         self._flows: dict[int, Flow] = {}
         self._loads: dict[int, dict[str, list[ast.Name]]] = {}
+        # Per read: ``reaching`` (``reached`` asks it of every read once per definition).
+        self._reaching: dict[ast.Name, tuple[list[Definition], bool]] = {}
+        # (id(scope), name) -> (reads by id of the definition node reaching them, closure reads, scope)
+        self._reached: dict[tuple[int, str], tuple] = {}
+        self._read_uses: dict[ast.Name, tuple] = {}  # read -> the rest of its Use in _variable_uses
 
     # Names ------------------------------------------------------------------------
 
@@ -238,23 +243,32 @@ class CapsuleAnalysis:
         definitions that may reach it; it is *only* reached when it is the one that always
         runs before it (``sole``). Reads in comprehensions count as reads of the scope."""
         scope = self.scopes.scope_of(definition)
-        reads, closures = [], []
-        for load in self.loads(scope, name):
-            own = self.scopes.scope_of(load)
-            while isinstance(own, COMPREHENSIONS) and own is not scope:
-                own = self.scopes.enclosing(own)
-            if own is not scope:
-                closures.append(load)
-                continue
-            anchor = load
-            inner = self.scopes.scope_of(load)
-            while isinstance(inner, COMPREHENSIONS) and inner is not scope:
-                anchor, inner = inner, self.scopes.enclosing(inner)
-            reaching, _ = (self.reaching(load) if anchor is load
-                           else self._killed(self.scopes.reaching_in(name, anchor, scope), anchor, scope))
-            if any(d.node is definition for d in reaching):
-                reads.append(load)
-        return reads, closures, not self.scopes.declared_global(name, scope)
+        key = (id(scope), name)
+        found = self._reached.get(key)
+        if found is None:
+            # Once per scope and name, for all its definitions: asked per definition, each
+            # asked every read's reaching definitions again (cubic in a name rebound in 2,000
+            # branches and read in each).
+            by_definition: dict[int, list[ast.Name]] = {}
+            closures = []
+            for load in self.loads(scope, name):
+                own = self.scopes.scope_of(load)
+                while isinstance(own, COMPREHENSIONS) and own is not scope:
+                    own = self.scopes.enclosing(own)
+                if own is not scope:
+                    closures.append(load)
+                    continue
+                anchor = load
+                inner = self.scopes.scope_of(load)
+                while isinstance(inner, COMPREHENSIONS) and inner is not scope:
+                    anchor, inner = inner, self.scopes.enclosing(inner)
+                reaching, _ = (self.reaching(load) if anchor is load
+                               else self._killed(self.scopes.reaching_in(name, anchor, scope), anchor, scope))
+                for node_id in dict.fromkeys(id(d.node) for d in reaching):
+                    by_definition.setdefault(node_id, []).append(load)
+            found = self._reached[key] = (by_definition, closures, scope)
+        by_definition, closures, _scope = found
+        return list(by_definition.get(id(definition), ())), list(closures), not self.scopes.declared_global(name, scope)
 
     def sole(self, definition: ast.stmt, load: ast.Name) -> bool:
         """Whether ``definition`` is the only definition that reaches ``load``."""
@@ -268,9 +282,11 @@ class CapsuleAnalysis:
         always runs before the use), so in ``if c: x = to_dlpack(x); x = from_dlpack(x)`` /
         ``return x`` it lists both branch assignments for the return. The capsule in the first
         one never gets there: every path from it to the return goes through the second."""
-        scope = self.scopes.scope_of(load)
-        found = self.scopes.reaching(load)
-        return self._killed(found, load, scope)
+        kept = self._reaching.get(load)
+        if kept is None:
+            scope = self.scopes.scope_of(load)
+            kept = self._reaching[load] = self._killed(self.scopes.reaching(load), load, scope)
+        return list(kept[0]), kept[1]
 
     def _killed(self, found: tuple[list[Definition], bool], use: ast.AST,
                 scope: ast.AST) -> tuple[list[Definition], bool]:
@@ -283,15 +299,33 @@ class CapsuleAnalysis:
         back = [d for d in reaching if _after(d, use)]
         forward = [d for d in reaching if not _after(d, use)]
         always = forward[-1] if complete and forward else None
+        # ``_overwrites(k, d, ...)`` holds only for a ``k`` whose block holds ``d`` or a statement
+        # around it: one whose parent is an ancestor of ``d`` (up to the scope). Asking just those
+        # keeps this linear in the definitions, not quadratic (2,000 `if c: x = ...` branches).
+        by_parent: dict[ast.AST, list[Definition]] = {}
+        for later in forward:
+            by_parent.setdefault(self.ctx.parent(later.node), []).append(later)
         kept = []
+        back_ids = {id(d) for d in back}
         for definition in reaching:
-            if definition in back:
+            if id(definition) in back_ids:
                 if always is not None and self._turn_rebinds(always, definition, use):
                     continue
-            elif any(k is not definition and self._overwrites(k, definition, use, scope) for k in forward):
+            elif any(k is not definition and self._overwrites(k, definition, use, scope)
+                     for k in self._candidates(by_parent, definition, scope)):
                 continue
             kept.append(definition)
         return kept, complete
+
+    def _candidates(self, by_parent: dict, definition: Definition, scope: ast.AST) -> list[Definition]:
+        """The definitions of ``by_parent`` (by parent node) whose parent is an ancestor of
+        ``definition``'s node, up to and including ``scope``."""
+        found: list[Definition] = []
+        for ancestor in self.ctx.ancestors(definition.node):
+            found.extend(by_parent.get(ancestor, ()))
+            if ancestor is scope:
+                break
+        return found
 
     def _turn_rebinds(self, always: Definition, later: Definition, use: ast.AST) -> bool:
         """Whether ``always`` runs on every loop turn between ``later`` and ``use``: it sits in
@@ -619,11 +653,14 @@ class CapsuleAnalysis:
             return [Use(statement, None, None, f"held in `{name}`, which is never read")]
         uses = []
         for load in reads:
-            consumer, consumer_name = self._as_consumer_argument(load)
-            if consumer is not None:
-                uses.append(Use(load, consumer, consumer_name))
-            else:
-                uses.append(Use(load, None, None, self._escape_reason(load)))
+            # Kept per read: every definition that reaches it asks (quadratic in 2,000 branches).
+            known = self._read_uses.get(load)
+            if known is None:
+                consumer, consumer_name = self._as_consumer_argument(load)
+                known = self._read_uses[load] = (
+                    (consumer, consumer_name) if consumer is not None else (None, None, self._escape_reason(load))
+                )
+            uses.append(Use(load, *known))
         if len(uses) > 1:
             # a capsule can be consumed once: a second reader means it is handed on
             uses.append(Use(statement, None, None, f"held in `{name}`, which is read {len(reads)} times"))

@@ -18,6 +18,7 @@ The layer under ``values``: it knows names, not values.
 from __future__ import annotations
 
 import ast
+import bisect
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cached_property
@@ -245,11 +246,24 @@ class Scopes:
         self.ctx = ctx
         self._definitions: dict[ast.AST, dict[str, list[Definition]]] = {}
         self._declared: dict[ast.AST, set[str]] = {}
+        self._guard_chains: dict[tuple[ast.AST, ast.AST], list[ast.AST]] = {}
+        self._scope_of: dict[ast.AST, ast.AST] = {}
+        self._reaching: dict[ast.Name, tuple[list[Definition], bool]] = {}
+        self._bounds: dict[tuple[ast.AST, str], list[tuple[int, int]]] = {}
 
     # Scopes ----------------------------------------------------------------------------
 
     def scope_of(self, node: ast.AST) -> ast.AST:
-        """The innermost scope whose names ``node`` sees (decorators and defaults: the outer one)."""
+        """The innermost scope whose names ``node`` sees (decorators and defaults: the outer one).
+
+        Kept per node: the capsule analysis asks it of every read of a name once per definition
+        of that name (quadratic in a module that rebinds one name thousands of times)."""
+        found = self._scope_of.get(node)
+        if found is None:
+            found = self._scope_of[node] = self._find_scope(node)
+        return found
+
+    def _find_scope(self, node: ast.AST) -> ast.AST:
         if isinstance(node, ast.arg):
             return function_of(self.ctx, node) or self.ctx.tree
         child, grandchild = node, None
@@ -341,23 +355,37 @@ class Scopes:
     def reaching(self, name: ast.Name) -> tuple[list[Definition], bool]:
         """Definitions of ``name``'s own scope that may reach this use, latest first; and
         whether one of them always runs before it (so the list is complete)."""
-        scope = self.scope_of(name)
-        if self.declared_global(name.id, scope):
-            return [], False
-        return self.reaching_in(name.id, name, scope)
+        found = self._reaching.get(name)
+        if found is None:
+            scope = self.scope_of(name)
+            found = ([], False) if self.declared_global(name.id, scope) else self.reaching_in(name.id, name, scope)
+            self._reaching[name] = found
+        return list(found[0]), found[1]  # a copy: callers may change theirs
 
     def reaching_in(self, ident: str, use: ast.AST, scope: ast.AST) -> tuple[list[Definition], bool]:
         start = start_of(use)
         reaching: list[Definition] = []
         later: list[Definition] = []
-        loops = [a for a in self._ancestors_within(use, scope) if isinstance(a, _LOOPS)]
-        for definition in reversed(self.definitions(scope).get(ident, [])):
-            if definition.bound_at > start or _contains(definition.node, use, definition):
-                if any(_contains_plain(loop, definition.node) for loop in loops):
+        use_ancestors = list(self._ancestors_within(use, scope))
+        loops = [a for a in use_ancestors if isinstance(a, _LOOPS)]
+        around = set(use_ancestors)
+        definitions = self.definitions(scope).get(ident, [])
+        if not loops:
+            # Only a loop brings back a definition bound after the use: without one, those
+            # (sorted by where they bind) are never looked at. A use in a module that rebinds
+            # its name thousands of times would otherwise pass over all of them.
+            key = (scope, ident)
+            bounds = self._bounds.get(key)
+            if bounds is None or len(bounds) != len(definitions):
+                bounds = self._bounds[key] = [d.bound_at for d in definitions]
+            definitions = definitions[: bisect.bisect_right(bounds, start)]
+        for definition in reversed(definitions):
+            if definition.bound_at > start or (_may_hold(definition.node, start) and _contains(definition.node, use, definition)):
+                if loops and any(_contains_plain(loop, definition.node) for loop in loops):
                     later.append(definition)
                 continue
             reaching.append(definition)
-            if self._always_before(definition.node, use, scope):
+            if self._always_before(definition.node, use, scope, around):
                 return reaching + later, True
         if reaching and self._every_arm_defines(reaching, use, scope):
             return reaching + later, True
@@ -418,18 +446,34 @@ class Scopes:
             outer = self.enclosing(outer)
         return None, [], False
 
+    def _guards(self, node: ast.AST, scope: ast.AST) -> list[ast.AST]:
+        """The ancestors of ``node`` within ``scope`` that ``_always_before`` looks at (branches and
+        ``try``), innermost first: the same for every use a definition may reach, so kept."""
+        key = (node, scope)
+        found = self._guard_chains.get(key)
+        if found is None:
+            found = self._guard_chains[key] = [
+                a for a in self._ancestors_within(node, scope) if isinstance(a, _BRANCHES)
+            ]
+        return found
+
     def _ancestors_within(self, node: ast.AST, scope: ast.AST) -> Iterator[ast.AST]:
         for ancestor in ancestors(self.ctx, node):
             if ancestor is scope:
                 return
             yield ancestor
 
-    def _always_before(self, node: ast.AST, use: ast.AST, scope: ast.AST) -> bool:
-        """``node`` runs whenever ``use`` does: no branch holds it that does not hold ``use``."""
+    def _always_before(self, node: ast.AST, use: ast.AST, scope: ast.AST, use_ancestors: set | None = None) -> bool:
+        """``node`` runs whenever ``use`` does: no branch holds it that does not hold ``use``.
+
+        ``use_ancestors``: ``use``'s ancestors within ``scope``, when the caller has them (a use
+        asks this of each definition that may reach it: computed once, not once per definition).
+        """
         if isinstance(node, (*FUNCTIONS, ast.ClassDef)) and node is scope:
             return True
-        use_ancestors = set(self._ancestors_within(use, scope))
-        for ancestor in self._ancestors_within(node, scope):
+        if use_ancestors is None:
+            use_ancestors = set(self._ancestors_within(use, scope))
+        for ancestor in self._guards(node, scope):
             if isinstance(ancestor, _BRANCHES) and ancestor not in use_ancestors:
                 return False
             # A handler's use sees the definitions of the try body only maybe.
@@ -455,6 +499,12 @@ def _block_defines(block: list[ast.stmt], definitions: set[int]) -> bool:
         ):
             return True
     return False
+
+
+def _may_hold(node: ast.AST, start: tuple[int, int]) -> bool:
+    """Whether ``node`` may contain a use at ``start``: not when it ends before it."""
+    end = getattr(node, "end_lineno", None)
+    return end is None or (end, node.end_col_offset) > start
 
 
 def _contains_plain(outer: ast.AST, inner: ast.AST) -> bool:

@@ -618,6 +618,7 @@ class Analysis:
         self._mesh_statements: list[ast.AST] | None = None
         self._assigned_attributes: dict[ast.AST, dict[str, list[ast.expr]]] = {}
         self._definitions_of: dict[ast.AST, list[ast.AST]] = {}
+        self._blocks: dict[int, tuple] = {}  # id(statement list) -> _early_exits (and the list, kept alive)
 
     @cached_property
     def nodes(self) -> list[ast.AST]:
@@ -1312,22 +1313,40 @@ class Analysis:
                             return replace(found, why=f"`case {self.ctx.source_of(pattern.cls)}()`"), pattern
             for block_name in ("body", "orelse", "finalbody"):
                 block = getattr(ancestor, block_name, None)
-                if not (isinstance(block, list) and child in block):
+                if not isinstance(block, list):
                     continue
-                for statement in block[: block.index(child)]:
-                    if (
-                        isinstance(statement, ast.If)
-                        and not statement.orelse
-                        and statement.body
-                        and isinstance(statement.body[-1], (ast.Return, ast.Raise, ast.Continue, ast.Break))
-                    ):
-                        found = self._isinstance_type(statement.test, name.id, negated=True)
-                        if found is not None:
-                            return found, statement
+                positions, exits = self._early_exits(block)
+                index = positions.get(child)
+                if index is None:
+                    continue
+                for position_of_exit, statement in exits:
+                    if position_of_exit >= index:
+                        break
+                    found = self._isinstance_type(statement.test, name.id, negated=True)
+                    if found is not None:
+                        return found, statement
             if ancestor is scope:
                 return None
             child = ancestor
         return None
+
+    def _early_exits(self, block: list[ast.stmt]) -> tuple[dict[ast.AST, int], list[tuple[int, ast.If]]]:
+        """The position of each statement of ``block``, and its ``if ...: return/raise/continue/
+        break`` statements (no ``else``) in order: every use in a long block asks for them, so
+        they are found once per block, not once per use."""
+        found = self._blocks.get(id(block))
+        if found is None:
+            positions = {statement: index for index, statement in enumerate(block)}
+            exits = [
+                (index, statement)
+                for index, statement in enumerate(block)
+                if isinstance(statement, ast.If)
+                and not statement.orelse
+                and statement.body
+                and isinstance(statement.body[-1], (ast.Return, ast.Raise, ast.Continue, ast.Break))
+            ]
+            found = self._blocks[id(block)] = (positions, exits, block)
+        return found[0], found[1]
 
     def _isinstance_type(self, test: ast.AST, ident: str, negated: bool = False) -> Value | None:
         if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):

@@ -24,6 +24,8 @@ KNOWN_KEYS = {
     "unsafe-fixes": bool,
     "helper-module": str,
     "target-jax-version": str,
+    "analysis-budget-seconds": int,
+    "analysis-budget-mib": int,
 }
 # A dotted module name: what `from helper_module import ensure_single_device` can name. Anything
 # else (`a import b; import os`) would be pasted into every fixed file.
@@ -51,6 +53,7 @@ class Config:
         source: str | None = None,
         include: list[str] | None = None,
         extend_include: list[str] | None = None,
+        analysis_budget: dict[str, int] | None = None,
     ) -> None:
         self.select = select
         self.extend_select = list(extend_select or [])
@@ -67,6 +70,8 @@ class Config:
         # None: the default (DEFAULT_INCLUDE: *.py, *.ipynb); a list replaces it.
         self.include = include
         self.extend_include = list(extend_include or [])
+        # "seconds"/"mib" -> the [tool.codemod] analysis budget, only where the file sets one.
+        self.analysis_budget = dict(analysis_budget or {})
 
     def __repr__(self) -> str:
         return f"Config({self.__dict__!r})"
@@ -168,6 +173,14 @@ def load_config(path: str) -> Config:
     for pattern, codes in per_file.items():
         if not isinstance(codes, list) or not all(isinstance(code, str) for code in codes):
             raise ConfigError(f"{path}: [tool.codemod] per-file-ignores {pattern!r} must be a list of rule codes")
+    budget = {}
+    for unit in ("seconds", "mib"):
+        value = table.get(f"analysis-budget-{unit}")
+        if value is None:
+            continue
+        if isinstance(value, bool) or value <= 0:
+            raise ConfigError(f"{path}: [tool.codemod] analysis-budget-{unit} must be a positive integer")
+        budget[unit] = value
     options = {key: table[key] for key in ("helper-module", "target-jax-version") if key in table}
     if "target-jax-version" in options:
         try:
@@ -187,6 +200,7 @@ def load_config(path: str) -> Config:
         source=path,
         include=table.get("include"),
         extend_include=table.get("extend-include", []),
+        analysis_budget=budget,
     )
 
 

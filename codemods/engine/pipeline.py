@@ -12,7 +12,9 @@ import ast
 import difflib
 import gc
 import io
+import os
 import re
+import sys
 import tokenize
 import warnings
 from collections.abc import Iterator, Sequence
@@ -31,7 +33,7 @@ from jax_codemod.engine.results import (  # noqa: F401 -- the engine's results, 
     unified_diff,
 )
 from jax_codemod.engine.splice import only_own_edits
-from jax_codemod.engine.syntax import NeedsNewerPython
+from jax_codemod.engine.syntax import NeedsNewerPython, NestingTooDeep, check_nesting, parse_cst
 from jax_codemod.rule import Finding, FixSafety, Prefilter, Rule, Span
 
 if TYPE_CHECKING:
@@ -50,6 +52,15 @@ MAX_FIX_BYTES = 1 * 2**20
 # And a CPU-time budget for one file's fix, for the code below the size limit that is still slow
 # (deeply nested expressions, huge literals): past it the fix is abandoned, the file untouched.
 MAX_FIX_SECONDS = 60
+# The budget of one file's analysis (parse and every rule's check), so that no input can make a
+# run spend minutes or gigabytes on one file: CPU seconds, and memory (resident, over what the
+# process held when the file started; sampled every ANALYSIS_SAMPLE_SECONDS of CPU, where the
+# platform tells: Linux). Past either the file is reported as not checked. Real files take far
+# less: the slowest of jax, torch and numpy takes ~2 s and ~0.3 GB. A pyproject.toml (which
+# may come with the code) can only lower them; the command line can set any value.
+MAX_ANALYSIS_SECONDS = 60
+MAX_ANALYSIS_MIB = 2048
+ANALYSIS_SAMPLE_SECONDS = 0.1
 
 
 class SourceTooLarge(Exception):
@@ -61,6 +72,17 @@ class SourceTooLarge(Exception):
 
 class FixError(Exception):
     """A fix could not be completed; the file is left as it was."""
+
+
+def describe(error: BaseException, kind: bool = True) -> str:
+    """``Type: message`` of an exception, safe to format: a message made from a deeply nested
+    node (libcst puts nodes in its exceptions) raises RecursionError when formatted."""
+    name = f"{type(error).__name__}: " if kind else ""
+    try:
+        message = str(error)
+    except Exception:  # noqa: BLE001 -- the message itself failed: the type must do
+        return type(error).__name__
+    return name + (message if len(message) <= 500 else message[:500] + "...")
 
 
 def decode(source: bytes) -> str:
@@ -76,6 +98,10 @@ class Settings:
 
     rules: tuple[Rule, ...]
     unsafe_fixes: bool = False
+    # The analysis budget of one file (MAX_ANALYSIS_*); 0: none. Results within it do not depend
+    # on it, so it is not part of the cache's fingerprint (a file past it is never cached).
+    analysis_seconds: float = MAX_ANALYSIS_SECONDS
+    analysis_mib: int = MAX_ANALYSIS_MIB
 
     def applies(self, finding: Finding) -> bool:
         if finding.fix is FixSafety.SAFE:
@@ -120,7 +146,38 @@ def active_rules(source: bytes, rules: Sequence[Rule]) -> tuple[Rule, ...]:
         prefilter = prefilter_for(rules)
     except TypeError:  # a rule that cannot be hashed (a dataclass with eq): no memo
         prefilter = Prefilter(rules)
-    return prefilter.active(source)
+    found = prefilter.active(source)
+    if len(found) == len(rules) or (source.isascii() and not _CODING.match(source)):
+        return found  # the fast path: ASCII bytes in the default encoding are what Python reads
+    seen = _as_python_reads(source)
+    if seen is None or seen == source:
+        return found
+    more = set(map(id, prefilter.active(seen)))
+    if not more:
+        return found
+    more.update(map(id, found))
+    return tuple(rule for rule in rules if id(rule) in more)
+
+
+# A coding declaration (PEP 263) on line 1 or 2: bytes in another encoding (utf-7 spells `j` as
+# `+AGo-`) can hide a trigger although every byte is ASCII.
+_CODING = re.compile(rb"(?:[^\r\n]*(?:\r\n|\r|\n))?[ \t\f]*#[^\r\n]*?coding[:=]")
+
+
+def _as_python_reads(source: bytes) -> bytes | None:
+    """``source`` as Python reads its names: decoded, and NFKC-normalised (PEP 3131: ``ｊａｘ`` is
+    ``jax``), as UTF-8; None when it cannot be decoded (the parse reports that file).
+
+    The whole text is normalised, strings and comments too: a prefilter only says which files
+    are worth parsing, so passing more of them costs time, never a finding.
+    """
+    import unicodedata
+
+    try:
+        text = decode(source)
+    except (SyntaxError, UnicodeDecodeError, LookupError, ValueError):
+        return None
+    return unicodedata.normalize("NFKC", text).encode("utf-8", "surrogatepass")
 
 
 def check_source(
@@ -193,6 +250,11 @@ def _parse(source: bytes, text: str, path: str) -> ast.Module:
             # SyntaxWarnings (invalid escapes, ...) belong to the user's linter, not to our output.
             warnings.simplefilter("ignore")
             return ast.parse(source, filename=path)
+    except (RecursionError, MemoryError):
+        # CPython's parser refuses deep nesting by these (a MemoryError means its stack, not the
+        # machine's memory, ran out): reported with the line where the nesting check finds it.
+        check_nesting(source, path)
+        raise NestingTooDeep("not checked: nesting too deep or too complex for Python's parser", (path, None, 0, None))
     except SyntaxError as error:
         if "\x00" in text:
             # No Python parses a NUL byte (libcst does, so masking would blame the Python version).
@@ -249,8 +311,16 @@ _made_contexts: list[list[FileContext]] = []
 def _process_source(source: bytes, path: str, settings: Settings, active: Sequence[Rule] | None) -> FileResult:
     result = FileResult(path=path, source=source)
     try:
-        ctx, findings = check_source(source, path, settings.rules, active)
-    except NeedsNewerPython as error:
+        with _budget(settings.analysis_seconds, settings.analysis_mib, AnalysisBudgetExceeded):
+            ctx, findings = check_source(source, path, settings.rules, active)
+    except AnalysisBudgetExceeded as exceeded:
+        result.error = FileError(
+            path,
+            f"not checked: analysis budget exceeded ({exceeded.args[0]}; "
+            "--analysis-budget-seconds and --analysis-budget-mib set it)",
+        )
+        return result
+    except (NeedsNewerPython, NestingTooDeep) as error:
         result.error = FileError(path, error.msg, error.lineno)
         return result
     except SyntaxError as error:
@@ -260,15 +330,19 @@ def _process_source(source: bytes, path: str, settings: Settings, active: Sequen
     except (ValueError, UnicodeDecodeError, LookupError) as error:
         result.error = FileError(path, f"cannot read as Python source: {error}")
         return result
-    except (RecursionError, MemoryError):
-        result.error = FileError(path, "cannot parse: nested too deeply or too large")
+    except RecursionError:
+        # ast, or a walk of its tree, past Python's recursion limit: the file nests too deeply.
+        result.error = FileError(path, f"not checked: nesting too deep (Python's recursion limit, {sys.getrecursionlimit()})")
+        return result
+    except MemoryError:
+        result.error = FileError(path, "not checked: out of memory (the file is too large or complex)")
         return result
     except SourceTooLarge as error:
         result.error = FileError(path, str(error))
         return result
     except Exception as error:  # noqa: BLE001 -- a rule's check() bug must cost one file, never the run
         interrupts.raise_if_requested()  # an interrupt something swallowed, failing the check
-        result.error = FileError(path, f"internal error while checking: {type(error).__name__}: {error}")
+        result.error = FileError(path, f"internal error while checking: {describe(error)}")
         return result
     if ctx is None:
         return result
@@ -306,7 +380,6 @@ def _fix(source: bytes, ctx: FileContext, findings: list[Finding], settings: Set
     same run, fixed when its own rule can. A finding is ``applied`` only when its own rule
     made the edit; one that disappears after another rule's pass is ``resolved_by`` it.
     """
-    import libcst as cst  # only files that get a fix pay for importing libcst
 
     current = source
     module = None  # libcst's parse of ``current``, kept from the check that validated it
@@ -321,13 +394,19 @@ def _fix(source: bytes, ctx: FileContext, findings: list[Finding], settings: Set
         targets = [f for _, f in fixable if f.code == rule.CODE]
         try:
             if module is None:
-                module = cst.parse_module(current)
+                module = parse_cst(current, ctx.path)
                 baseline = baseline if baseline is not None else module.bytes
             new = _apply_rule(module, rule, targets, ctx).bytes
         except FixError:
             raise
+        except NestingTooDeep as error:
+            raise FixError(f"{error.msg.removeprefix('not checked: ')} at line {error.lineno}") from None
+        except RecursionError:
+            # libcst's visitors recurse per node, and Python's recursion limit stops them first.
+            raise FixError(f"nesting too deep for libcst's visitors (Python's recursion limit, "
+                           f"{sys.getrecursionlimit()})") from None
         except Exception as error:  # a rule bug must cost one file, never the run
-            raise FixError(f"{rule.CODE} failed: {type(error).__name__}: {error}") from error
+            raise FixError(f"{rule.CODE} failed: {describe(error)}") from error
         if new == current:
             raise FixError(f"{rule.CODE} reported a fix but changed nothing")
         for entry, finding in fixable:
@@ -335,9 +414,9 @@ def _fix(source: bytes, ctx: FileContext, findings: list[Finding], settings: Set
                 entry.applied = True
         try:
             new_ctx, new_findings = check_source(new, ctx.path, settings.rules)
-            module = cst.parse_module(new)
+            module = parse_cst(new, ctx.path)
         except Exception as error:
-            raise FixError(f"{rule.CODE} produced code that does not parse: {error}") from error
+            raise FixError(f"{rule.CODE} produced code that does not parse: {describe(error, False)}") from error
         new_findings.sort(key=lambda f: (f.line, f.column, f.code))
         links = _match(live, ctx, new_findings, new_ctx)
         still_there = {id(entry) for entry in links if entry is not None}
@@ -488,29 +567,64 @@ class FixBudgetExceeded(BaseException):
     """Raised by the CPU-time alarm; a BaseException so no rule's ``except Exception`` eats it."""
 
 
+class AnalysisBudgetExceeded(BaseException):
+    """The analysis of one file went past its budget (the reason is the argument)."""
+
+
+def _resident_bytes() -> int | None:
+    """This process's resident memory now (Linux), or None where it cannot be read cheaply."""
+    try:
+        with open("/proc/self/statm", "rb") as handle:
+            return int(handle.read().split()[1]) * _PAGE_SIZE
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+try:
+    _PAGE_SIZE = os.sysconf("SC_PAGE_SIZE")
+except (AttributeError, ValueError, OSError):
+    _PAGE_SIZE = 4096
+
+
 @contextmanager
-def _cpu_budget(seconds: float) -> Iterator[None]:
-    """Raise FixBudgetExceeded in this thread once the process has used ``seconds`` more CPU.
+def _budget(seconds: float, mib: int, exceeded: type[BaseException]) -> Iterator[None]:
+    """Raise ``exceeded`` in this thread once the process has used ``seconds`` more CPU, or
+    holds ``mib`` MiB more resident memory than now (each 0: no limit).
 
     Only where a timer can be had: the main thread of a process with SIGVTALRM (each worker
-    of the pool runs files in its main thread). Elsewhere the size limit alone bounds a fix.
+    of the pool runs files in its main thread); memory only where it can be read (Linux).
+    Elsewhere the size limits alone bound the work. The alarm interrupts Python code between
+    bytecodes: one native call (``ast.parse`` of a 4 MiB file) runs to its end first.
     """
     import signal
+    import time
 
     timer = getattr(signal, "ITIMER_VIRTUAL", None)
-    if timer is None or seconds <= 0:
+    baseline = _resident_bytes() if mib > 0 else None
+    limit_bytes = mib * 2**20 if baseline is not None else 0
+    if timer is None or (seconds <= 0 and not limit_bytes):
         yield
         return
+    started = time.process_time()
 
-    def expired(_signum, _frame):
-        raise FixBudgetExceeded
+    def sample(_signum, _frame):
+        if seconds > 0 and time.process_time() - started >= seconds:
+            raise exceeded(f"over {seconds:g} s of CPU")
+        if limit_bytes:
+            resident = _resident_bytes()
+            if resident is not None and resident - baseline > limit_bytes:
+                raise exceeded(f"over {mib} MiB of memory")
 
     try:
-        previous = signal.signal(signal.SIGVTALRM, expired)
+        previous = signal.signal(signal.SIGVTALRM, sample)
     except ValueError:  # not the main thread
         yield
         return
-    signal.setitimer(timer, seconds)
+    if limit_bytes:
+        first = min(seconds, ANALYSIS_SAMPLE_SECONDS) if seconds > 0 else ANALYSIS_SAMPLE_SECONDS
+        signal.setitimer(timer, first, ANALYSIS_SAMPLE_SECONDS)
+    else:
+        signal.setitimer(timer, seconds)
     try:
         yield
     finally:
@@ -542,11 +656,9 @@ def verify_fix(result: FileResult, settings: Settings) -> str | None:
         return "the fixed file is over the size limit"
     try:
         _ctx, findings = check_source(fixed, result.path, settings.rules)
-        import libcst as cst
-
-        cst.parse_module(fixed)
+        parse_cst(fixed, result.path)
     except Exception as error:  # noqa: BLE001 -- any failure means: do not write it
-        return f"the fixed code does not parse: {type(error).__name__}: {error}"
+        return f"the fixed code does not parse: {describe(error)}"
     if any(settings.applies(finding) for finding in findings):
         return "the fixed code still has findings to fix"
     return None
@@ -568,10 +680,11 @@ def _within_budget(fix):
                 "for files that get a fix (fix it by hand or split the file)"
             )
         try:
-            with _cpu_budget(MAX_FIX_SECONDS):
+            # The fix's CPU budget, and the same memory budget as the file's analysis.
+            with _budget(MAX_FIX_SECONDS, settings.analysis_mib, FixBudgetExceeded):
                 fixed, reported, baseline = fix(source, ctx, findings, settings)
-        except FixBudgetExceeded:
-            raise FixError(f"it took over {MAX_FIX_SECONDS} s of CPU (fix it by hand)") from None
+        except FixBudgetExceeded as exceeded:
+            raise FixError(f"it took {exceeded.args[0]} (fix it by hand)") from None
         kept = _keep_line_endings(source, only_own_edits(source, baseline, fixed))
         if kept != fixed:
             applied = [replace(finding, applied=True) for finding in findings]

@@ -25,7 +25,7 @@ from jax_codemod.engine.config import (
     select_rules,
 )
 from jax_codemod.engine.discovery import DEFAULT_EXCLUDE, DEFAULT_INCLUDE, Patterns, matches
-from jax_codemod.engine.pipeline import FileResult, Settings
+from jax_codemod.engine.pipeline import MAX_ANALYSIS_MIB, MAX_ANALYSIS_SECONDS, FileResult, Settings
 from jax_codemod.registry import MANIFEST, LazyRule
 
 
@@ -34,7 +34,7 @@ class Options:
     """What the command line says, before any config is read."""
 
     def __init__(self, select=None, extend_select=(), ignore=(), exclude=(), unsafe_fixes=None, config=None,
-                 force_exclude=None, target_jax_version=None) -> None:
+                 force_exclude=None, target_jax_version=None, analysis_seconds=None, analysis_mib=None) -> None:
         self.select: list[str] | None = select
         self.extend_select: list[str] = list(extend_select)
         self.ignore: list[str] = list(ignore)
@@ -44,6 +44,9 @@ class Options:
         self.force_exclude: bool | None = force_exclude
         # Validated and handed to the rules as the rule option ``target-jax-version``.
         self.target_jax_version: str | None = target_jax_version
+        # The analysis budget of one file; None: the config's, capped at the default.
+        self.analysis_seconds: int | None = analysis_seconds
+        self.analysis_mib: int | None = analysis_mib
 
 
 class Group:
@@ -204,7 +207,19 @@ def settings(config: Config, options: Options, extra_ignore=()) -> Settings:
     rule_options = {**config.rule_options,
                     "target-jax-version": resolve_target_jax_version(options.target_jax_version, config)}
     rules = tuple(LazyRule(info, rule_options) for info in chosen)
-    return Settings(rules=rules, unsafe_fixes=unsafe)
+    return Settings(rules=rules, unsafe_fixes=unsafe, **analysis_budget(config, options))
+
+
+def analysis_budget(config: Config, options: Options) -> dict:
+    """The per-file analysis budget: the command line's, else the config's, which may only lower
+    the default (a pyproject.toml can come with the untrusted code it would exempt)."""
+    seconds = options.analysis_seconds
+    if seconds is None:
+        seconds = min(config.analysis_budget.get("seconds", MAX_ANALYSIS_SECONDS), MAX_ANALYSIS_SECONDS)
+    mib = options.analysis_mib
+    if mib is None:
+        mib = min(config.analysis_budget.get("mib", MAX_ANALYSIS_MIB), MAX_ANALYSIS_MIB)
+    return {"analysis_seconds": seconds, "analysis_mib": mib}
 
 
 def check_grouped(files: list[str], group: Group,

@@ -206,6 +206,7 @@ class _Check:
         self.findings: list[Finding] = []
         self.explained: set[int] = set()  # consumer calls a producer's flow already covers
         self.fixed_calls: set[int] = set()  # producer calls (of the old API) that get a fix
+        self._deleted_names: dict[ast.AST, set[str]] = {}  # scope -> names a `del` unbinds in it
 
     def run(self) -> list[Finding]:
         # Only what the target JAX has removed is broken: before 0.7 `to_dlpack` works, and before
@@ -448,9 +449,12 @@ class _Check:
         """Whether a `del` of ``name`` is in the scope of ``statement`` (dropping the assignment
         would leave it unbound there: UnboundLocalError)."""
         scope = self.analysis.scopes.scope_of(statement)
-        return any(
-            isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Del) for node in ast.walk(scope)
-        )
+        deleted = self._deleted_names.get(scope)
+        if deleted is None:  # one walk per scope, not one per capsule assigned in it
+            deleted = self._deleted_names[scope] = {
+                node.id for node in ast.walk(scope) if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Del)
+            }
+        return name in deleted
 
     # Capsules that arrive from outside ------------------------------------------------
 
