@@ -102,7 +102,8 @@ TRACER_MEMBERS: tuple[Member, ...] = (
     Member("is_ready", (0, 0), UNAVAILABLE),
     Member("platform", (0, 0), UNAVAILABLE),
     Member("clone", (0, 0), UNAVAILABLE),
-    Member("layout", None, UNAVAILABLE, until=(0, 6, 2)),  # renamed `format` in 0.6.2
+    # renamed `format` in 0.6.2, which keeps `layout = format` as an alias; 0.7.0 drops the alias
+    Member("layout", None, UNAVAILABLE, until=(0, 7, 0)),
     Member("format", None, UNAVAILABLE, since=(0, 6, 2)),
     # jaxlib's ArrayImpl method; seen on the 0.12.0.1 wheel, absent from 0.10.2 (0.11 not checked).
     Member("unsafe_raw_buffer", (0, 0), UNAVAILABLE, since=(0, 12, 0)),
