@@ -24,6 +24,7 @@ from jax_codemod.engine.resolve import (
     Group,
     Options,
     check_grouped,
+    declared_target,
     ignored_here,
     prepare,
     resolve,
@@ -107,8 +108,9 @@ def cli() -> None:
 @click.option("--show-files", is_flag=True, help="List the files that would be checked, and exit.")
 @click.option("--show-settings", is_flag=True,
               help="Print the effective settings for the first file (rules, options, excludes, config), and exit.")
-@click.option("--target-jax-version", metavar="X.Y[.Z]",
-              help="JAX version the fixes must be right for (default: the installed jax, else the newest known).")
+@click.option("--target-jax-version", metavar="VERSION|SPEC",
+              help="JAX version or range (e.g. 0.7, '>=0.4.30') the findings and fixes must be right for "
+                   "(default: the project's own jax requirement, else the installed jax, else the newest known).")
 def run_command(paths, dry_run, check, select, extend_select, ignore, unsafe_fixes, jobs, exclude,
                 extend_exclude, force_exclude, output_format, report_file, shard_spec, no_cache, cache_dir,
                 no_progress, config, stdin_filename, exit_zero, exit_non_zero_on_fix, statistics, show_fixes,
@@ -269,7 +271,8 @@ def _run_stdin(options: Options, mode: str, output_format: str, filename: str, e
     start = os.path.dirname(os.path.abspath(filename)) if filename != "<stdin>" else "."
     config_path = options.config or find_pyproject(start)
     config = load_config(config_path) if config_path else Config()
-    group = prepare(Group([filename], config_path, config, options), options)
+    declared = declared_target(filename if filename != "<stdin>" else ".", options, config)
+    group = prepare(Group([filename], config_path, config, options, declared), options)
     ignored = ignored_here(group, filename) if filename != "<stdin>" else frozenset()
     settings = settings_for(group, ignored)
     result = process_source(source, filename, settings)
@@ -303,6 +306,7 @@ def _show_settings(report: output.Report, groups: list[Group]) -> None:
         "Turned off here by per-file-ignores: " + (", ".join(sorted(ignored)) or "none"),
         f"Unsafe fixes: {str(settings.unsafe_fixes).lower()}",
         "Rule options: " + (", ".join(f"{k} = {v!r}" for k, v in sorted(config.rule_options.items())) or "none"),
+        f"Target JAX: {group.target} (from {group.target_source})",
         f"Force exclude: {str(group.force_exclude).lower()}",
         "Excludes (gitignore-style):",
     ]

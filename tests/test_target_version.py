@@ -101,6 +101,7 @@ def test_target_is_part_of_the_cache_fingerprint():
     assert settings_fingerprint(one) != settings_fingerprint(two)
 
 
+@pytest.mark.installed_jax
 def test_default_is_read_from_metadata_without_importing_jax():
     code = (
         "import sys\n"
@@ -114,6 +115,7 @@ def test_default_is_read_from_metadata_without_importing_jax():
     assert version == jax_versions.render(installed or jax_versions.NEWEST_KNOWN)
 
 
+@pytest.mark.installed_jax
 def test_without_jax_the_newest_known_release_is_the_default(monkeypatch):
     from importlib import metadata
 
@@ -129,6 +131,7 @@ def test_without_jax_the_newest_known_release_is_the_default(monkeypatch):
         jax_versions.installed.cache_clear()
 
 
+@pytest.mark.installed_jax
 def test_the_installed_version_is_read_as_importlib_metadata_reads_it(tmp_path, monkeypatch):
     """The fast look-up of jax's version (no importlib.metadata import) agrees with it, and gives
     way to it for any layout it does not know."""

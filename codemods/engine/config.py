@@ -139,34 +139,42 @@ def load_config(path: str) -> Config:
 
 
 def check_target_jax_version(value: str) -> str:
-    """``value`` normalised (``"0.7"`` -> ``"0.7.0"``); a ConfigError if it is no supported JAX version."""
+    """``value`` normalised (``"0.7"`` -> ``"0.7.0"``, ``">=0.6, <0.11"`` -> ``">=0.6.0,<0.11.0"``); a
+    ConfigError if it is neither a JAX version nor a specifier that allows a supported release."""
     from jax_codemod.analysis import jax_versions
 
     try:
-        version = jax_versions.parse(value)
+        return str(jax_versions.parse_range(value))
     except ValueError as error:
         raise ConfigError(f"target-jax-version: {error}") from None
-    if version < jax_versions.OLDEST_SUPPORTED:
-        oldest = jax_versions.render(jax_versions.OLDEST_SUPPORTED)
-        raise ConfigError(f"target-jax-version {value!r} is older than the oldest supported JAX, {oldest}")
-    return jax_versions.render(version)
 
 
-def resolve_target_jax_version(cli_value: str | None, config: Config) -> str:
-    """The target for a run: the flag, else the config, else the installed jax (metadata), else the newest."""
+def resolve_target_jax_version(cli_value: str | None, config: Config, declared=None) -> str:
+    """The target for a run (see resolve_target)."""
+    return resolve_target(cli_value, config, declared)[0]
+
+
+def resolve_target(cli_value: str | None, config: Config, declared=None) -> tuple[str, str]:
+    """The target JAX range for a run and where it comes from: the flag, else the config, else
+    the project's own jax requirement (``declared``: engine.requirements.Declared), else the
+    installed jax (metadata), else the newest known release."""
     from jax_codemod.analysis import jax_versions
 
     if cli_value is not None:
-        return check_target_jax_version(cli_value)
+        return check_target_jax_version(cli_value), "--target-jax-version"
     if "target-jax-version" in config.rule_options:
-        return config.rule_options["target-jax-version"]
+        return config.rule_options["target-jax-version"], f"{config.source} [tool.codemod] target-jax-version"
+    if declared is not None:
+        return str(declared.target), f"the project's jax requirement, {declared.source}"
     installed = _installed_jax_version()
     if installed is not None:
         try:
-            return jax_versions.render(jax_versions.parse(installed))
+            return jax_versions.render(jax_versions.parse(installed)), f"the installed jax ({installed})"
         except ValueError:
             pass
-    return jax_versions.render(jax_versions.default_target())
+    version = jax_versions.default_target()
+    return jax_versions.render(version), (f"the installed jax ({jax_versions.render(version)})"
+                                          if jax_versions.installed() else "the newest JAX codemod knows")
 
 
 def _installed_jax_version() -> str | None:

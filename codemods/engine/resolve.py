@@ -17,7 +17,7 @@ from jax_codemod.engine.config import (
     ConfigError,
     find_pyproject,
     load_config,
-    resolve_target_jax_version,
+    resolve_target,
     select_rules,
 )
 from jax_codemod.engine.discovery import DEFAULT_EXCLUDE, Patterns, matches
@@ -45,11 +45,17 @@ class Options:
 class Group:
     """The roots one pyproject.toml governs, and what it says."""
 
-    def __init__(self, roots: list[str], config_path: str | None, config: Config, options: Options) -> None:
+    def __init__(self, roots: list[str], config_path: str | None, config: Config, options: Options,
+                 declared=None) -> None:
         self.roots = roots
         self.config_path = config_path
         self.config = config
         self.options = options
+        # The jax range the roots' project declares (engine.requirements.Declared), when neither
+        # the flag nor the config names a target; the target and where it came from, once prepared.
+        self.declared = declared
+        self.target: str | None = None
+        self.target_source: str | None = None
         self.settings: Settings | None = None
         self.excludes: list[Patterns] = []
         self.per_file: list[tuple[Patterns, list[str]]] = []
@@ -68,15 +74,30 @@ def resolve(paths: Sequence[str], options: Options) -> list[Group]:
 
 
 def group_by_config(paths: Sequence[str], options: Options) -> list[Group]:
-    """Roots grouped by the pyproject.toml that governs them, in the order given."""
-    groups: dict[str | None, Group] = {}
+    """Roots grouped by the pyproject.toml that governs them (and, where the project's own jax
+    requirement is the target, by that requirement), in the order given."""
+    configs: dict[str | None, Config] = {}
+    groups: dict[tuple, Group] = {}
     for path in paths:
         config_path = options.config or find_pyproject(path)
-        if config_path not in groups:
-            config = load_config(config_path) if config_path else Config()
-            groups[config_path] = Group([], config_path, config, options)
-        groups[config_path].roots.append(path)
+        if config_path not in configs:
+            configs[config_path] = load_config(config_path) if config_path else Config()
+        config = configs[config_path]
+        declared = declared_target(path, options, config)
+        key = (config_path, declared)
+        if key not in groups:
+            groups[key] = Group([], config_path, config, options, declared)
+        groups[key].roots.append(path)
     return list(groups.values())
+
+
+def declared_target(path: str, options: Options, config: Config):
+    """The project's declared jax range for ``path``, when nothing more explicit sets the target."""
+    if options.target_jax_version is not None or "target-jax-version" in config.rule_options:
+        return None
+    from jax_codemod.engine.requirements import declared_jax
+
+    return declared_jax(path)
 
 
 def prepare(group: Group, options: Options) -> Group:
@@ -84,7 +105,8 @@ def prepare(group: Group, options: Options) -> Group:
     config, config_path = group.config, group.config_path
     base = os.path.dirname(os.path.abspath(config_path)) if config_path else os.getcwd()
     name = config_path or "defaults"
-    group.settings = settings(config, options)
+    group.target, group.target_source = resolve_target(options.target_jax_version, config, group.declared)
+    group.settings = settings(config, options, target=group.target)
     group.excludes = [
         Patterns.at(base, DEFAULT_EXCLUDE if config.exclude is None else config.exclude,
                     "default" if config.exclude is None else f"{name}: exclude"),
@@ -109,11 +131,12 @@ def settings_for(group: Group, ignored: frozenset[str]) -> Settings:
     if not ignored:
         return group.settings
     if ignored not in group.variants:
-        group.variants[ignored] = settings(group.config, group.options, extra_ignore=sorted(ignored))
+        group.variants[ignored] = settings(group.config, group.options, extra_ignore=sorted(ignored),
+                                           target=group.target)
     return group.variants[ignored]
 
 
-def settings(config: Config, options: Options, extra_ignore=()) -> Settings:
+def settings(config: Config, options: Options, extra_ignore=(), target: str | None = None) -> Settings:
     select = options.select if options.select is not None else config.select
     # From the manifest, not the rule modules: a rule is imported when a file has one of its triggers.
     chosen = select_rules(
@@ -124,8 +147,9 @@ def settings(config: Config, options: Options, extra_ignore=()) -> Settings:
     )
     unsafe = options.unsafe_fixes if options.unsafe_fixes is not None else config.unsafe_fixes
     # Always resolved, so the cache fingerprint (rule options) changes with the installed jax.
-    rule_options = {**config.rule_options,
-                    "target-jax-version": resolve_target_jax_version(options.target_jax_version, config)}
+    if target is None:
+        target = resolve_target(options.target_jax_version, config)[0]
+    rule_options = {**config.rule_options, "target-jax-version": target}
     rules = tuple(LazyRule(info, rule_options) for info in chosen)
     return Settings(rules=rules, unsafe_fixes=unsafe)
 

@@ -119,6 +119,18 @@ def members_for(version: Version | None) -> dict[str, Member]:
     }
 
 
+def members_in(target) -> dict[str, Member]:
+    """The concrete-only members of any release in ``target`` (a jax_versions.Range; None: of every
+    supported version): code that reaches one breaks on the releases that have it."""
+    if target is None:
+        return members_for(None)
+    thresholds = {m.since for m in TRACER_MEMBERS} | {m.until for m in TRACER_MEMBERS if m.until}
+    found: dict[str, Member] = {}
+    for point in target.points(thresholds):
+        found.update(members_for(point))
+    return found
+
+
 @dataclass(frozen=True)
 class Consumer:
     """A function that needs a concrete buffer; ``error``: what it raises on a tracer."""
@@ -396,7 +408,7 @@ class TracedConcreteAccess(Rule):
         )
 
     def check(self, ctx: FileContext) -> list[Finding]:
-        members = members_for(_target_version(self.options))
+        members = members_in(_target_version(self.options))
         # Most files are decided clean from their blocks before their access lines matter:
         # those are found only once a kept block may hold a traced access.
         if not ctx.has_tree and self._decided_clean(ctx, None, members):
@@ -1255,8 +1267,8 @@ def _word_positions(text: str, word: str):
 # Finding the traced functions ---------------------------------------------------------
 
 
-def _target_version(options: dict) -> Version | None:
-    """The JAX version the run targets, when the version plumbing (analysis.jax_versions) is there."""
+def _target_version(options: dict):
+    """The JAX releases the run targets (a jax_versions.Range), when the version plumbing (analysis.jax_versions) is there."""
     try:
         from jax_codemod.analysis import jax_versions
     except ImportError:
