@@ -239,7 +239,7 @@ class Range:
     nothing here. ``low`` is at least OLDEST_SUPPORTED: the rules speak for no older JAX.
     """
 
-    __slots__ = ("low", "high", "high_inclusive")
+    __slots__ = ("high", "high_inclusive", "low")
 
     def __init__(self, low: Version, high: Version | None = None, high_inclusive: bool = False) -> None:
         self.low = low
