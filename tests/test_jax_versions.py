@@ -18,7 +18,7 @@ import pytest
 from jax_codemod.analysis import jax_versions as jv
 
 # About the installed JAX: the default target is not pinned (tests/conftest.py).
-pytestmark = pytest.mark.installed_jax
+pytestmark = pytest.mark.target_unpinned
 
 PROBE = r"""
 import json, warnings

@@ -17,6 +17,10 @@ from jax_codemod.rules.removed_dlpack_api import RemovedDlpackApi
 from jax_codemod.rules.unsupported_dl_device import UnsupportedDlDevice
 
 REMOVED = b"import jax.dlpack\nimport torch\n\nt = torch.from_dlpack(jax.dlpack.to_dlpack(x))\n"
+# About how the target is found: nothing pins it here (tests/conftest.py); every test that runs
+# a rule names its target.
+pytestmark = pytest.mark.target_unpinned
+
 # kDLCUDAHost (3) is exported from 0.10.2 on, kDLOneAPI (14) from 0.11.
 DEVICES = (
     b"import jax.numpy as jnp\n\nx = jnp.ones(2)\n"
@@ -101,7 +105,6 @@ def test_target_is_part_of_the_cache_fingerprint():
     assert settings_fingerprint(one) != settings_fingerprint(two)
 
 
-@pytest.mark.installed_jax
 def test_default_is_read_from_metadata_without_importing_jax():
     code = (
         "import sys\n"
@@ -115,7 +118,6 @@ def test_default_is_read_from_metadata_without_importing_jax():
     assert version == jax_versions.render(installed or jax_versions.NEWEST_KNOWN)
 
 
-@pytest.mark.installed_jax
 def test_without_jax_the_newest_known_release_is_the_default(monkeypatch):
     from importlib import metadata
 
@@ -131,7 +133,6 @@ def test_without_jax_the_newest_known_release_is_the_default(monkeypatch):
         jax_versions.installed.cache_clear()
 
 
-@pytest.mark.installed_jax
 def test_the_installed_version_is_read_as_importlib_metadata_reads_it(tmp_path, monkeypatch):
     """The fast look-up of jax's version (no importlib.metadata import) agrees with it, and gives
     way to it for any layout it does not know."""
@@ -210,7 +211,6 @@ def test_a_declaration_yields_to_the_config_and_the_flag(tmp_path):
     assert _settings_lines(tmp_path, "--target-jax-version", "0.8") == "Target JAX: 0.8.0 (from --target-jax-version)"
 
 
-@pytest.mark.installed_jax
 def test_without_a_declaration_the_installed_jax_is_the_default(tmp_path):
     _project(tmp_path, {"pyproject.toml": '[project]\nname = "p"\ndependencies = ["numpy"]\n'})
     installed = jax_versions.installed()
@@ -277,3 +277,14 @@ def test_bad_ranges_are_configuration_errors(tmp_path, value):
     (tmp_path / "pyproject.toml").write_text(f'[tool.codemod]\ntarget-jax-version = "{value}"\n')
     with pytest.raises(ConfigError, match="target-jax-version"):
         load_config(str(tmp_path / "pyproject.toml"))
+
+
+def test_the_environment_variable_stands_for_the_flag(tmp_path, monkeypatch):
+    _project(tmp_path, {"pyproject.toml": '[project]\nname = "p"\ndependencies = ["jax>=0.4.30"]\n'
+                                          '[tool.codemod]\ntarget-jax-version = "0.6"\n'})
+    monkeypatch.setenv("CODEMOD_TARGET_JAX_VERSION", ">=0.7")
+    assert _settings_lines(tmp_path) == "Target JAX: >=0.7.0 (from $CODEMOD_TARGET_JAX_VERSION)"
+    assert _settings_lines(tmp_path, "--target-jax-version", "0.8") == "Target JAX: 0.8.0 (from --target-jax-version)"
+    monkeypatch.setenv("CODEMOD_TARGET_JAX_VERSION", "newest")
+    code, _, err = invoke(["run", "--check", "--no-cache", tmp_path / "src"])
+    assert code == EXIT_USAGE and "$CODEMOD_TARGET_JAX_VERSION" in err

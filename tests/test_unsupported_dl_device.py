@@ -14,7 +14,7 @@ from jax_codemod.rules.unsupported_dl_device import (
 )
 
 # About the installed JAX: the default target is not pinned (tests/conftest.py).
-pytestmark = pytest.mark.installed_jax
+pytestmark = pytest.mark.target_unpinned
 
 # The rule's default target is the installed JAX; tests/test_jax_versions.py checks this table
 # against that JAX's behaviour for every device type.

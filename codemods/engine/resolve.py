@@ -19,6 +19,7 @@ from jax_codemod.engine.config import (
     load_config,
     resolve_target,
     select_rules,
+    target_is_explicit,
 )
 from jax_codemod.engine.discovery import DEFAULT_EXCLUDE, Patterns, matches
 from jax_codemod.engine.pipeline import FileResult, Settings
@@ -93,7 +94,7 @@ def group_by_config(paths: Sequence[str], options: Options) -> list[Group]:
 
 def declared_target(path: str, options: Options, config: Config):
     """The project's declared jax range for ``path``, when nothing more explicit sets the target."""
-    if options.target_jax_version is not None or "target-jax-version" in config.rule_options:
+    if target_is_explicit(options.target_jax_version, config):
         return None
     from jax_codemod.engine.requirements import declared_jax
 
