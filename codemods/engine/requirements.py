@@ -20,7 +20,6 @@ range spans them all. Nothing here imports packaging: the specifier is read by
 
 from __future__ import annotations
 
-import ast
 import os
 import re
 
@@ -154,6 +153,8 @@ def _setup_cfg(path: str) -> Declared | None:
 
 
 def _setup_py(path: str) -> Declared | None:
+    import ast  # here: a run over clean files may never need it otherwise
+
     try:
         with open(path, "rb") as handle:
             tree = ast.parse(handle.read())
@@ -254,6 +255,8 @@ def _strings(value) -> list[str]:
 
 
 def _literal_strings(node) -> list[str]:
+    import ast
+
     if isinstance(node, (ast.List, ast.Tuple)):
         return [e.value for e in node.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)]
     return []
