@@ -279,12 +279,15 @@ def test_bad_ranges_are_configuration_errors(tmp_path, value):
         load_config(str(tmp_path / "pyproject.toml"))
 
 
-def test_the_environment_variable_stands_for_the_flag(tmp_path, monkeypatch):
-    _project(tmp_path, {"pyproject.toml": '[project]\nname = "p"\ndependencies = ["jax>=0.4.30"]\n'
-                                          '[tool.codemod]\ntarget-jax-version = "0.6"\n'})
+def test_the_environment_variable_comes_after_the_config_and_before_the_declaration(tmp_path, monkeypatch):
+    _project(tmp_path, {"pyproject.toml": '[project]\nname = "p"\ndependencies = ["jax>=0.4.30"]\n'})
     monkeypatch.setenv("CODEMOD_TARGET_JAX_VERSION", ">=0.7")
     assert _settings_lines(tmp_path) == "Target JAX: >=0.7.0 (from $CODEMOD_TARGET_JAX_VERSION)"
     assert _settings_lines(tmp_path, "--target-jax-version", "0.8") == "Target JAX: 0.8.0 (from --target-jax-version)"
+    with open(tmp_path / "pyproject.toml", "a") as handle:
+        handle.write('[tool.codemod]\ntarget-jax-version = "0.6"\n')
+    assert _settings_lines(tmp_path).startswith("Target JAX: 0.6.0 (from ")
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "p"\n')
     monkeypatch.setenv("CODEMOD_TARGET_JAX_VERSION", "newest")
     code, _, err = invoke(["run", "--check", "--no-cache", tmp_path / "src"])
     assert code == EXIT_USAGE and "$CODEMOD_TARGET_JAX_VERSION" in err

@@ -154,7 +154,8 @@ def resolve_target_jax_version(cli_value: str | None, config: Config, declared=N
     return resolve_target(cli_value, config, declared)[0]
 
 
-# The flag's value from the environment (a CI job, a test run), as ruff's RUFF_* variables are.
+# A target for the runs of one environment (a CI job, a test run): above what codemod infers
+# (the declared requirement, the installed jax), below what the project's config says.
 TARGET_ENV_VAR = "CODEMOD_TARGET_JAX_VERSION"
 
 
@@ -164,21 +165,21 @@ def target_is_explicit(cli_value: str | None, config: Config) -> bool:
 
 
 def resolve_target(cli_value: str | None, config: Config, declared=None) -> tuple[str, str]:
-    """The target JAX range for a run and where it comes from: the flag, else
-    $CODEMOD_TARGET_JAX_VERSION, else the config, else the project's own jax requirement
-    (``declared``: engine.requirements.Declared), else the installed jax (metadata), else the
-    newest known release."""
+    """The target JAX range for a run and where it comes from: the flag, else the config, else
+    $CODEMOD_TARGET_JAX_VERSION, else the project's own jax requirement (``declared``:
+    engine.requirements.Declared), else the installed jax (metadata), else the newest known
+    release."""
     from jax_codemod.analysis import jax_versions
 
     if cli_value is not None:
         return check_target_jax_version(cli_value), "--target-jax-version"
+    if "target-jax-version" in config.rule_options:
+        return config.rule_options["target-jax-version"], f"{config.source} [tool.codemod] target-jax-version"
     if os.environ.get(TARGET_ENV_VAR):
         try:
             return check_target_jax_version(os.environ[TARGET_ENV_VAR]), f"${TARGET_ENV_VAR}"
         except ConfigError as error:
             raise ConfigError(f"${TARGET_ENV_VAR}: {error}") from None
-    if "target-jax-version" in config.rule_options:
-        return config.rule_options["target-jax-version"], f"{config.source} [tool.codemod] target-jax-version"
     if declared is not None:
         return str(declared.target), f"the project's jax requirement, {declared.source}"
     installed = _installed_jax_version()

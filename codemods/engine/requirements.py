@@ -49,17 +49,17 @@ class Declared:
         return f"Declared({str(self.target)!r}, {self.source!r})"
 
 
-_FOUND: dict[str, Declared | None] = {}
-
-
-def declared_jax(start: str) -> Declared | None:
-    """The jax range the project around ``start`` (a file or folder) declares, or None."""
+def declared_jax(start: str, cache: dict | None = None) -> Declared | None:
+    """The jax range the project around ``start`` (a file or folder) declares, or None.
+    ``cache`` (folder -> answer) spares a run with many roots (pre-commit passes every file)
+    reading the same files again; it belongs to one run, so an edited file is read afresh."""
     folder = os.path.abspath(start if os.path.isdir(start) else os.path.dirname(start) or ".")
+    cache = {} if cache is None else cache
     seen = []
     found = None
     while True:
-        if folder in _FOUND:
-            found = _FOUND[folder]
+        if folder in cache:
+            found = cache[folder]
             break
         seen.append(folder)
         found = _declared_in(folder)
@@ -68,7 +68,7 @@ def declared_jax(start: str) -> Declared | None:
             break
         folder = parent
     for each in seen:
-        _FOUND[each] = found
+        cache[each] = found
     return found
 
 

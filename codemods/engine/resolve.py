@@ -79,12 +79,13 @@ def group_by_config(paths: Sequence[str], options: Options) -> list[Group]:
     requirement is the target, by that requirement), in the order given."""
     configs: dict[str | None, Config] = {}
     groups: dict[tuple, Group] = {}
+    found: dict = {}  # folder -> its declared jax range, for this call
     for path in paths:
         config_path = options.config or find_pyproject(path)
         if config_path not in configs:
             configs[config_path] = load_config(config_path) if config_path else Config()
         config = configs[config_path]
-        declared = declared_target(path, options, config)
+        declared = declared_target(path, options, config, found)
         key = (config_path, declared)
         if key not in groups:
             groups[key] = Group([], config_path, config, options, declared)
@@ -92,13 +93,13 @@ def group_by_config(paths: Sequence[str], options: Options) -> list[Group]:
     return list(groups.values())
 
 
-def declared_target(path: str, options: Options, config: Config):
+def declared_target(path: str, options: Options, config: Config, cache: dict | None = None):
     """The project's declared jax range for ``path``, when nothing more explicit sets the target."""
     if target_is_explicit(options.target_jax_version, config):
         return None
     from jax_codemod.engine.requirements import declared_jax
 
-    return declared_jax(path)
+    return declared_jax(path, cache)
 
 
 def prepare(group: Group, options: Options) -> Group:
