@@ -274,7 +274,8 @@ def _read_lines(path: str) -> list[str]:
         return []
     lines = []
     for line in text.splitlines():
-        line = re.sub(r"(^|\s)#.*", "", line).strip()
+        line = re.sub(r"(^|\s)#.*", "", line)
+        line = re.sub(r"\s--?[a-z].*", "", line).strip()  # per-requirement options: --hash=..., -e
         if line:
             lines.append(line)
     return lines
