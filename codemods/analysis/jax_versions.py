@@ -4,8 +4,9 @@ Every fact names the JAX release that first behaves that way and where it can be
 ``jax/...`` paths are files of that release's source (tag ``jax-vX.Y.Z`` of
 github.com/jax-ml/jax, the same files the PyPI wheel installs), "CHANGELOG" is
 ``docs/CHANGELOG.md`` of the same tag. ``tests/test_jax_versions.py`` checks every fact
-against the JAX that is installed, so each environment of the CI matrix (JAX 0.4.30 and
-the newest release) re-verifies the table against real wheels.
+against the JAX that is installed, so each environment of the CI matrix (JAX 0.4.30, 0.6.2
+and the newest release; scripts/jax_matrix.py for the rest) re-verifies the table against
+real wheels.
 
 Versions are tuples of ints. A run targets a *range* of releases (``Range``): the
 ``target-jax-version`` option, one version (``"0.7"``) or a requirement specifier
