@@ -20,7 +20,6 @@ from jax_codemod.cli import output
 from jax_codemod.engine.config import (
     Config,
     ConfigError,
-    describe_target_jax_version,
     find_pyproject,
     load_config,
     parse_codes,
@@ -45,6 +44,7 @@ from jax_codemod.engine.resolve import (
     Options,
     Resolver,
     check_per_config,
+    declared_target,
     ignored_here,
     prepare,
     resolve,
@@ -130,8 +130,9 @@ def cli() -> None:
 @click.option("--show-files", is_flag=True, help="List the files that would be checked, and exit.")
 @click.option("--show-settings", is_flag=True,
               help="Print the effective settings for the first file (rules, options, excludes, config), and exit.")
-@click.option("--target-jax-version", metavar="X.Y[.Z]",
-              help="JAX version the fixes must be right for (default: the installed jax, else the newest known).")
+@click.option("--target-jax-version", metavar="VERSION|SPEC",
+              help="JAX version or range (e.g. 0.7, '>=0.4.30') the findings and fixes must be right for "
+                   "(default: the project's own jax requirement, else the installed jax, else the newest known).")
 @click.option("--analysis-budget-seconds", type=click.IntRange(min=0), metavar="SECONDS",
               help=f"CPU seconds the analysis of one file may take before it is reported as not checked "
               f"(default {MAX_ANALYSIS_SECONDS}; 0: no limit).")
@@ -305,7 +306,8 @@ def _run_stdin(options: Options, mode: str, output_format: str, filename: str, e
     start = os.path.dirname(os.path.abspath(filename)) if filename != "<stdin>" else "."
     config_path = options.config or find_pyproject(start)
     config = load_config(config_path) if config_path else Config()
-    group = prepare(Group([filename], config_path, config, options), options)
+    declared = declared_target(filename if filename != "<stdin>" else ".", options, config)
+    group = prepare(Group([filename], config_path, config, options, declared), options)
     ignored = ignored_here(group, filename) if filename != "<stdin>" else frozenset()
     settings = settings_for(group, ignored)
     result = process_source(source, filename, settings)
@@ -339,7 +341,6 @@ def _show_settings(report: output.Report, groups: list[Group], resolver: Resolve
     # every value is escaped like a file name.
     escape = output.escape
     config_shown = escape(os.path.abspath(group.config_path)) if group.config_path else "none (defaults)"
-    target, target_source = describe_target_jax_version(group.options.target_jax_version, config)
     options = {k: v for k, v in config.rule_options.items() if k != "target-jax-version"}
     if no_cache:
         cache = "none (--no-cache)"
@@ -355,7 +356,7 @@ def _show_settings(report: output.Report, groups: list[Group], resolver: Resolve
         "Rules: " + (", ".join(f"{r.CODE} {r.NAME}" for r in settings.rules) or "none"),
         "Turned off here by per-file-ignores: " + (", ".join(escape(code) for code in sorted(ignored)) or "none"),
         f"Unsafe fixes: {str(settings.unsafe_fixes).lower()}",
-        f"Target JAX version: {escape(str(target))} ({escape(str(target_source))})",
+        f"Target JAX version: {escape(str(group.target))} ({escape(str(group.target_source))})",
         "Rule options: "
         + (", ".join(f"{escape(k)} = {escape(repr(v))}" for k, v in sorted(options.items())) or "none"),
         f"Include (file names a walk takes): {', '.join(escape(p) for p in root_group.include)}",

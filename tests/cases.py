@@ -10,9 +10,13 @@ Each ``tests/snapshots/<rule module>/<kind>_<name>.py`` is one case of that rule
 Header comments configure a case:
 ``# expect: ErrorType: message fragment`` (the error the *before* code raises when run),
 ``# requires: gpu`` / ``# requires: cupy`` (what executing it needs),
-``# requires: jax>=0.7.0`` (the oldest release on which the *before* code fails as documented:
-the execution test skips the case, with the reason, on an older installed distribution; any
-installed distribution and the operators >=, >, <=, <, == work),
+``# requires: jax>=0.6.1`` (the case cannot run at all on other releases -- its setup needs an
+API they lack: the execution test skips it, with the reason; any installed distribution and
+the operators >=, >, <=, <, == work),
+``# fails-on: jax>=0.7.0`` (the releases on which the *before* code raises the documented error;
+on any other release the before code must run without error, as the after code must on
+every release: a fix has to work on the oldest JAX the project allows, not only where the
+old code broke),
 ``# option: key=value`` (a rule option, as in ``[tool.codemod]``),
 ``# execute: yes`` (a no-op case that is also run, and must run without error).
 """
@@ -31,7 +35,7 @@ SNAPSHOT_DIR = Path(__file__).parent / "snapshots"
 KINDS = ("rewrite", "unsafe", "report", "noop")
 _VERSION_REQUIREMENT = re.compile(r"^([A-Za-z0-9_.-]+)\s*(>=|<=|==|>|<)\s*([0-9][0-9A-Za-z.]*)$")
 _COMPARE = {">=": operator.ge, "<=": operator.le, "==": operator.eq, ">": operator.gt, "<": operator.lt}
-_HEADER = re.compile(r"^#\s*(expect|requires|option|execute):\s*(.+?)\s*$", re.MULTILINE)
+_HEADER = re.compile(r"^#\s*(expect|requires|fails-on|option|execute):\s*(.+?)\s*$", re.MULTILINE)
 
 
 @dataclass(frozen=True)
@@ -90,24 +94,39 @@ class Case:
                 if _VERSION_REQUIREMENT.match(item)]
 
     def unmet_version_requirement(self) -> str | None:
-        """Why the installed distributions cannot run this case as documented, or None."""
-        from importlib import metadata
+        """Why the installed distributions cannot run this case at all, or None."""
+        return _unmet(self.version_requirements)
 
-        from jax_codemod.analysis.jax_versions import parse
+    @property
+    def fails_on(self) -> list[tuple[str, str, str]]:
+        """(distribution, operator, version) of every ``# fails-on: dist>=X.Y.Z``."""
+        items = [item.strip() for value in self.headers.get("fails-on", []) for item in value.split(",")]
+        return [_VERSION_REQUIREMENT.match(item).groups() for item in items if _VERSION_REQUIREMENT.match(item)]
 
-        for name, op, wanted in self.version_requirements:
-            try:
-                have = metadata.version(name)
-            except metadata.PackageNotFoundError:
-                return f"needs {name}{op}{wanted}, which is not installed"
-            if not _COMPARE[op](parse(have), parse(wanted)):
-                return f"needs {name}{op}{wanted}; {name} {have} is installed"
-        return None
+    def fails_here(self) -> bool:
+        """Whether the installed distributions are ones on which the before code fails as documented."""
+        return _unmet(self.fails_on) is None
 
     @property
     def _requirements(self) -> list[str]:
         return [item.strip() for value in self.headers.get("requires", []) for item in value.split(",")
                 if item.strip()]
+
+
+def _unmet(requirements) -> str | None:
+    """Why the installed distributions do not meet ``requirements``, or None."""
+    from importlib import metadata
+
+    from jax_codemod.analysis.jax_versions import parse
+
+    for name, op, wanted in requirements:
+        try:
+            have = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            return f"needs {name}{op}{wanted}, which is not installed"
+        if not _COMPARE[op](parse(have), parse(wanted)):
+            return f"needs {name}{op}{wanted}; {name} {have} is installed"
+    return None
 
 
 def all_cases() -> list[Case]:

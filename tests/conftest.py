@@ -9,9 +9,31 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 def pytest_configure(config):
     config.addinivalue_line("markers", "gpu: needs a GPU that JAX can see; skipped without one")
+    config.addinivalue_line(
+        "markers", "target_unpinned: about the installed JAX or how the default target is found; not pinned"
+    )
 
 
 import pytest
+from jax_codemod.analysis import jax_versions
+
+# The JAX a test targets when it says nothing else: the newest release codemod knows, so a
+# result never depends on which jax this environment installed. Tests about the installed JAX,
+# or about how the default target is found, are marked target_unpinned.
+PINNED_TARGET = jax_versions.render(jax_versions.NEWEST_KNOWN)
+
+
+@pytest.fixture(autouse=True)
+def _pinned_target(request, monkeypatch):
+    """The target of a rule that names none, and of a codemod run (in this process or in a
+    subprocess, through $CODEMOD_TARGET_JAX_VERSION), is the pinned one."""
+    from jax_codemod.engine import config
+
+    if request.node.get_closest_marker("target_unpinned"):
+        monkeypatch.delenv(config.TARGET_ENV_VAR, raising=False)
+        return
+    monkeypatch.setenv(config.TARGET_ENV_VAR, PINNED_TARGET)
+    monkeypatch.setattr(jax_versions, "installed", lambda: jax_versions.NEWEST_KNOWN)
 
 
 @pytest.fixture(autouse=True)

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 from jax_codemod import docs
+from jax_codemod.analysis import jax_versions
 from jax_codemod.engine.resolve import Options
 from jax_codemod.integrations.all_repos import commit_message, reproduce_command, run_codemod, trigger_strings
 from jax_codemod.rules.removed_dlpack_api import RemovedDlpackApi
@@ -24,6 +25,8 @@ GIT_ENV = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAM
            "GIT_COMMITTER_EMAIL": "t@t", "GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1"}
 ENV = dict(os.environ, **GIT_ENV, PYTHONPATH=str(REPO / "tests"))
 ENV.pop("CODEMOD_CACHE_DIR", None)
+# Copied before tests/conftest.py pins the target in os.environ for each test: pinned here too.
+ENV["CODEMOD_TARGET_JAX_VERSION"] = jax_versions.render(jax_versions.NEWEST_KNOWN)
 BRANCH = "all-repos_autofix_codemod"
 
 # The organisation: name -> files.

@@ -10,12 +10,16 @@ import tempfile
 from pathlib import Path
 
 import jax_codemod
+from jax_codemod.analysis import jax_versions
 from jax_codemod.engine.pipeline import Settings, process_source
 from test_cli import invoke
 from test_execution import HARNESS, execution_env
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 DEFAULT_ON = ["export_to_opencl.py", "export_to_torch.py", "log_buffer_pointers.py", "sharded_to_torch.py"]
+# jax.dlpack.to_dlpack, which this example calls, still works before 0.7 (the fix must run there too).
+BREAKS_FROM_0_7 = ["export_to_torch.py"]
+INSTALLED_JAX = jax_versions.installed() or jax_versions.NEWEST_KNOWN  # read before conftest pins it
 
 
 def fixed(path: Path) -> bytes:
@@ -52,5 +56,5 @@ def test_every_example_runs_after_the_fix():
     for path in examples:
         after = outcomes[f"{path.name}:after"]
         assert after["ok"], f"{path.name} after the fix:\n{after.get('traceback')}"
-        if path.name in DEFAULT_ON:
+        if path.name in DEFAULT_ON and not (path.name in BREAKS_FROM_0_7 and INSTALLED_JAX < (0, 7, 0)):
             assert not outcomes[f"{path.name}:before"]["ok"], f"{path.name} ran before the fix"

@@ -8,8 +8,10 @@ The suite is backend-agnostic: ``CODEMOD_EXEC_PLATFORMS`` (default ``cpu``, with
 forced host devices) is passed to JAX as ``JAX_PLATFORMS``; set it to ``cuda`` (or to
 an empty string to let JAX choose) to run the same cases on a GPU. Cases that need
 several devices (``# requires: multi-device``) or a GPU (``# requires: gpu``) skip,
-with the reason, where the backend lacks them, and so do cases that need a newer JAX
-(``# requires: jax>=0.7.0``) on an older one.
+with the reason, where the backend lacks them, and so do cases whose setup needs a newer JAX
+(``# requires: jax>=0.7.1``) on an older one. A case whose old code breaks only from some
+release on (``# fails-on: jax>=0.7.0``) still runs on the older ones: there the old code and
+the fix must both run.
 
 The ``# expect:`` header names the error the newest JAX documents; errors are matched by
 family, so the same case checks every supported release: ``accepted_errors`` lists what
@@ -154,6 +156,13 @@ def test_before_fails_and_after_runs(case: Case):
     assert case.expected_error, f"{case.id}: add an '# expect: ErrorType: message' header"
     outcomes = execute_all("gpu" in case.requires)
     before, after = outcomes[f"{case.id}:before"], outcomes[f"{case.id}:after"]
+    if not case.fails_here():
+        # A release before the old code broke as documented (`# fails-on:` names where it does):
+        # the fix must run here too, since a project that allows this release gets it. The old
+        # code is not held to running: old releases have bugs of their own (0.4.30's legacy
+        # from_dlpack refuses a transposed torch tensor's capsule).
+        assert after["ok"], f"{case.id}: the rewritten code failed:\n{after.get('traceback')}"
+        return
     error_type, fragment = case.expected_error
     assert not before["ok"], f"{case.id}: the code before the rewrite ran without error"
     accepted = accepted_errors(error_type, fragment)

@@ -17,6 +17,9 @@ from functools import cache
 import pytest
 from jax_codemod.analysis import jax_versions as jv
 
+# About the installed JAX: the default target is not pinned (tests/conftest.py).
+pytestmark = pytest.mark.target_unpinned
+
 PROBE = r"""
 import json, warnings
 import numpy as np
@@ -186,8 +189,55 @@ def test_parse_and_render():
 
 
 def test_target_reads_the_option():
-    assert jv.target({jv.OPTION: "0.6"}) == (0, 6, 0)
-    assert jv.target({}) == jv.default_target()
+    assert jv.target({jv.OPTION: "0.6"}) == jv.Range.single((0, 6, 0))
+    assert jv.target({jv.OPTION: ">=0.6,<0.11"}) == jv.Range((0, 6, 0), (0, 11, 0))
+    assert jv.target({}) == jv.Range.single(jv.default_target())
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("0.7", "0.7.0"),
+        ("0.4.38.dev2024", "0.4.38"),
+        (">=0.4.30", ">=0.4.30"),
+        (">= 0.6 , < 0.11", ">=0.6.0,<0.11.0"),
+        ("<0.7", ">=0.4.30,<0.7.0"),  # the lower end is the oldest supported
+        (">=0.4.20", ">=0.4.30"),
+        ("<=0.7", ">=0.4.30,<=0.7.0"),
+        ("~=0.6.1", ">=0.6.1,<0.7.0"),
+        ("~=0.6", ">=0.6.0,<1.0.0"),
+        ("==0.6.*", ">=0.6.0,<0.7.0"),
+        ("==0.6.2", "0.6.2"),
+        ("^0.6.1", ">=0.6.1,<0.7.0"),  # Poetry
+        ("~0.6.1", ">=0.6.1,<0.7.0"),
+        (">=0.5,!=0.7.0", ">=0.5.0"),  # one release out changes no behaviour the table knows
+        (">=0.7.0rc1", ">=0.7.0"),
+    ],
+)
+def test_parse_range(text, expected):
+    assert str(jv.parse_range(text)) == expected
+
+
+@pytest.mark.parametrize("text", ["latest", "<0.4.30", "<=0.4.29", ">=0.8,<0.7", "jax>=0.5", ">=0.6.*", ""])
+def test_parse_range_refuses(text):
+    with pytest.raises(ValueError):
+        jv.parse_range(text)
+
+
+def test_range_questions():
+    old = jv.parse_range("<0.7")
+    assert not old.has_anywhere("dlpack.to_dlpack.removed")
+    assert old.has_anywhere("dlpack.to_dlpack.deprecated") and not old.has_everywhere("dlpack.to_dlpack.deprecated")
+    wide = jv.parse_range(">=0.4.30")
+    assert wide.has_anywhere("dlpack.to_dlpack.removed") and wide.first("dlpack.to_dlpack.removed") == (0, 7, 0)
+    assert jv.parse_range(">=0.8").first("dlpack.to_dlpack.removed") == (0, 8, 0)
+    assert jv.parse_range("<=0.7").has_anywhere("dlpack.to_dlpack.removed")  # 0.7.0 itself
+    # one point per stretch on which the device table stays the same
+    assert wide.points([(0, 10, 2), (0, 11, 0), (0, 4, 1)]) == [(0, 4, 30), (0, 10, 2), (0, 11, 0)]
+    assert jv.exportable_from(wide) == {1: (0, 4, 30), 2: (0, 4, 30), 10: (0, 4, 30), 3: (0, 10, 2),
+                                        11: (0, 11, 0), 14: (0, 11, 0), 20: (0, 11, 0)}
+    assert jv.unsupported_device_errors(wide) == {"KeyError": (0, 4, 30), "BufferError": (0, 5, 1)}
+    assert jv.unsupported_device_errors(jv.parse_range(">=0.6")) == {"BufferError": (0, 6, 0)}
 
 
 def test_every_change_cites_a_source():

@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from jax_codemod import RULES
+from jax_codemod.analysis import jax_versions
 from jax_codemod.engine.pipeline import Settings, process_source
 
 REALWORLD = Path(__file__).parent / "realworld"
@@ -237,8 +238,13 @@ def test_migrated_real_file_matches_the_hand_written_fix(name):
 
 
 @pytest.mark.parametrize("name", sorted(HAND_FIXED))
+@pytest.mark.target_unpinned
 def test_the_original_raises_on_current_jax(name):
     function, spec = next(iter(DRIVEN[name].items()))
+    installed = jax_versions.installed() or jax_versions.NEWEST_KNOWN
+    if not jax_versions.has("dlpack.from_dlpack_capsule.removed", installed):
+        # to_dlpack goes in 0.7.0, capsules into from_dlpack in 0.7.2: before, the originals may run.
+        pytest.skip(f"the originals call APIs jax {jax_versions.render(installed)} still has")
     with pytest.raises((AttributeError, TypeError, ImportError)):  # some fail at import already
         original = _load((REALWORLD / name).read_text(), name)
         original[function](*_calls(spec)[0])

@@ -17,6 +17,10 @@ from jax_codemod.rules.removed_dlpack_api import RemovedDlpackApi
 from jax_codemod.rules.unsupported_dl_device import UnsupportedDlDevice
 
 REMOVED = b"import jax.dlpack\nimport torch\n\nt = torch.from_dlpack(jax.dlpack.to_dlpack(x))\n"
+# About how the target is found: nothing pins it here (tests/conftest.py); every test that runs
+# a rule names its target.
+pytestmark = pytest.mark.target_unpinned
+
 # kDLCUDAHost (3) is exported from 0.10.2 on, kDLOneAPI (14) from 0.11.
 DEVICES = (
     b"import jax.numpy as jnp\n\nx = jnp.ones(2)\n"
@@ -149,3 +153,141 @@ def test_the_installed_version_is_read_as_importlib_metadata_reads_it(tmp_path, 
     assert config._installed_jax_version() == "9.8.7" == metadata.version("jax")
     (site / "JAX-1.0.egg-info").mkdir()
     assert config._installed_jax_version() is None  # two candidates: importlib.metadata decides
+
+
+# The project's own jax requirement -------------------------------------------------------
+
+
+def _project(tmp_path, files: dict[str, str]):
+    (tmp_path / ".git").mkdir()  # the repository's top: the search for a declaration ends here
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    (tmp_path / "src").mkdir(exist_ok=True)
+    (tmp_path / "src" / "a.py").write_bytes(REMOVED)
+    return tmp_path
+
+
+def _settings_lines(tmp_path, *extra) -> str:
+    code, out, err = invoke(["run", "--show-settings", *extra, tmp_path / "src"])
+    assert code == 0, err
+    return next(line for line in out.splitlines() if line.startswith("Target JAX:"))
+
+
+@pytest.mark.parametrize(
+    ("files", "target", "source"),
+    [
+        ({"pyproject.toml": '[project]\nname = "p"\ndependencies = ["numpy", "jax[cuda12]>=0.4.30"]\n'},
+         ">=0.4.30", "pyproject.toml [project] dependencies"),
+        ({"pyproject.toml": '[project]\nname = "p"\ndependencies = ["jax (>=0.6, <0.11) ; python_version >= \'3.10\'"]\n'},
+         ">=0.6.0,<0.11.0", "[project] dependencies"),
+        ({"pyproject.toml": '[project]\nname = "p"\n[project.optional-dependencies]\n'
+                            'old = ["jax<0.6"]\nnew = ["jax>=0.7,<0.9"]\n'},
+         ">=0.4.30,<0.9.0", "[project.optional-dependencies] old, [project.optional-dependencies] new"),
+        ({"pyproject.toml": '[tool.poetry.dependencies]\npython = "^3.10"\njax = "^0.6.1"\n'},
+         ">=0.6.1,<0.7.0", "[tool.poetry.dependencies]"),
+        ({"pyproject.toml": '[dependency-groups]\ndev = ["jax==0.6.2"]\n'}, "0.6.2", "[dependency-groups] dev"),
+        ({"setup.cfg": "[options]\ninstall_requires =\n    numpy\n    jax>=0.5  # new enough\n"},
+         ">=0.5.0", "setup.cfg [options] install_requires"),
+        ({"setup.py": "from setuptools import setup\nREQS = ['jax~=0.6.0']\nsetup(name='p', install_requires=REQS)\n"},
+         ">=0.6.0,<0.7.0", "setup.py setup(install_requires=...)"),
+        ({"requirements.txt": "-r base.txt\nnumpy\njax==0.7.2 # pinned\n"}, "0.7.2", "requirements.txt"),
+        # the root's own file wins over the one above it
+        ({"pyproject.toml": '[project]\nname = "p"\ndependencies = ["jax>=0.4.30"]\n',
+          "src/requirements.txt": "jax<0.7\n"}, ">=0.4.30,<0.7.0", "src/requirements.txt"),
+    ],
+)
+def test_the_default_is_the_projects_declared_requirement(tmp_path, files, target, source):
+    line = _settings_lines(_project(tmp_path, files))
+    assert line.startswith(f"Target JAX: {target} (from the project's jax requirement, ")
+    assert source in line
+
+
+def test_a_declaration_yields_to_the_config_and_the_flag(tmp_path):
+    _project(tmp_path, {"pyproject.toml": '[project]\nname = "p"\ndependencies = ["jax>=0.4.30"]\n'
+                                          '[tool.codemod]\ntarget-jax-version = ">=0.6,<0.7"\n'})
+    assert _settings_lines(tmp_path).startswith("Target JAX: >=0.6.0,<0.7.0 (from ")
+    assert "[tool.codemod] target-jax-version" in _settings_lines(tmp_path)
+    assert _settings_lines(tmp_path, "--target-jax-version", "0.8") == "Target JAX: 0.8.0 (from --target-jax-version)"
+
+
+def test_without_a_declaration_the_installed_jax_is_the_default(tmp_path):
+    _project(tmp_path, {"pyproject.toml": '[project]\nname = "p"\ndependencies = ["numpy"]\n'})
+    installed = jax_versions.installed()
+    expected = (f"Target JAX: {jax_versions.render(installed)} (from the installed jax" if installed
+                else "Target JAX: 0.12.0.1 (from the newest JAX codemod knows)")
+    assert _settings_lines(tmp_path).startswith(expected)
+
+
+@pytest.mark.parametrize(("requirement", "found"), [("jax>=0.4.30", ["JAX005"]), ("jax<0.7", [])])
+def test_findings_follow_the_declared_range(tmp_path, requirement, found):
+    """A project that allows 0.7 and later has `to_dlpack` reported; one that stays below 0.7 does not."""
+    _project(tmp_path, {"pyproject.toml": f'[project]\nname = "p"\ndependencies = ["{requirement}"]\n'})
+    code, out, _ = invoke(["run", "--check", "--no-cache", "--format", "json", tmp_path / "src"])
+    assert [f["code"] for f in json.loads(out)["findings"]] == found
+    assert code == (1 if found else 0)
+
+
+def test_a_range_reports_what_any_release_in_it_breaks():
+    # JAX005: the removal at 0.7 is inside >=0.4.30; JAX003: 0.4.30 does not export kDLCUDAHost (3).
+    assert codes(REMOVED, ">=0.4.30", RemovedDlpackApi) == [4]
+    assert codes(REMOVED, ">=0.5,<0.7", RemovedDlpackApi) == []
+    assert codes(DEVICES, ">=0.4.30", UnsupportedDlDevice) == [4, 5]
+    assert codes(DEVICES, ">=0.10.2", UnsupportedDlDevice) == [5]
+    assert codes(DEVICES, ">=0.11", UnsupportedDlDevice) == []
+
+
+def test_a_device_type_only_newer_releases_export_gets_the_fallback_not_the_drop():
+    """Dropping `dl_device=(3, 0)` would change what 0.10.2+ does; the fallback keeps it there
+    and runs on the older releases of the range too."""
+    rule = UnsupportedDlDevice({jax_versions.OPTION: ">=0.4.30"})
+    result = process_source(DEVICES, "m.py", Settings(rules=(rule,), unsafe_fixes=True))
+    cuda_host, oneapi = result.findings
+    assert "exports to only from 0.10.2" in cuda_host.message and "KeyError (BufferError from 0.5.1)" in cuda_host.message
+    assert cuda_host.fix.value == oneapi.fix.value == "unsafe"
+    fixed = result.fixed.decode()
+    assert fixed.count("except (BufferError, KeyError, RuntimeError):") == 2
+    assert "x.__dlpack__(dl_device=(3, 0))" in fixed and "x.__dlpack__(dl_device=(14, 0))" in fixed
+    # a type no release in the range exports: dropped, as for one version
+    never = b"import jax.numpy as jnp\n\nx = jnp.ones(2)\nc = x.__dlpack__(dl_device=(4, 0))\n"
+    result = process_source(never, "m.py", Settings(rules=(rule,)))
+    assert "no JAX release in the target range (>=0.4.30) exports to" in result.findings[0].message
+    assert result.fixed.decode().endswith("c = x.__dlpack__()\n")
+
+
+def test_a_guard_must_catch_what_every_release_in_the_range_raises():
+    guarded = (b"import jax.numpy as jnp\n\ndef f(x, d):\n    try:\n        return x.__dlpack__(dl_device=d)\n"
+               b"    except BufferError:\n        return x.__dlpack__()\n")
+    assert codes(guarded, ">=0.5.1", UnsupportedDlDevice) == []
+    result = process_source(guarded, "m.py", Settings(rules=(UnsupportedDlDevice({jax_versions.OPTION: ">=0.4.30"}),)))
+    assert "JAX 0.4.30 (in the target range, >=0.4.30) raises KeyError" in result.findings[0].message
+
+
+def test_jax001_reports_members_any_release_in_the_range_has():
+    from jax_codemod.rules.traced_concrete_access import TracedConcreteAccess
+
+    layout = b"import jax\n\n@jax.jit\ndef f(x):\n    return x.layout\n"
+    assert codes(layout, ">=0.4.30", TracedConcreteAccess) == [5]
+    assert codes(layout, "0.6.2", TracedConcreteAccess) == [5]
+    assert codes(layout, ">=0.7", TracedConcreteAccess) == []
+
+
+@pytest.mark.parametrize("value", [">=0.8,<0.7", "<0.4.30", "jax>=0.5"])
+def test_bad_ranges_are_configuration_errors(tmp_path, value):
+    (tmp_path / "pyproject.toml").write_text(f'[tool.codemod]\ntarget-jax-version = "{value}"\n')
+    with pytest.raises(ConfigError, match="target-jax-version"):
+        load_config(str(tmp_path / "pyproject.toml"))
+
+
+def test_the_environment_variable_comes_after_the_config_and_before_the_declaration(tmp_path, monkeypatch):
+    _project(tmp_path, {"pyproject.toml": '[project]\nname = "p"\ndependencies = ["jax>=0.4.30"]\n'})
+    monkeypatch.setenv("CODEMOD_TARGET_JAX_VERSION", ">=0.7")
+    assert _settings_lines(tmp_path) == "Target JAX: >=0.7.0 (from $CODEMOD_TARGET_JAX_VERSION)"
+    assert _settings_lines(tmp_path, "--target-jax-version", "0.8") == "Target JAX: 0.8.0 (from --target-jax-version)"
+    with open(tmp_path / "pyproject.toml", "a") as handle:
+        handle.write('[tool.codemod]\ntarget-jax-version = "0.6"\n')
+    assert _settings_lines(tmp_path).startswith("Target JAX: 0.6.0 (from ")
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "p"\n')
+    monkeypatch.setenv("CODEMOD_TARGET_JAX_VERSION", "newest")
+    code, _, err = invoke(["run", "--check", "--no-cache", tmp_path / "src"])
+    assert code == EXIT_USAGE and "$CODEMOD_TARGET_JAX_VERSION" in err

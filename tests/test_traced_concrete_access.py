@@ -359,6 +359,7 @@ def _family(error, jax) -> str | None:
     return None
 
 
+@pytest.mark.target_unpinned
 def test_member_table_matches_installed_jax():
     """Every public member of jax.core.Tracer and of the concrete jax.Array type, and the
     buffer protocol methods, called on a real tracer inside jax.jit and on a concrete array:
@@ -540,6 +541,7 @@ def test_nonzero_with_a_size_traces():
     assert [f.line for f in findings(source)] == [6]
 
 
+@pytest.mark.target_unpinned
 def test_consumer_table_matches_the_libraries():
     """Every consumer in the table, with the libraries installed here: given a tracer inside
     jax.jit it raises the error the table says, given the concrete array it works (so moving

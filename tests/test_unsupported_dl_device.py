@@ -13,6 +13,9 @@ from jax_codemod.rules.unsupported_dl_device import (
     UnsupportedDlDevice,
 )
 
+# About the installed JAX: the default target is not pinned (tests/conftest.py).
+pytestmark = pytest.mark.target_unpinned
+
 # The rule's default target is the installed JAX; tests/test_jax_versions.py checks this table
 # against that JAX's behaviour for every device type.
 JAX_EXPORTABLE_DEVICE_TYPES = jax_versions.exportable_device_types(jax_versions.default_target())

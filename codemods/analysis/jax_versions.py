@@ -4,13 +4,16 @@ Every fact names the JAX release that first behaves that way and where it can be
 ``jax/...`` paths are files of that release's source (tag ``jax-vX.Y.Z`` of
 github.com/jax-ml/jax, the same files the PyPI wheel installs), "CHANGELOG" is
 ``docs/CHANGELOG.md`` of the same tag. ``tests/test_jax_versions.py`` checks every fact
-against the JAX that is installed, so each environment of the CI matrix (JAX 0.4.30 and
-the newest release) re-verifies the table against real wheels.
+against the JAX that is installed, so each environment of the CI matrix (JAX 0.4.30, 0.6.2
+and the newest release; scripts/jax_matrix.py for the rest) re-verifies the table against
+real wheels.
 
-Versions are tuples of ints; ``target(options)`` gives the version a run targets (the
-``target-jax-version`` option, which the CLI always fills in, else the installed JAX's
-version read from its distribution metadata -- never by importing it -- else the newest
-release this table knows).
+Versions are tuples of ints. A run targets a *range* of releases (``Range``): the
+``target-jax-version`` option, one version (``"0.7"``) or a requirement specifier
+(``">=0.4.30"``, ``">=0.6,<0.11"``), which the CLI always fills in (from the flag, the config,
+the analysed project's own jax requirement, the installed JAX's metadata -- never by importing
+it -- or the newest release this table knows). Rules ask the range, not one version: code is
+broken when it breaks on any release in the range, and a fix must run on every one of them.
 """
 
 from __future__ import annotations
@@ -156,6 +159,24 @@ def unsupported_device_error(version: Version) -> str:
 DL_DEVICE_FALLBACK_ERRORS: tuple[str, ...] = ("BufferError", "KeyError", "RuntimeError")
 
 
+def unsupported_device_errors(target: Range) -> dict[str, Version]:
+    """Each error an unmapped type raises somewhere in ``target`` -> the first release in it that does."""
+    found: dict[str, Version] = {}
+    for point in target.points([since("dl_device.unsupported_raises_buffererror")]):
+        found.setdefault(unsupported_device_error(point), point)
+    return found
+
+
+def exportable_from(target: Range) -> dict[int, Version]:
+    """Each device type some release in ``target`` exports to -> the first release in it that does
+    (the tables only grow, so a type exported there stays exported in every later one)."""
+    found: dict[int, Version] = {}
+    for point in target.points([first for first, _types in _EXPORTABLE]):
+        for device_type in exportable_device_types(point):
+            found.setdefault(device_type, point)
+    return found
+
+
 def dl_device_errors(version: Version) -> tuple[str, ...]:
     """Exception classes an export with an unusable dl_device raises on ``version``."""
     return (unsupported_device_error(version), "RuntimeError")
@@ -196,9 +217,166 @@ def default_target() -> Version:
     return installed() or NEWEST_KNOWN
 
 
-def target(options: dict | None) -> Version:
-    """The JAX version a rule's fixes must be right for: its option, else the default."""
+def target(options: dict | None) -> Range:
+    """The JAX releases a rule's findings and fixes must be right for: its option, else the default."""
     value = (options or {}).get(OPTION)
     if value is None:
-        return default_target()
-    return value if isinstance(value, tuple) else parse(value)
+        return Range.single(default_target())
+    if isinstance(value, Range):
+        return value
+    if isinstance(value, tuple):
+        return Range.single(value)
+    return parse_range(value)
+
+
+# Ranges --------------------------------------------------------------------------------
+
+
+class Range:
+    """The releases from ``low`` up to ``high`` (None: every later release too).
+
+    Every behaviour this table knows changes at one release and stays changed, so a range is
+    decided by its ends: ``!=`` takes out one release and keeps those around it, so it narrows
+    nothing here. ``low`` is at least OLDEST_SUPPORTED: the rules speak for no older JAX.
+    """
+
+    __slots__ = ("high", "high_inclusive", "low")
+
+    def __init__(self, low: Version, high: Version | None = None, high_inclusive: bool = False) -> None:
+        self.low = low
+        self.high = high
+        self.high_inclusive = high_inclusive
+
+    @classmethod
+    def single(cls, version: Version) -> Range:
+        return cls(version, version, True)
+
+    @property
+    def is_single(self) -> bool:
+        return self.high_inclusive and self.high == self.low
+
+    @property
+    def oldest(self) -> Version:
+        return self.low
+
+    def reaches(self, version: Version) -> bool:
+        """Whether some release in the range is ``version`` or newer."""
+        if self.high is None:
+            return True
+        return self.high > version or (self.high_inclusive and self.high == version)
+
+    def has_anywhere(self, key: str) -> bool:
+        """Whether some release in the range behaves as the change ``key`` says."""
+        return self.reaches(_BY_KEY[key].since)
+
+    def has_everywhere(self, key: str) -> bool:
+        return self.low >= _BY_KEY[key].since
+
+    def first(self, key: str) -> Version:
+        """The first release in the range that behaves as ``key`` says (ask has_anywhere first)."""
+        return max(self.low, _BY_KEY[key].since)
+
+    def points(self, thresholds) -> list[Version]:
+        """One version for each stretch of the range on which a table with these thresholds (the
+        versions it changes at) stays the same: the oldest, then each threshold inside."""
+        inside = {t for t in thresholds if t > self.low and self.reaches(t)}
+        return [self.low, *sorted(inside)]
+
+    def __str__(self) -> str:
+        if self.is_single:
+            return render(self.low)
+        text = f">={render(self.low)}"
+        if self.high is not None:
+            text += f",{'<=' if self.high_inclusive else '<'}{render(self.high)}"
+        return text
+
+    def __repr__(self) -> str:
+        return f"Range({str(self)!r})"
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, Range) and str(self) == str(other)
+
+    def __hash__(self) -> int:
+        return hash(str(self))
+
+
+_CLAUSE = re.compile(r"^\s*(===|==|!=|~=|>=|<=|>|<|\^|~)?\s*v?(\d+(?:\.\d+)*)(\.\*)?\s*([.+-]?[A-Za-z][A-Za-z0-9.+-]*)?\s*$")
+
+
+def _release(text: str) -> Version:
+    parts = [int(p) for p in text.split(".")]
+    while len(parts) > 3 and parts[-1] == 0:
+        parts.pop()
+    while len(parts) < 3:
+        parts.append(0)
+    return tuple(parts)
+
+
+def _bump(parts: list[int], position: int) -> Version:
+    """The release after every ``parts[:position + 1]`` one: ``[0, 6, 1]``, 1 -> (0, 7, 0)."""
+    bumped = [*parts[:position], parts[position] + 1]
+    return _release(".".join(map(str, bumped)))
+
+
+@lru_cache(maxsize=64)
+def parse_range(text: str) -> Range:
+    """``"0.7"`` (that one release), or a PEP 440 specifier such as ``">=0.4.30"`` or ``">=0.6,<0.11"``
+    (``~=``, ``==0.6.*``, and Poetry's ``^0.6``/``~0.6.1`` too). Raises ValueError.
+
+    A lower end older than OLDEST_SUPPORTED is raised to it (the rules speak for no older JAX);
+    a range with no supported release in it is an error.
+    """
+    clauses = [c for c in str(text).split(",") if c.strip()]
+    if not clauses:
+        raise ValueError(f"not a JAX version or requirement specifier: {text!r} (expected e.g. 0.7 or >=0.4.30)")
+    low: Version = OLDEST_SUPPORTED
+    high: Version | None = None
+    high_inclusive = False
+
+    def cap(version: Version, inclusive: bool) -> None:
+        nonlocal high, high_inclusive
+        if high is None or version < high or (version == high and not inclusive):
+            high, high_inclusive = version, inclusive
+
+    for clause in clauses:
+        match = _CLAUSE.match(clause)
+        if not match:
+            raise ValueError(f"not a JAX version or requirement specifier: {text!r} "
+                             f"(expected e.g. 0.7, >=0.4.30 or >=0.6,<0.11; cannot read {clause.strip()!r})")
+        op, number, star, _suffix = match.groups()  # a pre/post/dev suffix counts as its release
+        parts = [int(p) for p in number.split(".")]
+        version = _release(number)
+        if star and op not in ("==", "!="):
+            raise ValueError(f"{clause.strip()!r}: '.*' goes with == or != only")
+        if op == "!=":
+            continue
+        if star:  # ==0.6.*: every 0.6 release
+            low = max(low, version)
+            cap(_bump(parts, len(parts) - 1), False)
+        elif op in (None, "==", "==="):
+            low = max(low, version)
+            cap(version, True)
+        elif op in (">=", ">"):
+            low = max(low, version)  # >0.6.2 starts after 0.6.2, which behaves as 0.6.2 does
+        elif op == "<=":
+            cap(version, True)
+        elif op == "<":
+            cap(version, False)
+        elif op == "~=":
+            if len(parts) < 2:
+                raise ValueError(f"{clause.strip()!r}: ~= needs at least two parts (~=0.6)")
+            low = max(low, version)
+            cap(_bump(parts, len(parts) - 2), False)
+        elif op == "~":  # Poetry: ~0.6.1 -> >=0.6.1,<0.7; ~0.6 -> <0.7; ~1 -> <2
+            low = max(low, version)
+            cap(_bump(parts, min(1, len(parts) - 1)), False)
+        elif op == "^":  # Poetry: up to the next change of the first non-zero part
+            low = max(low, version)
+            first = next((i for i, p in enumerate(parts) if p), len(parts) - 1)
+            cap(_bump(parts, first), False)
+    if high is not None and (high < low or (high == low and not high_inclusive)):
+        oldest = render(OLDEST_SUPPORTED)
+        if high < OLDEST_SUPPORTED or (high == OLDEST_SUPPORTED and not high_inclusive):
+            raise ValueError(f"{text!r} allows no JAX release from the oldest supported, {oldest}, on")
+        raise ValueError(f"{text!r} allows no JAX release")
+    return Range(low, high, high_inclusive)

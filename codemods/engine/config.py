@@ -205,17 +205,15 @@ def load_config(path: str) -> Config:
 
 
 def check_target_jax_version(value: str) -> str:
-    """``value`` normalised (``"0.7"`` -> ``"0.7.0"``); a ConfigError if it is no supported JAX version."""
+    """``value`` normalised (``"0.7"`` -> ``"0.7.0"``, ``">=0.6, <0.11"`` -> ``">=0.6.0,<0.11.0"``); a
+    ConfigError if it is neither a JAX version nor a specifier that allows a supported release."""
     from jax_codemod.analysis import jax_versions
 
     try:
-        version = jax_versions.parse(value)
+        target = jax_versions.parse_range(value)
     except ValueError as error:
         raise ConfigError(f"target-jax-version: {error}") from None
-    if version < jax_versions.OLDEST_SUPPORTED:
-        oldest = jax_versions.render(jax_versions.OLDEST_SUPPORTED)
-        raise ConfigError(f"target-jax-version {value!r} is older than the oldest supported JAX, {oldest}")
-    if version[:2] > jax_versions.NEWEST_KNOWN[:2]:
+    if target.oldest[:2] > jax_versions.NEWEST_KNOWN[:2]:
         # As ruff refuses a target-version it does not know: what such a release changed is unknown,
         # so fixes "right for" it would be a guess. A patch release of a known minor is accepted.
         newest = jax_versions.render(jax_versions.NEWEST_KNOWN)
@@ -223,46 +221,51 @@ def check_target_jax_version(value: str) -> str:
             f"target-jax-version {value!r} is newer than every JAX release this codemod knows (newest: {newest}); "
             "upgrade codemod or name a known version"
         )
-    return jax_versions.render(version)
+    return str(target)
 
 
-def resolve_target_jax_version(cli_value: str | None, config: Config) -> str:
-    """The target for a run: the flag, else the config, else the installed jax (metadata), else the newest."""
+def resolve_target_jax_version(cli_value: str | None, config: Config, declared=None) -> str:
+    """The target for a run (see resolve_target)."""
+    return resolve_target(cli_value, config, declared)[0]
+
+
+# A target for the runs of one environment (a CI job, a test run): above what codemod infers
+# (the declared requirement, the installed jax), below what the project's config says.
+TARGET_ENV_VAR = "CODEMOD_TARGET_JAX_VERSION"
+
+
+def target_is_explicit(cli_value: str | None, config: Config) -> bool:
+    """Whether the flag, its variable or the config names the target (no declaration is read)."""
+    return cli_value is not None or bool(os.environ.get(TARGET_ENV_VAR)) or "target-jax-version" in config.rule_options
+
+
+def resolve_target(cli_value: str | None, config: Config, declared=None) -> tuple[str, str]:
+    """The target JAX range for a run and where it comes from: the flag, else the config, else
+    $CODEMOD_TARGET_JAX_VERSION, else the project's own jax requirement (``declared``:
+    engine.requirements.Declared), else the installed jax (metadata), else the newest known
+    release."""
     from jax_codemod.analysis import jax_versions
 
     if cli_value is not None:
-        return check_target_jax_version(cli_value)
+        return check_target_jax_version(cli_value), "--target-jax-version"
     if "target-jax-version" in config.rule_options:
-        return config.rule_options["target-jax-version"]
+        return config.rule_options["target-jax-version"], f"{config.source} [tool.codemod] target-jax-version"
+    if os.environ.get(TARGET_ENV_VAR):
+        try:
+            return check_target_jax_version(os.environ[TARGET_ENV_VAR]), f"${TARGET_ENV_VAR}"
+        except ConfigError as error:
+            raise ConfigError(f"${TARGET_ENV_VAR}: {error}") from None
+    if declared is not None:
+        return str(declared.target), f"the project's jax requirement, {declared.source}"
     installed = _installed_jax_version()
     if installed is not None:
         try:
-            return jax_versions.render(jax_versions.parse(installed))
+            return jax_versions.render(jax_versions.parse(installed)), f"the installed jax ({installed})"
         except ValueError:
             pass
-    return jax_versions.render(jax_versions.default_target())
-
-
-def describe_target_jax_version(cli_value: str | None, config: Config) -> tuple[str, str]:
-    """``resolve_target_jax_version``'s answer and where it came from, for ``--show-settings``."""
-    value = resolve_target_jax_version(cli_value, config)
-    if cli_value is not None:
-        return value, "--target-jax-version"
-    if "target-jax-version" in config.rule_options:
-        return value, f"{config.source}: target-jax-version"
-    installed = _installed_jax_version()
-    if installed is not None and value == _rendered(installed):
-        return value, f"the installed jax, {installed}"
-    return value, "default: the newest JAX release known"
-
-
-def _rendered(version: str) -> str | None:
-    from jax_codemod.analysis import jax_versions
-
-    try:
-        return jax_versions.render(jax_versions.parse(version))
-    except ValueError:
-        return None
+    version = jax_versions.default_target()
+    return jax_versions.render(version), (f"the installed jax ({jax_versions.render(version)})"
+                                          if jax_versions.installed() else "the newest JAX codemod knows")
 
 
 def _installed_jax_version() -> str | None:

@@ -21,8 +21,9 @@ from jax_codemod.engine.config import (
     find_pyproject,
     has_codemod_table,
     load_config,
-    resolve_target_jax_version,
+    resolve_target,
     select_rules,
+    target_is_explicit,
 )
 from jax_codemod.engine.discovery import DEFAULT_EXCLUDE, DEFAULT_INCLUDE, Patterns, matches
 from jax_codemod.engine.pipeline import MAX_ANALYSIS_MIB, MAX_ANALYSIS_SECONDS, FileResult, Settings
@@ -52,11 +53,17 @@ class Options:
 class Group:
     """The roots one pyproject.toml governs, and what it says."""
 
-    def __init__(self, roots: list[str], config_path: str | None, config: Config, options: Options) -> None:
+    def __init__(self, roots: list[str], config_path: str | None, config: Config, options: Options,
+                 declared=None) -> None:
         self.roots = roots
         self.config_path = config_path
         self.config = config
         self.options = options
+        # The jax range the roots' project declares (engine.requirements.Declared), when neither
+        # the flag nor the config names a target; the target and where it came from, once prepared.
+        self.declared = declared
+        self.target: str | None = None
+        self.target_source: str | None = None
         self.settings: Settings | None = None
         self.excludes: list[Patterns] = []
         self.include: tuple[str, ...] = DEFAULT_INCLUDE
@@ -76,15 +83,31 @@ def resolve(paths: Sequence[str], options: Options) -> list[Group]:
 
 
 def group_by_config(paths: Sequence[str], options: Options) -> list[Group]:
-    """Roots grouped by the pyproject.toml that governs them, in the order given."""
-    groups: dict[str | None, Group] = {}
+    """Roots grouped by the pyproject.toml that governs them (and, where the project's own jax
+    requirement is the target, by that requirement), in the order given."""
+    configs: dict[str | None, Config] = {}
+    groups: dict[tuple, Group] = {}
+    found: dict = {}  # folder -> its declared jax range, for this call
     for path in paths:
         config_path = options.config or find_pyproject(path)
-        if config_path not in groups:
-            config = load_config(config_path) if config_path else Config()
-            groups[config_path] = Group([], config_path, config, options)
-        groups[config_path].roots.append(path)
+        if config_path not in configs:
+            configs[config_path] = load_config(config_path) if config_path else Config()
+        config = configs[config_path]
+        declared = declared_target(path, options, config, found)
+        key = (config_path, declared)
+        if key not in groups:
+            groups[key] = Group([], config_path, config, options, declared)
+        groups[key].roots.append(path)
     return list(groups.values())
+
+
+def declared_target(path: str, options: Options, config: Config, cache: dict | None = None):
+    """The project's declared jax range for ``path``, when nothing more explicit sets the target."""
+    if target_is_explicit(options.target_jax_version, config):
+        return None
+    from jax_codemod.engine.requirements import declared_jax
+
+    return declared_jax(path, cache)
 
 
 def prepare(group: Group, options: Options) -> Group:
@@ -92,7 +115,8 @@ def prepare(group: Group, options: Options) -> Group:
     config, config_path = group.config, group.config_path
     base = os.path.dirname(os.path.abspath(config_path)) if config_path else os.getcwd()
     name = config_path or "defaults"
-    group.settings = settings(config, options)
+    group.target, group.target_source = resolve_target(options.target_jax_version, config, group.declared)
+    group.settings = settings(config, options, target=group.target)
     for key, patterns in (("exclude", config.exclude or ()), ("extend-exclude", config.extend_exclude),
                           ("per-file-ignores", config.per_file_ignores), ("--exclude", options.exclude)):
         refused = wildmatch.too_many(patterns)
@@ -126,15 +150,22 @@ class Resolver:
 
     def __init__(self, options: Options, groups: Sequence[Group] = ()) -> None:
         self.options = options
-        self.groups: dict[str | None, Group] = {g.config_path: g for g in groups}
+        # By config and, where the project's own jax requirement is the target, by that requirement.
+        self.groups: dict[tuple, Group] = {(g.config_path, g.declared): g for g in groups}
+        self._configs: dict[str | None, Config] = {g.config_path: g.config for g in groups}
         self._nearest: dict[str, str | None] = {}
+        self._declared: dict = {}  # folder -> its declared jax range
 
     def group_for(self, path: str) -> Group:
         config_path = self.options.config or self.nearest_config(os.path.dirname(os.path.abspath(path)))
-        group = self.groups.get(config_path)
+        config = self._configs.get(config_path)
+        if config is None:
+            config = self._configs[config_path] = load_config(config_path) if config_path else Config()
+        declared = declared_target(path, self.options, config, self._declared)
+        group = self.groups.get((config_path, declared))
         if group is None:
-            config = load_config(config_path) if config_path else Config()
-            group = self.groups[config_path] = prepare(Group([], config_path, config, self.options), self.options)
+            group = prepare(Group([], config_path, config, self.options, declared), self.options)
+            self.groups[(config_path, declared)] = group
         return group
 
     def nearest_config(self, folder: str) -> str | None:
@@ -189,11 +220,12 @@ def settings_for(group: Group, ignored: frozenset[str]) -> Settings:
     if not ignored:
         return group.settings
     if ignored not in group.variants:
-        group.variants[ignored] = settings(group.config, group.options, extra_ignore=sorted(ignored))
+        group.variants[ignored] = settings(group.config, group.options, extra_ignore=sorted(ignored),
+                                           target=group.target)
     return group.variants[ignored]
 
 
-def settings(config: Config, options: Options, extra_ignore=()) -> Settings:
+def settings(config: Config, options: Options, extra_ignore=(), target: str | None = None) -> Settings:
     select = options.select if options.select is not None else config.select
     # From the manifest, not the rule modules: a rule is imported when a file has one of its triggers.
     chosen = select_rules(
@@ -204,8 +236,9 @@ def settings(config: Config, options: Options, extra_ignore=()) -> Settings:
     )
     unsafe = options.unsafe_fixes if options.unsafe_fixes is not None else config.unsafe_fixes
     # Always resolved, so the cache fingerprint (rule options) changes with the installed jax.
-    rule_options = {**config.rule_options,
-                    "target-jax-version": resolve_target_jax_version(options.target_jax_version, config)}
+    if target is None:
+        target = resolve_target(options.target_jax_version, config)[0]
+    rule_options = {**config.rule_options, "target-jax-version": target}
     rules = tuple(LazyRule(info, rule_options) for info in chosen)
     return Settings(rules=rules, unsafe_fixes=unsafe, **analysis_budget(config, options))
 

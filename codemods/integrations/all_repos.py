@@ -329,8 +329,9 @@ def parser() -> argparse.ArgumentParser:
                         "(default: each repository's configuration, as codemod run).")
     parser.add_argument("--extend-select", help="Rules to run in addition to the selected ones.")
     parser.add_argument("--unsafe-fixes", action="store_true", default=None, help="Also apply fixes marked unsafe.")
-    parser.add_argument("--target-jax-version", metavar="X.Y[.Z]",
-                        help="JAX version the fixes must be right for (passed to the rules as codemod run does).")
+    parser.add_argument("--target-jax-version", metavar="VERSION|SPEC",
+                        help="JAX version or range the findings and fixes must be right for (default: each "
+                             "repository's own jax requirement, as codemod run).")
     parser.add_argument("--install-spec", metavar="SPEC",
                         help="What the commit message tells a reader to pip install (default: how this codemod was "
                         "installed: a git URL at its commit, or the release from an index; nothing for a local build).")

@@ -209,11 +209,12 @@ class _Check:
         self._deleted_names: dict[ast.AST, set[str]] = {}  # scope -> names a `del` unbinds in it
 
     def run(self) -> list[Finding]:
-        # Only what the target JAX has removed is broken: before 0.7 `to_dlpack` works, and before
-        # 0.7.2 `jax.dlpack.from_dlpack` still takes a capsule (see analysis/jax_versions.py).
+        # Only what some release of the target range has removed is broken: before 0.7 `to_dlpack`
+        # works, and before 0.7.2 `jax.dlpack.from_dlpack` still takes a capsule (see
+        # analysis/jax_versions.py). The fixes (`__dlpack__`, the array protocol) run on 0.4.30 too.
         target = jax_versions.target(self.rule.options)
-        to_dlpack_gone = jax_versions.has("dlpack.to_dlpack.removed", target)
-        capsules_refused = jax_versions.has("dlpack.from_dlpack_capsule.removed", target)
+        to_dlpack_gone = target.has_anywhere("dlpack.to_dlpack.removed")
+        capsules_refused = target.has_anywhere("dlpack.from_dlpack_capsule.removed")
         for producer in self.analysis.producers:
             if to_dlpack_gone if producer.kind == JAX else capsules_refused:
                 self.producer(producer)

@@ -105,7 +105,8 @@ TRACER_MEMBERS: tuple[Member, ...] = (
     Member("is_ready", (0, 0), UNAVAILABLE),
     Member("platform", (0, 0), UNAVAILABLE),
     Member("clone", (0, 0), UNAVAILABLE),
-    Member("layout", None, UNAVAILABLE, until=(0, 6, 2)),  # renamed `format` in 0.6.2
+    # renamed `format` in 0.6.2, which keeps `layout = format` as an alias; 0.7.0 drops the alias
+    Member("layout", None, UNAVAILABLE, until=(0, 7, 0)),
     Member("format", None, UNAVAILABLE, since=(0, 6, 2)),
     # jaxlib's ArrayImpl method; seen on the 0.12.0.1 wheel, absent from 0.10.2 (0.11 not checked).
     Member("unsafe_raw_buffer", (0, 0), UNAVAILABLE, since=(0, 12, 0)),
@@ -143,6 +144,18 @@ def members_for(version: Version | None) -> dict[str, Member]:
         for m in TRACER_MEMBERS
         if version is None or (m.since <= version and (m.until is None or version < m.until))
     }
+
+
+def members_in(target) -> dict[str, Member]:
+    """The concrete-only members of any release in ``target`` (a jax_versions.Range; None: of every
+    supported version): code that reaches one breaks on the releases that have it."""
+    if target is None:
+        return members_for(None)
+    thresholds = {m.since for m in TRACER_MEMBERS} | {m.until for m in TRACER_MEMBERS if m.until}
+    found: dict[str, Member] = {}
+    for point in target.points(thresholds):
+        found.update(members_for(point))
+    return found
 
 
 @dataclass(frozen=True)
@@ -431,7 +444,7 @@ class TracedConcreteAccess(Rule):
         )
 
     def check(self, ctx: FileContext) -> list[Finding]:
-        members = members_for(_target_version(self.options))
+        members = members_in(_target_version(self.options))
         # Most files are decided clean from their blocks before their access lines matter:
         # those are found only once a kept block may hold a traced access.
         if not ctx.has_tree and self._decided_clean(ctx, None, members):
@@ -1291,8 +1304,8 @@ def _word_positions(text: str, word: str):
 # Finding the traced functions ---------------------------------------------------------
 
 
-def _target_version(options: dict) -> Version | None:
-    """The JAX version the run targets, when the version plumbing (analysis.jax_versions) is there."""
+def _target_version(options: dict):
+    """The JAX releases the run targets (a jax_versions.Range), when the version plumbing (analysis.jax_versions) is there."""
     try:
         from jax_codemod.analysis import jax_versions
     except ImportError:

@@ -116,8 +116,13 @@ class UnsupportedDlDevice(Rule):
             return []
         findings: list[Finding] = []
         analysis = ctx.analysis
+        # A finding where any release in the target range raises: a type exported only from a
+        # later release than the range's oldest gets the fallback, not the static drop, which
+        # would change what the newer releases do.
         target = jax_versions.target(self.options)
-        exportable = jax_versions.exportable_device_types(target)
+        exported_from = jax_versions.exportable_from(target)
+        everywhere = frozenset(t for t, first in exported_from.items() if first == target.oldest)
+        errors = jax_versions.unsupported_device_errors(target)
         helper = None
         for node in analysis.nodes:
             if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
@@ -127,37 +132,43 @@ class UnsupportedDlDevice(Rule):
             keyword = next((k for k in node.keywords if k.arg == "dl_device"), None)
             if keyword is None or analysis.value_of(node.func.value).is_other_array:
                 continue
-            device_type = _device_type(analysis, keyword.value, node.func.value, exportable)
+            device_type = _device_type(analysis, keyword.value, node.func.value, everywhere)
             if device_type is _SUPPORTED:
                 continue
-            if device_type is not _UNKNOWN:
-                findings.append(self._static_finding(ctx, node, device_type, target))
-            elif caught(ctx, node, _CAUGHT_AS[jax_versions.unsupported_device_error(target)]):
+            uncaught = [error for error in errors if not caught(ctx, node, _CAUGHT_AS[error])]
+            if device_type is not _UNKNOWN and device_type not in exported_from:
+                findings.append(self._static_finding(ctx, node, device_type, target, errors))
+            elif not uncaught:
                 continue
             elif is_guarded(ctx, node):
-                findings.append(self._guard_finding(ctx, node, target))
+                findings.append(self._guard_finding(ctx, node, target, uncaught[0], errors[uncaught[0]]))
             else:
                 if helper is None:
                     helper = helper_state(ctx, HELPER_NAME, HELPER_SOURCE)
-                findings.append(self._runtime_finding(ctx, node, helper))
+                message = None
+                if device_type is not _UNKNOWN:
+                    message = _partial_message(device_type, exported_from[device_type], target, errors)
+                findings.append(self._runtime_finding(ctx, node, helper, message))
         return findings
 
-    def _guard_finding(self, ctx: FileContext, call: ast.Call, target) -> Finding:
+    def _guard_finding(self, ctx: FileContext, call: ast.Call, target, error: str, first) -> Finding:
         # The handler is the user's own fallback: widening it is their call, not a mechanical fix.
-        error = jax_versions.unsupported_device_error(target)
+        where = (f"JAX {jax_versions.render(first)}" if target.is_single
+                 else f"JAX {jax_versions.render(first)} (in the target range, {target})")
         message = (
-            f"the `try` around this export catches BufferError, but JAX {jax_versions.render(target)} raises "
+            f"the `try` around this export catches BufferError, but {where} raises "
             f"{error} for a device type it does not export to (BufferError only from 0.5.1), so the "
             f"handler never runs: catch `(BufferError, {error})` there"
         )
         return self.finding(ctx, call, message, FixSafety.NONE)
 
-    def _static_finding(self, ctx: FileContext, call: ast.Call, device_type: int, target) -> Finding:
+    def _static_finding(self, ctx: FileContext, call: ast.Call, device_type: int, target, errors) -> Finding:
         name = _NAMES.get(device_type, "not a DLPack device type")
-        error = jax_versions.unsupported_device_error(target)
+        where = (f"JAX {target} does not export to" if target.is_single
+                 else f"no JAX release in the target range ({target}) exports to")
         message = (
-            f"`dl_device` asks for DLPack device type {device_type} ({name}), which JAX "
-            f"{jax_versions.render(target)} does not export to: this call always raises {error}; drop "
+            f"`dl_device` asks for DLPack device type {device_type} ({name}), which {where}: "
+            f"this call always raises {_errors_words(errors)}; drop "
             "`dl_device` to export from the array's own device, or request kDLCPU/kDLCUDA"
         )
         if any(keyword.arg is None for keyword in call.keywords) or call.args:
@@ -169,8 +180,8 @@ class UnsupportedDlDevice(Rule):
             )
         return self.finding(ctx, call, message, FixSafety.SAFE, data=(STATIC,))
 
-    def _runtime_finding(self, ctx: FileContext, call: ast.Call, helper: str) -> Finding:
-        message = (
+    def _runtime_finding(self, ctx: FileContext, call: ast.Call, helper: str, message: str | None = None) -> Finding:
+        message = message or (
             "`dl_device` is only known at run time, and JAX raises BufferError (KeyError before 0.5.1) "
             "for device types it does not export to (OpenCL, Vulkan, Metal, ...); fall back to the "
             "array's own device when the export fails"
@@ -217,6 +228,22 @@ class UnsupportedDlDevice(Rule):
         if not fixer.state.get(HELPER_NAME):
             return module
         return insert_helper(module, HELPER_NAME, HELPER_SOURCE)
+
+
+def _errors_words(errors: dict) -> str:
+    """``KeyError (BufferError from 0.5.1)``: what the releases of a range raise, oldest first."""
+    (first, *later) = errors
+    return first + "".join(f" ({error} from {jax_versions.render(errors[error])})" for error in later)
+
+
+def _partial_message(device_type: int, first, target, errors: dict) -> str:
+    name = _NAMES.get(device_type, "not a DLPack device type")
+    older = {error: since for error, since in errors.items() if since < first}
+    return (
+        f"`dl_device` asks for DLPack device type {device_type} ({name}), which JAX exports to only from "
+        f"{jax_versions.render(first)}: on the older releases the target range ({target}) allows, this call "
+        f"raises {_errors_words(older)}; fall back to the array's own device when the export fails"
+    )
 
 
 def _without_dl_device(call: cst.Call) -> cst.Call:

@@ -1,5 +1,5 @@
 # expect: AttributeError: to_dlpack
-# requires: jax>=0.7.0
+# fails-on: jax>=0.7.0
 # option: target-jax-version=0.7.2
 # (torch_to_jax's capsules are deprecated, not refused, before 0.7.2, and the old path raises on
 # its transposed tensor there too: the fix is written for 0.7.2 and must run on 0.7.0 as well)

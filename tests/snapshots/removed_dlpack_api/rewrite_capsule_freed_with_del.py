@@ -1,5 +1,5 @@
 # expect: AttributeError: to_dlpack
-# requires: jax>=0.7.0
+# fails-on: jax>=0.7.0
 """A capsule variable the code frees with `del` keeps its name (now holding the array), so the
 `del` still has something to delete; dropping it would leave an UnboundLocalError behind. A
 later plain rebinding (`dl = None`) needs no binding before it: that variable is dropped."""

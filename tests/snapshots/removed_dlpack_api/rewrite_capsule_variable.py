@@ -1,5 +1,5 @@
 # expect: TypeError: must have __dlpack__
-# requires: jax>=0.7.2
+# fails-on: jax>=0.7.2
 """A torch capsule held in a variable on its way into JAX: the variable goes."""
 import jax.dlpack
 import torch

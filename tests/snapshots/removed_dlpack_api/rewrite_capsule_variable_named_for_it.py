@@ -1,5 +1,5 @@
 # expect: TypeError: must have __dlpack__
-# requires: jax>=0.7.2
+# fails-on: jax>=0.7.2
 """A torch capsule kept in a variable named for it (the export is a call, so the variable
 stays): after the fix it holds the tensor, and its name no longer makes it look like a
 capsule from nowhere -- the fixed file reports nothing."""

@@ -1,5 +1,5 @@
 # expect: TypeError: must have __dlpack__
-# requires: jax>=0.7.2
+# fails-on: jax>=0.7.2
 """Capsules made in a list comprehension that only feeds JAX: the list holds the tensors
 instead, and the fixed file reports nothing -- each element it iterates is a tensor
 method's result, so it is no capsule of unknown origin."""

@@ -1,5 +1,5 @@
 # expect: AttributeError: to_dlpack
-# requires: jax>=0.7.0
+# fails-on: jax>=0.7.0
 # requires: gpu
 """On a GPU the rewritten export stays zero-copy: same device, same buffer."""
 import jax

@@ -1,5 +1,5 @@
 # expect: TypeError: must have __dlpack__
-# requires: jax>=0.7.2
+# fails-on: jax>=0.7.2
 """Capsules made with __dlpack__() and handed to JAX's from_dlpack."""
 import jax.dlpack
 import jax.numpy as jnp

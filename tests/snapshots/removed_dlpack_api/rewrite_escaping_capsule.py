@@ -1,5 +1,5 @@
 # expect: AttributeError: to_dlpack
-# requires: jax>=0.7.0
+# fails-on: jax>=0.7.0
 """Capsules that leave the function stay capsules, made by the array protocol."""
 import jax
 import jax.dlpack

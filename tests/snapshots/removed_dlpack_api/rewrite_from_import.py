@@ -1,5 +1,5 @@
 # expect: ImportError: to_dlpack
-# requires: jax>=0.7.0
+# fails-on: jax>=0.7.0
 import jax.numpy as jnp
 import torch
 from jax.dlpack import from_dlpack, to_dlpack

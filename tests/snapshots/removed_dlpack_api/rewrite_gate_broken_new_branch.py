@@ -1,5 +1,5 @@
 # expect: AttributeError: to_dlpack
-# requires: jax>=0.7.0
+# fails-on: jax>=0.7.0
 """Version gates whose branch for current JAX still uses the removed API."""
 import jax
 import jax.dlpack

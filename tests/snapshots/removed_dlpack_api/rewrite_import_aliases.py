@@ -1,5 +1,5 @@
 # expect: AttributeError: to_dlpack
-# requires: jax>=0.7.0
+# fails-on: jax>=0.7.0
 import jax.dlpack as jdl
 import jax.numpy as jnp
 import numpy as np

@@ -1,5 +1,5 @@
 # expect: AttributeError: to_dlpack
-# requires: jax>=0.7.0
+# fails-on: jax>=0.7.0
 """JAX -> torch through a variable: the variable is dropped when it only carries the capsule."""
 import jax
 import jax.dlpack

@@ -1,5 +1,5 @@
 # expect: TypeError: must have __dlpack__
-# requires: jax>=0.7.2
+# fails-on: jax>=0.7.2
 """Other spellings of the capsule API: private module, importlib, aliases."""
 import importlib
 

@@ -1,5 +1,5 @@
 # expect: TypeError: must have __dlpack__
-# requires: jax>=0.7.2
+# fails-on: jax>=0.7.2
 """One name rebound tensor -> capsule -> array (subho406/pytorch2jax, skrl, many bridges):
 only the next read sees the capsule, so the capsule line goes in straight-line code, in a
 branch and in a loop, and the names read after it keep what they held."""

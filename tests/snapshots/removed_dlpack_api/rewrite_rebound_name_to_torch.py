@@ -1,5 +1,5 @@
 # expect: ImportError: to_dlpack
-# requires: jax>=0.7.0
+# fails-on: jax>=0.7.0
 """One name rebound array -> capsule -> tensor, from JAX to torch, in straight-line code, a
 branch and a loop: the capsule line goes and the consumer gets the array."""
 import jax.numpy as jnp

@@ -1,5 +1,5 @@
 # expect: AttributeError: to_dlpack
-# requires: jax>=0.7.0
+# fails-on: jax>=0.7.0
 """JAX -> PyTorch through the removed capsule API."""
 import jax
 import jax.dlpack

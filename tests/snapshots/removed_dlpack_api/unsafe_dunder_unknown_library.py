@@ -1,5 +1,5 @@
 # expect: TypeError: must have __dlpack__
-# requires: jax>=0.7.2
+# fails-on: jax>=0.7.2
 """`v.__dlpack__()` of a value whose library the file does not show."""
 import jax.dlpack
 import torch

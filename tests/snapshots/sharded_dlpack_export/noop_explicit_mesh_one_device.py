@@ -1,4 +1,4 @@
-# requires: multi-device, jax>=0.7.0
+# requires: multi-device, jax>=0.7.1
 # execute: yes
 """Explicit sharding mode, but the exported array is put on one device first: nothing to gather."""
 import jax

@@ -1,5 +1,5 @@
 # expect: BufferError: only supported for unsharded arrays
-# requires: multi-device, jax>=0.7.0
+# requires: multi-device, jax>=0.7.1
 """Explicit sharding mode: under `jax.set_mesh`, creation calls place their arrays on the whole mesh.
 
 Both the replicated default (`jnp.ones(8)` is `P(None)` over four devices) and an explicit
