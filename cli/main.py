@@ -356,7 +356,7 @@ def _show_settings(report: output.Report, groups: list[Group], resolver: Resolve
         "Rules: " + (", ".join(f"{r.CODE} {r.NAME}" for r in settings.rules) or "none"),
         "Turned off here by per-file-ignores: " + (", ".join(escape(code) for code in sorted(ignored)) or "none"),
         f"Unsafe fixes: {str(settings.unsafe_fixes).lower()}",
-        f"Target JAX version: {escape(str(group.target))} ({escape(str(group.target_source))})",
+        f"Target JAX: {escape(str(group.target))} (from {escape(str(group.target_source))})",
         "Rule options: "
         + (", ".join(f"{escape(k)} = {escape(repr(v))}" for k, v in sorted(options.items())) or "none"),
         f"Include (file names a walk takes): {', '.join(escape(p) for p in root_group.include)}",

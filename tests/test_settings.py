@@ -70,12 +70,12 @@ def test_show_settings_uses_the_closest_config_and_shows_target_and_cache(tmp_pa
     assert code == EXIT_OK, err
     assert "Settings for: sub/x.py" in out
     assert f"Config: {tmp_path / 'sub' / 'pyproject.toml'}" in out
-    assert f"Target JAX version: 0.7.0 ({tmp_path / 'sub' / 'pyproject.toml'}: target-jax-version)" in out
+    assert f"Target JAX: 0.7.0 (from {tmp_path / 'sub' / 'pyproject.toml'} [tool.codemod] target-jax-version)" in out
     # The cache is the root's (one per run), beside the config that governs the root.
     assert f"Cache directory: {tmp_path / '.codemod_cache'} (beside the config)" in out
     out = invoke(["run", "--show-settings", "--target-jax-version", "0.6", "--cache-dir", "c", "top.py"],
                  cwd=tmp_path)[1]
-    assert "Target JAX version: 0.6.0 (--target-jax-version)" in out
+    assert "Target JAX: 0.6.0 (from --target-jax-version)" in out
     assert f"Cache directory: {tmp_path / 'c'} (--cache-dir)" in out
     assert "Cache directory: none (--no-cache)" in invoke(["run", "--show-settings", "--no-cache", "top.py"],
                                                           cwd=tmp_path)[1]
