@@ -91,3 +91,25 @@ def test_gate_is_read_as_python_computes_it():
         _, found = check_source(source, "case.py", [rule])
         on[target] = [f.line for f in found]
     assert on == {"0.10.2": [8], "0.8.0": []}
+
+
+def test_a_gate_over_a_target_range_is_read_on_every_release_of_it():
+    """Over a range, the string comparison is computed on each release where `to_dlpack` is gone:
+    `"0.10.2" >= "0.7"` is False, so a range reaching 0.10 runs the legacy branch; up to 0.9 it
+    does not."""
+    source = textwrap.dedent(
+        """
+        import jax
+        import torch
+
+        def to_torch(x):
+            if jax.__version__ >= "0.7":
+                return torch.from_dlpack(x)
+            return torch.utils.dlpack.from_dlpack(jax.dlpack.to_dlpack(x))
+        """
+    ).encode()
+    on = {}
+    for target in (">=0.4.30", ">=0.7,<0.10", "<0.7"):
+        _, found = check_source(source, "case.py", [RemovedDlpackApi({"target-jax-version": target})])
+        on[target] = [f.line for f in found]
+    assert on == {">=0.4.30": [8], ">=0.7,<0.10": [], "<0.7": []}

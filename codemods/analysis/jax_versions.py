@@ -276,6 +276,25 @@ class Range:
         """The first release in the range that behaves as ``key`` says (ask has_anywhere first)."""
         return max(self.low, _BY_KEY[key].since)
 
+    def __contains__(self, version: Version) -> bool:
+        return version >= self.low and (self.high is None or version < self.high
+                                        or (self.high_inclusive and version == self.high))
+
+    def since(self, key: str) -> Range | None:
+        """The part of the range that behaves as the change ``key`` says, or None if none does."""
+        if not self.has_anywhere(key):
+            return None
+        return Range(self.first(key), self.high, self.high_inclusive)
+
+    def releases(self) -> list[Version]:
+        """Version numbers in the range, enough to decide what a comparison of version *strings*
+        gives on it (such a comparison flips where a part gains a digit, not at a known change):
+        its ends, and every 0.M.P with M up to one past the newest known minor and P below 40."""
+        candidates = {self.low, *([self.high] if self.high is not None else [])}
+        for minor in range(self.low[1], NEWEST_KNOWN[1] + 2):
+            candidates.update((0, minor, patch) for patch in range(40))
+        return sorted(v for v in candidates if v in self)
+
     def points(self, thresholds) -> list[Version]:
         """One version for each stretch of the range on which a table with these thresholds (the
         versions it changes at) stays the same: the oldest, then each threshold inside."""

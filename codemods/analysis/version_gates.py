@@ -187,7 +187,8 @@ def _wrong_as_strings(form: str, op: ast.cmpop) -> bool:
 
 class Gates:
     def __init__(
-        self, ctx: FileContext, qualname, old_names: frozenset[str], target: jax_versions.Version | None = None
+        self, ctx: FileContext, qualname, old_names: frozenset[str],
+        target: jax_versions.Version | jax_versions.Range | None = None
     ) -> None:
         """``old_names``: the qualified names of the old API (``jax.dlpack.to_dlpack``);
         ``target``: the JAX the code will run on, against which a comparison of version strings
@@ -225,10 +226,12 @@ class Gates:
             as_strings = string_compared_versions(self.qualname, test) if self.target is not None else []
             if as_strings:
                 try:
-                    # It holds on the target, where the old API is gone: its body runs there.
-                    return not as_strings[0].on(jax_versions.render(self.target))
+                    # Computed as Python does on each release of the target where the old API is
+                    # gone: holding on all of them, its body runs there (the new side).
+                    results = {as_strings[0].on(jax_versions.render(v)) for v in self._releases()}
                 except (IndexError, TypeError, ValueError):
                     return BOTH
+                return (not results.pop()) if len(results) == 1 else BOTH
             left_version, right_version = self.is_version(left, depth), self.is_version(right, depth)
             if left_version or right_version:
                 if isinstance(op, (ast.Lt, ast.LtE)):
@@ -245,6 +248,10 @@ class Gates:
                 return self.old_when(value, depth + 1)
         # jax.__version__.startswith("0.4"), a helper of the version: some release test
         return BOTH if self.is_version(test, depth) else None
+
+    def _releases(self) -> list[jax_versions.Version]:
+        target = self.target
+        return target.releases() if isinstance(target, jax_versions.Range) else [target]
 
     def is_version(self, node: ast.AST, depth: int = 0) -> bool:
         """Whether ``node`` is computed from JAX's version (``jax.__version__`` and friends)."""

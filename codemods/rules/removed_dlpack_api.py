@@ -202,7 +202,9 @@ class _Check:
         self.rule = rule
         self.ctx = ctx
         self.analysis = capsules(ctx)
-        self.gates = Gates(ctx, self.analysis.qualname, OLD_API, jax_versions.target(rule.options))
+        # A version gate is judged on the releases of the target where `to_dlpack` is gone.
+        gone = jax_versions.target(rule.options).since("dlpack.to_dlpack.removed")
+        self.gates = Gates(ctx, self.analysis.qualname, OLD_API, gone)
         self.findings: list[Finding] = []
         self.explained: set[int] = set()  # consumer calls a producer's flow already covers
         self.fixed_calls: set[int] = set()  # producer calls (of the old API) that get a fix
