@@ -227,11 +227,12 @@ class Gates:
             if as_strings:
                 try:
                     # Computed as Python does on each release of the target where the old API is
-                    # gone: holding on all of them, its body runs there (the new side).
+                    # gone: holding on all of them, its body runs there (the new side). Holding on
+                    # some only, both sides run where the old API is gone: it gates nothing.
                     results = {as_strings[0].on(jax_versions.render(v)) for v in self._releases()}
                 except (IndexError, TypeError, ValueError):
                     return BOTH
-                return (not results.pop()) if len(results) == 1 else BOTH
+                return (not results.pop()) if len(results) == 1 else None
             left_version, right_version = self.is_version(left, depth), self.is_version(right, depth)
             if left_version or right_version:
                 if isinstance(op, (ast.Lt, ast.LtE)):
