@@ -48,6 +48,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 
+from jax_codemod.analysis import api
 from jax_codemod.analysis import transforms as spelled
 from jax_codemod.analysis.scopes import (
     CHILD_FIELDS,
@@ -264,7 +265,7 @@ CREATION = frozenset(
     }
 )
 # jax.* callables whose result is known.
-SINGLE_PRODUCERS = frozenset({"jax.dlpack.from_dlpack", "jax.numpy.from_dlpack"})
+SINGLE_PRODUCERS = api.public_names(single_device=True)
 MULTI_PRODUCERS = frozenset({"jax.device_put_sharded", "jax.device_put_replicated"})
 SHARDED_BY_ARGUMENT = {  # producer -> (position, keyword) of its sharding
     "jax.make_array_from_callback": (1, "sharding"),
@@ -280,14 +281,8 @@ NOT_ADDRESSABLE_PRODUCERS = frozenset(
     }
 )
 HOST_PRODUCERS = frozenset({"jax.device_get", "jax.experimental.multihost_utils.process_allgather"})
-# The calls that make a DLPack capsule, and whose: the one table (analysis/capsules.py reads it too).
-CAPSULE_PRODUCERS = {
-    "jax.dlpack.to_dlpack": "jax",
-    "jax._src.dlpack.to_dlpack": "jax",
-    "torch.utils.dlpack.to_dlpack": "torch",
-    "torch.to_dlpack": "torch",
-    "tensorflow.experimental.dlpack.to_dlpack": "tensorflow",
-}
+# The calls that make a DLPack capsule, and whose (analysis/capsules.py reads it too).
+CAPSULE_PRODUCERS: dict[str, str] = {name.name: name.library for name in api.records(makes_capsules=True)}
 TREE_LEAVES = frozenset({"jax.tree_util.tree_leaves"})
 TREE_MAPS = frozenset({"jax.tree_util.tree_map"})
 TREE_FLATTEN = frozenset({"jax.tree_util.tree_flatten"})

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from functools import cache
 from typing import TYPE_CHECKING
 
+from jax_codemod.analysis import api
 from jax_codemod.analysis.context import (
     CONTAINER_CALLS,
     FileContext,
@@ -24,6 +25,7 @@ from jax_codemod.analysis.context import (
     string_interiors,
     top_level_blocks,
 )
+from jax_codemod.analysis.jax_versions import OLDEST_SUPPORTED
 from jax_codemod.analysis.scopes import CHILD_FIELDS, child_fields
 from jax_codemod.analysis.transforms import (
     JIT,
@@ -45,11 +47,9 @@ if TYPE_CHECKING:
     import libcst as cst
 
 # What reading or calling a concrete-only member on a tracer raises.
-CONCRETIZATION = "ConcretizationTypeError"
-ARRAY_CONVERSION = "TracerArrayConversionError"
-UNAVAILABLE = "AttributeError"  # JAX hides the attribute so that hasattr() stays False
+CONCRETIZATION, ARRAY_CONVERSION, UNAVAILABLE = api.CONCRETIZATION, api.ARRAY_CONVERSION, api.UNAVAILABLE
 Version = tuple[int, ...]
-OLDEST: Version = (0, 4, 30)
+OLDEST: Version = OLDEST_SUPPORTED
 
 
 @dataclass(frozen=True)
@@ -155,30 +155,7 @@ class Consumer:
 
 # Qualified name -> what it raises given a tracer (checked with the installed libraries by
 # tests/test_traced_concrete_access.py::test_consumer_table_matches_the_libraries).
-CONSUMERS: dict[str, Consumer] = {
-    # torch reads __dlpack_device__ first (torch/utils/dlpack.py, torch/_tensor.py).
-    "torch.from_dlpack": Consumer(UNAVAILABLE),
-    "torch.utils.dlpack.from_dlpack": Consumer(UNAVAILABLE),
-    "torch.as_tensor": Consumer(UNAVAILABLE),
-    "torch.asarray": Consumer(UNAVAILABLE),
-    "torch.tensor": Consumer(UNAVAILABLE),
-    "torch.frombuffer": Consumer("ValueError"),
-    "numpy.asarray": Consumer(ARRAY_CONVERSION),
-    "numpy.array": Consumer(ARRAY_CONVERSION),
-    "numpy.asanyarray": Consumer(ARRAY_CONVERSION),
-    "numpy.ascontiguousarray": Consumer(ARRAY_CONVERSION),
-    "numpy.from_dlpack": Consumer(CONCRETIZATION),
-    "numpy.frombuffer": Consumer("TypeError"),
-    # CuPy takes __cuda_array_interface__ or __dlpack__; a tracer has neither.
-    "cupy.from_dlpack": Consumer(CONCRETIZATION),
-    "cupy.asarray": Consumer(UNAVAILABLE),
-    "cupy.array": Consumer(UNAVAILABLE),
-    "memoryview": Consumer("TypeError"),
-    "bytes": Consumer("TypeError"),
-    "bytearray": Consumer("TypeError"),
-    "pickle.dumps": Consumer(CONCRETIZATION),
-    "pickle.dump": Consumer(CONCRETIZATION),
-}
+CONSUMERS: dict[str, Consumer] = {name: Consumer(error) for name, error in api.table("tracer_error").items()}
 # Buffer-protocol helpers called as methods: `ffi.from_buffer([cdecl,] x)` on a cffi.FFI
 # (the array is the last positional argument) and `(ctypes.c_char * n).from_buffer_copy(x)`.
 CFFI_FFI = "cffi.FFI"

@@ -1,0 +1,146 @@
+"""The one table of API facts: each name once, and every view derived from it equal to the table
+the view replaced, apart from the disagreements decided on purpose (each named here, each with a
+snapshot case)."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+from jax_codemod.analysis import api, capsules, values
+from jax_codemod.rules import _dlpack_exports, dlpack_without_host_fallback
+from jax_codemod.rules import traced_concrete_access as jax001
+
+ROOT = Path(__file__).resolve().parent.parent
+
+TORCH_CONSUMERS = {"torch.from_dlpack", "torch.utils.dlpack.from_dlpack"}
+JAX_CONSUMERS = {"jax.dlpack.from_dlpack", "jax.numpy.from_dlpack", "jax._src.dlpack.from_dlpack"}
+TF_CONSUMER = "tensorflow.experimental.dlpack.from_dlpack"
+
+# The tables as they stood before api.py (main at 8557920), and what changed on purpose.
+OLD = {
+    "capsules.JAX_CONSUMERS": (capsules.JAX_CONSUMERS, JAX_CONSUMERS),
+    "capsules.ARRAY_CONSUMERS": (
+        capsules.ARRAY_CONSUMERS,
+        JAX_CONSUMERS | TORCH_CONSUMERS | {"numpy.from_dlpack", "cupy.from_dlpack"},
+    ),
+    "capsules.CAPSULE_TOLERANT": (
+        capsules.CAPSULE_TOLERANT,
+        TORCH_CONSUMERS | {"cupy.from_dlpack", "cupy.fromDlpack", TF_CONSUMER},
+    ),
+    # Decision 1: TensorFlow's from_dlpack takes a capsule only, as capsules.py had it, so
+    # JAX002/JAX006 no longer call `tf.experimental.dlpack.from_dlpack(x)` an export of `x`
+    # (tests/snapshots/sharded_dlpack_export/noop_tensorflow_takes_capsules.py).
+    "_dlpack_exports.CONSUMERS": (
+        _dlpack_exports.CONSUMERS,
+        TORCH_CONSUMERS
+        | {"numpy.from_dlpack", "cupy.from_dlpack", "jax.numpy.from_dlpack", "jax.dlpack.from_dlpack"},
+    ),
+    "dlpack_without_host_fallback.HOST_CONSTRUCTORS": (
+        dlpack_without_host_fallback.HOST_CONSTRUCTORS,
+        {
+            "torch.from_dlpack": "torch.as_tensor",
+            "torch.utils.dlpack.from_dlpack": "torch.as_tensor",
+            "numpy.from_dlpack": "numpy.asarray",
+            "cupy.from_dlpack": "cupy.asarray",
+        },
+    ),
+    "values.CAPSULE_PRODUCERS": (
+        values.CAPSULE_PRODUCERS,
+        {
+            "jax.dlpack.to_dlpack": "jax",
+            "jax._src.dlpack.to_dlpack": "jax",
+            "torch.utils.dlpack.to_dlpack": "torch",
+            "torch.to_dlpack": "torch",
+            "tensorflow.experimental.dlpack.to_dlpack": "tensorflow",
+        },
+    ),
+    "values.SINGLE_PRODUCERS": (values.SINGLE_PRODUCERS, {"jax.dlpack.from_dlpack", "jax.numpy.from_dlpack"}),
+    "traced_concrete_access.CONSUMERS": (
+        {name: consumer.error for name, consumer in jax001.CONSUMERS.items()},
+        {
+            "torch.from_dlpack": "AttributeError",
+            "torch.utils.dlpack.from_dlpack": "AttributeError",
+            "torch.as_tensor": "AttributeError",
+            "torch.asarray": "AttributeError",
+            "torch.tensor": "AttributeError",
+            "torch.frombuffer": "ValueError",
+            "numpy.asarray": "TracerArrayConversionError",
+            "numpy.array": "TracerArrayConversionError",
+            "numpy.asanyarray": "TracerArrayConversionError",
+            "numpy.ascontiguousarray": "TracerArrayConversionError",
+            "numpy.from_dlpack": "ConcretizationTypeError",
+            "numpy.frombuffer": "TypeError",
+            "cupy.from_dlpack": "ConcretizationTypeError",
+            "cupy.asarray": "AttributeError",
+            "cupy.array": "AttributeError",
+            "memoryview": "TypeError",
+            "bytes": "TypeError",
+            "bytearray": "TypeError",
+            "pickle.dumps": "ConcretizationTypeError",
+            "pickle.dump": "ConcretizationTypeError",
+        },
+    ),
+}
+
+
+@pytest.mark.parametrize("view", sorted(OLD))
+def test_derived_view_equals_the_table_it_replaced(view):
+    derived, old = OLD[view]
+    assert (dict(derived) if isinstance(old, dict) else set(derived)) == old
+
+
+def test_each_name_is_one_record():
+    spelled = [record.name for record in api.API]
+    assert len(spelled) == len(set(spelled))
+
+
+def test_a_private_spelling_names_a_record_with_the_same_facts():
+    by_name = {record.name: record for record in api.API}
+    for record in api.API:
+        if record.public is not None:
+            public = by_name[record.public]
+            assert record.library == public.library
+            assert record.takes_arrays == public.takes_arrays
+            assert record.makes_capsules == public.makes_capsules
+
+
+def test_a_host_constructor_belongs_to_its_consumers_library():
+    for name, constructor in api.table("host_constructor").items():
+        assert constructor.split(".")[0] == name.split(".")[0]
+
+
+def test_unknown_facts_are_refused():
+    with pytest.raises(TypeError, match="no such fact"):
+        api.names(takes_tracers=True)
+
+
+# The resolver's spelling maps (private or legacy name -> public name) say how a name is
+# spelled, not what it does: they go to the one resolver, not here.
+SPELLING_MAPS = {"_RENAMES", "_PRIVATE_PREFIXES"}
+
+
+def _dotted_tables(path: Path):
+    """Module-level assignments and the string literals they hold."""
+    for node in ast.parse(path.read_text()).body:
+        target = node.targets[0] if isinstance(node, ast.Assign) else getattr(node, "target", None)
+        if getattr(target, "id", None) in SPELLING_MAPS:
+            continue
+        if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
+            strings = {
+                c.value for c in ast.walk(node.value) if isinstance(c, ast.Constant) and isinstance(c.value, str)
+            }
+            yield node, strings
+
+
+@pytest.mark.parametrize("name", sorted(api.names(takes_arrays=True) | api.names(takes_capsules=True)
+                                        | api.names(makes_capsules=True)))
+def test_no_other_module_lists_a_dlpack_function(name):
+    """The DLPack consumers and producers stand in api.py only (a docstring or message may name them)."""
+    for path in sorted((ROOT / "codemods").rglob("*.py")):
+        if path.name == "api.py":
+            continue
+        for node, strings in _dotted_tables(path):
+            assert name not in strings, f"{path.relative_to(ROOT)}:{node.lineno} lists {name}"
