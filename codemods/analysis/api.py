@@ -113,6 +113,20 @@ API: tuple[Api, ...] = (
     # as dltensor"), and many releases' tensors have no `__dlpack__` (tensorflow#61769).
     _tensorflow("tensorflow.experimental.dlpack.from_dlpack", takes_capsules=True),
     _tensorflow("tensorflow.experimental.dlpack.to_dlpack", makes_capsules=True),
+    # Pytrees: "map" runs its function on the leaves; the others give the leaves -------
+    _jax("jax.tree_util.tree_map", tree="map"),
+    _jax("jax.tree.map", tree="map", public="jax.tree_util.tree_map"),
+    _jax("jax.tree_map", tree="map", public="jax.tree_util.tree_map"),  # removed in JAX 0.6
+    _jax("jax.tree_util.tree_leaves", tree="leaves"),
+    _jax("jax.tree.leaves", tree="leaves", public="jax.tree_util.tree_leaves"),
+    _jax("jax.tree_leaves", tree="leaves", public="jax.tree_util.tree_leaves"),
+    _jax("jax.tree_util.tree_flatten", tree="flatten"),
+    _jax("jax.tree.flatten", tree="flatten", public="jax.tree_util.tree_flatten"),
+    _jax("jax.tree_flatten", tree="flatten", public="jax.tree_util.tree_flatten"),
+    _jax("jax.tree_util.tree_leaves_with_path", tree="leaves_with_path"),
+    _jax("jax.tree.leaves_with_path", tree="leaves_with_path", public="jax.tree_util.tree_leaves_with_path"),
+    _jax("jax.tree_util.tree_flatten_with_path", tree="flatten_with_path"),
+    _jax("jax.tree.flatten_with_path", tree="flatten_with_path", public="jax.tree_util.tree_flatten_with_path"),
     # Calls that need a concrete buffer (checked with the installed libraries by
     # tests/test_traced_concrete_access.py::test_consumer_table_matches_the_libraries) ---
     _torch("torch.as_tensor", tracer_error=UNAVAILABLE),

@@ -283,9 +283,10 @@ NOT_ADDRESSABLE_PRODUCERS = frozenset(
 HOST_PRODUCERS = frozenset({"jax.device_get", "jax.experimental.multihost_utils.process_allgather"})
 # The calls that make a DLPack capsule, and whose (analysis/capsules.py reads it too).
 CAPSULE_PRODUCERS: dict[str, str] = {name.name: name.library for name in api.records(makes_capsules=True)}
-TREE_LEAVES = frozenset({"jax.tree_util.tree_leaves"})
-TREE_MAPS = frozenset({"jax.tree_util.tree_map"})
-TREE_FLATTEN = frozenset({"jax.tree_util.tree_flatten"})
+# Public spellings only: `qualname` canonicalises. Leaves with their paths are not modelled.
+TREE_LEAVES = api.public_names(tree="leaves")
+TREE_MAPS = api.public_names(tree="map")
+TREE_FLATTEN = api.public_names(tree="flatten")
 MESH_CONTEXTS = frozenset({"jax.set_mesh"})
 # Methods and attributes of an array that return an array placed like the receiver.
 ARRAY_METHODS = frozenset(

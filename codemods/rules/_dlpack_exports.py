@@ -63,7 +63,7 @@ GUARD_EXCEPTIONS = {
         {"RuntimeError", "ValueError", "JaxRuntimeError", "XlaRuntimeError", "AttributeError"}
     ),
 }
-TREE_MAPS = frozenset({"jax.tree_util.tree_map"})
+TREE_MAPS = api.public_names(tree="map")
 WRAPPABLE = {
     "Name": "Name",
     "Attribute": "Attribute",

@@ -190,21 +190,11 @@ SHAPE_FUNCTIONS = frozenset(
         "canonicalize_dtype",
     }
 )
-# Pytree maps: their function runs on the leaves of the trees.
-TREE_MAPS = frozenset({"jax.tree.map", "jax.tree_util.tree_map", "jax.tree_map"})
+# Pytree maps: their function runs on the leaves of the trees. Every spelling: `public`
+# maps private paths only.
+TREE_MAPS = api.names(tree="map")
 # Pytree helpers whose results are the leaves of their argument: tracers when it is traced.
-TREE_LEAVES = frozenset(
-    {
-        "jax.tree.leaves",
-        "jax.tree.flatten",
-        "jax.tree_util.tree_leaves",
-        "jax.tree_util.tree_flatten",
-        "jax.tree_util.tree_leaves_with_path",
-        "jax.tree_util.tree_flatten_with_path",
-        "jax.tree.leaves_with_path",
-        "jax.tree.flatten_with_path",
-    }
-)
+TREE_LEAVES = frozenset(record.name for record in api.records(tree=True) if record.tree != "map")
 # Attributes of a jitted function that a plain wrapper does not have.
 JITTED_ATTRS = frozenset({"lower", "trace", "eval_shape", "clear_cache", "_cache_size", "__wrapped__"})
 _BY_CALL = "the function is jitted by a call and may also run eagerly"
