@@ -44,6 +44,7 @@ class Api:
     single_device: bool = False
     tracer_error: str | None = None
     tree: str | None = None
+    creates: str | None = None
     public: str | None = None
 
 
@@ -70,6 +71,10 @@ def _tensorflow(name: str, **facts) -> Api:
 def _python(name: str, **facts) -> Api:
     return Api(name, "python", **facts)
 
+
+# Modules whose functions take and return JAX arrays (`jax.image.resize`): inside a trace, their
+# results are tracers when an argument is.
+ARRAY_MODULES = ("jax.numpy.", "jax.lax.", "jax.nn.", "jax.scipy.", "jax.random.", "jax.image.")
 
 API: tuple[Api, ...] = (
     # DLPack ---------------------------------------------------------------------------
@@ -127,6 +132,19 @@ API: tuple[Api, ...] = (
     _jax("jax.tree.leaves_with_path", tree="leaves_with_path", public="jax.tree_util.tree_leaves_with_path"),
     _jax("jax.tree_util.tree_flatten_with_path", tree="flatten_with_path"),
     _jax("jax.tree.flatten_with_path", tree="flatten_with_path", public="jax.tree_util.tree_flatten_with_path"),
+    # Creation: a new array from no array arguments - on the default device (or, in explicit
+    # mode, the mesh), and a tracer inside a trace. `data`: from host data (`jnp.array([1, 2])`),
+    # which may also be an array -------------------------------------------------------
+    *(
+        _jax(f"jax.numpy.{name}", creates="shape")
+        for name in ("arange", "zeros", "ones", "empty", "full", "eye", "identity", "linspace",
+                     "logspace", "geomspace", "tri")
+    ),
+    _jax("jax.numpy.array", creates="data"),
+    _jax("jax.numpy.asarray", creates="data"),
+    _jax("jax.lax.iota", creates="shape"),
+    _jax("jax.random.key", creates="shape"),
+    _jax("jax.random.PRNGKey", creates="shape"),
     # Calls that need a concrete buffer (checked with the installed libraries by
     # tests/test_traced_concrete_access.py::test_consumer_table_matches_the_libraries) ---
     _torch("torch.as_tensor", tracer_error=UNAVAILABLE),
@@ -175,6 +193,12 @@ def names(**facts) -> frozenset[str]:
 def public_names(**facts) -> frozenset[str]:
     """Only the public spellings: for a resolver that already canonicalises."""
     return frozenset(api.name for api in records(**facts) if api.public is None)
+
+
+def members(**facts) -> frozenset[str]:
+    """The last components of the names with ``facts`` (`zeros`), for a check that asks a
+    function of an array module by its member name."""
+    return frozenset(name.rsplit(".", 1)[-1] for name in names(**facts))
 
 
 def table(fact: str, **facts) -> dict[str, object]:

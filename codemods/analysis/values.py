@@ -222,7 +222,7 @@ SHARDING_TYPES = {
 DEVICE_TYPES = frozenset({"jax.Device", "jaxlib.xla_client.Device", "jax.lib.xla_client.Device"})
 
 # Modules whose functions return arrays placed like their array arguments...
-ARRAY_MODULES = ("jax.numpy.", "jax.lax.", "jax.nn.", "jax.scipy.", "jax.random.", "jax.image.")
+ARRAY_MODULES = api.ARRAY_MODULES
 # ...except these, which return something else (dtypes, shapes, functions).
 NOT_ARRAYS = frozenset(
     {
@@ -247,23 +247,7 @@ NOT_ARRAYS = frozenset(
     }
 )
 # Creation without array arguments: on the default device (or, in explicit mode, the mesh).
-CREATION = frozenset(
-    {
-        "arange",
-        "zeros",
-        "ones",
-        "empty",
-        "full",
-        "eye",
-        "identity",
-        "linspace",
-        "logspace",
-        "geomspace",
-        "tri",
-        "key",
-        "PRNGKey",
-    }
-)
+CREATION = api.members(creates="shape")
 # jax.* callables whose result is known.
 SINGLE_PRODUCERS = api.public_names(single_device=True)
 MULTI_PRODUCERS = frozenset({"jax.device_put_sharded", "jax.device_put_replicated"})

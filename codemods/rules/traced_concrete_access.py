@@ -168,10 +168,9 @@ STATIC_ATTRS = frozenset(
 STATIC_BUILTINS = frozenset({"len", "int", "float", "bool", "tuple", "min", "max", "abs"})
 STATIC_FUNCTIONS = frozenset({"math.prod", "numpy.prod"})
 # Inside a trace, these jax functions return tracers...
-ARRAY_MODULES = ("jax.numpy.", "jax.lax.", "jax.random.", "jax.nn.", "jax.scipy.")
-CREATION_FUNCTIONS = frozenset(
-    {"zeros", "ones", "full", "empty", "arange", "linspace", "eye", "identity", "array", "asarray", "iota"}
-)
+ARRAY_MODULES = api.ARRAY_MODULES
+# (creation functions return tracers even from no traced argument)
+CREATION_FUNCTIONS = api.members(creates=True)
 # ...except these, which answer from shapes and dtypes.
 SHAPE_FUNCTIONS = frozenset(
     {
