@@ -265,6 +265,13 @@ def test_explicit_sharding_mode_places_creation_on_the_mesh():
     assert value("probe(jnp.zeros(8))").placement == SINGLE
 
 
+def test_iota_is_creation():
+    # Decision 4 of issue 29's api.py: lax.iota is placed as creation is, and says so.
+    placed = value("with jax.set_mesh(mesh):\n    probe(jax.lax.iota(jnp.int32, 8))")
+    assert (placed.placement, placed.why) == (MULTI, "`jax.lax.iota` under `jax.set_mesh`")
+    assert value("probe(jax.lax.iota(jnp.int32, 8))").placement == SINGLE
+
+
 # Flows -------------------------------------------------------------------------------
 
 
