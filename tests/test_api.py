@@ -124,6 +124,25 @@ OLD = {
         {"zeros", "ones", "full", "empty", "arange", "linspace", "eye", "identity", "array", "asarray", "iota"}
         | {"logspace", "geomspace", "tri", "key", "PRNGKey"},
     ),
+    "traced_concrete_access.SHAPE_FUNCTIONS": (
+        jax001.SHAPE_FUNCTIONS,
+        {
+            "shape", "ndim", "size", "broadcast_shapes", "result_type", "dtype", "iinfo", "finfo", "issubdtype",
+            "promote_types", "can_cast", "isdtype", "canonicalize_dtype",
+        },
+    ),
+    # Decision 5: values knows the shape and dtype functions JAX001 knew: broadcast_shapes (of
+    # jax.numpy and jax.lax) and lax.dtype return no array (jax.dtypes is no array module).
+    "values.NOT_ARRAYS": (
+        values.NOT_ARRAYS,
+        {
+            f"jax.numpy.{name}"
+            for name in ("dtype", "finfo", "iinfo", "shape", "ndim", "size", "issubdtype", "result_type",
+                         "promote_types", "can_cast", "isdtype", "vectorize")
+        }
+        | {f"jax.lax.{name}" for name in ("fori_loop", "while_loop", "scan", "cond", "switch", "map")}
+        | {"jax.numpy.broadcast_shapes", "jax.lax.broadcast_shapes", "jax.lax.dtype", "jax.dtypes.canonicalize_dtype"},
+    ),
 }
 
 

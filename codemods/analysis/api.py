@@ -45,6 +45,7 @@ class Api:
     tracer_error: str | None = None
     tree: str | None = None
     creates: str | None = None
+    static: bool = False
     public: str | None = None
 
 
@@ -145,6 +146,16 @@ API: tuple[Api, ...] = (
     _jax("jax.lax.iota", creates="shape"),
     _jax("jax.random.key", creates="shape"),
     _jax("jax.random.PRNGKey", creates="shape"),
+    # Functions of the array modules that answer from shapes and dtypes: never an array, a
+    # static value even inside a trace --------------------------------------------------
+    *(
+        _jax(f"jax.numpy.{name}", static=True)
+        for name in ("dtype", "finfo", "iinfo", "shape", "ndim", "size", "issubdtype", "result_type",
+                     "promote_types", "can_cast", "isdtype", "broadcast_shapes")
+    ),
+    _jax("jax.lax.broadcast_shapes", static=True),
+    _jax("jax.lax.dtype", static=True),
+    _jax("jax.dtypes.canonicalize_dtype", static=True),
     # Calls that need a concrete buffer (checked with the installed libraries by
     # tests/test_traced_concrete_access.py::test_consumer_table_matches_the_libraries) ---
     _torch("torch.as_tensor", tracer_error=UNAVAILABLE),

@@ -224,28 +224,15 @@ DEVICE_TYPES = frozenset({"jax.Device", "jaxlib.xla_client.Device", "jax.lib.xla
 # Modules whose functions return arrays placed like their array arguments...
 ARRAY_MODULES = api.ARRAY_MODULES
 # ...except these, which return something else (dtypes, shapes, functions).
-NOT_ARRAYS = frozenset(
-    {
-        "jax.numpy.dtype",
-        "jax.numpy.finfo",
-        "jax.numpy.iinfo",
-        "jax.numpy.shape",
-        "jax.numpy.ndim",
-        "jax.numpy.size",
-        "jax.numpy.issubdtype",
-        "jax.numpy.result_type",
-        "jax.numpy.promote_types",
-        "jax.numpy.can_cast",
-        "jax.numpy.isdtype",
-        "jax.numpy.vectorize",
-        "jax.lax.fori_loop",
-        "jax.lax.while_loop",
-        "jax.lax.scan",
-        "jax.lax.cond",
-        "jax.lax.switch",
-        "jax.lax.map",
-    }
-)
+NOT_ARRAYS = api.names(static=True) | {
+    "jax.numpy.vectorize",
+    "jax.lax.fori_loop",
+    "jax.lax.while_loop",
+    "jax.lax.scan",
+    "jax.lax.cond",
+    "jax.lax.switch",
+    "jax.lax.map",
+}
 # Creation without array arguments: on the default device (or, in explicit mode, the mesh).
 CREATION = api.members(creates="shape")
 # jax.* callables whose result is known.

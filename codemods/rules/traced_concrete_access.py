@@ -172,23 +172,7 @@ ARRAY_MODULES = api.ARRAY_MODULES
 # (creation functions return tracers even from no traced argument)
 CREATION_FUNCTIONS = api.members(creates=True)
 # ...except these, which answer from shapes and dtypes.
-SHAPE_FUNCTIONS = frozenset(
-    {
-        "shape",
-        "ndim",
-        "size",
-        "broadcast_shapes",
-        "result_type",
-        "dtype",
-        "iinfo",
-        "finfo",
-        "issubdtype",
-        "promote_types",
-        "can_cast",
-        "isdtype",
-        "canonicalize_dtype",
-    }
-)
+SHAPE_FUNCTIONS = api.members(static=True)
 # Pytree maps: their function runs on the leaves of the trees. Every spelling: `public`
 # maps private paths only.
 TREE_MAPS = api.names(tree="map")
