@@ -46,6 +46,7 @@ class Api:
     tree: str | None = None
     creates: str | None = None
     static: bool = False
+    array_type: str | None = None
     public: str | None = None
 
 
@@ -83,7 +84,7 @@ API: tuple[Api, ...] = (
     # that version question is removed_dlpack_api's); the result is on one device.
     _jax("jax.dlpack.from_dlpack", takes_arrays=True, single_device=True),
     _jax("jax.numpy.from_dlpack", takes_arrays=True, single_device=True),
-    _jax("jax._src.dlpack.from_dlpack", takes_arrays=True, public="jax.dlpack.from_dlpack"),
+    _jax("jax._src.dlpack.from_dlpack", takes_arrays=True, single_device=True, public="jax.dlpack.from_dlpack"),
     _jax("jax.dlpack.to_dlpack", makes_capsules=True),
     _jax("jax._src.dlpack.to_dlpack", makes_capsules=True, public="jax.dlpack.to_dlpack"),
     # torch reads __dlpack_device__ first (torch/utils/dlpack.py, torch/_tensor.py), and
@@ -156,6 +157,19 @@ API: tuple[Api, ...] = (
     _jax("jax.lax.broadcast_shapes", static=True),
     _jax("jax.lax.dtype", static=True),
     _jax("jax.dtypes.canonicalize_dtype", static=True),
+    # Array classes, in annotations: whose arrays ("array-like": any library's, or a scalar) ---
+    _jax("jax.Array", array_type="jax"),
+    _jax("jax.numpy.ndarray", array_type="jax", public="jax.Array"),
+    _jax("jax.ArrayImpl", array_type="jax", public="jax.Array"),
+    _jax("jax.core.Array", array_type="jax", public="jax.Array"),
+    Api("jaxtyping.Array", "jaxtyping", array_type="jax", public="jax.Array"),
+    _jax("jax.typing.ArrayLike", array_type="array-like"),
+    Api("chex.Array", "chex", array_type="array-like"),
+    _torch("torch.Tensor", array_type="torch"),
+    _torch("torch.nn.Parameter", array_type="torch"),
+    _numpy("numpy.ndarray", array_type="numpy"),
+    _numpy("numpy.typing.NDArray", array_type="numpy"),
+    _cupy("cupy.ndarray", array_type="cupy"),
     # Calls that need a concrete buffer (checked with the installed libraries by
     # tests/test_traced_concrete_access.py::test_consumer_table_matches_the_libraries) ---
     _torch("torch.as_tensor", tracer_error=UNAVAILABLE),

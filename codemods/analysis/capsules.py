@@ -103,9 +103,7 @@ _ARRAY_ONLY_ATTRIBUTES = frozenset({
 })
 _PROTOCOL_ATTRIBUTES = frozenset({"__dlpack__", "__dlpack_device__", "__array__", "__array_interface__",
                                   "__cuda_array_interface__"})
-_ARRAY_CLASSES = frozenset({"torch.Tensor", "torch.nn.Parameter", "numpy.ndarray", "numpy.typing.NDArray",
-                            "jax.Array", "jax.numpy.ndarray", "jax.typing.ArrayLike", "cupy.ndarray",
-                            "chex.Array", "jaxtyping.Array"})
+_ARRAY_CLASSES = api.names(array_type=True)
 
 # Words in a name, attribute, key or annotation that say "this holds a capsule".
 _CAPSULE_WORDS = re.compile(r"capsule|dlpack|dl_?tensor|dlpk|(^|_)dlp($|_)", re.IGNORECASE)

@@ -199,15 +199,15 @@ JIT_TRANSFORMS = frozenset({"jax.jit", "jax.experimental.pjit.pjit"})
 MULTI_TRANSFORMS = frozenset({"jax.pmap", "jax.shard_map"})
 PARTIAL = frozenset({"functools.partial"})
 
-JAX_ARRAY_TYPES = frozenset({"jax.Array"})
+JAX_ARRAY_TYPES = api.public_names(array_type="jax")
 MAPPING_TYPES = frozenset(
     {"dict", "typing.Dict", "typing.Mapping", "collections.abc.Mapping", "typing.MutableMapping"}
 )
 SEQUENCE_TYPES = frozenset(
     {"list", "tuple", "typing.List", "typing.Tuple", "typing.Sequence", "collections.abc.Sequence"}
 )
-TORCH_TYPES = frozenset({"torch.Tensor", "torch.nn.Parameter"})
-NUMPY_TYPES = frozenset({"numpy.ndarray", "numpy.typing.NDArray"})
+TORCH_TYPES = api.public_names(array_type="torch")
+NUMPY_TYPES = api.public_names(array_type="numpy")
 CAPSULE_TYPES = frozenset({"types.CapsuleType", "typing_extensions.CapsuleType"})
 SHARDING_TYPES = {
     "jax.sharding.NamedSharding": MULTI,
