@@ -180,7 +180,7 @@ def test_a_private_spelling_names_a_record_with_the_same_facts():
         if record.public is not None:
             public = by_name[record.public]
             assert public.public is None
-            assert replace(record, name=public.name, library=public.library, public=None) == public
+            assert replace(record, name=public.name, public=None) == public
 
 
 def test_a_host_constructor_belongs_to_its_consumers_library():

@@ -22,11 +22,11 @@ UNAVAILABLE = "AttributeError"  # JAX hides the attribute so that hasattr() stay
 
 @dataclass(frozen=True)
 class Api:
-    """One library function and its facts.
+    """One library function or class and its facts.
 
     ``takes_arrays``: a DLPack consumer that takes an object with ``__dlpack__`` and asks it for
     one buffer. ``takes_capsules``: a consumer that takes a DLPack ``PyCapsule``.
-    ``makes_capsules``: a producer of a capsule, of ``library``'s arrays. ``host_constructor``:
+    ``makes_capsules``: a producer of a capsule, of its library's arrays. ``host_constructor``:
     the same library's constructor from a host (NumPy) copy, for a consumer. ``single_device``:
     its result is a JAX array on one device. ``tracer_error``: what it raises given a tracer,
     because it needs a concrete buffer. ``tree``: a pytree helper, what it gives ("map": runs
@@ -36,7 +36,6 @@ class Api:
     """
 
     name: str
-    library: str
     takes_arrays: bool = False
     takes_capsules: bool = False
     makes_capsules: bool = False
@@ -49,29 +48,10 @@ class Api:
     array_type: str | None = None
     public: str | None = None
 
-
-def _jax(name: str, **facts) -> Api:
-    return Api(name, "jax", **facts)
-
-
-def _torch(name: str, **facts) -> Api:
-    return Api(name, "torch", **facts)
-
-
-def _numpy(name: str, **facts) -> Api:
-    return Api(name, "numpy", **facts)
-
-
-def _cupy(name: str, **facts) -> Api:
-    return Api(name, "cupy", **facts)
-
-
-def _tensorflow(name: str, **facts) -> Api:
-    return Api(name, "tensorflow", **facts)
-
-
-def _python(name: str, **facts) -> Api:
-    return Api(name, "python", **facts)
+    @property
+    def library(self) -> str:
+        """Whose it is: the top-level package (`torch`, `tensorflow`, ...)."""
+        return self.name.split(".", 1)[0]
 
 
 # Modules whose functions take and return JAX arrays (`jax.image.resize`): inside a trace, their
@@ -82,115 +62,115 @@ API: tuple[Api, ...] = (
     # DLPack ---------------------------------------------------------------------------
     # JAX's consumers take an array-protocol object and reject capsules (TypeError since 0.7.2:
     # that version question is removed_dlpack_api's); the result is on one device.
-    _jax("jax.dlpack.from_dlpack", takes_arrays=True, single_device=True),
-    _jax("jax.numpy.from_dlpack", takes_arrays=True, single_device=True),
-    _jax("jax._src.dlpack.from_dlpack", takes_arrays=True, single_device=True, public="jax.dlpack.from_dlpack"),
-    _jax("jax.dlpack.to_dlpack", makes_capsules=True),
-    _jax("jax._src.dlpack.to_dlpack", makes_capsules=True, public="jax.dlpack.to_dlpack"),
+    Api("jax.dlpack.from_dlpack", takes_arrays=True, single_device=True),
+    Api("jax.numpy.from_dlpack", takes_arrays=True, single_device=True),
+    Api("jax._src.dlpack.from_dlpack", takes_arrays=True, single_device=True, public="jax.dlpack.from_dlpack"),
+    Api("jax.dlpack.to_dlpack", makes_capsules=True),
+    Api("jax._src.dlpack.to_dlpack", makes_capsules=True, public="jax.dlpack.to_dlpack"),
     # torch reads __dlpack_device__ first (torch/utils/dlpack.py, torch/_tensor.py), and
     # takes a capsule as well.
-    _torch(
+    Api(
         "torch.from_dlpack",
         takes_arrays=True,
         takes_capsules=True,
         host_constructor="torch.as_tensor",
         tracer_error=UNAVAILABLE,
     ),
-    _torch(
+    Api(
         "torch.utils.dlpack.from_dlpack",
         takes_arrays=True,
         takes_capsules=True,
         host_constructor="torch.as_tensor",
         tracer_error=UNAVAILABLE,
     ),
-    _torch("torch.utils.dlpack.to_dlpack", makes_capsules=True),
-    _torch("torch.to_dlpack", makes_capsules=True, public="torch.utils.dlpack.to_dlpack"),
-    _numpy("numpy.from_dlpack", takes_arrays=True, host_constructor="numpy.asarray", tracer_error=CONCRETIZATION),
+    Api("torch.utils.dlpack.to_dlpack", makes_capsules=True),
+    Api("torch.to_dlpack", makes_capsules=True, public="torch.utils.dlpack.to_dlpack"),
+    Api("numpy.from_dlpack", takes_arrays=True, host_constructor="numpy.asarray", tracer_error=CONCRETIZATION),
     # CuPy takes __cuda_array_interface__ or __dlpack__ (a tracer has neither); its
     # `from_dlpack` still takes a legacy capsule, `fromDlpack` nothing else.
-    _cupy(
+    Api(
         "cupy.from_dlpack",
         takes_arrays=True,
         takes_capsules=True,
         host_constructor="cupy.asarray",
         tracer_error=CONCRETIZATION,
     ),
-    _cupy("cupy.fromDlpack", takes_capsules=True),
+    Api("cupy.fromDlpack", takes_capsules=True),
     # TensorFlow's consumer takes a capsule only (`from_dlpack(dlcapsule)`: "A PyCapsule named
     # as dltensor"), and many releases' tensors have no `__dlpack__` (tensorflow#61769).
-    _tensorflow("tensorflow.experimental.dlpack.from_dlpack", takes_capsules=True),
-    _tensorflow("tensorflow.experimental.dlpack.to_dlpack", makes_capsules=True),
+    Api("tensorflow.experimental.dlpack.from_dlpack", takes_capsules=True),
+    Api("tensorflow.experimental.dlpack.to_dlpack", makes_capsules=True),
     # Pytrees: "map" runs its function on the leaves; the others give the leaves -------
-    _jax("jax.tree_util.tree_map", tree="map"),
-    _jax("jax.tree.map", tree="map", public="jax.tree_util.tree_map"),
-    _jax("jax.tree_map", tree="map", public="jax.tree_util.tree_map"),  # removed in JAX 0.6
-    _jax("jax.tree_util.tree_leaves", tree="leaves"),
-    _jax("jax.tree.leaves", tree="leaves", public="jax.tree_util.tree_leaves"),
-    _jax("jax.tree_leaves", tree="leaves", public="jax.tree_util.tree_leaves"),
-    _jax("jax.tree_util.tree_flatten", tree="flatten"),
-    _jax("jax.tree.flatten", tree="flatten", public="jax.tree_util.tree_flatten"),
-    _jax("jax.tree_flatten", tree="flatten", public="jax.tree_util.tree_flatten"),
-    _jax("jax.tree_util.tree_leaves_with_path", tree="leaves_with_path"),
-    _jax("jax.tree.leaves_with_path", tree="leaves_with_path", public="jax.tree_util.tree_leaves_with_path"),
-    _jax("jax.tree_util.tree_flatten_with_path", tree="flatten_with_path"),
-    _jax("jax.tree.flatten_with_path", tree="flatten_with_path", public="jax.tree_util.tree_flatten_with_path"),
+    Api("jax.tree_util.tree_map", tree="map"),
+    Api("jax.tree.map", tree="map", public="jax.tree_util.tree_map"),
+    Api("jax.tree_map", tree="map", public="jax.tree_util.tree_map"),  # removed in JAX 0.6
+    Api("jax.tree_util.tree_leaves", tree="leaves"),
+    Api("jax.tree.leaves", tree="leaves", public="jax.tree_util.tree_leaves"),
+    Api("jax.tree_leaves", tree="leaves", public="jax.tree_util.tree_leaves"),
+    Api("jax.tree_util.tree_flatten", tree="flatten"),
+    Api("jax.tree.flatten", tree="flatten", public="jax.tree_util.tree_flatten"),
+    Api("jax.tree_flatten", tree="flatten", public="jax.tree_util.tree_flatten"),
+    Api("jax.tree_util.tree_leaves_with_path", tree="leaves_with_path"),
+    Api("jax.tree.leaves_with_path", tree="leaves_with_path", public="jax.tree_util.tree_leaves_with_path"),
+    Api("jax.tree_util.tree_flatten_with_path", tree="flatten_with_path"),
+    Api("jax.tree.flatten_with_path", tree="flatten_with_path", public="jax.tree_util.tree_flatten_with_path"),
     # Creation: a new array from no array arguments - on the default device (or, in explicit
     # mode, the mesh), and a tracer inside a trace. `data`: from host data (`jnp.array([1, 2])`),
     # which may also be an array -------------------------------------------------------
     *(
-        _jax(f"jax.numpy.{name}", creates="shape")
+        Api(f"jax.numpy.{name}", creates="shape")
         for name in ("arange", "zeros", "ones", "empty", "full", "eye", "identity", "linspace",
                      "logspace", "geomspace", "tri")
     ),
-    _jax("jax.numpy.array", creates="data"),
-    _jax("jax.numpy.asarray", creates="data"),
-    _jax("jax.lax.iota", creates="shape"),
-    _jax("jax.random.key", creates="shape"),
-    _jax("jax.random.PRNGKey", creates="shape"),
+    Api("jax.numpy.array", creates="data"),
+    Api("jax.numpy.asarray", creates="data"),
+    Api("jax.lax.iota", creates="shape"),
+    Api("jax.random.key", creates="shape"),
+    Api("jax.random.PRNGKey", creates="shape"),
     # Functions of the array modules that answer from shapes and dtypes: never an array, a
     # static value even inside a trace --------------------------------------------------
     *(
-        _jax(f"jax.numpy.{name}", static=True)
+        Api(f"jax.numpy.{name}", static=True)
         for name in ("dtype", "finfo", "iinfo", "shape", "ndim", "size", "issubdtype", "result_type",
                      "promote_types", "can_cast", "isdtype", "broadcast_shapes")
     ),
-    _jax("jax.lax.broadcast_shapes", static=True),
-    _jax("jax.lax.dtype", static=True),
-    _jax("jax.dtypes.canonicalize_dtype", static=True),
+    Api("jax.lax.broadcast_shapes", static=True),
+    Api("jax.lax.dtype", static=True),
+    Api("jax.dtypes.canonicalize_dtype", static=True),
     # Array classes, in annotations: whose arrays ("array-like": any library's, or a scalar) ---
-    _jax("jax.Array", array_type="jax"),
-    _jax("jax.numpy.ndarray", array_type="jax", public="jax.Array"),
-    _jax("jax.ArrayImpl", array_type="jax", public="jax.Array"),
-    _jax("jax.core.Array", array_type="jax", public="jax.Array"),
-    Api("jaxtyping.Array", "jaxtyping", array_type="jax", public="jax.Array"),
-    _jax("jax.typing.ArrayLike", array_type="array-like"),
-    Api("chex.Array", "chex", array_type="array-like"),
-    _torch("torch.Tensor", array_type="torch"),
-    _torch("torch.nn.Parameter", array_type="torch"),
-    _numpy("numpy.ndarray", array_type="numpy"),
-    _numpy("numpy.typing.NDArray", array_type="numpy"),
-    _cupy("cupy.ndarray", array_type="cupy"),
+    Api("jax.Array", array_type="jax"),
+    Api("jax.numpy.ndarray", array_type="jax", public="jax.Array"),
+    Api("jax.ArrayImpl", array_type="jax", public="jax.Array"),
+    Api("jax.core.Array", array_type="jax", public="jax.Array"),
+    Api("jaxtyping.Array", array_type="jax", public="jax.Array"),
+    Api("jax.typing.ArrayLike", array_type="array-like"),
+    Api("chex.Array", array_type="array-like"),
+    Api("torch.Tensor", array_type="torch"),
+    Api("torch.nn.Parameter", array_type="torch"),
+    Api("numpy.ndarray", array_type="numpy"),
+    Api("numpy.typing.NDArray", array_type="numpy"),
+    Api("cupy.ndarray", array_type="cupy"),
     # Calls that need a concrete buffer (checked with the installed libraries by
     # tests/test_traced_concrete_access.py::test_consumer_table_matches_the_libraries) ---
-    _torch("torch.as_tensor", tracer_error=UNAVAILABLE),
-    _torch("torch.asarray", tracer_error=UNAVAILABLE),
-    _torch("torch.tensor", tracer_error=UNAVAILABLE),
-    _torch("torch.frombuffer", tracer_error="ValueError"),
-    _numpy("numpy.asarray", tracer_error=ARRAY_CONVERSION),
-    _numpy("numpy.array", tracer_error=ARRAY_CONVERSION),
-    _numpy("numpy.asanyarray", tracer_error=ARRAY_CONVERSION),
-    _numpy("numpy.ascontiguousarray", tracer_error=ARRAY_CONVERSION),
-    _numpy("numpy.frombuffer", tracer_error="TypeError"),
-    _cupy("cupy.asarray", tracer_error=UNAVAILABLE),
-    _cupy("cupy.array", tracer_error=UNAVAILABLE),
-    _python("memoryview", tracer_error="TypeError"),
-    _python("bytes", tracer_error="TypeError"),
-    _python("bytearray", tracer_error="TypeError"),
-    _python("pickle.dumps", tracer_error=CONCRETIZATION),
-    _python("pickle.dump", tracer_error=CONCRETIZATION),
+    Api("torch.as_tensor", tracer_error=UNAVAILABLE),
+    Api("torch.asarray", tracer_error=UNAVAILABLE),
+    Api("torch.tensor", tracer_error=UNAVAILABLE),
+    Api("torch.frombuffer", tracer_error="ValueError"),
+    Api("numpy.asarray", tracer_error=ARRAY_CONVERSION),
+    Api("numpy.array", tracer_error=ARRAY_CONVERSION),
+    Api("numpy.asanyarray", tracer_error=ARRAY_CONVERSION),
+    Api("numpy.ascontiguousarray", tracer_error=ARRAY_CONVERSION),
+    Api("numpy.frombuffer", tracer_error="TypeError"),
+    Api("cupy.asarray", tracer_error=UNAVAILABLE),
+    Api("cupy.array", tracer_error=UNAVAILABLE),
+    Api("memoryview", tracer_error="TypeError"),
+    Api("bytes", tracer_error="TypeError"),
+    Api("bytearray", tracer_error="TypeError"),
+    Api("pickle.dumps", tracer_error=CONCRETIZATION),
+    Api("pickle.dump", tracer_error=CONCRETIZATION),
 )
 
-_FACTS = frozenset(f.name for f in fields(Api)) - {"name"}
+_FACTS = (frozenset(f.name for f in fields(Api)) - {"name"}) | {"library"}
 
 
 def records(**facts) -> tuple[Api, ...]:
