@@ -9,7 +9,6 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-
 from jax_codemod.analysis import api, capsules, values
 from jax_codemod.rules import _dlpack_exports, dlpack_without_host_fallback
 from jax_codemod.rules import traced_concrete_access as jax001
@@ -22,8 +21,19 @@ TF_CONSUMER = "tensorflow.experimental.dlpack.from_dlpack"
 
 OLD_ARRAY_MODULES = ("jax.numpy.", "jax.lax.", "jax.nn.", "jax.scipy.", "jax.random.", "jax.image.")
 OLD_CREATION = {
-    "arange", "zeros", "ones", "empty", "full", "eye", "identity", "linspace", "logspace", "geomspace", "tri",
-    "key", "PRNGKey",
+    "arange",
+    "zeros",
+    "ones",
+    "empty",
+    "full",
+    "eye",
+    "identity",
+    "linspace",
+    "logspace",
+    "geomspace",
+    "tri",
+    "key",
+    "PRNGKey",
 }
 
 # The tables as they stood before api.py (main at 8557920), and what changed on purpose.
@@ -94,7 +104,10 @@ OLD = {
     "values.TREE_MAPS": (values.TREE_MAPS, {"jax.tree_util.tree_map"}),
     "values.TREE_FLATTEN": (values.TREE_FLATTEN, {"jax.tree_util.tree_flatten"}),
     "_dlpack_exports.TREE_MAPS": (_dlpack_exports.TREE_MAPS, {"jax.tree_util.tree_map"}),
-    "traced_concrete_access.TREE_MAPS": (jax001.TREE_MAPS, {"jax.tree.map", "jax.tree_util.tree_map", "jax.tree_map"}),
+    "traced_concrete_access.TREE_MAPS": (
+        jax001.TREE_MAPS,
+        {"jax.tree.map", "jax.tree_util.tree_map", "jax.tree_map"},
+    ),
     # Decision 2: JAX001 knows the legacy `jax.tree_leaves` / `jax.tree_flatten` (JAX 0.4.30 to
     # 0.5) as it knew `jax.tree_map` (tests/snapshots/traced_concrete_access/
     # rewrite_legacy_tree_spellings.py).
@@ -122,14 +135,37 @@ OLD = {
     "values.CREATION": (values.CREATION, OLD_CREATION | {"iota"}),
     "traced_concrete_access.CREATION_FUNCTIONS": (
         jax001.CREATION_FUNCTIONS,
-        {"zeros", "ones", "full", "empty", "arange", "linspace", "eye", "identity", "array", "asarray", "iota"}
+        {
+            "zeros",
+            "ones",
+            "full",
+            "empty",
+            "arange",
+            "linspace",
+            "eye",
+            "identity",
+            "array",
+            "asarray",
+            "iota",
+        }
         | {"logspace", "geomspace", "tri", "key", "PRNGKey"},
     ),
     "traced_concrete_access.SHAPE_FUNCTIONS": (
         jax001.SHAPE_FUNCTIONS,
         {
-            "shape", "ndim", "size", "broadcast_shapes", "result_type", "dtype", "iinfo", "finfo", "issubdtype",
-            "promote_types", "can_cast", "isdtype", "canonicalize_dtype",
+            "shape",
+            "ndim",
+            "size",
+            "broadcast_shapes",
+            "result_type",
+            "dtype",
+            "iinfo",
+            "finfo",
+            "issubdtype",
+            "promote_types",
+            "can_cast",
+            "isdtype",
+            "canonicalize_dtype",
         },
     ),
     # Decision 5: values knows the shape and dtype functions JAX001 knew: broadcast_shapes (of
@@ -138,11 +174,28 @@ OLD = {
         values.NOT_ARRAYS,
         {
             f"jax.numpy.{name}"
-            for name in ("dtype", "finfo", "iinfo", "shape", "ndim", "size", "issubdtype", "result_type",
-                         "promote_types", "can_cast", "isdtype", "vectorize")
+            for name in (
+                "dtype",
+                "finfo",
+                "iinfo",
+                "shape",
+                "ndim",
+                "size",
+                "issubdtype",
+                "result_type",
+                "promote_types",
+                "can_cast",
+                "isdtype",
+                "vectorize",
+            )
         }
         | {f"jax.lax.{name}" for name in ("fori_loop", "while_loop", "scan", "cond", "switch", "map")}
-        | {"jax.numpy.broadcast_shapes", "jax.lax.broadcast_shapes", "jax.lax.dtype", "jax.dtypes.canonicalize_dtype"},
+        | {
+            "jax.numpy.broadcast_shapes",
+            "jax.lax.broadcast_shapes",
+            "jax.lax.dtype",
+            "jax.dtypes.canonicalize_dtype",
+        },
     ),
     "values.JAX_ARRAY_TYPES": (values.JAX_ARRAY_TYPES, {"jax.Array"}),
     "values.TORCH_TYPES": (values.TORCH_TYPES, {"torch.Tensor", "torch.nn.Parameter"}),
@@ -152,8 +205,16 @@ OLD = {
     "capsules._ARRAY_CLASSES": (
         capsules._ARRAY_CLASSES,
         {
-            "torch.Tensor", "torch.nn.Parameter", "numpy.ndarray", "numpy.typing.NDArray", "jax.Array",
-            "jax.numpy.ndarray", "jax.typing.ArrayLike", "cupy.ndarray", "chex.Array", "jaxtyping.Array",
+            "torch.Tensor",
+            "torch.nn.Parameter",
+            "numpy.ndarray",
+            "numpy.typing.NDArray",
+            "jax.Array",
+            "jax.numpy.ndarray",
+            "jax.typing.ArrayLike",
+            "cupy.ndarray",
+            "chex.Array",
+            "jaxtyping.Array",
         }
         | {"jax.ArrayImpl", "jax.core.Array"},
     ),
@@ -206,7 +267,9 @@ def _dotted_tables(path: Path):
             continue
         if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
             strings = {
-                c.value for c in ast.walk(node.value) if isinstance(c, ast.Constant) and isinstance(c.value, str)
+                c.value
+                for c in ast.walk(node.value)
+                if isinstance(c, ast.Constant) and isinstance(c.value, str)
             }
             yield node, strings
 

@@ -64,28 +64,28 @@ API: tuple[Api, ...] = (
     # that version question is removed_dlpack_api's); the result is on one device.
     Api("jax.dlpack.from_dlpack", takes_arrays=True, single_device=True),
     Api("jax.numpy.from_dlpack", takes_arrays=True, single_device=True),
-    Api("jax._src.dlpack.from_dlpack", takes_arrays=True, single_device=True, public="jax.dlpack.from_dlpack"),
+    Api(
+        "jax._src.dlpack.from_dlpack", takes_arrays=True, single_device=True, public="jax.dlpack.from_dlpack"
+    ),
     Api("jax.dlpack.to_dlpack", makes_capsules=True),
     Api("jax._src.dlpack.to_dlpack", makes_capsules=True, public="jax.dlpack.to_dlpack"),
     # torch reads __dlpack_device__ first (torch/utils/dlpack.py, torch/_tensor.py), and
     # takes a capsule as well.
-    Api(
-        "torch.from_dlpack",
-        takes_arrays=True,
-        takes_capsules=True,
-        host_constructor="torch.as_tensor",
-        tracer_error=UNAVAILABLE,
-    ),
-    Api(
-        "torch.utils.dlpack.from_dlpack",
-        takes_arrays=True,
-        takes_capsules=True,
-        host_constructor="torch.as_tensor",
-        tracer_error=UNAVAILABLE,
+    *(
+        Api(
+            name,
+            takes_arrays=True,
+            takes_capsules=True,
+            host_constructor="torch.as_tensor",
+            tracer_error=UNAVAILABLE,
+        )
+        for name in ("torch.from_dlpack", "torch.utils.dlpack.from_dlpack")
     ),
     Api("torch.utils.dlpack.to_dlpack", makes_capsules=True),
     Api("torch.to_dlpack", makes_capsules=True, public="torch.utils.dlpack.to_dlpack"),
-    Api("numpy.from_dlpack", takes_arrays=True, host_constructor="numpy.asarray", tracer_error=CONCRETIZATION),
+    Api(
+        "numpy.from_dlpack", takes_arrays=True, host_constructor="numpy.asarray", tracer_error=CONCRETIZATION
+    ),
     # CuPy takes __cuda_array_interface__ or __dlpack__ (a tracer has neither); its
     # `from_dlpack` still takes a legacy capsule, `fromDlpack` nothing else.
     Api(
@@ -113,14 +113,27 @@ API: tuple[Api, ...] = (
     Api("jax.tree_util.tree_leaves_with_path", tree="leaves_with_path"),
     Api("jax.tree.leaves_with_path", tree="leaves_with_path", public="jax.tree_util.tree_leaves_with_path"),
     Api("jax.tree_util.tree_flatten_with_path", tree="flatten_with_path"),
-    Api("jax.tree.flatten_with_path", tree="flatten_with_path", public="jax.tree_util.tree_flatten_with_path"),
+    Api(
+        "jax.tree.flatten_with_path", tree="flatten_with_path", public="jax.tree_util.tree_flatten_with_path"
+    ),
     # Creation: a new array from no array arguments - on the default device (or, in explicit
     # mode, the mesh), and a tracer inside a trace. `data`: from host data (`jnp.array([1, 2])`),
     # which may also be an array -------------------------------------------------------
     *(
         Api(f"jax.numpy.{name}", creates="shape")
-        for name in ("arange", "zeros", "ones", "empty", "full", "eye", "identity", "linspace",
-                     "logspace", "geomspace", "tri")
+        for name in (
+            "arange",
+            "zeros",
+            "ones",
+            "empty",
+            "full",
+            "eye",
+            "identity",
+            "linspace",
+            "logspace",
+            "geomspace",
+            "tri",
+        )
     ),
     Api("jax.numpy.array", creates="data"),
     Api("jax.numpy.asarray", creates="data"),
@@ -131,8 +144,20 @@ API: tuple[Api, ...] = (
     # static value even inside a trace --------------------------------------------------
     *(
         Api(f"jax.numpy.{name}", static=True)
-        for name in ("dtype", "finfo", "iinfo", "shape", "ndim", "size", "issubdtype", "result_type",
-                     "promote_types", "can_cast", "isdtype", "broadcast_shapes")
+        for name in (
+            "dtype",
+            "finfo",
+            "iinfo",
+            "shape",
+            "ndim",
+            "size",
+            "issubdtype",
+            "result_type",
+            "promote_types",
+            "can_cast",
+            "isdtype",
+            "broadcast_shapes",
+        )
     ),
     Api("jax.lax.broadcast_shapes", static=True),
     Api("jax.lax.dtype", static=True),
