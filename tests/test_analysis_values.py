@@ -265,6 +265,20 @@ def test_explicit_sharding_mode_places_creation_on_the_mesh():
     assert value("probe(jnp.zeros(8))").placement == SINGLE
 
 
+def test_shape_functions_are_no_arrays():
+    # Decision 5 of issue 29's api.py: what JAX001 knew answers from shapes, values knows too.
+    assert value("probe(jnp.broadcast_shapes((2, 1), (1, 3)))").kind != ARRAY
+    assert value("probe(jax.lax.broadcast_shapes((2, 1), (1, 3)))").kind != ARRAY
+    assert value("probe(jnp.add(jnp.ones(2), 1))").kind == ARRAY
+
+
+def test_iota_is_creation():
+    # Decision 4 of issue 29's api.py: lax.iota is placed as creation is, and says so.
+    placed = value("with jax.set_mesh(mesh):\n    probe(jax.lax.iota(jnp.int32, 8))")
+    assert (placed.placement, placed.why) == (MULTI, "`jax.lax.iota` under `jax.set_mesh`")
+    assert value("probe(jax.lax.iota(jnp.int32, 8))").placement == SINGLE
+
+
 # Flows -------------------------------------------------------------------------------
 
 

@@ -37,6 +37,7 @@ import weakref
 from dataclasses import dataclass, field
 from functools import cached_property
 
+from jax_codemod.analysis import api
 from jax_codemod.analysis.context import FileContext
 from jax_codemod.analysis.scopes import (
     COMPREHENSIONS,
@@ -79,12 +80,10 @@ TENSORFLOW = "tensorflow"  # tf.experimental.dlpack.to_dlpack(t): TF tensors may
 # Consumers ------------------------------------------------------------------------
 
 # JAX's consumers: they take an array-protocol object and reject capsules (TypeError).
-JAX_CONSUMERS = frozenset({"jax.dlpack.from_dlpack", "jax.numpy.from_dlpack", "jax._src.dlpack.from_dlpack"})
+JAX_CONSUMERS = api.names(library="jax", takes_arrays=True)
 # Consumers that take an array-protocol object; the torch ones take a capsule as well.
-ARRAY_CONSUMERS = JAX_CONSUMERS | {"torch.from_dlpack", "torch.utils.dlpack.from_dlpack", "numpy.from_dlpack",
-                                   "cupy.from_dlpack"}
-CAPSULE_TOLERANT = frozenset({"torch.from_dlpack", "torch.utils.dlpack.from_dlpack", "cupy.from_dlpack",
-                              "cupy.fromDlpack", "tensorflow.experimental.dlpack.from_dlpack"})
+ARRAY_CONSUMERS = api.names(takes_arrays=True)
+CAPSULE_TOLERANT = api.names(takes_capsules=True)
 
 # The DLPack functions by name: every producer and consumer call ends in one of them, or goes
 # through a name bound from one (see CapsuleAnalysis._dlpack_names).
@@ -104,9 +103,7 @@ _ARRAY_ONLY_ATTRIBUTES = frozenset({
 })
 _PROTOCOL_ATTRIBUTES = frozenset({"__dlpack__", "__dlpack_device__", "__array__", "__array_interface__",
                                   "__cuda_array_interface__"})
-_ARRAY_CLASSES = frozenset({"torch.Tensor", "torch.nn.Parameter", "numpy.ndarray", "numpy.typing.NDArray",
-                            "jax.Array", "jax.numpy.ndarray", "jax.typing.ArrayLike", "cupy.ndarray",
-                            "chex.Array", "jaxtyping.Array"})
+_ARRAY_CLASSES = api.names(array_type=True)
 
 # Words in a name, attribute, key or annotation that say "this holds a capsule".
 _CAPSULE_WORDS = re.compile(r"capsule|dlpack|dl_?tensor|dlpk|(^|_)dlp($|_)", re.IGNORECASE)

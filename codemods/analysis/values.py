@@ -48,6 +48,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 
+from jax_codemod.analysis import api
 from jax_codemod.analysis import transforms as spelled
 from jax_codemod.analysis.scopes import (
     CHILD_FIELDS,
@@ -198,15 +199,15 @@ JIT_TRANSFORMS = frozenset({"jax.jit", "jax.experimental.pjit.pjit"})
 MULTI_TRANSFORMS = frozenset({"jax.pmap", "jax.shard_map"})
 PARTIAL = frozenset({"functools.partial"})
 
-JAX_ARRAY_TYPES = frozenset({"jax.Array"})
+JAX_ARRAY_TYPES = api.public_names(array_type="jax")
 MAPPING_TYPES = frozenset(
     {"dict", "typing.Dict", "typing.Mapping", "collections.abc.Mapping", "typing.MutableMapping"}
 )
 SEQUENCE_TYPES = frozenset(
     {"list", "tuple", "typing.List", "typing.Tuple", "typing.Sequence", "collections.abc.Sequence"}
 )
-TORCH_TYPES = frozenset({"torch.Tensor", "torch.nn.Parameter"})
-NUMPY_TYPES = frozenset({"numpy.ndarray", "numpy.typing.NDArray"})
+TORCH_TYPES = api.public_names(array_type="torch")
+NUMPY_TYPES = api.public_names(array_type="numpy")
 CAPSULE_TYPES = frozenset({"types.CapsuleType", "typing_extensions.CapsuleType"})
 SHARDING_TYPES = {
     "jax.sharding.NamedSharding": MULTI,
@@ -221,50 +222,21 @@ SHARDING_TYPES = {
 DEVICE_TYPES = frozenset({"jax.Device", "jaxlib.xla_client.Device", "jax.lib.xla_client.Device"})
 
 # Modules whose functions return arrays placed like their array arguments...
-ARRAY_MODULES = ("jax.numpy.", "jax.lax.", "jax.nn.", "jax.scipy.", "jax.random.", "jax.image.")
+ARRAY_MODULES = api.ARRAY_MODULES
 # ...except these, which return something else (dtypes, shapes, functions).
-NOT_ARRAYS = frozenset(
-    {
-        "jax.numpy.dtype",
-        "jax.numpy.finfo",
-        "jax.numpy.iinfo",
-        "jax.numpy.shape",
-        "jax.numpy.ndim",
-        "jax.numpy.size",
-        "jax.numpy.issubdtype",
-        "jax.numpy.result_type",
-        "jax.numpy.promote_types",
-        "jax.numpy.can_cast",
-        "jax.numpy.isdtype",
-        "jax.numpy.vectorize",
-        "jax.lax.fori_loop",
-        "jax.lax.while_loop",
-        "jax.lax.scan",
-        "jax.lax.cond",
-        "jax.lax.switch",
-        "jax.lax.map",
-    }
-)
+NOT_ARRAYS = api.names(static=True) | {
+    "jax.numpy.vectorize",
+    "jax.lax.fori_loop",
+    "jax.lax.while_loop",
+    "jax.lax.scan",
+    "jax.lax.cond",
+    "jax.lax.switch",
+    "jax.lax.map",
+}
 # Creation without array arguments: on the default device (or, in explicit mode, the mesh).
-CREATION = frozenset(
-    {
-        "arange",
-        "zeros",
-        "ones",
-        "empty",
-        "full",
-        "eye",
-        "identity",
-        "linspace",
-        "logspace",
-        "geomspace",
-        "tri",
-        "key",
-        "PRNGKey",
-    }
-)
+CREATION = api.members(creates="shape")
 # jax.* callables whose result is known.
-SINGLE_PRODUCERS = frozenset({"jax.dlpack.from_dlpack", "jax.numpy.from_dlpack"})
+SINGLE_PRODUCERS = api.public_names(single_device=True)
 MULTI_PRODUCERS = frozenset({"jax.device_put_sharded", "jax.device_put_replicated"})
 SHARDED_BY_ARGUMENT = {  # producer -> (position, keyword) of its sharding
     "jax.make_array_from_callback": (1, "sharding"),
@@ -280,17 +252,12 @@ NOT_ADDRESSABLE_PRODUCERS = frozenset(
     }
 )
 HOST_PRODUCERS = frozenset({"jax.device_get", "jax.experimental.multihost_utils.process_allgather"})
-# The calls that make a DLPack capsule, and whose: the one table (analysis/capsules.py reads it too).
-CAPSULE_PRODUCERS = {
-    "jax.dlpack.to_dlpack": "jax",
-    "jax._src.dlpack.to_dlpack": "jax",
-    "torch.utils.dlpack.to_dlpack": "torch",
-    "torch.to_dlpack": "torch",
-    "tensorflow.experimental.dlpack.to_dlpack": "tensorflow",
-}
-TREE_LEAVES = frozenset({"jax.tree_util.tree_leaves"})
-TREE_MAPS = frozenset({"jax.tree_util.tree_map"})
-TREE_FLATTEN = frozenset({"jax.tree_util.tree_flatten"})
+# The calls that make a DLPack capsule, and whose (analysis/capsules.py reads it too).
+CAPSULE_PRODUCERS: dict[str, str] = {name.name: name.library for name in api.records(makes_capsules=True)}
+# Public spellings only: `qualname` canonicalises. Leaves with their paths are not modelled.
+TREE_LEAVES = api.public_names(tree="leaves")
+TREE_MAPS = api.public_names(tree="map")
+TREE_FLATTEN = api.public_names(tree="flatten")
 MESH_CONTEXTS = frozenset({"jax.set_mesh"})
 # Methods and attributes of an array that return an array placed like the receiver.
 ARRAY_METHODS = frozenset(

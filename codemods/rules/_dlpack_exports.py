@@ -17,6 +17,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from jax_codemod.analysis import api
 from jax_codemod.analysis import values as v
 from jax_codemod.analysis.context import FileContext
 from jax_codemod.analysis.guards import caught
@@ -31,18 +32,9 @@ if TYPE_CHECKING:
 HELPER = "ensure_single_device"
 HELPER_MODULE_OPTION = "helper-module"
 
-# Consumers that take an object speaking the array protocol and ask it for one buffer.
-CONSUMERS = frozenset(
-    {
-        "torch.from_dlpack",
-        "torch.utils.dlpack.from_dlpack",
-        "numpy.from_dlpack",
-        "cupy.from_dlpack",
-        "tensorflow.experimental.dlpack.from_dlpack",
-        "jax.numpy.from_dlpack",
-        "jax.dlpack.from_dlpack",
-    }
-)
+# Consumers that take an object speaking the array protocol and ask it for one buffer
+# (`analysis.qualname` gives public spellings).
+CONSUMERS = api.public_names(takes_arrays=True)
 DLPACK_METHODS = frozenset({"__dlpack__", "__dlpack_device__"})
 # A raw pointer does not keep the buffer alive: the gathered copy must outlive the statement.
 POINTER_METHODS = frozenset({"unsafe_buffer_pointer"})
@@ -71,7 +63,7 @@ GUARD_EXCEPTIONS = {
         {"RuntimeError", "ValueError", "JaxRuntimeError", "XlaRuntimeError", "AttributeError"}
     ),
 }
-TREE_MAPS = frozenset({"jax.tree_util.tree_map"})
+TREE_MAPS = api.public_names(tree="map")
 WRAPPABLE = {
     "Name": "Name",
     "Attribute": "Attribute",

@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING
 
+from jax_codemod.analysis import api
 from jax_codemod.analysis import values as v
 from jax_codemod.analysis.context import FileContext
 from jax_codemod.analysis.scopes import walk
@@ -26,12 +27,7 @@ if TYPE_CHECKING:
     import libcst as cst
 
 # Consumer -> the same library's constructor, which takes the host (NumPy) copy.
-HOST_CONSTRUCTORS = {
-    "torch.from_dlpack": "torch.as_tensor",
-    "torch.utils.dlpack.from_dlpack": "torch.as_tensor",
-    "numpy.from_dlpack": "numpy.asarray",
-    "cupy.from_dlpack": "cupy.asarray",
-}
+HOST_CONSTRUCTORS: dict[str, str] = api.table("host_constructor")
 
 # Fix shapes, carried in Finding.data[0].
 STATEMENT = "statement"

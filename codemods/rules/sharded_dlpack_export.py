@@ -10,8 +10,8 @@ from jax_codemod.rules._dlpack_exports import Export, GatherBeforeExport
 class ShardedDlpackExport(GatherBeforeExport):
     """## What it does
     Finds DLPack exports (`torch.from_dlpack(x)`, `torch.utils.dlpack.from_dlpack(x)`,
-    `np.from_dlpack(x)`, `cupy.from_dlpack(x)`, `tf.experimental.dlpack.from_dlpack(x)`,
-    `jnp.from_dlpack(x)`, `x.__dlpack__()`, `x.__dlpack_device__()`) and raw-pointer
+    `np.from_dlpack(x)`, `cupy.from_dlpack(x)`, `jnp.from_dlpack(x)`, `x.__dlpack__()`,
+    `x.__dlpack_device__()`) and raw-pointer
     exports (`x.unsafe_buffer_pointer()`, `x.__cuda_array_interface__`) of a JAX array
     that the file itself places on several devices: the value is followed back through
     the assignments of its scope, and through jitted, pmapped and shard_mapped callables

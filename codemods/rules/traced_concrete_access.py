@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from functools import cache
 from typing import TYPE_CHECKING
 
+from jax_codemod.analysis import api
 from jax_codemod.analysis.context import (
     CONTAINER_CALLS,
     FileContext,
@@ -24,6 +25,7 @@ from jax_codemod.analysis.context import (
     string_interiors,
     top_level_blocks,
 )
+from jax_codemod.analysis.jax_versions import OLDEST_SUPPORTED
 from jax_codemod.analysis.scopes import CHILD_FIELDS, child_fields
 from jax_codemod.analysis.transforms import (
     JIT,
@@ -45,11 +47,9 @@ if TYPE_CHECKING:
     import libcst as cst
 
 # What reading or calling a concrete-only member on a tracer raises.
-CONCRETIZATION = "ConcretizationTypeError"
-ARRAY_CONVERSION = "TracerArrayConversionError"
-UNAVAILABLE = "AttributeError"  # JAX hides the attribute so that hasattr() stays False
+CONCRETIZATION, ARRAY_CONVERSION, UNAVAILABLE = api.CONCRETIZATION, api.ARRAY_CONVERSION, api.UNAVAILABLE
 Version = tuple[int, ...]
-OLDEST: Version = (0, 4, 30)
+OLDEST: Version = OLDEST_SUPPORTED
 
 
 @dataclass(frozen=True)
@@ -168,30 +168,7 @@ class Consumer:
 
 # Qualified name -> what it raises given a tracer (checked with the installed libraries by
 # tests/test_traced_concrete_access.py::test_consumer_table_matches_the_libraries).
-CONSUMERS: dict[str, Consumer] = {
-    # torch reads __dlpack_device__ first (torch/utils/dlpack.py, torch/_tensor.py).
-    "torch.from_dlpack": Consumer(UNAVAILABLE),
-    "torch.utils.dlpack.from_dlpack": Consumer(UNAVAILABLE),
-    "torch.as_tensor": Consumer(UNAVAILABLE),
-    "torch.asarray": Consumer(UNAVAILABLE),
-    "torch.tensor": Consumer(UNAVAILABLE),
-    "torch.frombuffer": Consumer("ValueError"),
-    "numpy.asarray": Consumer(ARRAY_CONVERSION),
-    "numpy.array": Consumer(ARRAY_CONVERSION),
-    "numpy.asanyarray": Consumer(ARRAY_CONVERSION),
-    "numpy.ascontiguousarray": Consumer(ARRAY_CONVERSION),
-    "numpy.from_dlpack": Consumer(CONCRETIZATION),
-    "numpy.frombuffer": Consumer("TypeError"),
-    # CuPy takes __cuda_array_interface__ or __dlpack__; a tracer has neither.
-    "cupy.from_dlpack": Consumer(CONCRETIZATION),
-    "cupy.asarray": Consumer(UNAVAILABLE),
-    "cupy.array": Consumer(UNAVAILABLE),
-    "memoryview": Consumer("TypeError"),
-    "bytes": Consumer("TypeError"),
-    "bytearray": Consumer("TypeError"),
-    "pickle.dumps": Consumer(CONCRETIZATION),
-    "pickle.dump": Consumer(CONCRETIZATION),
-}
+CONSUMERS: dict[str, Consumer] = {name: Consumer(error) for name, error in api.table("tracer_error").items()}
 # Buffer-protocol helpers called as methods: `ffi.from_buffer([cdecl,] x)` on a cffi.FFI
 # (the array is the last positional argument) and `(ctypes.c_char * n).from_buffer_copy(x)`.
 CFFI_FFI = "cffi.FFI"
@@ -204,43 +181,16 @@ STATIC_ATTRS = frozenset(
 STATIC_BUILTINS = frozenset({"len", "int", "float", "bool", "tuple", "min", "max", "abs"})
 STATIC_FUNCTIONS = frozenset({"math.prod", "numpy.prod"})
 # Inside a trace, these jax functions return tracers...
-ARRAY_MODULES = ("jax.numpy.", "jax.lax.", "jax.random.", "jax.nn.", "jax.scipy.")
-CREATION_FUNCTIONS = frozenset(
-    {"zeros", "ones", "full", "empty", "arange", "linspace", "eye", "identity", "array", "asarray", "iota"}
-)
+ARRAY_MODULES = api.ARRAY_MODULES
+# (creation functions return tracers even from no traced argument)
+CREATION_FUNCTIONS = api.members(creates=True)
 # ...except these, which answer from shapes and dtypes.
-SHAPE_FUNCTIONS = frozenset(
-    {
-        "shape",
-        "ndim",
-        "size",
-        "broadcast_shapes",
-        "result_type",
-        "dtype",
-        "iinfo",
-        "finfo",
-        "issubdtype",
-        "promote_types",
-        "can_cast",
-        "isdtype",
-        "canonicalize_dtype",
-    }
-)
-# Pytree maps: their function runs on the leaves of the trees.
-TREE_MAPS = frozenset({"jax.tree.map", "jax.tree_util.tree_map", "jax.tree_map"})
+SHAPE_FUNCTIONS = api.members(static=True)
+# Pytree maps: their function runs on the leaves of the trees. Every spelling: `public`
+# maps private paths only.
+TREE_MAPS = api.names(tree="map")
 # Pytree helpers whose results are the leaves of their argument: tracers when it is traced.
-TREE_LEAVES = frozenset(
-    {
-        "jax.tree.leaves",
-        "jax.tree.flatten",
-        "jax.tree_util.tree_leaves",
-        "jax.tree_util.tree_flatten",
-        "jax.tree_util.tree_leaves_with_path",
-        "jax.tree_util.tree_flatten_with_path",
-        "jax.tree.leaves_with_path",
-        "jax.tree.flatten_with_path",
-    }
-)
+TREE_LEAVES = frozenset(record.name for record in api.records(tree=True) if record.tree != "map")
 # Attributes of a jitted function that a plain wrapper does not have.
 JITTED_ATTRS = frozenset({"lower", "trace", "eval_shape", "clear_cache", "_cache_size", "__wrapped__"})
 _BY_CALL = "the function is jitted by a call and may also run eagerly"

@@ -1,0 +1,236 @@
+"""The facts about library functions that the analysis and the rules judge calls by.
+
+Each qualified name stands here once, as one record of what it does; a rule or analysis asks
+for the names with the facts it cares about (``names(takes_arrays=True)``) instead of keeping
+its own list, so two rules cannot judge the same call differently. A rule keeps only the tables
+that are truly its own (JAX001's members of ``jax.core.Tracer``).
+
+Names are the public spellings that ``values.public_name`` gives, unless ``public`` says which
+public name a private or legacy spelling stands for: a resolver that does not canonicalise
+(``FileContext.qualname``) needs those spellings too.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+
+# What a call raises when it is given a tracer (JAX001 reports it).
+CONCRETIZATION = "ConcretizationTypeError"
+ARRAY_CONVERSION = "TracerArrayConversionError"
+UNAVAILABLE = "AttributeError"  # JAX hides the attribute so that hasattr() stays False
+
+
+@dataclass(frozen=True)
+class Api:
+    """One library function or class and its facts.
+
+    ``takes_arrays``: a DLPack consumer that takes an object with ``__dlpack__`` and asks it for
+    one buffer. ``takes_capsules``: a consumer that takes a DLPack ``PyCapsule``.
+    ``makes_capsules``: a producer of a capsule, of its library's arrays. ``host_constructor``:
+    the same library's constructor from a host (NumPy) copy, for a consumer. ``single_device``:
+    its result is a JAX array on one device. ``tracer_error``: what it raises given a tracer,
+    because it needs a concrete buffer. ``tree``: a pytree helper, what it gives ("map": runs
+    its function on the leaves; "leaves"/"flatten": the leaves, as a list or with the treedef;
+    "leaves_with_path"/"flatten_with_path": each leaf with its path). ``public``: the public
+    name a private or legacy spelling stands for.
+    """
+
+    name: str
+    takes_arrays: bool = False
+    takes_capsules: bool = False
+    makes_capsules: bool = False
+    host_constructor: str | None = None
+    single_device: bool = False
+    tracer_error: str | None = None
+    tree: str | None = None
+    creates: str | None = None
+    static: bool = False
+    array_type: str | None = None
+    public: str | None = None
+
+    @property
+    def library(self) -> str:
+        """Whose it is: the top-level package (`torch`, `tensorflow`, ...)."""
+        return self.name.split(".", 1)[0]
+
+
+# Modules whose functions take and return JAX arrays (`jax.image.resize`): inside a trace, their
+# results are tracers when an argument is.
+ARRAY_MODULES = ("jax.numpy.", "jax.lax.", "jax.nn.", "jax.scipy.", "jax.random.", "jax.image.")
+
+API: tuple[Api, ...] = (
+    # DLPack ---------------------------------------------------------------------------
+    # JAX's consumers take an array-protocol object and reject capsules (TypeError since 0.7.2:
+    # that version question is removed_dlpack_api's); the result is on one device.
+    Api("jax.dlpack.from_dlpack", takes_arrays=True, single_device=True),
+    Api("jax.numpy.from_dlpack", takes_arrays=True, single_device=True),
+    Api(
+        "jax._src.dlpack.from_dlpack", takes_arrays=True, single_device=True, public="jax.dlpack.from_dlpack"
+    ),
+    Api("jax.dlpack.to_dlpack", makes_capsules=True),
+    Api("jax._src.dlpack.to_dlpack", makes_capsules=True, public="jax.dlpack.to_dlpack"),
+    # torch reads __dlpack_device__ first (torch/utils/dlpack.py, torch/_tensor.py), and
+    # takes a capsule as well.
+    *(
+        Api(
+            name,
+            takes_arrays=True,
+            takes_capsules=True,
+            host_constructor="torch.as_tensor",
+            tracer_error=UNAVAILABLE,
+        )
+        for name in ("torch.from_dlpack", "torch.utils.dlpack.from_dlpack")
+    ),
+    Api("torch.utils.dlpack.to_dlpack", makes_capsules=True),
+    Api("torch.to_dlpack", makes_capsules=True, public="torch.utils.dlpack.to_dlpack"),
+    Api(
+        "numpy.from_dlpack", takes_arrays=True, host_constructor="numpy.asarray", tracer_error=CONCRETIZATION
+    ),
+    # CuPy takes __cuda_array_interface__ or __dlpack__ (a tracer has neither); its
+    # `from_dlpack` still takes a legacy capsule, `fromDlpack` nothing else.
+    Api(
+        "cupy.from_dlpack",
+        takes_arrays=True,
+        takes_capsules=True,
+        host_constructor="cupy.asarray",
+        tracer_error=CONCRETIZATION,
+    ),
+    Api("cupy.fromDlpack", takes_capsules=True),
+    # TensorFlow's consumer takes a capsule only (`from_dlpack(dlcapsule)`: "A PyCapsule named
+    # as dltensor"), and many releases' tensors have no `__dlpack__` (tensorflow#61769).
+    Api("tensorflow.experimental.dlpack.from_dlpack", takes_capsules=True),
+    Api("tensorflow.experimental.dlpack.to_dlpack", makes_capsules=True),
+    # Pytrees: "map" runs its function on the leaves; the others give the leaves -------
+    Api("jax.tree_util.tree_map", tree="map"),
+    Api("jax.tree.map", tree="map", public="jax.tree_util.tree_map"),
+    Api("jax.tree_map", tree="map", public="jax.tree_util.tree_map"),  # removed in JAX 0.6
+    Api("jax.tree_util.tree_leaves", tree="leaves"),
+    Api("jax.tree.leaves", tree="leaves", public="jax.tree_util.tree_leaves"),
+    Api("jax.tree_leaves", tree="leaves", public="jax.tree_util.tree_leaves"),
+    Api("jax.tree_util.tree_flatten", tree="flatten"),
+    Api("jax.tree.flatten", tree="flatten", public="jax.tree_util.tree_flatten"),
+    Api("jax.tree_flatten", tree="flatten", public="jax.tree_util.tree_flatten"),
+    Api("jax.tree_util.tree_leaves_with_path", tree="leaves_with_path"),
+    Api("jax.tree.leaves_with_path", tree="leaves_with_path", public="jax.tree_util.tree_leaves_with_path"),
+    Api("jax.tree_util.tree_flatten_with_path", tree="flatten_with_path"),
+    Api(
+        "jax.tree.flatten_with_path", tree="flatten_with_path", public="jax.tree_util.tree_flatten_with_path"
+    ),
+    # Creation: a new array from no array arguments - on the default device (or, in explicit
+    # mode, the mesh), and a tracer inside a trace. `data`: from host data (`jnp.array([1, 2])`),
+    # which may also be an array -------------------------------------------------------
+    *(
+        Api(f"jax.numpy.{name}", creates="shape")
+        for name in (
+            "arange",
+            "zeros",
+            "ones",
+            "empty",
+            "full",
+            "eye",
+            "identity",
+            "linspace",
+            "logspace",
+            "geomspace",
+            "tri",
+        )
+    ),
+    Api("jax.numpy.array", creates="data"),
+    Api("jax.numpy.asarray", creates="data"),
+    Api("jax.lax.iota", creates="shape"),
+    Api("jax.random.key", creates="shape"),
+    Api("jax.random.PRNGKey", creates="shape"),
+    # Functions of the array modules that answer from shapes and dtypes: never an array, a
+    # static value even inside a trace --------------------------------------------------
+    *(
+        Api(f"jax.numpy.{name}", static=True)
+        for name in (
+            "dtype",
+            "finfo",
+            "iinfo",
+            "shape",
+            "ndim",
+            "size",
+            "issubdtype",
+            "result_type",
+            "promote_types",
+            "can_cast",
+            "isdtype",
+            "broadcast_shapes",
+        )
+    ),
+    Api("jax.lax.broadcast_shapes", static=True),
+    Api("jax.lax.dtype", static=True),
+    Api("jax.dtypes.canonicalize_dtype", static=True),
+    # Array classes, in annotations: whose arrays ("array-like": any library's, or a scalar) ---
+    Api("jax.Array", array_type="jax"),
+    Api("jax.numpy.ndarray", array_type="jax", public="jax.Array"),
+    Api("jax.ArrayImpl", array_type="jax", public="jax.Array"),
+    Api("jax.core.Array", array_type="jax", public="jax.Array"),
+    Api("jaxtyping.Array", array_type="jax", public="jax.Array"),
+    Api("jax.typing.ArrayLike", array_type="array-like"),
+    Api("chex.Array", array_type="array-like"),
+    Api("torch.Tensor", array_type="torch"),
+    Api("torch.nn.Parameter", array_type="torch"),
+    Api("numpy.ndarray", array_type="numpy"),
+    Api("numpy.typing.NDArray", array_type="numpy"),
+    Api("cupy.ndarray", array_type="cupy"),
+    # Calls that need a concrete buffer (checked with the installed libraries by
+    # tests/test_traced_concrete_access.py::test_consumer_table_matches_the_libraries) ---
+    Api("torch.as_tensor", tracer_error=UNAVAILABLE),
+    Api("torch.asarray", tracer_error=UNAVAILABLE),
+    Api("torch.tensor", tracer_error=UNAVAILABLE),
+    Api("torch.frombuffer", tracer_error="ValueError"),
+    Api("numpy.asarray", tracer_error=ARRAY_CONVERSION),
+    Api("numpy.array", tracer_error=ARRAY_CONVERSION),
+    Api("numpy.asanyarray", tracer_error=ARRAY_CONVERSION),
+    Api("numpy.ascontiguousarray", tracer_error=ARRAY_CONVERSION),
+    Api("numpy.frombuffer", tracer_error="TypeError"),
+    Api("cupy.asarray", tracer_error=UNAVAILABLE),
+    Api("cupy.array", tracer_error=UNAVAILABLE),
+    Api("memoryview", tracer_error="TypeError"),
+    Api("bytes", tracer_error="TypeError"),
+    Api("bytearray", tracer_error="TypeError"),
+    Api("pickle.dumps", tracer_error=CONCRETIZATION),
+    Api("pickle.dump", tracer_error=CONCRETIZATION),
+)
+
+_FACTS = (frozenset(f.name for f in fields(Api)) - {"name"}) | {"library"}
+
+
+def records(**facts) -> tuple[Api, ...]:
+    """The records whose facts equal ``facts`` (``True`` for a string fact: it is set)."""
+    unknown = set(facts) - _FACTS
+    if unknown:
+        raise TypeError(f"no such fact: {', '.join(sorted(unknown))}")
+    return tuple(
+        api
+        for api in API
+        if all(
+            (getattr(api, fact) is not None and getattr(api, fact) is not False)
+            if wanted is True and not isinstance(getattr(api, fact), bool)
+            else getattr(api, fact) == wanted
+            for fact, wanted in facts.items()
+        )
+    )
+
+
+def names(**facts) -> frozenset[str]:
+    """The qualified names, every spelling, of the records with ``facts``."""
+    return frozenset(api.name for api in records(**facts))
+
+
+def public_names(**facts) -> frozenset[str]:
+    """Only the public spellings: for a resolver that already canonicalises."""
+    return frozenset(api.name for api in records(**facts) if api.public is None)
+
+
+def members(**facts) -> frozenset[str]:
+    """The last components of the names with ``facts`` (`zeros`), for a check that asks a
+    function of an array module by its member name."""
+    return frozenset(name.rsplit(".", 1)[-1] for name in names(**facts))
+
+
+def table(fact: str, **facts) -> dict[str, object]:
+    """Name -> the value of ``fact``, for the records that have it (and ``facts``)."""
+    return {api.name: getattr(api, fact) for api in records(**{fact: True, **facts})}
