@@ -13,7 +13,7 @@ registry (``RULES``) loads on first use.
 
 from __future__ import annotations
 
-__version__ = "0.2.0"  # the only place the version is written; pyproject.toml reads it
+__version__ = "0.3.0"  # the only place the version is written; pyproject.toml reads it
 
 _LAZY = {
     "RULES": "jax_codemod.rules",
