@@ -16,6 +16,20 @@ def pytest_configure(config):
 
 import pytest
 from jax_codemod.analysis import jax_versions
+from syrupy.extensions.single_file import SingleFileSnapshotExtension, WriteMode
+
+
+class DiffSnapshotExtension(SingleFileSnapshotExtension):
+    """Stores each snapshot as a plain ``.diff`` file a reviewer can read."""
+
+    file_extension = "diff"
+    _write_mode = WriteMode.TEXT
+
+
+@pytest.fixture
+def diff_snapshot(snapshot):
+    """A snapshot kept as the unified diff of a rewrite (tests/__snapshots__/<module>/<test>.diff)."""
+    return snapshot.use_extension(DiffSnapshotExtension)
 
 # The JAX a test targets when it says nothing else: the newest release codemod knows, so a
 # result never depends on which jax this environment installed. Tests about the installed JAX,

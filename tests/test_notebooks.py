@@ -16,7 +16,6 @@ from jax_codemod.cli.main import EXIT_ATTENTION, EXIT_OK, EXIT_USAGE
 from jax_codemod.engine import notebook
 from jax_codemod.engine.pipeline import Settings, process_source
 from jax_codemod.registry import MANIFEST, LazyRule
-from syrupy.extensions.single_file import SingleFileSnapshotExtension, WriteMode
 from test_ci import SARIF_SCHEMA
 from test_cli import REPO, invoke
 from test_ux import write
@@ -26,16 +25,6 @@ REWRITES = [path for path in NOTEBOOKS if path.name.startswith("rewrite_")]
 NOOPS = [path for path in NOTEBOOKS if path.name.startswith("noop_")]
 SETTINGS = Settings(rules=tuple(LazyRule(info, {"target-jax-version": "0.7"}) for info in MANIFEST
                                 if info.DEFAULT_ENABLED))
-
-
-class DiffSnapshotExtension(SingleFileSnapshotExtension):
-    file_extension = "diff"
-    _write_mode = WriteMode.TEXT
-
-
-@pytest.fixture
-def diff_snapshot(snapshot):
-    return snapshot.use_extension(DiffSnapshotExtension)
 
 
 def outside_sources(text: str, changed: set[int]) -> list[str]:

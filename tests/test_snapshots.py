@@ -6,21 +6,8 @@ from collections import Counter
 
 import pytest
 from cases import Case, all_cases, fix
-from syrupy.extensions.single_file import SingleFileSnapshotExtension, WriteMode
 
 CASES = all_cases()
-
-
-class DiffSnapshotExtension(SingleFileSnapshotExtension):
-    """Stores each snapshot as a plain ``.diff`` file a reviewer can read."""
-
-    file_extension = "diff"
-    _write_mode = WriteMode.TEXT
-
-
-@pytest.fixture
-def diff_snapshot(snapshot):
-    return snapshot.use_extension(DiffSnapshotExtension)
 
 
 @pytest.mark.parametrize("case", [c for c in CASES if c.kind in ("rewrite", "unsafe")], ids=lambda c: c.id)

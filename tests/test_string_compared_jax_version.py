@@ -70,21 +70,25 @@ def test_the_fixed_comparison_agrees_with_version_order_on_every_release():
                 )
 
 
+# A legacy branch behind a version compared as strings: "0.10.2" >= "0.7" is False.
+STRING_GATE = textwrap.dedent(
+    """
+    import jax
+    import torch
+
+    def to_torch(x):
+        if jax.__version__ >= "0.7":
+            return torch.from_dlpack(x)
+        return torch.utils.dlpack.from_dlpack(jax.dlpack.to_dlpack(x))
+    """
+).encode()
+
+
 def test_gate_is_read_as_python_computes_it():
     """`if jax.__version__ >= "0.7"` is False on 0.10.2: the legacy branch runs there, so its
     removed call is broken (JAX005 reports it); on 0.8 the string compare is True and the
     legacy branch is dead."""
-    source = textwrap.dedent(
-        """
-        import jax
-        import torch
-
-        def to_torch(x):
-            if jax.__version__ >= "0.7":
-                return torch.from_dlpack(x)
-            return torch.utils.dlpack.from_dlpack(jax.dlpack.to_dlpack(x))
-        """
-    ).encode()
+    source = STRING_GATE
     on = {}
     for target in ("0.10.2", "0.8.0"):
         rule = RemovedDlpackApi({"target-jax-version": target})
@@ -97,17 +101,7 @@ def test_a_gate_over_a_target_range_is_read_on_every_release_of_it():
     """Over a range, the string comparison is computed on each release where `to_dlpack` is gone:
     `"0.10.2" >= "0.7"` is False, so a range reaching 0.10 runs the legacy branch; up to 0.9 it
     does not."""
-    source = textwrap.dedent(
-        """
-        import jax
-        import torch
-
-        def to_torch(x):
-            if jax.__version__ >= "0.7":
-                return torch.from_dlpack(x)
-            return torch.utils.dlpack.from_dlpack(jax.dlpack.to_dlpack(x))
-        """
-    ).encode()
+    source = STRING_GATE
     on = {}
     for target in (">=0.4.30", ">=0.7,<0.10", "<0.7"):
         _, found = check_source(source, "case.py", [RemovedDlpackApi({"target-jax-version": target})])
