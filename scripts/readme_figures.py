@@ -1,15 +1,18 @@
 """The README's test figures, written from recorded runs instead of typed.
 
     python3 scripts/readme_figures.py record ENV LOG   # .ci/run: ENV's pytest summary from its log
-    python3 scripts/readme_figures.py update           # write them into the README's CI table
+    python3 scripts/readme_figures.py update           # keep this run's records, write them into the README
     python3 scripts/readme_figures.py check            # exit 1 if the README says otherwise
 
-A record (``.ci/results/ENV.json``) holds pytest's own summary line of one environment's run
-(``4516 passed, 9 skipped``), the commit it ran at and the date. ``update`` puts each record's
-summary in the last column of its row of the README's table (the row whose first cell starts with
-ENV) and the newest record's date in the column's heading; rows without a record keep what they
-say. ``tests/test_readme_figures.py`` runs ``check``. Standard library only: .ci/run calls it with
-any Python.
+A record holds pytest's own summary line of one environment's run (``4516 passed, 9 skipped``),
+the commit it ran at and the date. ``record`` writes it among this run's pending records
+(``.ci/logs/results/``, not committed), so a suite that runs later in the same ``.ci/run`` still
+compares the README with the committed records. ``update``, at the end of the run, moves the pending
+records to ``.ci/results/ENV.json`` (committed with the README), puts each record's summary in the
+last column of its row of the README's table (the row whose first cell starts with ENV) and the
+newest record's date in the column's heading; rows without a record keep what they say.
+``tests/test_readme_figures.py`` runs ``check``. Standard library only: .ci/run calls it with any
+Python.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / ".ci" / "results"
+PENDING = ROOT / ".ci" / "logs" / "results"
 README = ROOT / "README.md"
 # pytest's last line: "==== 4516 passed, 9 skipped, 1 xfailed in 812.34s (0:13:32) ====" (-q: no '=').
 _SUMMARY = re.compile(r"^=*\s*((?:\d+ (?:passed|failed|skipped|xfailed|xpassed|errors?|deselected|warnings?)"
@@ -46,9 +50,9 @@ def record(env: str, log_path: str) -> int:
         return 1
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True,
                             check=False).stdout.strip()
-    RESULTS.mkdir(parents=True, exist_ok=True)
+    PENDING.mkdir(parents=True, exist_ok=True)
     document = {"env": env, "summary": summary, "commit": commit, "date": datetime.date.today().isoformat()}
-    (RESULTS / f"{env}.json").write_text(json.dumps(document, indent=2) + "\n")
+    (PENDING / f"{env}.json").write_text(json.dumps(document, indent=2) + "\n")
     return 0
 
 
@@ -77,6 +81,9 @@ def main(argv: list[str]) -> int:
     if argv[:1] == ["record"] and len(argv) == 3:
         return record(argv[1], argv[2])
     if argv == ["update"]:
+        RESULTS.mkdir(parents=True, exist_ok=True)
+        for pending in sorted(PENDING.glob("*.json")):
+            pending.replace(RESULTS / pending.name)
         README.write_text(rendered(README.read_text(), records()))
         return 0
     if argv == ["check"]:

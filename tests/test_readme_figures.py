@@ -47,3 +47,20 @@ def test_ci_run_records_every_pytest_environment():
     for env in ("readme", "jax0430", "py312"):
         assert f"recorded {env} " in script
     assert "readme_figures.py update" in script
+
+
+def test_a_record_is_pending_until_the_run_ends(tmp_path, monkeypatch):
+    """A suite that runs later in the same .ci/run (jax0430 after readme) compares the README with
+    the committed records, not with the ones this run just wrote."""
+    monkeypatch.setattr(figures, "RESULTS", tmp_path / "results")
+    monkeypatch.setattr(figures, "PENDING", tmp_path / "pending")
+    readme = tmp_path / "README.md"
+    readme.write_text("| environment | tests | result (x) |\n| --- | --- | --- |\n| readme | whole suite | — |\n")
+    monkeypatch.setattr(figures, "README", readme)
+    log = tmp_path / "readme.log"
+    log.write_text("12 passed, 1 skipped in 3.00s\n")
+    assert figures.main(["record", "readme", str(log)]) == 0
+    assert figures.records() == [] and figures.main(["check"]) == 0
+    assert figures.main(["update"]) == 0
+    assert "| readme | whole suite | 12 passed, 1 skipped (at " in readme.read_text()
+    assert figures.main(["check"]) == 0 and not list((tmp_path / "pending").glob("*.json"))
