@@ -14,6 +14,7 @@ Header comments configure a case:
 API they lack: the execution test skips it, with the reason; any installed distribution and
 the operators >=, >, <=, <, == work),
 ``# fails-on: jax>=0.7.0`` (the releases on which the *before* code raises the documented error;
+several such lines are alternatives, the items of one line all hold;
 on any other release the before code must run without error, as the after code must on
 every release: a fix has to work on the oldest JAX the project allows, not only where the
 old code broke),
@@ -98,14 +99,19 @@ class Case:
         return _unmet(self.version_requirements)
 
     @property
-    def fails_on(self) -> list[tuple[str, str, str]]:
-        """(distribution, operator, version) of every ``# fails-on: dist>=X.Y.Z``."""
-        items = [item.strip() for value in self.headers.get("fails-on", []) for item in value.split(",")]
-        return [_VERSION_REQUIREMENT.match(item).groups() for item in items if _VERSION_REQUIREMENT.match(item)]
+    def fails_on(self) -> list[list[tuple[str, str, str]]]:
+        """The ``# fails-on:`` lines, each a list of (distribution, operator, version): the items of
+        one line must all hold, and any one line may (``# fails-on: jax<0.5`` and
+        ``# fails-on: jax>=0.10`` for an old code that breaks at both ends)."""
+        lines = []
+        for value in self.headers.get("fails-on", []):
+            items = [_VERSION_REQUIREMENT.match(item.strip()) for item in value.split(",")]
+            lines.append([match.groups() for match in items if match])
+        return lines
 
     def fails_here(self) -> bool:
         """Whether the installed distributions are ones on which the before code fails as documented."""
-        return _unmet(self.fails_on) is None
+        return not self.fails_on or any(_unmet(line) is None for line in self.fails_on)
 
     @property
     def _requirements(self) -> list[str]:

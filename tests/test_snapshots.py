@@ -105,7 +105,8 @@ def test_a_fix_leaves_a_file_that_compiles_imports_and_checks_clean_at_its_site(
 
     fixed = fix(case).fixed
     compile(fixed, case.path.name, "exec")
-    assert _unresolved_jax_imports(ast.parse(fixed)) == []
+    if case.unmet_version_requirement() is None:  # a case whose setup needs a newer JAX imports it
+        assert _unresolved_jax_imports(ast.parse(fixed)) == []
     _, after = check_source(fixed, case.path.name, (case.rule(case.options),))
     written = _changed_lines(case.source, fixed)
     at_site = [f"{f.line}: {f.message}" for f in after if f.code == case.rule.CODE and f.line in written]

@@ -1,4 +1,6 @@
 # expect: RuntimeError: needs jax 0.4.4 or newer
+# fails-on: jax<0.5
+# fails-on: jax>=0.10
 """Version strings compared as strings: "0.4.30" < "0.4.4" and "0.10.2" < "0.7" are True,
 "0.10.2"[:3] is "0.1" and "10" >= "7" is False. Each becomes a comparison of the version
 tuple, `jax.__version_info__` (jaxlib: `jaxlib.version.__version_info__`)."""
