@@ -1,0 +1,336 @@
+"""Where a project's modules live, as Python's import system finds them.
+
+The first layer of the project-wide analysis (issue 34): before one module's values can be read
+through another's, an import has to be turned into the file it loads. This module answers that
+from a list of the root's files alone, with no file system access and no import of user code:
+
+- a file's dotted module name, under each *source root* that can hold it (the root itself,
+  ``src/``, a ``[tool.setuptools] package-dir`` folder), packages with or without
+  ``__init__.py`` (PEP 420 namespace packages);
+- an import statement's absolute module, relative imports (``from ..x import y``) included,
+  resolved as Python resolves them against the importing module's package;
+- for a script or a test outside any package, the folder Python (``sys.path[0]``) or pytest
+  (``rootdir``-less *prepend* import mode: the first folder up without ``__init__.py``) puts
+  first on the path, so ``import helpers`` beside ``tests/test_x.py`` finds ``tests/helpers.py``;
+- the names a module binds by importing (``from .core import f`` in a package's
+  ``__init__.py``), so ``pkg.f`` can be followed to the module that defines it;
+- which project modules each module imports, and so whose results a change invalidates.
+
+What Python decides only at run time (``sys.path`` edits, import hooks, ``__path__`` changes) is
+not modelled; a name that resolves to no file of the root is outside it, and callers treat it as
+they treat a third-party name.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import PurePosixPath
+
+# Folders that hold importable code under a project root without being a package themselves, in
+# the order they are asked: a `src/` layout's packages are what the project installs, so
+# `src/pkg/core.py` is `pkg.core` before it is the namespace-package spelling `src.pkg.core`.
+DEFAULT_SOURCE_ROOTS: Mapping[str, str] = {"src": "", "": ""}
+# How many re-export hops `canonical` follows: real packages use two or three.
+MAX_HOPS = 16
+
+
+@dataclass(frozen=True)
+class Module:
+    name: str  # dotted: "pkg.sub.mod"; a package's own module is "pkg.sub"
+    path: str  # relative posix path of the file: "src/pkg/sub/mod.py", "src/pkg/sub/__init__.py"
+
+    @property
+    def is_package(self) -> bool:
+        return PurePosixPath(self.path).name in ("__init__.py", "__init__.pyi")
+
+
+@dataclass
+class ModuleMap:
+    """The modules of one root, from its file list (relative posix paths)."""
+
+    paths: frozenset[str]
+    # folder (relative, "" for the root) -> the package prefix its contents import under
+    source_roots: Mapping[str, str] = field(default_factory=lambda: dict(DEFAULT_SOURCE_ROOTS))
+
+    @classmethod
+    def of(cls, paths: Iterable[str], source_roots: Mapping[str, str] | None = None) -> ModuleMap:
+        clean = frozenset(str(PurePosixPath(path)) for path in paths if path.endswith((".py", ".pyi")))
+        roots = dict(DEFAULT_SOURCE_ROOTS if source_roots is None else source_roots)
+        return cls(clean, roots)
+
+    @cached_property
+    def _folders(self) -> frozenset[str]:
+        found = set()
+        for path in self.paths:
+            for parent in PurePosixPath(path).parents:
+                found.add(str(parent) if str(parent) != "." else "")
+        return frozenset(found)
+
+    @cached_property
+    def _packages(self) -> frozenset[str]:
+        """Folders with an ``__init__.py``: regular packages."""
+        return frozenset(
+            str(PurePosixPath(path).parent) if str(PurePosixPath(path).parent) != "." else ""
+            for path in self.paths
+            if PurePosixPath(path).name in ("__init__.py", "__init__.pyi")
+        )
+
+    @cached_property
+    def _by_name(self) -> dict[str, Module]:
+        """Every module name under every source root; the first root (in order) wins a clash, as
+        the earlier ``sys.path`` entry does."""
+        found: dict[str, Module] = {}
+        for root, prefix in self.source_roots.items():
+            for path in sorted(self.paths):
+                name = self._name_under(path, root, prefix)
+                if name is not None and name not in found:
+                    found[name] = Module(name, path)
+        return found
+
+    @staticmethod
+    def _name_under(path: str, root: str, prefix: str) -> str | None:
+        pure = PurePosixPath(path)
+        if root:
+            try:
+                pure = pure.relative_to(root)
+            except ValueError:
+                return None
+        parts = list(pure.with_suffix("").parts)
+        if parts and parts[-1] == "__init__":
+            parts.pop()
+        if not all(part.isidentifier() for part in parts):
+            return None
+        dotted = ".".join(part for part in (prefix, *parts) if part)
+        return dotted or None
+
+    # Questions ----------------------------------------------------------------------
+
+    def module(self, name: str) -> Module | None:
+        """The file that ``import name`` loads from this root, or None (outside it, or a
+        namespace package, which has no file)."""
+        return self._by_name.get(name)
+
+    def is_namespace_package(self, name: str) -> bool:
+        """``name`` is a folder of the root without ``__init__.py`` that holds Python files."""
+        for root, prefix in self.source_roots.items():
+            if prefix and not (name == prefix or name.startswith(prefix + ".")):
+                continue
+            rest = name[len(prefix) :].lstrip(".") if prefix else name
+            folder = "/".join(part for part in (root, *rest.split(".")) if part)
+            if folder in self._folders and folder not in self._packages:
+                return True
+        return False
+
+    def names_of(self, path: str) -> list[str]:
+        """Every dotted name under which ``path`` can be imported, the preferred first."""
+        path = str(PurePosixPath(path))
+        return [module.name for module in self._by_name.values() if module.path == path]
+
+    def name_of(self, path: str) -> str | None:
+        names = self.names_of(path)
+        return names[0] if names else None
+
+    def script_folder(self, path: str) -> str:
+        """The folder put first on ``sys.path`` when ``path`` runs as a script or a pytest
+        test module (the first ancestor that is not a regular package)."""
+        folder = PurePosixPath(path).parent
+        while str(folder) not in ("", ".") and str(folder) in self._packages:
+            folder = folder.parent
+        return "" if str(folder) == "." else str(folder)
+
+    def absolute(self, importer: str, level: int, module: str | None) -> str | None:
+        """The absolute module an import in the file ``importer`` names: ``level`` leading dots
+        and ``module`` as ``ast.ImportFrom`` holds them. None where Python would raise
+        (beyond the top-level package, or a relative import outside any package)."""
+        if not level:
+            return module
+        own = self.name_of(importer)
+        if own is None:
+            return None
+        parts = own.split(".")
+        package = parts if self._is_package_file(importer) else parts[:-1]
+        if level - 1 > len(package) - 1 or not package:
+            return None
+        base = package[: len(package) - (level - 1)]
+        return ".".join([*base, module] if module else base)
+
+    def _is_package_file(self, path: str) -> bool:
+        return PurePosixPath(path).name in ("__init__.py", "__init__.pyi")
+
+    def find(self, importer: str, name: str) -> Module | None:
+        """The module an absolute ``import name`` in ``importer`` loads: the importer's script
+        folder first (as ``sys.path[0]`` is), then the source roots."""
+        folder = self.script_folder(importer)
+        if folder not in self.source_roots:
+            local = self._name_under_folder(folder, name)
+            if local is not None:
+                return local
+        return self.module(name)
+
+    def _name_under_folder(self, folder: str, name: str) -> Module | None:
+        base = "/".join(part for part in (folder, *name.split(".")) if part)
+        for candidate in (base + ".py", base + "/__init__.py", base + ".pyi", base + "/__init__.pyi"):
+            if candidate in self.paths:
+                return Module(name, candidate)
+        return None
+
+    # Bindings made by imports ----------------------------------------------------------
+
+    def import_bindings(self, path: str, tree: ast.Module) -> dict[str, str]:
+        """The module-level names ``path`` binds by importing, each to the absolute dotted
+        name it refers to: ``from .core import f`` in ``pkg/__init__.py`` gives
+        ``{"f": "pkg.core.f"}``, ``import numpy as np`` gives ``{"np": "numpy"}``. A name bound
+        more than one way at module level (two imports in sibling ``try``/``except`` branches,
+        an import and an assignment) is left out: which one holds depends on the run."""
+        found: dict[str, str] = {}
+        other: set[str] = set()
+        for statement in _module_level(tree.body):
+            bound: list[tuple[str, str]] = []
+            if isinstance(statement, ast.Import):
+                for alias in statement.names:
+                    top = alias.name.split(".")[0]
+                    bound.append((alias.asname, alias.name) if alias.asname else (top, top))
+            elif isinstance(statement, ast.ImportFrom):
+                base = self.absolute(path, statement.level, statement.module)
+                for alias in statement.names:
+                    if alias.name == "*":
+                        continue
+                    if base is None:
+                        other.add(alias.asname or alias.name)
+                    else:
+                        bound.append((alias.asname or alias.name, f"{base}.{alias.name}"))
+            else:
+                other.update(_bound_by(statement))
+            for name, target in bound:
+                if found.get(name, target) != target:
+                    other.add(name)
+                found[name] = target
+        return {name: target for name, target in found.items() if name not in other}
+
+    def imported_modules(self, path: str, tree: ast.Module) -> set[str]:
+        """The modules of this root that ``path`` imports anywhere in it (function-level imports
+        too: they run when the function does), by the name they have in this map."""
+        found: set[str] = set()
+        for node in ast.walk(tree):
+            names: list[str] = []
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                base = self.absolute(path, node.level, node.module)
+                if base is None:
+                    continue
+                names = [base, *(f"{base}.{alias.name}" for alias in node.names if alias.name != "*")]
+            for name in names:
+                # `import a.b.c` runs a, a.b and a.b.c.
+                parts = name.split(".")
+                for end in range(1, len(parts) + 1):
+                    module = self.find(path, ".".join(parts[:end]))
+                    if module is not None and module.path != path:
+                        found.add(module.path)
+        return found
+
+
+@dataclass
+class Project:
+    """A root's modules with what each binds by importing and whom each imports: the part of the
+    project-wide summaries that needs only imports."""
+
+    modules: ModuleMap
+    bindings: dict[str, dict[str, str]] = field(default_factory=dict)  # path -> import bindings
+    imports: dict[str, set[str]] = field(default_factory=dict)  # path -> paths it imports
+
+    @classmethod
+    def of(cls, trees: Mapping[str, ast.Module], source_roots: Mapping[str, str] | None = None) -> Project:
+        modules = ModuleMap.of(trees, source_roots)
+        project = cls(modules)
+        for path, tree in trees.items():
+            project.bindings[path] = modules.import_bindings(path, tree)
+            project.imports[path] = modules.imported_modules(path, tree)
+        return project
+
+    def canonical(self, qualified: str) -> tuple[str, str | None]:
+        """Follow ``qualified`` through the root's re-exports to where it is defined: the
+        final dotted name and the file that defines it (None when it leaves the root).
+        ``pkg.f`` with ``from .core import f`` in ``pkg/__init__.py`` is ``pkg.core.f`` in
+        ``pkg/core.py``; a cycle of re-exports stops where it started."""
+        seen: set[str] = set()
+        current = qualified
+        for _ in range(MAX_HOPS):
+            if current in seen:
+                break
+            seen.add(current)
+            module, rest = self._split(current)
+            if module is None:
+                return current, None
+            if not rest:
+                return current, module.path
+            target = self.bindings.get(module.path, {}).get(rest[0])
+            if target is None:
+                return current, module.path
+            current = ".".join([target, *rest[1:]])
+        return current, None
+
+    def _split(self, qualified: str) -> tuple[Module | None, list[str]]:
+        """The longest module prefix of ``qualified`` in this root, and the attribute path after it."""
+        parts = qualified.split(".")
+        for end in range(len(parts), 0, -1):
+            module = self.modules.module(".".join(parts[:end]))
+            if module is not None:
+                return module, parts[end:]
+        return None, parts
+
+    def dependents(self, changed: Iterable[str]) -> set[str]:
+        """Every file whose results a change to ``changed`` can alter: those that import them,
+        directly or through others (the changed files themselves included)."""
+        reverse: dict[str, set[str]] = {}
+        for importer, imported in self.imports.items():
+            for path in imported:
+                reverse.setdefault(path, set()).add(importer)
+        found = set(changed)
+        work = list(found)
+        while work:
+            for importer in reverse.get(work.pop(), ()):
+                if importer not in found:
+                    found.add(importer)
+                    work.append(importer)
+        return found
+
+
+def _module_level(body: list[ast.stmt]) -> Iterable[ast.stmt]:
+    """Statements that run when the module does, in order: into ``if``/``try``/``with`` blocks
+    (a guarded import still binds), not into functions or classes."""
+    for statement in body:
+        yield statement
+        if isinstance(statement, ast.If):
+            yield from _module_level(statement.body)
+            yield from _module_level(statement.orelse)
+        elif isinstance(statement, (ast.Try, getattr(ast, "TryStar", ast.Try))):
+            yield from _module_level(statement.body)
+            for handler in statement.handlers:
+                yield from _module_level(handler.body)
+            yield from _module_level(statement.orelse)
+            yield from _module_level(statement.finalbody)
+        elif isinstance(statement, (ast.With, ast.AsyncWith)):
+            yield from _module_level(statement.body)
+
+
+def _bound_by(statement: ast.stmt) -> set[str]:
+    """Module-level names a non-import statement binds directly."""
+    if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return {statement.name}
+    targets: list[ast.AST] = []
+    if isinstance(statement, ast.Assign):
+        targets = list(statement.targets)
+    elif isinstance(statement, (ast.AnnAssign, ast.AugAssign)) and statement.value is not None:
+        targets = [statement.target]
+    elif isinstance(statement, (ast.For, ast.AsyncFor)):
+        targets = [statement.target]
+    found = set()
+    for target in targets:
+        for node in ast.walk(target):
+            if isinstance(node, ast.Name):
+                found.add(node.id)
+    return found
