@@ -2,7 +2,7 @@ import sys
 from pathlib import Path
 
 # Case files under snapshots/ are inputs, not tests.
-collect_ignore_glob = ["snapshots/*"]
+collect_ignore_glob = ["snapshots/*", "projects/*"]
 
 sys.path.insert(0, str(Path(__file__).parent))
 

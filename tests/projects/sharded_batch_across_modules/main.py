@@ -1,0 +1,3 @@
+from pipeline.export import run
+
+run()

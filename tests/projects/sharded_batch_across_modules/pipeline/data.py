@@ -1,0 +1,10 @@
+import jax
+import numpy as np
+from jax.sharding import Mesh, NamedSharding, PartitionSpec
+
+MESH = Mesh(np.array(jax.devices()[:4]), ("batch",))
+
+
+def make_batch(n):
+    values = np.arange(n * 4, dtype=np.float32).reshape(n, 4)
+    return jax.device_put(values, NamedSharding(MESH, PartitionSpec("batch")))
