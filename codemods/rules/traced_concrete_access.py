@@ -538,10 +538,21 @@ class _Undecided(Exception):
 def _analyse(ctx: FileContext, access_lines: set[int], members, exact: bool = True):
     """(traced function, its accesses, the region) for each traced function with an access.
 
-    ``exact=False``: ``ctx`` is a partial context (``partial_context``); an access whose
+    ``exact=False``: ``ctx`` is a partial context (``analysis.partial``); an access whose
     receiver only the whole-file value analysis can judge raises ``_Undecided``.
     """
     spellings = Spellings(ctx)
+    region = _candidate_region(ctx, access_lines, spellings)
+    buffers = _ffi_names(ctx)
+    found = []
+    for traced in _traced_functions(ctx, region, spellings):
+        accesses = _accesses(ctx, traced, members, buffers, exact)
+        if accesses:
+            found.append((traced, accesses, region))
+    return found
+
+
+def _candidate_region(ctx: FileContext, access_lines: set[int], spellings: Spellings) -> _Region:
     # Decorated functions too: a helper with an access may be called from one.
     candidates = access_lines | _lines_of(ctx.text, sorted(_called_positions(ctx.text, spellings.call_names)))
     if "\r" in ctx.text:
@@ -554,13 +565,36 @@ def _analyse(ctx: FileContext, access_lines: set[int], members, exact: bool = Tr
         }
     else:
         decorated = _decorated_def_lines(ctx.text)
-    region = _Region(ctx.tree, sorted(candidates | decorated))
+    return _Region(ctx.tree, sorted(candidates | decorated))
+
+
+def candidate_accesses(ctx: FileContext, members, judged: bool = False) -> set[tuple]:
+    """The traced functions of ``ctx`` that hold a node the rule checks as an access, each as
+    (line, column, transform, traced parameters, why it is unsplittable, the caller it is a
+    helper of, the positions of those nodes); ``judged``: only the accesses whose receivers may
+    be tracers (those ``check`` reports). What a partial reading must find as the whole file
+    does: its tests compare the two."""
+    found = set()
+    if judged:
+        for traced, accesses, _ in _analyse(ctx, _access_lines(ctx.text), members):
+            node = traced.node
+            positions = tuple(sorted((a.node.lineno, a.node.col_offset) for a in accesses))
+            found.add((node.lineno, node.col_offset, traced.transform, tuple(sorted(traced.traced)),
+                       traced.unsplittable, traced.caller, positions))
+        return found
+    spellings = Spellings(ctx)
+    region = _candidate_region(ctx, _access_lines(ctx.text), spellings)
     buffers = _ffi_names(ctx)
-    found = []
     for traced in _traced_functions(ctx, region, spellings):
-        accesses = _accesses(ctx, traced, members, buffers, exact)
-        if accesses:
-            found.append((traced, accesses, region))
+        nodes = list(_scope_nodes(traced.node))
+        called = {id(n.func) for n in nodes if isinstance(n, ast.Call)}
+        positions = tuple(
+            sorted((n.lineno, n.col_offset) for n in nodes if _as_access(ctx, n, called, members, buffers) is not None)
+        )
+        if positions:
+            node = traced.node
+            found.add((node.lineno, node.col_offset, traced.transform, tuple(sorted(traced.traced)),
+                       traced.unsplittable, traced.caller, positions))
     return found
 
 
