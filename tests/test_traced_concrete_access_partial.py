@@ -48,7 +48,9 @@ from jax_codemod.analysis.partial import (
 )
 from jax_codemod.analysis.transforms import TRANSFORM_LEAVES
 from jax_codemod.engine.pipeline import check_source
+from jax_codemod.rule import FixSafety, Rule
 from jax_codemod.rules import traced_concrete_access as jax001
+from jax_codemod.rules.sharded_dlpack_export import ShardedDlpackExport
 from jax_codemod.rules.traced_concrete_access import TracedConcreteAccess
 
 RULE = TracedConcreteAccess()
@@ -1543,7 +1545,6 @@ def test_the_engine_runs_jax001_after_the_rules_that_parse_the_whole_file(monkey
     """A file a DLPack rule parses whole anyway: JAX001 reads that tree, not parts first
     (the partial reading would only add to the parse), and finds what it finds either way."""
     from jax_codemod.engine.pipeline import check_order
-    from jax_codemod.rules.sharded_dlpack_export import ShardedDlpackExport
 
     text = with_filler("""
         import jax
@@ -1566,3 +1567,95 @@ def test_the_engine_runs_jax001_after_the_rules_that_parse_the_whole_file(monkey
     _, alone = check_source(text.encode(), "case.py", [RULE])
     assert len(partial_readings) == 1  # without a rule that parses it whole, JAX001 reads parts
     assert [f.code for f in both] == [f.code for f in alone] == ["JAX001"]
+
+
+# The mechanism as any rule declares it -----------------------------------------------------
+
+
+MARKER_CALL, TRACED_DECORATOR = re.compile(r"marker\("), re.compile(r"@traced\b")
+
+
+class MarkerRule(Rule):  # a rule of the test's own, on the contract alone
+    """Reports every call of `marker(...)` inside a function decorated `@traced`; reads a file
+    in parts: the blocks that call `marker` are its targets, those that say `traced` its roots."""
+
+    CODE, NAME, TRIGGERS = "TST001", "marker", (b"marker",)
+    PARTS = Parts(
+        relevant=lambda cut, base, bindings: (cut.matching(MARKER_CALL), cut.matching(TRACED_DECORATOR)),
+        cuts_class=lambda text, begin, finish: "marker" in text[begin:finish],
+    )
+
+    def __init__(self, options=None):
+        super().__init__(options)
+        self.judged = []  # the readings clean_in was asked about
+
+    def check(self, ctx):
+        if self.clean_from_parts(ctx):
+            return []
+        found = []
+        for node in ast.walk(ctx.tree):
+            if isinstance(node, ast.FunctionDef) and any(ast.unparse(d) == "traced" for d in node.decorator_list):
+                calls = [n for n in ast.walk(node) if isinstance(n, ast.Call) and ast.unparse(n.func) == "marker"]
+                found += [self.finding(ctx, call, "marker in a traced function", FixSafety.NONE) for call in calls]
+        return found
+
+    def clean_in(self, reading):
+        self.judged.append(reading)
+        return not self.check(reading.context)  # the partial tree is parsed: its own check
+
+
+MARKED = with_filler("""
+    from lib import traced, marker
+
+    def helper(x):
+        return marker(x)
+
+    @traced
+    def step(x):
+        return helper(x)
+""")
+
+
+def test_any_rule_can_declare_a_partial_reading():
+    rule = MarkerRule()
+    assert rule.check(whole(MARKED)) == []  # `marker` is in `helper`, which is not decorated
+    ctx = lazy(MARKED)
+    assert rule.check(ctx) == [] and not ctx.has_tree
+    [reading] = rule.judged
+    # The chain `step` -> `helper` is kept, the filler stubbed, at the file's lines.
+    assert "return helper(x)" in reading.context.text and "return marker(x)" in reading.context.text
+    assert "def unrelated_0" not in reading.context.text
+    check_partial_text(MARKED, reading.context)
+    # Not on a chain from a root: decided without asking the rule.
+    rule.judged.clear()
+    unreached = MARKED.replace("@traced\n", "")
+    assert rule.check(lazy(unreached)) == [] and rule.judged == []
+    # A finding: the reading cannot prove the file clean, and the whole tree gives it.
+    marked = MARKED.replace("def helper(x):", "@traced\ndef helper(x):")
+    ctx = lazy(marked)
+    [finding] = rule.check(ctx)
+    assert ctx.has_tree and finding.line == marked.count("\n", 0, marked.index("marker(x)")) + 1
+
+
+def test_the_engine_runs_a_rule_that_reads_parts_after_the_others():
+    from jax_codemod.engine.pipeline import check_order
+
+    rule = MarkerRule()
+    assert check_order([rule, ShardedDlpackExport()])[-1] is rule
+    _, findings = check_source(MARKED.replace("def helper(x):", "@traced\ndef helper(x):").encode(), "m.py", [rule])
+    assert [f.code for f in findings] == ["TST001"]
+
+
+def test_an_undecided_or_failing_reading_reads_the_file_whole():
+    text = MARKED
+    undecided = dataclasses.replace(MarkerRule.PARTS, relevant=lambda cut, base, bindings: None)
+    assert partial_reading.read(lazy(text), undecided) is None
+    assert not partial_reading.proven_clean(lazy(text), undecided, lambda reading: True)
+    broken = dataclasses.replace(MarkerRule.PARTS, relevant=lambda cut, base, bindings: 1 / 0)
+    ctx = lazy(text)
+    assert not partial_reading.proven_clean(ctx, broken, lambda reading: True) and not ctx.has_tree
+    assert not partial_reading.proven_clean(lazy(text), MarkerRule.PARTS, lambda reading: 1 / 0)
+    assert partial_reading.proven_clean(lazy(text), MarkerRule.PARTS, lambda reading: True)
+    # A rule without a declaration never reads parts; nor one whose file is parsed already.
+    assert not ShardedDlpackExport().clean_from_parts(lazy(text))
+    assert not MarkerRule().clean_from_parts(whole(text))
