@@ -14,6 +14,7 @@ from jax_codemod.analysis.span import Span  # part of the rule contract: rules i
 if TYPE_CHECKING:
     import libcst as cst
     from jax_codemod.analysis.context import FileContext
+    from jax_codemod.analysis.partial import Parts, Reading
     from jax_codemod.engine.fixer import Fixer
 
 
@@ -92,10 +93,13 @@ class Rule:
     # which most files of a mixed tree do not: ``Prefilter`` asks each required string once
     # for all rules, before any trigger.
     REQUIRES: ClassVar[tuple[bytes, ...]] = ()
-    # True for a rule that can often decide a file from some of its blocks, without the whole
-    # tree (JAX001). It runs after the rules that read the whole tree, and so uses the tree
-    # when one of them has parsed it: reading parts first would only add to that parse.
-    READS_PARTS: ClassVar[bool] = False
+    # How the rule reads a file in parts (``analysis.partial.Parts``: which top-level blocks
+    # its answer depends on), for a rule that can often show from some of them that a file has
+    # nothing for it (JAX001); None: it reads the whole tree. Such a rule's ``check`` asks
+    # ``clean_from_parts`` first, and ``clean_in`` judges the reading. The engine runs these
+    # rules after the ones that read the whole tree, and so they use the tree when one of
+    # those has parsed it: reading parts first would only add to that parse.
+    PARTS: ClassVar[Parts | None] = None
     # What the flagged code raises (class names), unless a finding says otherwise; and whether
     # it raises only while traced (an eager call of the same function works).
     RAISES: ClassVar[tuple[str, ...]] = ()
@@ -122,6 +126,22 @@ class Rule:
 
     def check(self, ctx: FileContext) -> Sequence[Finding]:
         raise NotImplementedError
+
+    def clean_from_parts(self, ctx: FileContext) -> bool:
+        """Whether a partial reading of ``ctx``'s file (``PARTS``) proves that ``check`` finds
+        nothing there: False without ``PARTS``, once the whole tree is parsed, and on any doubt
+        (then ``check`` reads the whole tree). Never parses the whole file itself."""
+        if self.PARTS is None or ctx.has_tree:
+            return False
+        from jax_codemod.analysis import partial
+
+        return partial.proven_clean(ctx, self.PARTS, self.clean_in)
+
+    def clean_in(self, reading: Reading) -> bool:
+        """For a rule with ``PARTS``: whether ``reading`` (one whose kept blocks may hold a
+        finding: ``reading.may_matter``) shows the file has none. ``reading.context`` is a
+        context of the kept blocks, at the file's lines and columns. Default: cannot tell."""
+        return False
 
     def rewrite(self, original: cst.CSTNode, updated: cst.CSTNode, finding: Finding, fixer: Fixer):
         """Return the replacement for ``updated`` (a node, FlattenSentinel or RemovalSentinel)."""

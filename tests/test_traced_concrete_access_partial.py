@@ -1,15 +1,21 @@
-"""JAX001 decides most files from a partial parse (only the top-level blocks that can matter).
+"""JAX001 decides most files from a partial parse (only the top-level blocks that can matter),
+through the engine's mechanism for it (``analysis.partial``, declared as ``Rule.PARTS``).
 
 The claims checked here: the partial tree binds the same names and finds the same traced
 functions with the same candidate accesses as the whole tree; when the partial decision says
 "no finding", the whole-file analysis agrees; the findings are the same whichever path ran;
-and the partial tree never reaches other rules through ``ctx.tree``.
+and the partial tree never reaches other rules through ``ctx.tree``. Everything goes through
+the public interface: ``partial.read`` with the rule's ``PARTS`` (or a declaration of the
+test's own), the ``Cut`` it reads, and the rule's ``clean_from_parts``/``clean_in``. The
+receiver judge, private to JAX001, is checked in test_traced_concrete_access_internals.py.
 """
 
 from __future__ import annotations
 
 import ast
+import dataclasses
 import importlib.util
+import re
 import textwrap
 from itertools import pairwise
 from pathlib import Path
@@ -17,22 +23,40 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from jax_codemod.analysis.context import (
-    FileContext,
+from jax_codemod.analysis import partial as partial_reading
+from jax_codemod.analysis.blocks import (
+    Block,
     brackets_balance,
-    child_nodes,
     class_members,
     in_code,
     partial_source,
     string_interiors,
     top_level_blocks,
 )
+from jax_codemod.analysis.context import FileContext, child_nodes
+from jax_codemod.analysis.partial import (
+    NON_ASCII,
+    WORDS,
+    Cut,
+    Parts,
+    imports_only,
+    module_functions,
+    non_ascii_runs,
+    reached,
+    with_members,
+    word_positions,
+)
+from jax_codemod.analysis.transforms import TRANSFORM_LEAVES
 from jax_codemod.engine.pipeline import check_source
+from jax_codemod.rule import FixSafety, Rule
 from jax_codemod.rules import traced_concrete_access as jax001
+from jax_codemod.rules.sharded_dlpack_export import ShardedDlpackExport
 from jax_codemod.rules.traced_concrete_access import TracedConcreteAccess
 
 RULE = TracedConcreteAccess()
 MEMBERS = jax001.members_for(None)
+# The rule's declaration without its size limit: the partial reading whatever share it keeps.
+UNLIMITED = dataclasses.replace(RULE.PARTS, most=None)
 TESTS = Path(__file__).parent
 CORPUS = sorted(
     [
@@ -51,6 +75,12 @@ def whole(text: str, path: str = "case.py") -> FileContext:
     return FileContext(path, text, ast.parse(text))
 
 
+def partial_context(ctx: FileContext) -> FileContext | None:
+    """The context of the blocks JAX001's answer depends on (None: read whole)."""
+    reading = partial_reading.read(ctx, UNLIMITED)
+    return None if reading is None else reading.context
+
+
 def cut_text(text: str):
     """(its triple-quoted strings' interiors, its top-level blocks) of ``text``; the blocks are
     None when it cannot be cut."""
@@ -59,63 +89,51 @@ def cut_text(text: str):
 
 
 def member_cut(text: str):
-    """(blocks, ``_Cut``) of ``text`` with its classes cut into their members, as ``_partial``
-    cuts it; (None, None) when it cannot be cut."""
-    interiors, blocks = cut_text(text)
-    if not blocks:
-        return None, None
-    blocks = jax001._with_members(text, blocks, interiors)
-    return blocks, jax001._Cut(text, blocks, interiors)
+    """(blocks, ``Cut``) of ``text`` with its classes cut into their members, as the rule's
+    reading cuts it; (None, None) when it cannot be cut."""
+    cut = Cut.of(text, RULE.PARTS.cuts_class)
+    return (None, None) if cut is None else (cut.blocks, cut)
 
 
 def candidates(ctx: FileContext) -> set[tuple]:
     """Traced functions that hold a node the rule would check as an access, with how they are
     traced and where those nodes are."""
-    spellings = jax001.Spellings(ctx)
-    lines = jax001._access_lines(ctx.text)
-    lines |= jax001._word_lines(ctx.text, spellings.call_names, call=True)
-    lines |= jax001._matching_lines(ctx.text, jax001._DECORATED_DEF, end=True)
-    region = jax001._Region(ctx.tree, sorted(lines))
-    buffers = jax001._ffi_names(ctx)
-    found = set()
-    for traced in jax001._traced_functions(ctx, region, spellings):
-        nodes = list(jax001._scope_nodes(traced.node))
-        called = {id(n.func) for n in nodes if isinstance(n, ast.Call)}
-        accesses = tuple(
-            sorted(
-                (n.lineno, n.col_offset)
-                for n in nodes
-                if jax001._as_access(ctx, n, called, MEMBERS, buffers) is not None
-            )
-        )
-        if accesses:
-            node = traced.node
-            found.add(
-                (node.lineno, node.col_offset, traced.transform, tuple(sorted(traced.traced)),
-                 traced.unsplittable, traced.caller, accesses)
-            )
-    return found
+    return jax001.candidate_accesses(ctx, MEMBERS)
+
+
+def names_of(ctx: FileContext) -> dict[str, tuple[bool, str | None]]:
+    """What each word of the file names at module level: bound or not, and to what."""
+    return {word: (ctx.is_bound(word), ctx.qualname(ast.Name(id=word))) for word in set(WORDS.findall(ctx.text))}
+
+
+def same_names(one: FileContext, other: FileContext) -> bool:
+    words = set(WORDS.findall(one.text)) | set(WORDS.findall(other.text))
+    return all(
+        (one.is_bound(w), one.qualname(ast.Name(id=w))) == (other.is_bound(w), other.qualname(ast.Name(id=w)))
+        for w in words
+    )
+
+
+# A stub: what the partial text holds on a dropped block's first line (blank lines after it).
+STUB = re.compile(r"[ \t]*(?:class \w+:(?: pass)?|\w+ = None|pass)?")
+
+
+def check_partial_text(text: str, partial: FileContext) -> None:
+    """The partial text has the file's lines: each line is the file's (a lifted import without
+    its indentation), or a stub or blank (no dot, no call). So a line-by-line text search (the
+    rule's access lines) finds in it what it finds in the file on the kept lines."""
+    mine, theirs = partial.text.split("\n"), text.split("\n")
+    assert len(mine) == len(theirs)
+    for line, original in zip(mine, theirs):
+        assert line == original or line.strip() == original.strip() or STUB.fullmatch(line), (line, original)
 
 
 def decided_clean(ctx: FileContext) -> bool:
     """What check() concludes from the partial tree alone: True when it returns no finding
     without parsing the whole file (the rule's own decision, its shortcuts included)."""
-    decided = RULE._decided_clean(ctx, None, MEMBERS)
-    # check() reads the access lines of the kept text only: the same answer as the file's.
-    assert decided == RULE._decided_clean(ctx, jax001._access_lines(ctx.text), MEMBERS)
+    decided = RULE.clean_from_parts(ctx)
     assert not ctx.has_tree
     return decided
-
-
-def analysed_clean(ctx: FileContext) -> bool:
-    """The partial tree's own answer, without the shortcuts: no candidate access in it."""
-    partial = jax001.partial_context(ctx)
-    if partial is None:
-        return False
-    try:
-        return not jax001._analyse(partial, jax001._access_lines(partial.text), MEMBERS, exact=False)
-    except jax001._Undecided:
-        return False
 
 
 def same_findings(text: str) -> list:
@@ -134,7 +152,7 @@ def test_partial_tree_finds_what_the_whole_tree_finds(path):
     check_partial_properties(path)
 
 
-def _installed_jax_sources() -> list[Path]:
+def installed_jax_sources() -> list[Path]:
     spec = importlib.util.find_spec("jax")  # found, not imported: only its files are read
     if spec is None or spec.origin is None:
         return []
@@ -143,7 +161,7 @@ def _installed_jax_sources() -> list[Path]:
 
 # JAX-heavy code nobody here wrote, where most files have no access a trace reaches: the
 # shortcuts that skip the partial analysis are exercised there.
-INSTALLED_JAX = _installed_jax_sources()
+INSTALLED_JAX = installed_jax_sources()
 
 
 @pytest.mark.parametrize("path", INSTALLED_JAX, ids=lambda p: p.name)
@@ -158,8 +176,8 @@ def test_installed_jax_exercises_the_no_access_shortcut():
     for path in INSTALLED_JAX:
         text = path.read_text(encoding="utf-8")
         if RULE.prefilter(path.read_bytes()):
-            partial, may_access = jax001._partial(lazy(text))
-            shortcut += partial is not None and not may_access
+            reading = partial_reading.read(lazy(text), UNLIMITED)
+            shortcut += reading is not None and not reading.may_matter
     assert shortcut >= 5
 
 
@@ -169,24 +187,26 @@ def check_partial_properties(path: Path) -> None:
     every = whole(text, str(path))
     if not RULE.prefilter(source):
         # (a) the byte gate: no finding is possible, whatever the text gate says.
-        assert not [a for *_, a in jax001._analyse(every, jax001._access_lines(text), MEMBERS)]
+        assert not jax001.candidate_accesses(every, MEMBERS, judged=True)
         return
-    partial = jax001.partial_context(lazy(text, str(path)))
-    if partial is not None:
+    reading = partial_reading.read(lazy(text, str(path)), UNLIMITED)
+    if reading is not None:
+        partial = reading.context
         # The tree put together from the blocks parsed apart is the parse of its text.
         assert ast.dump(partial.tree, include_attributes=True) == ast.dump(ast.parse(partial.text), include_attributes=True)
-        # (b) the same bindings, the same traced functions, the same candidate accesses.
-        assert partial._bindings == every._bindings
+        # (b) the same bindings, the same traced functions, the same candidate accesses, and
+        # the file's own lines wherever the partial text holds more than a stub.
+        assert same_names(partial, every)
         assert candidates(partial) == candidates(every)
-    partial, may_access = jax001._partial(lazy(text, str(path)))
-    if partial is not None and not may_access:
-        # (c) the shortcut: no kept block holds access text, and the partial tree indeed has no
-        # candidate access (by (b), neither has the whole tree).
-        assert not candidates(partial)
-        assert analysed_clean(lazy(text, str(path)))
+        check_partial_text(text, partial)
+        if not reading.may_matter:
+            # (c) the shortcut: no kept block holds access text on a chain from a transform,
+            # and the partial tree indeed has no candidate access (by (b), neither has the
+            # whole tree).
+            assert not candidates(partial)
     if decided_clean(lazy(text, str(path))):
         # (a) the partial decision: no finding in the whole file either.
-        assert not jax001._analyse(every, jax001._access_lines(text), MEMBERS)
+        assert not jax001.candidate_accesses(every, MEMBERS, judged=True)
     assert [f.to_json() for f in RULE.check(lazy(text, str(path)))] == [
         f.to_json() for f in RULE.check(every)
     ]
@@ -200,7 +220,7 @@ def test_the_corpus_exercises_both_paths():
         if not RULE.prefilter(path.read_bytes()):
             continue
         decided += decided_clean(lazy(text))
-        partial = jax001.partial_context(lazy(text))
+        partial = partial_context(lazy(text))
         kept_findings += partial is not None and bool(candidates(partial))
     assert decided >= 10
     assert kept_findings >= 30
@@ -332,7 +352,7 @@ def test_edge_cases_keep_their_findings(name):
     found = same_findings(text)
     assert found, "the case has a finding"
     assert not decided_clean(lazy(text))
-    partial = jax001.partial_context(lazy(text))
+    partial = partial_context(lazy(text))
     assert partial is not None and "def unrelated_0" not in partial.text  # the filler was dropped
     assert candidates(partial) == candidates(whole(text))
 
@@ -387,15 +407,15 @@ def test_stubs_bind_what_the_blocks_bind():
     blocks = top_level_blocks(text)
     stubbed = partial_source(text, blocks, [b.kind == "other" for b in blocks])
     assert stubbed.count("\n") == text.count("\n")
-    assert FileContext("s.py", stubbed, ast.parse(stubbed))._bindings == whole(text)._bindings
+    assert same_names(FileContext("s.py", stubbed, ast.parse(stubbed)), whole(text))
 
 
 @pytest.mark.parametrize("path", [*CORPUS, *INSTALLED_JAX[::3]], ids=lambda p: p.name)
 def test_a_partial_tree_binds_the_names_its_own_text_binds(path):
     # The partial context takes the base's bindings unless it adds a module-level assignment.
-    partial = jax001.partial_context(lazy(path.read_text(), str(path)))
+    partial = partial_context(lazy(path.read_text(), str(path)))
     if partial is not None:
-        assert partial._bindings == FileContext(partial.path, partial.text, partial.tree)._bindings
+        assert same_names(partial, FileContext(partial.path, partial.text, partial.tree))
 
 
 BINDS_IN_AN_ADDED_BLOCK = textwrap.dedent("""
@@ -411,20 +431,18 @@ BINDS_IN_AN_ADDED_BLOCK = textwrap.dedent("""
 
 def test_bindings_come_from_the_base_unless_an_added_block_binds_a_module_name():
     text = BINDS_IN_AN_ADDED_BLOCK
-    inherited = jax001.partial_context(lazy(text))
-    assert "_bindings" in inherited.__dict__  # the base's, not computed again
-    assert inherited._bindings == whole(text)._bindings
-    # An added `name = ...` block may bind its name otherwise than its stub does: such a
-    # partial context computes its own.
-    ctx, blocks = lazy(text), top_level_blocks(text)
-    fixed = [b.kind == "other" for b in blocks]
-    base = jax001._parse_partial(ctx, blocks, fixed)
-    assert base._bindings
-    added = [b.kind == "call" for b in blocks]
-    assert any(added)
-    partial = jax001._with_blocks(ctx, base, blocks, added, [f or a for f, a in zip(fixed, added)], {})
-    assert "_bindings" not in partial.__dict__
-    assert partial._bindings == whole(text)._bindings
+    inherited = partial_context(lazy(text))
+    assert same_names(inherited, whole(text))
+    # An added `name = ...` block may bind its name otherwise than its stub does: a reading
+    # that adds one (here a declaration whose only target and root is `run = jax.jit(step)`,
+    # which no `keeps_call` keeps in the base) binds what the whole file binds.
+    blocks = top_level_blocks(text)
+    [run] = [i for i, b in enumerate(blocks) if b.kind == "call"]
+    reading = partial_reading.read(lazy(text), Parts(relevant=lambda cut, base, bindings: ({run}, {run})))
+    assert reading is not None and reading.may_matter
+    assert "run = jax.jit(step)" in reading.context.text and "run = None" not in reading.context.text
+    assert "run = None" in reading.base.text  # the base held its stub
+    assert same_names(reading.context, whole(text))
 
 
 def test_a_syntax_error_in_an_irrelevant_block_is_not_read():
@@ -481,17 +499,15 @@ def test_the_partial_tree_does_not_leak_into_ctx_tree():
     assert ast.dump(ctx.tree) == ast.dump(ast.parse(text))
 
 
-def test_an_already_parsed_tree_is_used_as_it_is():
+def test_an_already_parsed_tree_is_used_as_it_is(monkeypatch):
     text = with_filler(CASES["helper_in_another_block"])
     ctx = whole(text)
     calls = []
-    original = jax001.partial_context
-    jax001.partial_context = lambda c: calls.append(c) or original(c)
-    try:
-        assert RULE.check(ctx)
-    finally:
-        jax001.partial_context = original
+    original = partial_reading.read
+    monkeypatch.setattr(partial_reading, "read", lambda c, parts: calls.append(c) or original(c, parts))
+    assert RULE.check(ctx)
     assert calls == []
+    assert RULE.check(lazy(text)) and len(calls) == 1  # (the patch is the one the rule reads)
 
 
 def test_strings_and_comments_are_told_from_code():
@@ -504,7 +520,7 @@ def test_strings_and_comments_are_told_from_code():
 def test_text_that_cannot_be_cut_surely_is_read_whole():
     # A line continued by a backslash into column 0, a form feed, an unterminated string.
     for text in ("x = 1 + \\\ny.item()\n", "import jax\n\x0c\ndef f(x):\n    return x.item()\n", 'x = """\n'):
-        assert jax001.partial_context(lazy(text)) is None
+        assert partial_context(lazy(text)) is None
 
 
 def test_child_nodes_are_iter_child_nodes():
@@ -522,7 +538,7 @@ def test_non_ascii_code_is_read_whole():
         def step(x):
             return x.\uff49tem()
     """)
-    assert jax001.partial_context(lazy(text)) is None
+    assert partial_context(lazy(text)) is None
     # With an access spelled plainly elsewhere (the text gate passes), both paths find it.
     text += "\n\ndef host(y):\n    return y.item()\n"
     [finding] = same_findings(text)
@@ -534,7 +550,7 @@ def test_non_ascii_code_is_read_whole():
             """Returns x \u2264 1."""
             return x
     ''')
-    assert jax001.partial_context(lazy(docstring_only)) is not None
+    assert partial_context(lazy(docstring_only)) is not None
 
 
 def test_a_function_gives_only_its_imports():
@@ -561,12 +577,12 @@ def test_a_function_gives_only_its_imports():
     [loader] = [i for i, b in enumerate(blocks) if b.name == "loader"]
     [other] = [i for i, b in enumerate(blocks) if b.name == "other"]
     positions = [i for i in range(len(text)) if text.startswith("import", i)]
-    only = jax001._imports_only(text, blocks[loader], [p for p in positions if blocks[loader].begin <= p < blocks[loader].finish])
+    only = imports_only(text, blocks[loader], [p for p in positions if blocks[loader].begin <= p < blocks[loader].finish], RULE.PARTS.unliftable)
     assert only.count("\n") == text.count("\n", blocks[loader].begin, blocks[loader].finish)
     assert "return" not in only and "import pickle as pk" in only
-    assert jax001._imports_only(text, blocks[other], [p for p in positions if blocks[other].begin <= p < blocks[other].finish]) is None
-    partial = jax001.partial_context(lazy(text))
-    assert partial._bindings == whole(text)._bindings
+    assert imports_only(text, blocks[other], [p for p in positions if blocks[other].begin <= p < blocks[other].finish], RULE.PARTS.unliftable) is None
+    partial = partial_context(lazy(text))
+    assert same_names(partial, whole(text))
     assert "pk.load" not in partial.text
     [finding] = same_findings(text + "\nHOST = [].tolist()\n")  # `to_host` is numpy.asarray
     assert "to_host" in finding.message
@@ -599,11 +615,11 @@ def test_imports_with_comments_give_only_the_imports():
     [quoted] = [i for i, b in enumerate(blocks) if b.name == "quoted"]
     interiors = string_interiors(text)
     code = [i for i in range(len(text)) if text.startswith("import ", i) and in_code(text, i, interiors)]
-    only = jax001._imports_only(text, blocks[loader], [p for p in code if blocks[loader].begin <= p < blocks[loader].finish])
+    only = imports_only(text, blocks[loader], [p for p in code if blocks[loader].begin <= p < blocks[loader].finish], RULE.PARTS.unliftable)
     assert "return" not in only and "import pickle as pk" in only and "asarray as to_host" in only
-    assert jax001._imports_only(text, blocks[quoted], [p for p in code if blocks[quoted].begin <= p < blocks[quoted].finish]) is None
-    partial = jax001.partial_context(lazy(text))
-    assert partial._bindings == whole(text)._bindings
+    assert imports_only(text, blocks[quoted], [p for p in code if blocks[quoted].begin <= p < blocks[quoted].finish], RULE.PARTS.unliftable) is None
+    partial = partial_context(lazy(text))
+    assert same_names(partial, whole(text))
     assert "pk.load" not in partial.text and "json.load" in partial.text
     [finding] = same_findings(text)  # `to_host` is numpy.asarray, bound inside `loader`
     assert "to_host" in finding.message
@@ -626,26 +642,44 @@ def test_a_file_kept_almost_whole_is_read_whole():
             return x.unsafe_buffer_pointer(), y
         """
     )
-    assert jax001.partial_context(lazy(text)) is not None
-    assert jax001._partial(lazy(text), jax001._MOST) == (None, False)
+    assert partial_context(lazy(text)) is not None
+    assert partial_reading.read(lazy(text), RULE.PARTS) is None
     assert not decided_clean(lazy(text))
     assert same_findings(text)
     filler = with_filler(CASES["helper_in_another_block"])
-    assert jax001._partial(lazy(filler), jax001._MOST)[0] is not None  # the filler is most of it
+    assert partial_reading.read(lazy(filler), RULE.PARTS) is not None  # the filler is most of it
 
 
 # The cheaper readings against the plain ones -------------------------------------------------
 
+# Patterns of the kind the rule's relevance scan hands ``Cut.matching_families`` (an attribute
+# after a dot, whitespace, line breaks and comments around it), made from the rule's public
+# tables: the members, the consumers and the transforms.
+METHOD_NAMES = sorted(m.name for m in jax001.TRACER_MEMBERS if m.positional is not None)
+PROPERTY_NAMES = sorted(m.name for m in jax001.TRACER_MEMBERS if m.positional is None)
+CONSUMER_NAMES = sorted({name.rsplit(".", 1)[-1] for name in jax001.CONSUMERS} | set(jax001.BUFFER_METHODS))
+TRANSFORM_NAMES = sorted(TRANSFORM_LEAVES - {"partial"})
+GAP = r"(?:\s|\\)*"
+COMMENTED_GAP = rf"{GAP}(?:#[^\n]*\n{GAP})*"
+ACCESS_AFTER_DOT = rf"(?:{'|'.join(METHOD_NAMES)}){GAP}[(#]|(?:{'|'.join(PROPERTY_NAMES)})(?!\w)(?!{GAP}\()"
+POSSIBLE_ACCESS = re.compile(rf"\.{COMMENTED_GAP}(?:{ACCESS_AFTER_DOT})")
+POSSIBLE_CONSUMER = re.compile(rf"\.{COMMENTED_GAP}({'|'.join(CONSUMER_NAMES)}){GAP}[(#]")
+TRANSFORM_ATTRIBUTE = re.compile(rf"\.{COMMENTED_GAP}({'|'.join(TRANSFORM_NAMES)})(?!\w)")
+DOTTED_FAMILIES = re.compile(
+    rf"\.{COMMENTED_GAP}(?:(?P<access>{ACCESS_AFTER_DOT})"
+    rf"|(?P<consumer>{'|'.join(CONSUMER_NAMES)}){GAP}[(#]|(?P<transform>{'|'.join(TRANSFORM_NAMES)})(?!\w))"
+)
 
-def _forward_reach(text: str, blocks, live: set[int], cut) -> set[int]:
+
+def forward_reach(text: str, blocks, live: set[int], cut) -> set[int]:
     """The chain reading as first written: forward from ``live``, through every word of a
     reached block's text that names a function (a method: from a block of its class)."""
-    defined = jax001._module_functions(cut)
+    defined = module_functions(cut)
     reach, pending = set(live), list(live)
     while pending:
         source = pending.pop()
         block = blocks[source]
-        for word in set(jax001._WORDS.findall(text, block.begin, block.finish)) & defined.keys():
+        for word in set(WORDS.findall(text, block.begin, block.finish)) & defined.keys():
             for target in defined[word]:
                 if target not in reach and cut.scope[target] in (None, cut.member_of[source]):
                     reach.add(target)
@@ -655,7 +689,7 @@ def _forward_reach(text: str, blocks, live: set[int], cut) -> set[int]:
 
 @pytest.mark.parametrize("path", [*CORPUS, *INSTALLED_JAX[::3]], ids=lambda p: p.name)
 def test_walking_back_from_the_accesses_finds_the_forward_chains(path):
-    """``_reached`` (backwards from the access blocks) answers what the forward closure from the
+    """``reached`` (backwards from the access blocks) answers what the forward closure from the
     transform blocks answers, for many choices of both sets on real files' blocks."""
     import random
 
@@ -668,22 +702,22 @@ def test_walking_back_from_the_accesses_finds_the_forward_chains(path):
     for _ in range(12):
         live = {i for i in range(size) if chooser.random() < chooser.choice((0.02, 0.1, 0.3))}
         accesses = {i for i in range(size) if chooser.random() < chooser.choice((0.02, 0.1))} or {size - 1}
-        reach = _forward_reach(text, blocks, live, cut)
-        assert jax001._reached(text, blocks, live, accesses, cut) == bool(accesses & reach)
+        reach = forward_reach(text, blocks, live, cut)
+        assert reached(cut, live, accesses) == bool(accesses & reach)
         for access in list(accesses)[:3]:  # each access block alone: the answer is often False
-            assert jax001._reached(text, blocks, live, {access}, cut) == (access in reach)
+            assert reached(cut, live, {access}) == (access in reach)
 
 
 @pytest.mark.parametrize("path", [*CORPUS, *INSTALLED_JAX[::3]], ids=lambda p: p.name)
 def test_a_blocks_words_are_the_regex_words_of_its_text(path):
-    """``_Cut.words`` (split at the characters a translation made spaces) against the regex it
+    """``Cut.words`` (split at the characters a translation made spaces) against the regex it
     replaces, for every block of real files (class members too)."""
     text = path.read_text(encoding="utf-8")
     blocks, cut = member_cut(text)
     if not blocks:
         return
     for index, block in enumerate(blocks):
-        assert cut.words(index) == set(jax001._WORDS.findall(text, block.begin, block.finish))
+        assert cut.words(index) == set(WORDS.findall(text, block.begin, block.finish))
 
 
 @settings(max_examples=800, deadline=None)
@@ -699,31 +733,29 @@ def test_a_blocks_words_are_the_regex_words_of_its_text(path):
     st.integers(0, 30),
 )
 def test_words_of_any_text_are_the_regex_words(pieces, first, last):
-    from jax_codemod.analysis.context import Block
-
     text = "".join(pieces)
     begin, finish = sorted((min(first, len(text)), min(last, len(text))))
-    cut = jax001._Cut(text, [Block(1, 1, begin, finish, None)], [])
-    assert cut.words(0) == set(jax001._WORDS.findall(text, begin, finish))
+    cut = Cut(text, [Block(1, 1, begin, finish, None)], [])
+    assert cut.words(0) == set(WORDS.findall(text, begin, finish))
 
 
 @pytest.mark.parametrize("path", [*CORPUS, *INSTALLED_JAX[::3]], ids=lambda p: p.name)
 def test_blocks_naming_a_word_are_those_its_positions_are_in(path):
-    """``_Cut.naming`` reads one occurrence per block: the same blocks as every occurrence's,
+    """``Cut.naming`` reads one occurrence per block: the same blocks as every occurrence's,
     for every word of the file (with and without the triple-quoted strings' words)."""
     text = path.read_text(encoding="utf-8")
     interiors, blocks = cut_text(text)
     if not blocks:
         return
-    cut = jax001._Cut(text, blocks, interiors)
-    words = sorted(set(jax001._WORDS.findall(text)))[:: max(1, len(set(jax001._WORDS.findall(text))) // 300)]
+    cut = Cut(text, blocks, interiors)
+    words = sorted(set(WORDS.findall(text)))[:: max(1, len(set(WORDS.findall(text))) // 300)]
     for word in [*words, "import", "bytes", "jit"]:
-        assert cut.naming(word) == cut.blocks_at(jax001._word_positions(text, word)), word
-        raw = {i for i, b in enumerate(blocks) if word in jax001._WORDS.findall(text, b.begin, b.finish)}
+        assert cut.naming(word) == cut.blocks_at(word_positions(text, word)), word
+        raw = {i for i, b in enumerate(blocks) if word in WORDS.findall(text, b.begin, b.finish)}
         assert cut.naming(word, strings=True) == raw, word
     # Within a class cut into its members: the blocks of that class only.
-    members = jax001._with_members(text, blocks, interiors)
-    cut = jax001._Cut(text, members, interiors)
+    members = with_members(text, blocks, interiors, RULE.PARTS.cuts_class)
+    cut = Cut(text, members, interiors)
     spans = sorted({span for span in cut.member_of if span is not None})
     for span in spans[:5]:
         inside = {i for i, span_of in enumerate(cut.member_of) if span_of == span}
@@ -748,7 +780,7 @@ def test_comments_before_the_first_block_are_in_no_block():
     ''')
     text = text[text.index("#"):]
     interiors = string_interiors(text)
-    cut = jax001._Cut(text, top_level_blocks(text, interiors), interiors)
+    cut = Cut(text, top_level_blocks(text, interiors), interiors)
     assert cut.block_of(text.index("item")) is None and cut.naming("host") == {cut.block_of(text.index("def host"))}
     assert decided_clean(lazy(text))
     assert same_findings(text) == []
@@ -763,7 +795,7 @@ def test_a_run_of_non_ascii_characters_is_code_or_not_as_a_whole():
         interiors = string_interiors(text)
         if text.isascii() or interiors is None:
             continue
-        for run in jax001._NON_ASCII.finditer(text):
+        for run in NON_ASCII.finditer(text):
             answers = {in_code(text, i, interiors) for i in range(run.start(), run.end())}
             assert len(answers) == 1, run.group()
             checked += run.end() - run.start() > 1
@@ -772,18 +804,18 @@ def test_a_run_of_non_ascii_characters_is_code_or_not_as_a_whole():
 
 @pytest.mark.parametrize("path", [*CORPUS, *INSTALLED_JAX[::3]], ids=lambda p: p.name)
 def test_blocks_matching_skip_no_block_finditer_finds(path):
-    """``_Cut.matching`` goes on at a found block's end: the same blocks as every match's, for
+    """``Cut.matching`` goes on at a found block's end: the same blocks as every match's, for
     the three patterns ``_partial`` reads and any choice of which matches count."""
     text = path.read_text(encoding="utf-8")
     interiors, blocks = cut_text(text)
     if not blocks:
         return
-    cut = jax001._Cut(text, blocks, interiors)
+    cut = Cut(text, blocks, interiors)
     for pattern, offset in (
-        (jax001._POSSIBLE_ACCESS, 1),
-        (jax001._POSSIBLE_CONSUMER, 1),
-        (jax001._TRANSFORM_ATTRIBUTE, 0),
-        (jax001._WORDS, 0),
+        (POSSIBLE_ACCESS, 1),
+        (POSSIBLE_CONSUMER, 1),
+        (TRANSFORM_ATTRIBUTE, 0),
+        (WORDS, 0),
     ):
         for accept in (None, lambda m: len(m.group()) % 3 != 0, lambda m: m.start() % 2 == 0):
             every = cut.blocks_at(m.start() + offset for m in pattern.finditer(text) if accept is None or accept(m))
@@ -802,13 +834,13 @@ TEXTS_WITH_COMMENT_GAPS = [
 
 @pytest.mark.parametrize("source", [*CORPUS, *INSTALLED_JAX[::3], *range(len(TEXTS_WITH_COMMENT_GAPS))], ids=str)
 def test_one_scan_of_the_three_dotted_patterns_finds_what_three_scans_find(source):
-    """``_Cut.matching_families`` against ``_Cut.matching`` of each pattern on its own (a
+    """``Cut.matching_families`` against ``Cut.matching`` of each pattern on its own (a
     block's members too), for several choices of which matches count and shared ``found``."""
     text = TEXTS_WITH_COMMENT_GAPS[source] if isinstance(source, int) else source.read_text(encoding="utf-8")
     interiors, blocks = cut_text(text)
     if not blocks:
         return
-    for cut in (jax001._Cut(text, blocks, interiors), jax001._Cut(text, jax001._with_members(text, blocks, interiors), interiors)):
+    for cut in (Cut(text, blocks, interiors), Cut(text, with_members(text, blocks, interiors, RULE.PARTS.cuts_class), interiors)):
         for choice in range(5):
             def accept(match, choice=choice):
                 start, word = match.start(), match.group(match.lastgroup or 1)
@@ -816,22 +848,15 @@ def test_one_scan_of_the_three_dotted_patterns_finds_what_three_scans_find(sourc
                     return word != "array"
                 return choice == 0 or (start + len(word)) % (choice + 1) != 0
 
-            accesses = cut.matching(jax001._POSSIBLE_ACCESS, offset=1)
-            cut.matching(jax001._POSSIBLE_CONSUMER, accept, offset=1, found=accesses)
-            spelled = cut.matching(jax001._TRANSFORM_ATTRIBUTE, accept)
+            accesses = cut.matching(POSSIBLE_ACCESS, offset=1)
+            cut.matching(POSSIBLE_CONSUMER, accept, offset=1, found=accesses)
+            spelled = cut.matching(TRANSFORM_ATTRIBUTE, accept)
             one, other = set(), set()
             cut.matching_families(
-                jax001._DOTTED_FAMILIES,
+                DOTTED_FAMILIES,
                 {"access": (1, None, one), "consumer": (1, accept, one), "transform": (0, accept, other)},
             )
             assert (one, other) == (accesses, spelled)
-
-
-@pytest.mark.parametrize("source", [*CORPUS, *INSTALLED_JAX[::3], *range(len(TEXTS_WITH_COMMENT_GAPS))], ids=str)
-def test_any_access_line_is_whether_there_are_access_lines(source):
-    text = TEXTS_WITH_COMMENT_GAPS[source] if isinstance(source, int) else source.read_text(encoding="utf-8")
-    for piece in (text, text[: len(text) // 3], text[len(text) // 2 :], "jax.sharding\n", "jnp.asarray(x)\n", " bytes (x)"):
-        assert jax001._any_access_line(piece) == bool(jax001._access_lines(piece))
 
 
 @pytest.mark.parametrize("path", [*CORPUS, *INSTALLED_JAX[::3]], ids=lambda p: p.name)
@@ -841,7 +866,7 @@ def test_a_blocks_line_breaks_are_counted_from_its_line_numbers(path):
         interiors, blocks = cut_text(piece)
         if not blocks:
             continue
-        for cut in (blocks, jax001._with_members(piece, blocks, interiors)):
+        for cut in (blocks, with_members(piece, blocks, interiors, RULE.PARTS.cuts_class)):
             assert [b.line_breaks(piece) for b in cut] == [piece.count("\n", b.begin, b.finish) for b in cut]
 
 
@@ -852,21 +877,22 @@ def test_a_blocks_line_breaks_are_counted_from_its_line_numbers(path):
 def test_line_breaks_of_made_up_blocks(lines, final_break):
     text = "\n".join(lines) + ("\n" if final_break else "")
     interiors, blocks = cut_text(text)
-    for cut in (blocks or [], jax001._with_members(text, blocks, interiors) if blocks else []):
+    for cut in (blocks or [], with_members(text, blocks, interiors, RULE.PARTS.cuts_class) if blocks else []):
         assert [b.line_breaks(text) for b in cut] == [text.count("\n", b.begin, b.finish) for b in cut]
 
 
 def test_the_families_of_the_one_scan_spell_different_names():
-    access = {*jax001._METHOD_NAMES, *jax001._PROPERTY_NAMES}
-    transforms = set(jax001._TRANSFORM_WORDS.split("|"))
-    assert not access & set(jax001._CONSUMER_NAMES) and not access & transforms
-    assert not set(jax001._CONSUMER_NAMES) & transforms
+    # (``matching_families`` needs at most one family to match at a position.)
+    access = {*METHOD_NAMES, *PROPERTY_NAMES}
+    transforms = set(TRANSFORM_NAMES)
+    assert not access & set(CONSUMER_NAMES) and not access & transforms
+    assert not set(CONSUMER_NAMES) & transforms
 
 
 def test_the_non_ascii_runs_are_the_regex_runs():
     made = "a = 'é'\nb = 1\n# ωω π\n\nc = 'x'  # “q”\nπ"
     for text in [made, *(p.read_text(encoding="utf-8") for p in [*CORPUS, *INSTALLED_JAX])]:
-        assert list(jax001._non_ascii_runs(text)) == [m.start() for m in jax001._NON_ASCII.finditer(text)]
+        assert list(non_ascii_runs(text)) == [m.start() for m in NON_ASCII.finditer(text)]
 
 
 COLUMN_ZERO_INSIDE_BRACKETS = {
@@ -892,7 +918,7 @@ def test_a_line_at_column_zero_inside_brackets_keeps_its_finding(name):
     text = with_filler(COLUMN_ZERO_INSIDE_BRACKETS[name]) if name != "keyword_line" else COLUMN_ZERO_INSIDE_BRACKETS[name]
     assert RULE.check(whole(text)), "the whole-file analysis finds it"
     assert same_findings(text)
-    assert jax001.partial_context(lazy(text)) is None
+    assert partial_context(lazy(text)) is None
 
 
 def test_brackets_balance_counts_code_only():
@@ -925,12 +951,12 @@ def test_blocks_matching_skip_the_triple_quoted_strings_only():
         '''
     )
     interiors = string_interiors(text)
-    cut = jax001._Cut(text, top_level_blocks(text, interiors), interiors)
-    for pattern, offset in ((jax001._POSSIBLE_ACCESS, 1), (jax001._TRANSFORM_ATTRIBUTE, 0)):
+    cut = Cut(text, top_level_blocks(text, interiors), interiors)
+    for pattern, offset in ((POSSIBLE_ACCESS, 1), (TRANSFORM_ATTRIBUTE, 0)):
         every = cut.blocks_at(m.start() + offset for m in pattern.finditer(text))
         assert cut.matching(pattern, offset=offset) == every
-    assert cut.matching(jax001._POSSIBLE_ACCESS, offset=1) == {1, 2, 5}
-    assert cut.matching(jax001._TRANSFORM_ATTRIBUTE) == {1, 3}
+    assert cut.matching(POSSIBLE_ACCESS, offset=1) == {1, 2, 5}
+    assert cut.matching(TRANSFORM_ATTRIBUTE) == {1, 3}
 
 
 # Module-level classes cut into their members ------------------------------------------------
@@ -947,13 +973,12 @@ def check_equivalent(text: str) -> FileContext | None:
     every = whole(text)
     assert [f.to_json() for f in RULE.check(lazy(text))] == [f.to_json() for f in RULE.check(every)]
     if decided_clean(lazy(text)):
-        assert not jax001._analyse(every, jax001._access_lines(text), MEMBERS)
-    partial = jax001.partial_context(lazy(text))
+        assert not jax001.candidate_accesses(every, MEMBERS, judged=True)
+    partial = partial_context(lazy(text))
     if partial is not None:
         assert ast.dump(partial.tree, include_attributes=True) == ast.dump(ast.parse(partial.text), include_attributes=True)
-        assert partial._bindings == every._bindings
+        assert same_names(partial, every)
         assert candidates(partial) == candidates(every)
-        check_judged_receivers(text)
     return partial
 
 
@@ -1175,7 +1200,7 @@ def test_a_class_cut_into_members_keeps_its_findings(name):
     partial = check_equivalent(text)
     assert partial is not None
     cls = text[text.index("\nclass ") :]
-    if jax001._POSSIBLE_ACCESS.search(cls) or jax001._POSSIBLE_CONSUMER.search(cls):
+    if RULE.PARTS.cuts_class(cls, 0, len(cls)):
         # A class with access text is cut: the unrelated methods are stubbed.
         assert "test_unrelated_0(self)" not in partial.text
         assert "    test_unrelated_0 = None" in partial.text
@@ -1325,7 +1350,7 @@ def test_a_statement_cut_at_column_zero_into_two_kept_blocks_is_read_whole():
     assert "\nnot a.item()))" in text
     assert RULE.check(whole(text))
     assert same_findings(text)
-    assert jax001.partial_context(lazy(text)) is None
+    assert partial_context(lazy(text)) is None
 
 
 def test_a_class_block_names_the_defs_under_its_statements():
@@ -1516,314 +1541,10 @@ def test_brackets_balance_agrees_with_counting_the_code():
     assert checked > 3000
 
 
-# Receivers judged without the whole-file value analysis ---------------------------------------
-
-
-def receivers_of(text: str):
-    """The partial tree's ``_Receivers`` (the whole tree's when the text is read whole: it also
-    holds every import at its line), with the text's cut when there is one."""
-    cuts = []
-    partial, _ = jax001._partial(lazy(text), None, cuts)
-    tree = partial.tree if partial is not None else ast.parse(text)
-    return jax001._Receivers(text, tree, cuts[0] if cuts else None)
-
-
-def check_judged_receivers(text: str) -> int:
-    """Every expression of the partial tree that ``_Receivers`` calls no tracer, the whole-file
-    value analysis calls no tracer either; how many it judged."""
-    judge = receivers_of(text)
-    tree = judge.tree
-    every = whole(text)
-    at = {
-        (type(n), n.lineno, n.col_offset, n.end_lineno, n.end_col_offset): n
-        for n in ast.walk(every.tree)
-        if isinstance(n, ast.expr)
-    }
-    judged = 0
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.Name, ast.Call, ast.BinOp, ast.UnaryOp, ast.Attribute)) and judge.never_tracer(node):
-            same = at[(type(node), node.lineno, node.col_offset, node.end_lineno, node.end_col_offset)]
-            assert not every.analysis.is_tracer(same), ast.unparse(node)
-            judged += 1
-    return judged
-
-
-# `mod` bound otherwise than by an import, somewhere in the file: no judgement.
-REBINDINGS = {
-    "function_local": "def f():\n    mod = 1\n",
-    "module_level": "mod = 1\n",
-    "module_level_annotated": "mod: int = 1\n",
-    "parenthesized_target": "(mod) = 1\n",
-    "tuple_target": "mod, other = 1, 2\n",
-    "starred_target": "*mod, = [1]\n",
-    "chained_target": "a = mod = 1\n",
-    "augmented": "def f():\n    mod += 1\n",
-    "class_attribute": "class C:\n    mod = 1\n",
-    "parameter": "def f(mod):\n    return 1\n",
-    "keyword_only_parameter": "def f(*, mod=None):\n    return 1\n",
-    "lambda_parameter": "f = lambda mod: 1\n",
-    "global": "def f():\n    global mod\n    mod = 1\n",
-    "global_only": "def f():\n    global mod\n",
-    "nonlocal": "def f():\n    mod = 2\n    def g():\n        nonlocal mod\n",
-    "del": "def f():\n    del mod\n",
-    "walrus": "def f(x):\n    if (mod := x):\n        return 1\n",
-    "walrus_in_f_string": "def f(x):\n    return f'{(mod := x)}'\n",
-    "walrus_in_triple_f_string": "def f(x):\n    return f'''\n{(mod := x)}\n'''\n",
-    "comprehension": "def f(xs):\n    return [mod for mod in xs]\n",
-    "for_target": "def f(xs):\n    for mod in xs:\n        pass\n",
-    "with_target": "def f(c):\n    with c as mod:\n        pass\n",
-    "except_target": "def f():\n    try:\n        pass\n    except Exception as mod:\n        pass\n",
-    "function_name": "def mod():\n    pass\n",
-    "class_name": "class mod:\n    pass\n",
-    "match_capture": "def f(x):\n    match x:\n        case mod:\n            pass\n",
-    "match_sequence": "def f(x):\n    match x:\n        case [mod, *_]:\n            pass\n",
-    "same_line_as_import": "import os; mod = 1\n",
-    "import_as_itself_and_more": "import os, mod as mod\n",
-    "keyword_argument": "f(mod=1)\n",
-    "passed": "print(mod)\n",
-    "after_continuation": "x = [1,\n    mod]\n",
-}
-
-
-@pytest.mark.parametrize("name", sorted(REBINDINGS))
-def test_a_name_bound_otherwise_than_by_an_import_is_not_judged(name):
-    text = "import jax\nimport mod\n" + "".join(FILLER.format(n=n) for n in range(3)) + REBINDINGS[name]
-    try:
-        ast.parse(text)
-    except SyntaxError:
-        pytest.skip("not this Python's syntax")
-    judge = receivers_of(text)
-    assert judge.import_targets("mod") is None
-    assert judge.import_targets("jax") == ("jax",)
-    check_judged_receivers(text)
-
-
-# `mod` bound by imports only (or named in strings, comments and attributes): judged.
-IMPORTS_ONLY = {
-    "plain": ("import mod\n", ("mod",)),
-    "dotted": ("import mod.sub\n", ("mod",)),
-    "alias": ("import pkg.sub as mod\n", ("pkg.sub",)),
-    "from": ("from pkg import mod\n", ("pkg.mod",)),
-    "from_alias": ("from pkg import other as mod\n", ("pkg.other",)),
-    "relative": ("from . import mod\n", (None,)),
-    "parenthesized": ("from pkg import (\n    a,\n    mod,\n)\n", ("pkg.mod",)),
-    "in_a_function": ("import jax\n\ndef f():\n    import mod\n    return mod.x\n", ("mod",)),
-    "twice": ("import mod\nfrom pkg import mod\n", ("mod", "pkg.mod")),
-    "attributes_and_strings": (
-        "import mod\nx.mod = 1\nfrom mod.sub import y\ns = 'mod = 1'\n# mod = 2\nd = '''\nmod = 3\n'''\n",
-        ("mod",),
-    ),
-    "read_as_a_module": ("import mod\n\ndef f():\n    return mod.x + mod.y(mod.z)\n", ("mod",)),
-}
-
-
-@pytest.mark.parametrize("name", sorted(IMPORTS_ONLY))
-def test_a_name_bound_by_imports_only_is_judged(name):
-    source, targets = IMPORTS_ONLY[name]
-    text = "import jax\n" + source + "".join(FILLER.format(n=n) for n in range(3))
-    assert receivers_of(text).import_targets("mod") == targets
-    check_judged_receivers(text)
-
-
-def test_a_brace_before_the_name_in_a_string_is_not_judged():
-    # A replacement field may bind it (`f"{(mod := x)}"`); any `{` before it refuses.
-    for text in ("import mod\ns = '{x} mod'\n", "import mod\ns = '''{\nmod'''\n", "import mod\ns = '} mod'\n"):
-        assert receivers_of(text).import_targets("mod") is None
-
-
-TRACED_CLOSURES = {
-    # `mod` in the inner jitted function is the outer trace's tracer: the value analysis reads it
-    # through the enclosing scope; the judge must not call it a module.
-    "assigned": "    mod = x + 1\n",
-    "walrus": "    if (mod := x + 1) is not None:\n        pass\n",
-    "for_target": "    for mod in [x]:\n        pass\n",
-    "tuple_target": "    mod, _ = x, x\n",
-    "annotated": "    mod: jax.Array = x\n",
-}
-
-
-@pytest.mark.parametrize("name", sorted(TRACED_CLOSURES))
-def test_a_module_name_rebound_to_a_tracer_keeps_its_finding(name):
-    text = with_filler(
-        "import jax\nimport mod\n\n\n@jax.jit\ndef outer(x):\n"
-        + TRACED_CLOSURES[name]
-        + "    @jax.jit\n    def inner(y):\n        return y + mod.item()\n\n    return inner(x)\n"
-    )
-    check_equivalent(text)
-    check_judged_receivers(text)
-    assert receivers_of(text).import_targets("mod") is None
-
-
-def test_module_receivers_are_decided_from_the_partial_tree():
-    """`jax.devices()`, `jax.typeof(x).sharding`, `core.typeof(x).sharding` and an operator
-    over constants in a trace: no tracer for the value analysis, decided without it."""
-    text = with_filler("""
-        import jax
-        from jax._src import core
-
-        @jax.jit
-        def step(x):
-            devices = jax.devices()
-            spec = jax.typeof(x).sharding
-            other = core.typeof(x).sharding
-            z = (1.0 + 0j).item()
-            return x + len(devices)
-    """)
-    assert check_judged_receivers(text) >= 4
-    ctx = lazy(text)
-    assert RULE.check(ctx) == [] and not ctx.has_tree
-    check_equivalent(text)
-
-
-TYPEOF_MODULES = {
-    "jax": ("import jax\n", True),
-    "jax_core": ("import jax.core as B\n", True),
-    "private_core": ("from jax._src import core as B\n", True),
-    "numpy": ("import jax.numpy as B\n", False),  # `jax.numpy.typeof` would be an array function
-    "relative": ("from . import B\n", False),
-    "two_modules": ("import jax as B\nimport jax.numpy as B\n", False),
-}
-
-
-@pytest.mark.parametrize("name", sorted(TYPEOF_MODULES))
-def test_typeof_is_judged_only_from_jax_and_its_core(name):
-    source, judged = TYPEOF_MODULES[name]
-    module = "jax" if name == "jax" else "B"
-    text = with_filler(
-        "import jax\n" + (source if name != "jax" else "")
-        + f"\n\n@jax.jit\ndef step(x):\n    s = {module}.typeof(x).sharding\n    return x\n"
-    )
-    [call] = [n for n in ast.walk(ast.parse(text)) if isinstance(n, ast.Call) and ast.unparse(n.func).endswith("typeof")]
-    assert receivers_of(text).never_tracer(call) is judged
-    check_judged_receivers(text)
-    check_equivalent(text)
-
-
-def test_a_module_rebound_in_another_block_is_read_whole():
-    # `jax` is rebound in a block the partial reading drops: the judge reads the whole text.
-    text = with_filler("""
-        import jax
-
-        @jax.jit
-        def step(x):
-            return x + len(jax.devices())
-
-        def later():
-            global jax
-            jax = None
-    """)
-    ctx = lazy(text)
-    partial = jax001.partial_context(ctx)
-    assert partial is not None and "global jax" not in partial.text
-    assert not RULE._decided_clean(lazy(text), None, MEMBERS)
-    check_equivalent(text)
-
-
-# `aval` made a field or attribute of a class somewhere in the file: `E.aval` is not judged.
-ATTRIBUTE_BINDINGS = {
-    "init_field": "class Box:\n    def __init__(self, x):\n        self.aval = x\n",
-    "init_field_parenthesized": "class Box:\n    def __init__(self, x):\n        (self.aval) = x\n",
-    "init_field_continued": "class Box:\n    def __init__(self, x):\n        self.\\\n        aval = x\n",
-    "init_field_in_brackets": "class Box:\n    def __init__(self, x):\n        (self.\n        aval) = x\n",
-    "init_field_commented": "class Box:\n    def __init__(self, x):\n        (self.  # why\n        aval) = x\n",
-    "annotated_attribute": "class Box:\n    def set(self, x):\n        self.aval: int = x\n",
-    "spaced_dot": "class Box:\n    def set(self, x):\n        self . aval = x\n",
-    "record_field": "import dataclasses\n\n@dataclasses.dataclass\nclass Box:\n    aval: object\n",
-    "class_attribute": "class Box:\n    aval = None\n",
-    "class_attribute_chained": "class Box:\n    other = aval = None\n",
-    "method": "class Box:\n    def aval(self):\n        return 1\n",
-    "property": "class Box:\n    @property\n    def aval(self):\n        return 1\n",
-    "nested_class": "def make(x):\n    class Box:\n        aval = x\n    return Box\n",
-    "nested_class_in_a_method": (
-        "class Outer:\n    def make(self, x):\n        class Box:\n            aval = x\n        return Box\n"
-    ),
-    "class_in_a_module_level_if": "import sys\nif sys:\n    class Box:\n        aval = None\n",
-    "default_in_a_method_header": "class Box:\n    def f(self, aval=None):\n        return 1\n",
-}
-
-
-def aval_case(code: str) -> str:
-    """``code`` among filler, then a traced function that reads ``b.aval`` of a parameter."""
-    return (
-        "import jax\n" + "".join(FILLER.format(n=n) for n in range(3)) + code
-        + "\n\n@jax.jit\ndef step(x, b):\n    return x + b.aval.sharding.item()\n"
-    )
-
-
-def aval_receiver(text: str):
-    """(the partial path's receiver judge of ``text``, its one `b.aval` node)."""
-    judge = receivers_of(text)
-    [receiver] = [n for n in ast.walk(judge.tree) if isinstance(n, ast.Attribute) and ast.unparse(n) == "b.aval"]
-    return judge, receiver
-
-
-@pytest.mark.parametrize("name", sorted(ATTRIBUTE_BINDINGS))
-def test_an_attribute_a_class_may_bind_is_not_judged(name):
-    # The class also holds access text, so that it is cut into its members when it can be.
-    text = aval_case(ATTRIBUTE_BINDINGS[name])
-    text = text.replace("\nclass Box:\n", "\nclass Box:\n    def g(self, y):\n        return y.tolist()\n\n", 1)
-    judge, receiver = aval_receiver(text)
-    assert not judge.never_tracer(receiver)
-    check_judged_receivers(text)
-    check_equivalent(text)
-
-
-# Reads of `.aval`, and `aval` as a function's local: judged.
-ATTRIBUTE_READS = {
-    "read": "def f(x):\n    return x.aval.shape\n",
-    "called": "def f(x):\n    return x.aval(1), x.aval[0]\n",
-    "local_in_a_method": (
-        "class T:\n    def g(self, y):\n        return y.tolist()\n\n    def f(self):\n        aval = 1\n"
-        "        return g(aval, {'k': aval})\n"
-    ),
-    "local_after_a_nested_class": (
-        "class T:\n    def g(self, y):\n        return y.tolist()\n\n    def f(self):\n        class D:\n"
-        "            pass\n        aval = D()\n        return aval.value\n"
-    ),
-    "module_level_function": "def f():\n    aval = 1\n    self.aval = 2\n    return aval\n",
-    "module_level_statement": "aval = None\nx = [aval for aval in range(3)]\n",
-    "in_strings_and_comments": "s = 'aval = 1'\n# self.aval = 2\n",
-}
-
-
-@pytest.mark.parametrize("name", sorted(ATTRIBUTE_READS))
-def test_an_attribute_no_class_binds_is_judged(name):
-    text = aval_case(ATTRIBUTE_READS[name])
-    judge, receiver = aval_receiver(text)
-    assert judge.never_tracer(receiver)
-    check_judged_receivers(text)
-    check_equivalent(text)
-
-
-def test_a_traced_field_named_aval_keeps_its_finding():
-    """`Box(x).aval` in a trace is the tracer `x`, for the value analysis: read whole, found."""
-    text = with_filler("""
-        import jax
-
-        class Box:
-            def __init__(self, x):
-                self.aval = x
-
-            def g(self, y):
-                return y.tolist()
-
-        @jax.jit
-        def step(x):
-            b = Box(x)
-            return b.aval.item()
-    """)
-    every = whole(text)
-    [receiver] = [n for n in ast.walk(every.tree) if isinstance(n, ast.Attribute) and ast.unparse(n) == "b.aval"]
-    assert every.analysis.is_tracer(receiver)
-    assert [f.to_json()["code"] for f in RULE.check(lazy(text))] == ["JAX001"]
-    check_equivalent(text)
-
-
 def test_the_engine_runs_jax001_after_the_rules_that_parse_the_whole_file(monkeypatch):
     """A file a DLPack rule parses whole anyway: JAX001 reads that tree, not parts first
     (the partial reading would only add to the parse), and finds what it finds either way."""
     from jax_codemod.engine.pipeline import check_order
-    from jax_codemod.rules.sharded_dlpack_export import ShardedDlpackExport
 
     text = with_filler("""
         import jax
@@ -1839,10 +1560,102 @@ def test_the_engine_runs_jax001_after_the_rules_that_parse_the_whole_file(monkey
     assert check_order([RULE, ShardedDlpackExport()])[-1] is RULE
     assert check_order([ShardedDlpackExport(), RULE])[-1] is RULE
     partial_readings = []
-    original = jax001._partial
-    monkeypatch.setattr(jax001, "_partial", lambda *a, **k: partial_readings.append(a) or original(*a, **k))
+    original = partial_reading.read
+    monkeypatch.setattr(partial_reading, "read", lambda *a, **k: partial_readings.append(a) or original(*a, **k))
     _, both = check_source(text.encode(), "case.py", [RULE, ShardedDlpackExport()])
     assert partial_readings == []
     _, alone = check_source(text.encode(), "case.py", [RULE])
     assert len(partial_readings) == 1  # without a rule that parses it whole, JAX001 reads parts
     assert [f.code for f in both] == [f.code for f in alone] == ["JAX001"]
+
+
+# The mechanism as any rule declares it -----------------------------------------------------
+
+
+MARKER_CALL, TRACED_DECORATOR = re.compile(r"marker\("), re.compile(r"@traced\b")
+
+
+class MarkerRule(Rule):  # a rule of the test's own, on the contract alone
+    """Reports every call of `marker(...)` inside a function decorated `@traced`; reads a file
+    in parts: the blocks that call `marker` are its targets, those that say `traced` its roots."""
+
+    CODE, NAME, TRIGGERS = "TST001", "marker", (b"marker",)
+    PARTS = Parts(
+        relevant=lambda cut, base, bindings: (cut.matching(MARKER_CALL), cut.matching(TRACED_DECORATOR)),
+        cuts_class=lambda text, begin, finish: "marker" in text[begin:finish],
+    )
+
+    def __init__(self, options=None):
+        super().__init__(options)
+        self.judged = []  # the readings clean_in was asked about
+
+    def check(self, ctx):
+        if self.clean_from_parts(ctx):
+            return []
+        found = []
+        for node in ast.walk(ctx.tree):
+            if isinstance(node, ast.FunctionDef) and any(ast.unparse(d) == "traced" for d in node.decorator_list):
+                calls = [n for n in ast.walk(node) if isinstance(n, ast.Call) and ast.unparse(n.func) == "marker"]
+                found += [self.finding(ctx, call, "marker in a traced function", FixSafety.NONE) for call in calls]
+        return found
+
+    def clean_in(self, reading):
+        self.judged.append(reading)
+        return not self.check(reading.context)  # the partial tree is parsed: its own check
+
+
+MARKED = with_filler("""
+    from lib import traced, marker
+
+    def helper(x):
+        return marker(x)
+
+    @traced
+    def step(x):
+        return helper(x)
+""")
+
+
+def test_any_rule_can_declare_a_partial_reading():
+    rule = MarkerRule()
+    assert rule.check(whole(MARKED)) == []  # `marker` is in `helper`, which is not decorated
+    ctx = lazy(MARKED)
+    assert rule.check(ctx) == [] and not ctx.has_tree
+    [reading] = rule.judged
+    # The chain `step` -> `helper` is kept, the filler stubbed, at the file's lines.
+    assert "return helper(x)" in reading.context.text and "return marker(x)" in reading.context.text
+    assert "def unrelated_0" not in reading.context.text
+    check_partial_text(MARKED, reading.context)
+    # Not on a chain from a root: decided without asking the rule.
+    rule.judged.clear()
+    unreached = MARKED.replace("@traced\n", "")
+    assert rule.check(lazy(unreached)) == [] and rule.judged == []
+    # A finding: the reading cannot prove the file clean, and the whole tree gives it.
+    marked = MARKED.replace("def helper(x):", "@traced\ndef helper(x):")
+    ctx = lazy(marked)
+    [finding] = rule.check(ctx)
+    assert ctx.has_tree and finding.line == marked.count("\n", 0, marked.index("marker(x)")) + 1
+
+
+def test_the_engine_runs_a_rule_that_reads_parts_after_the_others():
+    from jax_codemod.engine.pipeline import check_order
+
+    rule = MarkerRule()
+    assert check_order([rule, ShardedDlpackExport()])[-1] is rule
+    _, findings = check_source(MARKED.replace("def helper(x):", "@traced\ndef helper(x):").encode(), "m.py", [rule])
+    assert [f.code for f in findings] == ["TST001"]
+
+
+def test_an_undecided_or_failing_reading_reads_the_file_whole():
+    text = MARKED
+    undecided = dataclasses.replace(MarkerRule.PARTS, relevant=lambda cut, base, bindings: None)
+    assert partial_reading.read(lazy(text), undecided) is None
+    assert not partial_reading.proven_clean(lazy(text), undecided, lambda reading: True)
+    broken = dataclasses.replace(MarkerRule.PARTS, relevant=lambda cut, base, bindings: 1 / 0)
+    ctx = lazy(text)
+    assert not partial_reading.proven_clean(ctx, broken, lambda reading: True) and not ctx.has_tree
+    assert not partial_reading.proven_clean(lazy(text), MarkerRule.PARTS, lambda reading: 1 / 0)
+    assert partial_reading.proven_clean(lazy(text), MarkerRule.PARTS, lambda reading: True)
+    # A rule without a declaration never reads parts; nor one whose file is parsed already.
+    assert not ShardedDlpackExport().clean_from_parts(lazy(text))
+    assert not MarkerRule().clean_from_parts(whole(text))

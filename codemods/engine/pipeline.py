@@ -239,9 +239,9 @@ def _settle_expected(ctx: FileContext, rule: Rule, finding: Finding) -> Finding 
 
 def check_order(active: Sequence[Rule]) -> list[Rule]:
     """``active`` in the order their checks run: the rules that read parts of a file
-    (``Rule.READS_PARTS``) last, so that they use the whole tree when another rule parsed it.
+    (``Rule.PARTS``) last, so that they use the whole tree when another rule parsed it.
     (Findings are sorted by position afterwards: the order changes no output.)"""
-    return sorted(active, key=lambda rule: rule.READS_PARTS)
+    return sorted(active, key=lambda rule: rule.PARTS is not None)
 
 
 def _parse(source: bytes, text: str, path: str) -> ast.Module:

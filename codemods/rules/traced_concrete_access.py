@@ -5,27 +5,22 @@ from __future__ import annotations
 import ast
 import bisect
 import re
-import warnings
 from dataclasses import dataclass, field
 from functools import cache
 from typing import TYPE_CHECKING
 
 from jax_codemod.analysis import api
+from jax_codemod.analysis.blocks import CONTAINER_CALLS
 from jax_codemod.analysis.context import (
-    CONTAINER_CALLS,
     FileContext,
-    block_source,
     brackets_balance,
-    class_body_indent,
-    class_members,
     count_line_breaks,
     in_code,
-    partial_source,
     statements,
     string_interiors,
-    top_level_blocks,
 )
 from jax_codemod.analysis.jax_versions import OLDEST_SUPPORTED
+from jax_codemod.analysis.partial import Cut, Parts, Reading, dotted_before, word_positions
 from jax_codemod.analysis.scopes import CHILD_FIELDS, child_fields
 from jax_codemod.analysis.transforms import (
     JIT,
@@ -380,7 +375,17 @@ class TracedConcreteAccess(Rule):
 
     # prefilter() below: a file that never names jax traces nothing.
     REQUIRES = (b"jax",)
-    READS_PARTS = True  # check(): a partial reading first, unless the tree is parsed already
+    # check(): a partial reading first, unless the tree is parsed already (the functions are below).
+    PARTS = Parts(
+        relevant=lambda cut, base, bindings: _relevant_blocks(cut, base, bindings),
+        keeps_call=lambda qualified: _may_alias(qualified),
+        cuts_class=lambda text, begin, finish: _cuts_class(text, begin, finish),
+        unliftable=("ffi",),  # ``_ffi_names`` reads module-level imports only
+        # A partial tree that would hold more than this share of the text costs about what the
+        # whole tree costs, and files that JAX-heavy are the ones whose receivers only the
+        # whole-file value analysis judges (then both are parsed): such a file is read whole.
+        most=0.85,
+    )
     RAISES = (CONCRETIZATION,)
     TRACE_ONLY = True  # the same function run eagerly works: a test may assert only the trace fails
 
@@ -394,11 +399,11 @@ class TracedConcreteAccess(Rule):
         )
 
     def check(self, ctx: FileContext) -> list[Finding]:
-        members = members_in(_target_version(self.options))
         # Most files are decided clean from their blocks before their access lines matter:
         # those are found only once a kept block may hold a traced access.
-        if not ctx.has_tree and self._decided_clean(ctx, None, members):
+        if self.clean_from_parts(ctx):
             return []
+        members = members_in(_target_version(self.options))
         access_lines = _access_lines(ctx.text)
         if not access_lines:
             return []
@@ -408,41 +413,27 @@ class TracedConcreteAccess(Rule):
             for finding in self._check_function(ctx, region, traced, accesses)
         ]
 
-    @staticmethod
-    def _decided_clean(ctx: FileContext, access_lines: set[int] | None, members) -> bool:
-        """Whether the blocks that can matter (``partial_context``) show there is no finding;
-        ``access_lines``: ``_access_lines(ctx.text)``, or None to compute them when needed
-        (without any, ``check`` finds nothing either).
+    def clean_in(self, reading: Reading) -> bool:
+        """Whether the blocks that can matter show there is no finding (``Rule.clean_in``).
 
         Most files that get here have none, and parsing all of one costs more than the rest
-        of the check. On any doubt (text it cannot cut, a receiver only the whole-file value
-        analysis judges, a candidate access) the answer is False and the whole file is read;
-        so is it if the partial reading fails in a way it should not: that costs time, never
-        a finding.
+        of the check. On any doubt (a receiver only the whole-file value analysis judges, a
+        candidate access) the answer is False and the whole file is read.
         """
+        # A file without access lines has no finding (check() stops there, even where an
+        # aliased consumer is called: `to_host(x)`)...
+        if not _any_access_line(reading.cut.text):
+            return True
+        # ...and the partial text is the file's at the kept blocks' lines, stubs (no dot, no
+        # call) elsewhere: its access lines are the file's in the kept blocks, the only ones an
+        # access of the partial tree can be on, found in a fraction of the text.
+        partial = reading.context
+        members = members_in(_target_version(self.options))
         try:
-            cuts: list[_Cut] = []
-            partial, may_access = _partial(ctx, _MOST, cuts)
-            if partial is None:
-                return False
-            if not may_access:
-                return True
-            if access_lines is None:
-                # A file without access lines has no finding (check() stops there, even where
-                # an aliased consumer is called: `to_host(x)`)...
-                if not _any_access_line(ctx.text):
-                    return True
-                # ...and the partial text is the file's at the kept blocks' lines, stubs (no
-                # dot, no call) elsewhere: its access lines are the file's in the kept blocks,
-                # the only ones an access of the partial tree can be on, found in a fraction of
-                # the text.
-                access_lines = _access_lines(partial.text)
-            # The kept blocks' lines are the file's, so are their access lines (on a dropped
-            # block's line there is at most a stub, which holds no function).
-            return not _analyse(partial, access_lines, members, exact=_Receivers(ctx.text, partial.tree, cuts[0]))
+            return not _analyse(
+                partial, _access_lines(partial.text), members, exact=_Receivers(reading.cut.text, partial.tree, reading.cut)
+            )
         except _Undecided:
-            return False
-        except Exception:  # noqa: BLE001 -- see the docstring; the tests call partial_context directly
             return False
 
     def _check_function(
@@ -547,10 +538,21 @@ class _Undecided(Exception):
 def _analyse(ctx: FileContext, access_lines: set[int], members, exact: bool = True):
     """(traced function, its accesses, the region) for each traced function with an access.
 
-    ``exact=False``: ``ctx`` is a partial context (``partial_context``); an access whose
+    ``exact=False``: ``ctx`` is a partial context (``analysis.partial``); an access whose
     receiver only the whole-file value analysis can judge raises ``_Undecided``.
     """
     spellings = Spellings(ctx)
+    region = _candidate_region(ctx, access_lines, spellings)
+    buffers = _ffi_names(ctx)
+    found = []
+    for traced in _traced_functions(ctx, region, spellings):
+        accesses = _accesses(ctx, traced, members, buffers, exact)
+        if accesses:
+            found.append((traced, accesses, region))
+    return found
+
+
+def _candidate_region(ctx: FileContext, access_lines: set[int], spellings: Spellings) -> _Region:
     # Decorated functions too: a helper with an access may be called from one.
     candidates = access_lines | _lines_of(ctx.text, sorted(_called_positions(ctx.text, spellings.call_names)))
     if "\r" in ctx.text:
@@ -563,17 +565,40 @@ def _analyse(ctx: FileContext, access_lines: set[int], members, exact: bool = Tr
         }
     else:
         decorated = _decorated_def_lines(ctx.text)
-    region = _Region(ctx.tree, sorted(candidates | decorated))
+    return _Region(ctx.tree, sorted(candidates | decorated))
+
+
+def candidate_accesses(ctx: FileContext, members, judged: bool = False) -> set[tuple]:
+    """The traced functions of ``ctx`` that hold a node the rule checks as an access, each as
+    (line, column, transform, traced parameters, why it is unsplittable, the caller it is a
+    helper of, the positions of those nodes); ``judged``: only the accesses whose receivers may
+    be tracers (those ``check`` reports). What a partial reading must find as the whole file
+    does: its tests compare the two."""
+    found = set()
+    if judged:
+        for traced, accesses, _ in _analyse(ctx, _access_lines(ctx.text), members):
+            node = traced.node
+            positions = tuple(sorted((a.node.lineno, a.node.col_offset) for a in accesses))
+            found.add((node.lineno, node.col_offset, traced.transform, tuple(sorted(traced.traced)),
+                       traced.unsplittable, traced.caller, positions))
+        return found
+    spellings = Spellings(ctx)
+    region = _candidate_region(ctx, _access_lines(ctx.text), spellings)
     buffers = _ffi_names(ctx)
-    found = []
     for traced in _traced_functions(ctx, region, spellings):
-        accesses = _accesses(ctx, traced, members, buffers, exact)
-        if accesses:
-            found.append((traced, accesses, region))
+        nodes = list(_scope_nodes(traced.node))
+        called = {id(n.func) for n in nodes if isinstance(n, ast.Call)}
+        positions = tuple(
+            sorted((n.lineno, n.col_offset) for n in nodes if _as_access(ctx, n, called, members, buffers) is not None)
+        )
+        if positions:
+            node = traced.node
+            found.add((node.lineno, node.col_offset, traced.transform, tuple(sorted(traced.traced)),
+                       traced.unsplittable, traced.caller, positions))
     return found
 
 
-# The blocks that can matter -----------------------------------------------------------
+# The blocks that can matter (JAX001's declaration of ``analysis.partial``) -------------------
 
 # Text that may spell an access in the tree, whatever the whitespace, line breaks and
 # comments around the dot: `x.\n    item()`, `x. \\\n item()`, and a name that starts a line
@@ -587,146 +612,42 @@ _COMMENTED_GAP = rf"{_GAP}(?:#[^\n]*\n{_GAP})*"
 # A method or consumer is an access only when called (the parenthesis may follow a comment);
 # a property only when not called (`"{}".format(x)` is no access).
 _ACCESS_AFTER_DOT = rf"(?:{_METHOD_WORDS}){_GAP}[(#]|(?:{_PROPERTY_WORDS})(?!\w)(?!{_GAP}\()"
-_POSSIBLE_ACCESS = re.compile(rf"\.{_COMMENTED_GAP}(?:{_ACCESS_AFTER_DOT})")
-_POSSIBLE_CONSUMER = re.compile(rf"\.{_COMMENTED_GAP}({_CONSUMER_WORDS}){_GAP}[(#]")
-# Either of the two, in one search: a class without it is not cut.
+# Either of a member or a consumer after a dot, in one search: a class without it is not cut.
 _POSSIBLE_EITHER = re.compile(
     rf"\.{_COMMENTED_GAP}(?:(?:{_METHOD_WORDS}|{_CONSUMER_WORDS}){_GAP}[(#]|(?:{_PROPERTY_WORDS})(?!\w)(?!{_GAP}\())"
 )
-# A run of them holds no quote, `#` or line end: all its characters are code or none is.
-_NON_ASCII = re.compile(r"[^\x00-\x7f]+")
-# A `def` line after the first line of a block (the first is a `def` block's own): a literal
-# line break first, which the regex engine searches fast (`^` or a look-behind it tries at
-# every character).
-_DEF_NAME = re.compile(r"\n[ \t]*(?:async[ \t]+)?def[ \t]+(\w+)")
-_INDENTED_DEF = re.compile(r"\n([ \t]*)(?:async[ \t]+)?def[ \t]+(\w+)")
-_WORDS = re.compile(r"\w+")
-_NOT_WORD_TO_SPACE = str.maketrans({c: " " for c in map(chr, range(128)) if not (c.isalnum() or c == "_")})
+_TRANSFORM_WORDS = "|".join(sorted(TRANSFORM_LEAVES - {"partial"}))
+# An access, a consumer and a transform's name after a dot, as one pattern for
+# ``Cut.matching_families``: every dot starts the three searches' attempts, so one search
+# costs what each did. Their names differ and each ends at a character no name holds, so at
+# most one of them matches after a dot, with the span its own pattern gives.
+_DOTTED_FAMILIES = re.compile(
+    rf"\.{_COMMENTED_GAP}(?:(?P<access>{_ACCESS_AFTER_DOT})"
+    rf"|(?P<consumer>{_CONSUMER_WORDS}){_GAP}[(#]|(?P<transform>{_TRANSFORM_WORDS})(?!\w))"
+)
 
 
-# A partial tree that would hold more than this share of the file's text costs about what the
-# whole tree costs, and files that JAX-heavy are the ones whose receivers only the whole-file
-# value analysis judges (then both are parsed): such a file is read whole at once.
-_MOST = 0.85
-
-
-def partial_context(ctx: FileContext) -> FileContext | None:
-    """A context of ``ctx``'s file with only the top-level blocks JAX001's answer depends on,
-    the others replaced by stubs that bind what they bind (``context.partial_source``); None
-    when the text cannot be cut with certainty or what is kept does not parse.
+def _relevant_blocks(cut: Cut, base: FileContext, bindings) -> tuple[set[int], set[int]] | None:
+    """JAX001's ``Parts.relevant``: (the blocks with access text, those that may spell a
+    transform).
 
     A finding is an access inside a traced function. The function's block holds the access
     text (a member or consumer name after a dot or at the start of a line, or a name the
     imports bind to a consumer); it is traced by a decorator or a transform call that spells
     the transform (``_transform_blocks``: a chain that resolves to one, an imported or
-    assigned alias, a decorator factory), or called from such a function, which names it.
-    So the blocks kept are: every import and every statement that binds a name at module
-    level the stubs do not reproduce (name resolution and aliases read them); and every block
-    on a chain "spells a transform -> names a function of -> ... -> holds an access". The
-    rule's analysis then finds the same traced functions in both trees, at the same lines
-    and columns, and the same candidate accesses in them.
+    assigned alias, a decorator factory), or called from such a function, which names it:
+    a chain from the second kind of block to the first. The rule's analysis then finds the
+    same traced functions in both trees, at the same lines and columns, and the same
+    candidate accesses in them.
     """
-    return _partial(ctx)[0]
-
-
-def _partial(ctx: FileContext, most: float | None = None, cuts: list | None = None) -> tuple[FileContext | None, bool]:
-    """``partial_context(ctx)``, and whether a block it keeps may hold a traced access: access
-    text in a block on a chain from one that spells a transform (when there is none, the file
-    has no finding, and the tree returned may be the base one). ``most``: None instead of a
-    tree that keeps more than this share of the text. ``cuts``: gets the ``_Cut`` of the text."""
-    text = ctx.text
-    if "\r" in text or "\f" in text or "\v" in text:
-        return None, False
-    interiors = string_interiors(text)
-    blocks = top_level_blocks(text, interiors) if interiors is not None else None
-    if not blocks:
-        return None, False
-    blocks = _with_members(text, blocks, interiors)
-    cut = _Cut(text, blocks, interiors)
-    if cuts is not None:
-        cuts.append(cut)
-    block_of, blocks_naming = cut.block_of, cut.naming
-    starts = cut.string_starts
-    if not text.isascii() and any(in_code(text, at, interiors, starts) for at in _non_ascii_runs(text)):
-        return None, False  # identifiers are NFKC-normalized (`x.ｉtem()` is `x.item()`): read it whole
-
-    def semicolon(block) -> bool:
-        """A second statement on the line (`T = []; J = jax.jit`) the stub would drop."""
-        found = text.find(";", block.begin, block.finish)
-        while found != -1:
-            if in_code(text, found, interiors, starts):
-                return True
-            found = text.find(";", found + 1, block.finish)
-        return False
-
-    fixed = [block.kind == "other" or (block.kind in ("assign", "call", "item") and semicolon(block)) for block in blocks]
-    # Imports anywhere bind names (name resolution is flow-insensitive): a block with one
-    # stays, or, for a `def` or `class`, gives its imports alone, dedented, at their lines.
-    # The word in a comment or string imports nothing (`# pylint: disable=g-import-not-at-top`).
-    importing: dict[int, list[int]] = {}
-    for position in _word_positions(text, "import"):
-        index = block_of(position)
-        # (A block kept already, the module-level imports' among them, changes nothing.)
-        if index is not None and not fixed[index] and in_code(text, position, interiors, starts):
-            importing.setdefault(index, []).append(position)
-    replacements: dict[int, str] = {}
-    for index, positions in importing.items():
-        block = blocks[index]
-        replacement = _imports_only(text, block, positions) if block.kind in ("def", "class") else None
-        if replacement is None:
-            fixed[index] = True
-        else:
-            replacements[index] = replacement
-    # The module's names first: imports, aliases, module-level statements.
-    verbatim = list(fixed)  # the blocks the base holds as they are
-    base = _parse_partial(ctx, blocks, fixed, replacements)
-    if base is None:
-        return None, False
-    bindings = base._bindings  # `name = f(...)` binds name to nothing, stub or not
-    # ...but `J = partial(jax.jit, ...)`, `J = jax.jit(**options)` and `ffi = cffi.FFI()` are
-    # aliases and FFI objects: those need their statement.
-    calls = [
-        i
-        for i, block in enumerate(blocks)
-        if block.kind == "call" and not fixed[i] and _may_be_named(block.callee, bindings)
-    ]
-    if calls:
-        added = [i in calls for i in range(len(blocks))]
-        for index in calls:
-            fixed[index] = True
-        base = _with_blocks(ctx, base, blocks, added, fixed, replacements)
-        if base is None:
-            return None, False
-        bindings = base._bindings
-    # A line at column 0 inside brackets (`g(\nx.item())`, `f(\njit=1)`, `a\n@ b`) reads as a
-    # block of its own; a kept block cut so does not parse, but nothing parses two stubbed
-    # halves, and the access in the second (or the name its stub binds) would be read wrongly.
-    # The last such half closes what the statement's first block opens, and is no plain `def`
-    # or `class` (those do not start inside brackets): such a block that can be stubbed (an
-    # assignment, an item, a decorated statement) balances its brackets, and one the base holds
-    # as it is, after another it holds so: the two parse, but the chains would read them as
-    # two blocks (`if c: f = jax.jit(lambda x: g(x,` in one, its `x.item()))` in the other,
-    # reached from nothing). After a stub, such a half does not parse. (A class's members were
-    # checked when it was cut.)
-    for index, block in enumerate(blocks):
-        if block.indent and block.kind != "head":
-            continue
-        if block.decorated and not brackets_balance(text, block.begin, block.header, interiors, starts):
-            return None, False
-        if block.kind in ("def", "class", "head"):
-            continue
-        if (
-            (not verbatim[index] and block.kind in ("assign", "call", "item"))
-            or (verbatim[index] and index and verbatim[index - 1])
-        ) and not brackets_balance(text, block.begin, block.finish, interiors, starts):
-            return None, False
+    text = cut.text
     spellings = Spellings(base)
-    if any(name in bindings or name in spellings.aliases for name in CONTAINER_CALLS):
-        return None, False  # `dict = ...`: the stubs' reading of `x = dict(...)` may not hold
+    if any(name in spellings.aliases for name in CONTAINER_CALLS):
+        return None  # `dict = jax.jit`: the stubs' reading of `x = dict(...)` may not hold
 
     def consumer(match: re.Match) -> bool:
         # `np.asarray(x)` is a consumer only where `np` is bound to NumPy: `jnp.asarray(x)` is not.
-        head, rest = _dotted_before(text, match.start())
+        head, rest = dotted_before(text, match.start())
         leaf = match.group("consumer")
         target = bindings.get(head) if head is not None else None
         return (
@@ -747,457 +668,10 @@ def _partial(ctx: FileContext, most: float | None = None, cuts: list | None = No
     bare = [n for n, target in bindings.items() if target in CONSUMERS]
     bare += [n for n in _BUILTIN_CONSUMERS if n not in bindings]
     for name in bare:
-        accesses |= blocks_naming(name)
+        accesses |= cut.naming(name)
     if not accesses:
-        return base, False  # no block holds access text: whatever is traced, nothing to find
-    live = _transform_blocks(text, cut, bindings, spellings, spelled)
-    if not _reached(text, blocks, live, accesses, cut):
-        # A function is traced only where a block on a chain from one that spells a transform
-        # holds it (the same reading that drops the other blocks): access text in a block kept
-        # for its module-level names but off every chain is in no traced function.
-        return base, False
-    defined = _module_functions(cut)
-    # Forward from the blocks that spell a transform, through the functions they name (a
-    # method from its own class only)...
-    scope, member_of = cut.scope, cut.member_of
-    reach = set(live)
-    pending = list(live)
-    while pending:
-        source = pending.pop()
-        block = blocks[source]
-        for word in cut.words(source) & defined.keys():
-            for target in defined[word]:
-                if target not in reach and (scope[target] is None or scope[target] == member_of[source]):
-                    reach.add(target)
-                    pending.append(target)
-    # ...and back from the accesses, through the blocks that name their functions.
-    keep = [fixed[i] or (i in accesses and i in reach) for i in range(len(blocks))]
-    # Blocks are only added from here: a file that needs a partial tree (keep differs from
-    # fixed) past ``most`` already is read whole at once.
-    if most is not None and keep != fixed and sum(b.finish - b.begin for b, k in zip(blocks, keep) if k) > most * len(text):
-        return None, False
-    names_done: set[tuple] = set()
-    pending = [i for i in range(len(blocks)) if keep[i] and i in reach]
-    while pending:
-        for name, within in cut.defines(pending.pop()):
-            if (name, within) in names_done:
-                continue
-            names_done.add((name, within))
-            for other in blocks_naming(name, within=within):
-                if other in reach and not keep[other]:
-                    keep[other] = True
-                    pending.append(other)
-    # Decorator factories the kept blocks name (`@compile` with `def compile(fn): return jax.jit(fn)`).
-    factories = [
-        i for i in live if not keep[i] and blocks[i].kind == "def" and not blocks[i].decorated and not blocks[i].indent
-    ]
-    kept = list(keep)
-    for index in factories:
-        if any(kept[i] for i in blocks_naming(blocks[index].name, strings=True)):
-            keep[index] = True
-    if keep == fixed:
-        return base, True
-    if most is not None and sum(b.finish - b.begin for b, k in zip(blocks, keep) if k) > most * len(text):
-        return None, False
-    partial = _with_blocks(ctx, base, blocks, [k and not f for k, f in zip(keep, fixed)], keep, replacements)
-    return partial, partial is not None
-
-
-def _with_blocks(ctx: FileContext, base: FileContext, blocks, added: list[bool], keep: list[bool], replacements):
-    """``_parse_partial(ctx, blocks, keep, replacements)`` from ``base``, the partial context
-    of the blocks kept but not ``added``: only the added blocks are parsed, and their
-    statements put in place of their stubs (each block parses on its own exactly when the
-    text of the kept blocks does, their brackets balancing in both); None when they do not
-    parse. A method is parsed with its class: a class with an added block is parsed whole, as
-    the partial text has it, and put in place of the base's."""
-    text = ctx.text
-    added = list(added)
-    for first, last in _class_runs(blocks):
-        if any(added[first : last + 1]):
-            added[first : last + 1] = [True] * (last + 1 - first)
-    replacements = replacements or {}
-    source = "".join(
-        block_source(text, b, k, replacements.get(i)) if a else "\n" * b.line_breaks(text)
-        for i, (b, a, k) in enumerate(zip(blocks, added, keep))
-    )
-    source = "\n" * text.count("\n", 0, blocks[0].begin) + source
-    more = _parse_quietly(source, ctx.path)
-    if more is None:
-        return None
-    # The base's statements on an added block's lines are its stub and extracted imports.
-    spans = [(b.start, b.end) for b, a in zip(blocks, added) if a]
-    firsts = [start for start, _ in spans]
-
-    def stubbed(statement: ast.stmt) -> bool:
-        index = bisect.bisect_right(firsts, statement.lineno) - 1
-        return index >= 0 and statement.lineno <= spans[index][1]
-
-    body = [s for s in base.tree.body if not stubbed(s)] + more.body
-    body.sort(key=lambda s: (s.lineno, s.col_offset))
-    tree = ast.Module(body=body, type_ignores=[])
-    partial = FileContext(ctx.path, partial_source(text, blocks, keep, replacements), tree)
-    # The module's names are the base's: it holds every import of the file (those of the
-    # stubbed `def`s and classes at their lines, which name resolution reads wherever they
-    # stand), and a stub binds a `def` or `class` name to nothing as the definition does.
-    # An added module-level `name = ...` block binds its name by its value, its stub to
-    # nothing; the two agree for the values such blocks hold (a display, a call: an alias
-    # like `J = jax.jit` is an "other" block, in the base), but that is not relied on.
-    bindings = base.__dict__.get("_bindings")
-    if bindings is not None and not any(
-        a and not b.indent and b.kind in ("assign", "call") for b, a in zip(blocks, added)
-    ):
-        partial.__dict__["_bindings"] = bindings
-    return partial
-
-
-def _with_members(text: str, blocks, interiors: list[tuple[int, int]]):
-    """``blocks`` with each module-level class that ``class_members`` can cut replaced by its
-    members: a method is kept or stubbed as a top-level function is (the chains reach it
-    through the names blocks mention, `self.name` among them); what else the body holds is
-    kept. A test module is one class holding every test: its methods are most of the file."""
-    if not any(block.kind == "class" for block in blocks):
-        return blocks
-    starts = [first for first, _ in interiors]
-    out = []
-    for block in blocks:
-        # A class with no member or consumer name after a dot stays one block: most hold no
-        # access, and cutting one costs more than stubbing it.
-        members = (
-            class_members(text, block, interiors, starts)
-            if block.kind == "class"
-            and _POSSIBLE_EITHER.search(text, block.begin, block.finish) is not None
-            else None
-        )
-        if members is None:
-            out.append(block)
-        else:
-            out.extend(members)
-    return out
-
-
-def _class_runs(blocks):
-    """(first, last) index of each class ``_with_members`` cut into its members: its "head"
-    block and the indented members that follow it."""
-    index, count = 0, len(blocks)
-    while index < count:
-        if blocks[index].kind != "head":
-            index += 1
-            continue
-        last = index
-        while last + 1 < count and blocks[last + 1].indent and blocks[last + 1].kind != "head":
-            last += 1
-        yield index, last
-        index = last + 1
-
-
-class _Cut:
-    """Which top-level block a position of ``text`` is in."""
-
-    def __init__(self, text: str, blocks, interiors: list[tuple[int, int]]) -> None:
-        self.text, self.blocks, self.interiors = text, blocks, interiors
-        self.begins = [block.begin for block in blocks]
-        self.string_starts = [first for first, _ in interiors]
-        # The text outside the triple-quoted strings, their quotes excluded: (start, end).
-        pieces, position = [], 0
-        for first, last in interiors:
-            pieces.append((position, first - 3))
-            position = last + 3
-        pieces.append((position, len(text)))
-        self.code_pieces = pieces
-        # A class cut into its members: each member's class, as (begin, finish) of its text;
-        # a method's `scope` is its class (it is called as `self.name`, from its class only).
-        self.member_of: list[tuple[int, int] | None] = [None] * len(blocks)
-        self.scope: list[tuple[int, int] | None] = [None] * len(blocks)
-        for first, last in _class_runs(blocks):
-            span = (blocks[first].begin, blocks[last].finish)
-            for member in range(first, last + 1):
-                self.member_of[member] = span
-                if blocks[member].kind == "def":
-                    self.scope[member] = span
-
-        self._functions: dict[int, set[str]] = {}
-        self._spaced: str | None = None
-
-    def words(self, index: int) -> set[str]:
-        """``set(_WORDS.findall(text, begin, finish))`` of a block: the words of its text
-        (comments and strings included). An ASCII text is split at its other characters,
-        translated to spaces once for all blocks (a third of the regex's cost; `\\w` of an
-        ASCII character is a letter, a digit or `_`, so the words are the same)."""
-        block, text = self.blocks[index], self.text
-        if not text.isascii():
-            return set(_WORDS.findall(text, block.begin, block.finish))
-        if self._spaced is None:
-            self._spaced = text.translate(_NOT_WORD_TO_SPACE)
-        return set(self._spaced[block.begin : block.finish].split())
-
-    def functions(self, index: int) -> set[str]:
-        """The functions a block defines that a call elsewhere may resolve to: a `def`
-        block's; in an "other" block, every `def` line's; in a class not cut into its members
-        (or a nested one), those of the `def` lines that are not its methods (a method directly
-        in a class body is resolved through `self` only, in its class's block, but one under
-        an `if` in it resolves by its name)."""
-        found = self._functions.get(index)
-        if found is None:
-            block, text = self.blocks[index], self.text
-            if block.kind == "def":
-                found = {block.name}
-            elif block.kind == "other":
-                # (An "other" block begins with no `def`: that is a "def" block.)
-                found = set(_DEF_NAME.findall(text, block.begin, block.finish))
-            elif block.kind == "class":
-                methods = class_body_indent(text, block, self.interiors, self.string_starts)
-                found = {
-                    name
-                    for indent, name in _INDENTED_DEF.findall(text, block.begin, block.finish)
-                    if indent != methods
-                }
-            else:
-                found = set()
-            self._functions[index] = found
-        return found
-
-    def defines(self, index: int) -> list[tuple[str, tuple[int, int] | None]]:
-        """(name, where a call may name it: None for anywhere) of each function a block defines
-        that a call may resolve to (``functions``)."""
-        within = self.scope[index]
-        return [(name, within) for name in self.functions(index)]
-
-    def block_of(self, position: int) -> int | None:
-        """The block of ``position``; None for the comments and blank lines before the first
-        one, and for text inside a triple-quoted string (docstrings, embedded programs: no code)."""
-        if position < self.begins[0]:
-            return None
-        inside = bisect.bisect_right(self.string_starts, position) - 1
-        if inside >= 0 and position <= self.interiors[inside][1]:
-            return None
-        return bisect.bisect_right(self.begins, position) - 1
-
-    def blocks_at(self, positions) -> set[int]:
-        return {i for i in map(self.block_of, positions) if i is not None}
-
-    def matching(self, pattern: re.Pattern[str], accept=None, offset: int = 0, found: set[int] | None = None) -> set[int]:
-        """``found`` (a new set when None) with the blocks of the matches of ``pattern`` that
-        ``accept(match)`` accepts (all when None), each match's position ``offset`` past its
-        start: ``blocks_at(...)`` of those positions from ``finditer``, for a pattern that
-        begins with a dot and matches no quote but in a comment (the ones of ``_partial``).
-        ``matching_families`` with one family: a pattern without named groups."""
-        found = set() if found is None else found
-        self.matching_families(pattern, {None: (offset, accept, found)})
-        return found
-
-    def matching_families(self, pattern: re.Pattern[str], families: dict) -> None:
-        """``matching(<a family's own pattern>, accept, offset, found)`` for every family of
-        ``pattern`` in one scan: ``families`` maps the name of the named group that tells a
-        family's matches (``match.lastgroup``) to (offset, accept or None, found). At most one
-        family may match at a position.
-
-        A block found already is not read again: the family's search goes on at its end (a
-        match that ends past a block's end reads no dot of the next block, so the matches
-        after it are those finditer gives), and after a match not taken at that match's end,
-        as the family's own scan would (families may share one ``found``). Nor is a
-        triple-quoted string, a quarter of a JAX-heavy file: the code between them is searched
-        piece by piece (no match reaches a quote, so none crosses into or out of one, and the
-        end of a piece, a quote, reads as its end does)."""
-        text, search, blocks, block_of = self.text, pattern.search, self.blocks, self.block_of
-        resume = dict.fromkeys(families, 0)
-        for start, end in self.code_pieces:
-            position = max(start, min(resume.values()))
-            while position < end:
-                match = search(text, position, end)
-                if match is None:
-                    break
-                at, family = match.start(), match.lastgroup
-                if at >= resume[family]:
-                    offset, accept, found = families[family]
-                    index = block_of(at + offset)
-                    if index is not None and index in found:
-                        resume[family] = blocks[index].finish
-                    elif index is not None and (accept is None or accept(match)):
-                        found.add(index)
-                        resume[family] = blocks[index].finish
-                    else:
-                        resume[family] = match.end()
-                position = max(at + 1, min(resume.values()))
-
-    def naming(self, word: str, strings: bool = False, within: tuple[int, int] | None = None) -> set[int]:
-        """``blocks_at(_word_positions(text, word))``, reading one occurrence per block:
-        common words (`bytes`, `jit`, a helper's name) occur hundreds of times in a JAX-heavy
-        file, in few blocks. ``strings``: count the word inside triple-quoted strings too
-        (the blocks whose ``_WORDS`` hold it); ``within``: the blocks between those offsets
-        only (a class's, for a method's name)."""
-        text, begins, starts, interiors = self.text, self.begins, self.string_starts, self.interiors
-        found: set[int] = set()
-        size = len(text)
-        low, high = within if within is not None else (begins[0], size)
-        find, length = text.find, len(word)
-        start = find(word, max(low, begins[0]), high)
-        while start != -1:
-            end = start + length
-            before = text[start - 1] if start else " "
-            after = text[end] if end < size else " "
-            if before.isalnum() or before == "_" or after.isalnum() or after == "_":
-                start = find(word, end, high)
-                continue
-            if not strings:
-                inside = bisect.bisect_right(starts, start) - 1
-                if inside >= 0 and start <= interiors[inside][1]:
-                    start = find(word, interiors[inside][1], high)
-                    continue
-            index = bisect.bisect_right(begins, start) - 1
-            found.add(index)
-            start = find(word, self.blocks[index].finish, high)
-        return found
-
-
-def _non_ascii_runs(text: str):
-    """Where each run of non-ASCII characters (``_NON_ASCII``) starts. Only the lines that
-    have one are searched: a regex over the whole text tries every character, and
-    ``str.isascii`` of a line costs nothing once the line is made."""
-    offset = 0
-    for line in text.split("\n"):
-        if not line.isascii():
-            for match in _NON_ASCII.finditer(line):
-                yield offset + match.start()
-        offset += len(line) + 1
-
-
-def _imports_only(text: str, block, positions: list[int]) -> str | None:
-    """A `def` or `class` block's stub with its import statements, dedented, on their own
-    lines (the rest blank); None unless each is a plain `import`/`from` statement of its
-    own, after the block's first line and not naming `ffi` (``_ffi_names`` reads top-level
-    imports only). A comment may end its first line (no import statement holds a quote, so
-    a `#` in a line without one starts a comment)."""
-    chunk = text[block.begin : block.finish]
-    lines = chunk.split("\n")
-    out = [""] * len(lines)
-    indent = block.indent
-    out[0] = f"{indent}{block.name} = None" if indent else f"class {block.name}: pass"
-    for position in positions:
-        number = text.count("\n", block.begin, position)
-        line = lines[number]
-        statement = line.lstrip()
-        if number == 0 or not statement.startswith(("import ", "from ")) or "ffi" in statement:
-            return None
-        code, comment, _ = statement.partition("#")
-        if comment and ("'" in statement or '"' in statement):
-            return None
-        last = number
-        if "(" in code and ")" not in code:
-            last = min(number + 1, len(lines) - 1)
-            while last + 1 < len(lines) and ")" not in lines[last]:
-                last += 1
-        elif code.rstrip().endswith("\\") or ";" in code:
-            return None
-        out[number] = indent + statement
-        for follow in range(number + 1, last + 1):
-            if "ffi" in lines[follow] or "#" in lines[follow] or ";" in lines[follow]:
-                return None
-            out[follow] = lines[follow]
-    return "\n".join(out)
-
-
-def _may_be_named(callee: str, bindings) -> bool:
-    """Whether calling ``callee`` at module level may make an alias of a transform or an FFI."""
-    head, *rest = callee.split(".")
-    target = bindings.get(head)
-    if not isinstance(target, str):
-        return False  # resolves to nothing: `Spellings` and `_ffi_names` see nothing either
-    return public(".".join([target, *rest])) in (*TRANSFORMS, PARTIAL, CFFI_FFI)
-
-
-def _parse_partial(ctx: FileContext, blocks, keep: list[bool], replacements=None) -> FileContext | None:
-    source = partial_source(ctx.text, blocks, keep, replacements)
-    tree = _parse_quietly(source, ctx.path)
-    return None if tree is None else FileContext(ctx.path, source, tree)
-
-
-def _parse_quietly(source: str, path: str) -> ast.Module | None:
-    """The tree of a partial text, or None where it does not parse (the caller reads the file
-    whole then, and the whole-file parse reports what is wrong); no warnings (the whole-file
-    parse gives those once)."""
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            return ast.parse(source, filename=path)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return None
-
-
-def _module_functions(cut: _Cut) -> dict[str, list[int]]:
-    """Function name -> the blocks that define it (``_Cut.functions``: `def` blocks, methods,
-    functions under a module-level `if` or `try`)."""
-    defined: dict[str, list[int]] = {}
-    for index in range(len(cut.blocks)):
-        for name in cut.functions(index):
-            defined.setdefault(name, []).append(index)
-    return defined
-
-
-def _reached(text: str, blocks, live: set[int], accesses: set[int], cut: _Cut) -> bool:
-    """Whether a block of ``accesses`` is on a chain from a block of ``live``: the forward
-    reading of ``_partial`` (a block reaches the blocks that define a function named anywhere
-    in its text; a method, the blocks of its class only), walked backwards from the access
-    blocks. Most files have many blocks that spell a transform and few that hold access text,
-    so walking back from those reads little of the text; a chain found either way is the same
-    chain."""
-    if not live.isdisjoint(accesses):
-        return True
-    # A class none of whose blocks spells a transform or defines a function a call outside
-    # it may name (one under an `if`, a nested class's) is entered by no chain: its methods
-    # are named from its own blocks only. Its blocks are not walked (a JAX-heavy class holds
-    # access text in many methods that call each other, none of them traced).
-    member_of = cut.member_of
-    entered = {member_of[i] for i in live} | {
-        member_of[i]
-        for i, block in enumerate(blocks)
-        if block.kind in ("other", "class") and member_of[i] is not None and cut.functions(i)
-    }
-    seen = set(accesses)
-    pending = [i for i in accesses if member_of[i] is None or member_of[i] in entered]
-    names_done: set[tuple] = set()
-    while pending:
-        index = pending.pop()
-        if member_of[index] is not None and member_of[index] not in entered:
-            continue
-        for name, within in cut.defines(index):
-            if (name, within) in names_done:
-                continue
-            names_done.add((name, within))
-            for other in cut.naming(name, strings=True, within=within):
-                if other in live:
-                    return True
-                if other not in seen:
-                    seen.add(other)
-                    pending.append(other)
-    return False
-
-
-_TRANSFORM_WORDS = "|".join(sorted(TRANSFORM_LEAVES - {"partial"}))
-_TRANSFORM_ATTRIBUTE = re.compile(rf"\.{_COMMENTED_GAP}({_TRANSFORM_WORDS})(?!\w)")
-# _POSSIBLE_ACCESS, _POSSIBLE_CONSUMER and _TRANSFORM_ATTRIBUTE as one pattern, for
-# ``_Cut.matching_families``: every dot starts the three searches' attempts, so one search
-# costs what each did. Their names differ and each ends at a character no name holds, so at
-# most one of them matches after a dot, with the span its own pattern gives.
-_DOTTED_FAMILIES = re.compile(
-    rf"\.{_COMMENTED_GAP}(?:(?P<access>{_ACCESS_AFTER_DOT})"
-    rf"|(?P<consumer>{_CONSUMER_WORDS}){_GAP}[(#]|(?P<transform>{_TRANSFORM_WORDS})(?!\w))"
-)
-
-
-def _dotted_before(text: str, dot: int) -> tuple[str | None, list[str]]:
-    """(head, the names after it) of the dotted name right before ``dot``: `jax.lax` in
-    `jax.lax.scan` -> ("jax", ["lax"]); head None when the text does not show a plain one
-    (`f().jit`, `jax .lax.scan`, `x[0].item`)."""
-    start = dot
-    while start > 0 and (_is_word_char(text[start - 1]) or text[start - 1] == "."):
-        start -= 1
-    before = start - 1
-    while before >= 0 and text[before] in " \t\n\\":
-        before -= 1
-    parts = text[start:dot].split(".")
-    if (before >= 0 and text[before] in ".)]}") or not all(parts) or parts[0][0].isdigit():
-        return None, []
-    return parts[0], parts[1:]
+        return accesses, set()  # whatever is traced, nothing to find
+    return accesses, _transform_blocks(text, cut, bindings, spellings, spelled)
 
 
 def _spells(text: str, bindings):
@@ -1205,7 +679,7 @@ def _spells(text: str, bindings):
     whether the dotted name there spells a transform (`jax.jit`, `lax.scan`; not `jax.tree.map`)."""
 
     def spells(match: re.Match) -> bool:
-        head, rest = _dotted_before(text, match.start())
+        head, rest = dotted_before(text, match.start())
         if head is None:
             return True  # cannot tell: count it
         target = bindings.get(head)
@@ -1214,13 +688,13 @@ def _spells(text: str, bindings):
     return spells
 
 
-def _transform_blocks(text: str, cut: _Cut, bindings, spellings: Spellings, spelled: set[int]) -> set[int]:
+def _transform_blocks(text: str, cut: Cut, bindings, spellings: Spellings, spelled: set[int]) -> set[int]:
     """The blocks that may spell a transform: a dotted name ending in a transform's name whose
     head the imports bind (`jax.jit`, `lax.scan`, `eqx.filter_jit`; one the text does not show
     plainly counts too), a bare name bound to one (`from jax import jit as J`, `J = jax.jit`,
     `J = partial(jax.jit, ...)`), or a decorator factory's name. `partial` alone traces
     nothing: `partial(jax.jit, ...)` spells `jax.jit` too. ``spelled``: the first kind's
-    blocks (``_partial`` finds them in its one scan of ``_DOTTED_FAMILIES``)."""
+    blocks (``_relevant_blocks`` finds them in its one scan of ``_DOTTED_FAMILIES``)."""
     live = set(spelled)
     # (`public` keeps the last part of a name: a cheap test first.)
     names = {
@@ -1241,14 +715,20 @@ def _transform_blocks(text: str, cut: _Cut, bindings, spellings: Spellings, spel
     return live
 
 
-def _word_positions(text: str, word: str):
-    size, length = len(text), len(word)
-    start = text.find(word)
-    while start != -1:
-        end = start + length
-        if (start == 0 or not _is_word_char(text[start - 1])) and (end == size or not _is_word_char(text[end])):
-            yield start
-        start = text.find(word, end)
+def _may_alias(qualified: str) -> bool:
+    """``Parts.keeps_call``: `J = partial(jax.jit, ...)`, `J = jax.jit(**options)` and
+    `ffi = cffi.FFI()` are aliases and FFI objects, which ``Spellings`` and ``_ffi_names`` read."""
+    return public(qualified) in (*TRANSFORMS, PARTIAL, CFFI_FFI)
+
+
+def _cuts_class(text: str, begin: int, finish: int) -> bool:
+    """``Parts.cuts_class``: a class with no member or consumer name after a dot stays one
+    block (most hold no access, and cutting one costs more than stubbing it)."""
+    return _POSSIBLE_EITHER.search(text, begin, finish) is not None
+
+
+# (What ``_Receivers`` reads of the text, from the mechanism.)
+_Cut, _word_positions = Cut, word_positions
 
 
 # Finding the traced functions ---------------------------------------------------------
