@@ -145,8 +145,10 @@ class Region:
         self.nodes: list[ast.AST] = []
         self._scopes: dict[ast.AST, ast.AST | None] = {}
         self._indexes: tuple[dict, dict] | None = None
+        if lines is None:
+            lines = range(1, max((getattr(node, "end_lineno", 0) for node in tree.body), default=0) + 1)
         parents, nodes = self.parents, self.nodes
-        bisect_left, count = bisect.bisect_left, len(lines) if lines is not None else 0
+        bisect_left, count = bisect.bisect_left, len(lines)
         leaves, node_class = _LEAVES, ast.AST
         stack: list[ast.AST] = [tree]
         found: list[ast.AST] = []
@@ -167,7 +169,7 @@ class Region:
                 if child.__class__ in leaves:
                     continue
                 start = getattr(child, "lineno", None)
-                if start is not None and lines is not None:
+                if start is not None:
                     # A candidate line within the child's lines.
                     index = bisect_left(lines, start)
                     if index == count or lines[index] > child.end_lineno:

@@ -1526,7 +1526,11 @@ def _ffi_names(ctx: FileContext) -> frozenset[str]:
 
 
 # What this rule reports is concrete after it: the taint does not follow it (the trace raises there).
-_REPORTED = Reported(frozenset(ALL_MEMBERS), lambda ctx, call: _as_access(ctx, call) is not None)
+def _reported(ctx: FileContext, call: ast.Call) -> bool:
+    return _as_access(ctx, call) is not None
+
+
+_REPORTED = Reported(frozenset(ALL_MEMBERS), _reported)
 
 
 
