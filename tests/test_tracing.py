@@ -220,3 +220,12 @@ def test_no_function_of_the_tracing_answer_is_long(module):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.end_lineno - node.lineno >= 80
     ]
     assert long == []
+
+
+def test_jax001_asks_the_value_analysis_only_when_the_taint_cannot_tell():
+    from jax_codemod.rules.traced_concrete_access import TracedConcreteAccess
+
+    ctx = _ctx("@jax.jit\ndef step(x):\n    return x.item()\n")
+    [finding] = TracedConcreteAccess().check(ctx)
+    assert "x" in finding.message
+    assert "analysis" not in ctx.__dict__  # a traced parameter's access: the taint alone decides

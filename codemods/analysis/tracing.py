@@ -3,7 +3,8 @@ and whether an expression holds a tracer: the one tracing answer rules and the v
 ask.
 
 ``tracing_for(ctx)`` (also ``ctx.analysis.tracing``) returns the file's ``Tracing``, built once
-per ``FileContext``; every answer is memoized in it (never on the tree's nodes). The API:
+per ``FileContext`` and kept with it; every answer is memoized in it (never on the tree's
+nodes), and the value analysis is built only when a question needs it. The API:
 
 - ``traced_functions(region=None, ...) -> list[Traced]``: every function that runs on tracers,
   however the file spells its transform: a decorator (``jax.jit`` and its aliases,
@@ -132,8 +133,12 @@ NOTHING_REPORTED = Reported()
 
 
 def tracing_for(ctx) -> Tracing:
-    """The file's one ``Tracing`` (kept by its value analysis)."""
-    return ctx.analysis.tracing
+    """The file's one ``Tracing``, however many rules and analyses ask (kept on the context,
+    which the engine clears when the file is done)."""
+    found = ctx.__dict__.get("_tracing")
+    if found is None:
+        found = ctx.__dict__["_tracing"] = Tracing(ctx)
+    return found
 
 
 class Region:
@@ -236,17 +241,19 @@ def mentions(expr: ast.AST, names: set[str]) -> bool:
 
 
 class Tracing:
-    """The tracing answer of one file. Use ``tracing_for(ctx)``; never build one per rule.
+    """The tracing answer of one file. Use ``tracing_for(ctx)``; never build one per rule."""
 
-    ``analysis``: the file's value analysis (``values.Analysis``), which builds this object and
-    which ``function_transforms`` and ``is_tracer`` read."""
-
-    def __init__(self, ctx: FileContext, analysis) -> None:
+    def __init__(self, ctx: FileContext) -> None:
         self.ctx = ctx
-        self.analysis = analysis
         self._nodes: dict[ast.AST, list[ast.AST]] = {}
         self._stored: dict[ast.AST, set[str]] = {}
         self._tainted: dict[tuple[ast.AST, frozenset[str], Reported], set[str]] = {}
+
+    @property
+    def analysis(self):
+        """The file's value analysis (``values.Analysis``), which ``function_transforms`` and
+        ``is_tracer`` read (built on first use: JAX001's questions mostly need none)."""
+        return self.ctx.analysis
 
     @cached_property
     def spellings(self) -> Spellings:

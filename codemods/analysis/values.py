@@ -62,7 +62,7 @@ from jax_codemod.analysis.scopes import (
     scope_nodes,
     walk_values,
 )
-from jax_codemod.analysis.tracing import Tracing
+from jax_codemod.analysis.tracing import Tracing, tracing_for
 
 # Kinds -------------------------------------------------------------------------------
 UNKNOWN = "unknown"
@@ -660,11 +660,11 @@ class Analysis:
             expr = expr.value
         return ".".join([base, *reversed(parts)])
 
-    @cached_property
+    @property
     def tracing(self) -> Tracing:
         """The file's tracing answer (``analysis.tracing``): which functions run under which
         transform, which parameters are traced, the local taint of a traced function."""
-        return Tracing(self.ctx, self)
+        return tracing_for(self.ctx)
 
     def function_transforms(self, function: ast.AST) -> list[Transform]:
         """Transforms ``function`` runs under: its decorators, and calls that pass it to one
