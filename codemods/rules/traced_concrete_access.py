@@ -181,8 +181,8 @@ CONSUMERS: dict[str, Consumer] = {name: Consumer(error) for name, error in api.t
 CFFI_FFI = "cffi.FFI"
 BUFFER_METHODS = {"from_buffer": "cffi", "from_buffer_copy": "ctypes"}
 # The tracing answer's tables, by the names this rule's tests compare with the API table.
-STATIC_ATTRS, ARRAY_MODULES, TREE_MAPS, TREE_LEAVES = tracing.STATIC_ATTRS, tracing.ARRAY_MODULES, tracing.TREE_MAPS, tracing.TREE_LEAVES
-CREATION_FUNCTIONS, SHAPE_FUNCTIONS = tracing.CREATION_FUNCTIONS, tracing.SHAPE_FUNCTIONS
+STATIC_ATTRS, ARRAY_MODULES, CREATION_FUNCTIONS = tracing.STATIC_ATTRS, tracing.ARRAY_MODULES, tracing.CREATION_FUNCTIONS
+SHAPE_FUNCTIONS, TREE_MAPS, TREE_LEAVES = tracing.SHAPE_FUNCTIONS, tracing.TREE_MAPS, tracing.TREE_LEAVES
 
 
 def _access_pattern(members) -> str:
@@ -1321,9 +1321,9 @@ def _scope_nodes(scope: ast.AST) -> list[ast.AST]:
 def _accesses(
     ctx: FileContext, traced: Traced, members: dict[str, Member], buffers: frozenset[str], exact: bool = True
 ) -> list[Access]:
-    function, tracing = traced.node, tracing_for(ctx)
+    function, answer = traced.node, tracing_for(ctx)
     # Only calls and attributes can be accesses (the parser makes no subclasses of them).
-    nodes = [node for node in tracing.scope_nodes(function) if node.__class__ is ast.Call or node.__class__ is ast.Attribute]
+    nodes = [node for node in answer.scope_nodes(function) if node.__class__ is ast.Call or node.__class__ is ast.Attribute]
     called = {id(node.func) for node in nodes if node.__class__ is ast.Call}
     # A helper often guards concrete-only code (`if isinstance(x, core.Tracer): return x`):
     # only the statements before its first compound statement surely run on the tracer.
@@ -1336,15 +1336,15 @@ def _accesses(
             candidates.append((node, access))
     if not candidates:
         return []  # most traced functions: no need for their taint
-    stored = tracing.stored_names(function)
+    stored = answer.stored_names(function)
     params = {name for name in traced.traced if name not in stored}
     # Parameters this rule has decided about (static ones are concrete, whatever the
     # analysis of a differently spelled transform says).
     every = {a.arg for a in all_params(function)} - stored
-    aliases = tracing.comprehension_aliases(function, params)
-    tainted = tracing.tainted_names(function, traced.traced, _REPORTED)
+    aliases = answer.comprehension_aliases(function, params)
+    tainted = answer.tainted_names(function, traced.traced, _REPORTED)
     differentiated = traced.transforms <= DIFFERENTIATION
-    eager = tracing.compile_time_eval_lines(function)
+    eager = answer.compile_time_eval_lines(function)
     found = []
     for node, (receiver, label) in candidates:
         if differentiated and _member_of(label, members).differentiable:
@@ -1354,12 +1354,12 @@ def _accesses(
         root = param_root(receiver)
         if any(start <= node.lineno <= end for start, end in eager):
             # JAX computes eagerly here: only what comes from a traced argument is a tracer.
-            if mentions(receiver, tracing.taint(function, traced.traced, eager, _REPORTED)):
+            if mentions(receiver, answer.taint(function, traced.traced, eager, _REPORTED)):
                 found.append(Access(node, receiver, label, aliases.get(root, root) if root in params else None))
             continue
         if root in params or root in aliases:
             found.append(Access(node, receiver, label, aliases.get(root, root)))
-        elif tracing.is_traced(receiver, tainted, _REPORTED) or (
+        elif answer.is_traced(receiver, tainted, _REPORTED) or (
             _base_name(receiver) not in every and _is_tracer(ctx, receiver, exact)
         ):
             # The shared value analysis follows what the local taint does not: containers,
@@ -1428,7 +1428,7 @@ def _is_tracer(ctx: FileContext, receiver: ast.AST, exact) -> bool:
     if isinstance(receiver, _NEVER_TRACERS):
         return False  # what the value analysis says of any of them
     if exact is True:
-        return ctx.analysis.is_tracer(receiver)
+        return tracing_for(ctx).is_tracer(receiver)
     if exact is not False and exact.never_tracer(receiver):
         return False
     raise _Undecided
