@@ -183,7 +183,8 @@ def test_the_value_analysis_asks_the_tracing_answer():
     function = next(n for n in ctx.tree.body if isinstance(n, ast.FunctionDef))
     x, n = function.args.args
     assert ctx.analysis.function_transforms(function) == tracing_for(ctx).function_transforms(function)
-    assert tracing_for(ctx).traced_parameter(x, function) and not tracing_for(ctx).traced_parameter(n, function)
+    answer = tracing_for(ctx)
+    assert answer.traced_parameter(x, function) and not answer.traced_parameter(n, function)
     body_x = function.body[0].value
     assert ctx.analysis.is_tracer(body_x) and tracing_for(ctx).is_tracer(body_x)
 

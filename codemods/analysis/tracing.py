@@ -33,6 +33,14 @@ nodes), and the value analysis is built only when a question needs it. The API:
 
 A rule that reports a value where it is made (a concrete-only API called on a tracer) passes
 ``Reported``: the taint does not follow what the rule reports, as it would raise in the trace.
+
+Two readings of "runs under a transform" still live side by side here: ``traced_functions``
+resolves transforms through ``Spellings`` (``transforms.public``) and sweeps a region for them,
+``function_transforms`` through the value analysis (``values.public_name``), one function at a
+time. Merging them changes answers both ways (on jax's own sources, 963 parameters agree; 443
+only ``traced_functions`` calls traced: helpers, ``lax`` bodies past the first argument,
+methods; 38 only ``function_transforms``: ``from jax._src import lax`` spellings that
+``transforms.public`` does not map, and ``@overload`` stubs), so it waits on the one resolver.
 """
 
 from __future__ import annotations
@@ -87,6 +95,7 @@ BY_CALL = "by-call"  # transformed by a call: the plain function may also run ea
 TRACED_TWICE = "traced-twice"
 CALLED_IN_TRACE = "called-in-trace"  # called from inside another trace (second item: its name)
 
+_FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
 _SCOPE_CLASSES = frozenset({ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef})
 _COMPOUND = (ast.If, ast.For, ast.AsyncFor, ast.While, ast.Try, ast.With, ast.AsyncWith, ast.Match)
 # Nodes with nothing below them that no reader of a region asks about (its readers look
@@ -191,7 +200,7 @@ class Region:
         if node in scopes:
             return scopes[node]
         current = self.parents.get(node)
-        while current is not None and not isinstance(current, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+        while current is not None and not isinstance(current, _FUNCTIONS):
             current = self.parents.get(current)
         scopes[node] = current
         return current
@@ -264,7 +273,10 @@ class Tracing:
     # Traced functions ----------------------------------------------------------------
 
     def traced_functions(
-        self, region: Region | None = None, spellings: Spellings | None = None, reported: Reported = NOTHING_REPORTED
+        self,
+        region: Region | None = None,
+        spellings: Spellings | None = None,
+        reported: Reported = NOTHING_REPORTED,
     ) -> list[Traced]:
         """Every function of ``region`` (None: of the file) that runs on tracers; see the module
         docstring. ``reported``: what the caller's rule reports (the helpers' taint skips it)."""
@@ -304,7 +316,7 @@ class Tracing:
         for transform in applied:
             _add(found, node, transform, obstacle)
 
-    def _add_called(self, found: dict, region: Region, index, spellings: Spellings, node: ast.Call, hit) -> None:
+    def _add_called(self, found: dict, region: Region, index, spellings: Spellings, node: ast.Call, hit):
         transform, positions = hit
         for position in positions:
             if position >= len(node.args):
@@ -320,7 +332,7 @@ class Tracing:
                 constants = _bound_names(function, fixed, bound) if fixed else frozenset()
                 _add(found, function, transform, (BY_CALL, ""), bound=bound, constants=constants)
 
-    def _add_helpers(self, region: Region, index, spellings: Spellings, found: dict, reported: Reported) -> None:
+    def _add_helpers(self, region: Region, index, spellings: Spellings, found: dict, reported: Reported):
         """Functions of this file called from inside a trace with tracer arguments
         (`scaled(x)`, `jax.named_call(scaled, name="s")(x)`, `jax.tree.map(record, params)`) run
         in the trace too. Host callbacks (`jax.pure_callback(host, ...)`) are not calls of
@@ -334,7 +346,7 @@ class Tracing:
                 return
             pending = added
 
-    def _helpers_of(self, traced: Traced, region: Region, index, spellings, found: dict, reported) -> list[Traced]:
+    def _helpers_of(self, traced: Traced, region: Region, index, spellings, found: dict, reported):
         added = []
         tainted = None  # computed for the first call of a function of this file
         # In a helper, only what comes before its first compound statement surely runs on the tracer.
@@ -368,7 +380,7 @@ class Tracing:
                     added.append(helper)
         return added
 
-    def _called_params(self, function, arguments, keywords, tainted: set[str], reported: Reported) -> frozenset[str]:
+    def _called_params(self, function, arguments, keywords, tainted: set[str], reported: Reported):
         """The parameters of ``function`` that a call passes a tracer to."""
         positional = positional_params(function)
         traced = set()
@@ -394,14 +406,15 @@ class Tracing:
             return argument.args[0], argument
         return argument, None
 
-    def _functions_passed(self, region: Region, index, spellings: Spellings, call: ast.Call, argument, scope=None):
+    def _functions_passed(self, region: Region, index, spellings: Spellings, call, argument, scope=None):
         """(function, bound) for each function ``argument`` may be; ``bound``: a method reached
         through `self`, whose first parameter is not an argument of the transformed function."""
         argument = spellings.unwrap(argument)
         if isinstance(argument, ast.Lambda):
             return [(argument, False)]
         if isinstance(argument, (ast.List, ast.Tuple)):  # lax.switch branches
-            return [f for e in argument.elts for f in self._functions_passed(region, index, spellings, call, e, scope)]
+            elements = argument.elts
+            return [f for e in elements for f in self._functions_passed(region, index, spellings, call, e, scope)]
         if isinstance(argument, ast.Attribute):
             return [(method, True) for method in _self_methods(region, call, argument)]
         if not isinstance(argument, ast.Name):
@@ -463,7 +476,8 @@ class Tracing:
             # Which arguments each transform traces (static, unmapped, undifferentiated ones
             # are concrete).
             readable = not transform.has_unknown_options
-            traced = traced_parameters(function, Transform(transform.name, transform.options, readable=readable))
+            spelled = Transform(transform.name, transform.options, readable=readable)
+            traced = traced_parameters(function, spelled)
             if traced is None or parameter.arg not in traced[0]:
                 return False
         return True
@@ -498,7 +512,7 @@ class Tracing:
 
     # The taint ----------------------------------------------------------------------------
 
-    def tainted_names(self, function, traced: frozenset[str], reported: Reported = NOTHING_REPORTED) -> set[str]:
+    def tainted_names(self, function, traced: frozenset[str], reported: Reported = NOTHING_REPORTED):
         """Parameters that are tracers (``traced``) and the locals computed from them or from jax
         calls (a fresh set; computed once per function, traced set and ``reported``)."""
         key = (function, traced, reported)
@@ -507,7 +521,7 @@ class Tracing:
             found = self._tainted[key] = self.taint(function, traced, reported=reported)
         return set(found)
 
-    def taint(self, function, traced: frozenset[str], eager=(), reported: Reported = NOTHING_REPORTED) -> set[str]:
+    def taint(self, function, traced: frozenset[str], eager=(), reported: Reported = NOTHING_REPORTED):
         """The traced names; in ``eager`` lines (``compile_time_eval_lines``) a value is a tracer
         only when it is computed from one: `jnp.arange(3)` is a concrete array there."""
         tainted = set(traced)
@@ -548,11 +562,13 @@ class Tracing:
         if isinstance(expr, (ast.Subscript, ast.Starred)):
             return self.is_traced(expr.value, tainted, reported)
         if isinstance(expr, ast.BinOp):
-            return self.is_traced(expr.left, tainted, reported) or self.is_traced(expr.right, tainted, reported)
+            is_traced = self.is_traced
+            return is_traced(expr.left, tainted, reported) or is_traced(expr.right, tainted, reported)
         if isinstance(expr, ast.UnaryOp):
             return self.is_traced(expr.operand, tainted, reported)
         if isinstance(expr, ast.IfExp):
-            return self.is_traced(expr.body, tainted, reported) or self.is_traced(expr.orelse, tainted, reported)
+            is_traced = self.is_traced
+            return is_traced(expr.body, tainted, reported) or is_traced(expr.orelse, tainted, reported)
         if isinstance(expr, (ast.Tuple, ast.List)):
             return any(self.is_traced(element, tainted, reported) for element in expr.elts)
         if isinstance(expr, ast.Call):
@@ -750,7 +766,7 @@ def _dict_view(expr: ast.AST, method: str) -> bool:
     )
 
 
-def _add(found: dict, function, transform: Transform, obstacle, bound: bool = False, constants=frozenset()) -> None:
+def _add(found: dict, function, transform: Transform, obstacle, bound: bool = False, constants=frozenset()):
     parameters = traced_parameters(function, transform, bound)
     if parameters is None:
         return  # options we cannot read: which arguments are static is unknown

@@ -47,7 +47,9 @@ class SplitPlan:
     jit_options: tuple[int, str, str] | None = None
 
 
-def plan_split(ctx: FileContext, region: Region, traced: Traced, accesses) -> tuple[SplitPlan | None, FixSafety, str | None]:
+def plan_split(
+    ctx: FileContext, region: Region, traced: Traced, accesses
+) -> tuple[SplitPlan | None, FixSafety, str | None]:
     """(plan, fix safety, reason): a plan when the accesses can leave the trace. ``accesses``:
     the rule's findings in ``traced``'s function, each with ``node``, ``label`` (".delete()" for
     a deletion) and ``param`` (the traced parameter it reads, None for an intermediate)."""

@@ -181,8 +181,10 @@ CONSUMERS: dict[str, Consumer] = {name: Consumer(error) for name, error in api.t
 CFFI_FFI = "cffi.FFI"
 BUFFER_METHODS = {"from_buffer": "cffi", "from_buffer_copy": "ctypes"}
 # The tracing answer's tables, by the names this rule's tests compare with the API table.
-STATIC_ATTRS, ARRAY_MODULES, CREATION_FUNCTIONS = tracing.STATIC_ATTRS, tracing.ARRAY_MODULES, tracing.CREATION_FUNCTIONS
-SHAPE_FUNCTIONS, TREE_MAPS, TREE_LEAVES = tracing.SHAPE_FUNCTIONS, tracing.TREE_MAPS, tracing.TREE_LEAVES
+STATIC_ATTRS, ARRAY_MODULES, TREE_MAPS, TREE_LEAVES = (
+    tracing.STATIC_ATTRS, tracing.ARRAY_MODULES, tracing.TREE_MAPS, tracing.TREE_LEAVES
+)
+CREATION_FUNCTIONS, SHAPE_FUNCTIONS = tracing.CREATION_FUNCTIONS, tracing.SHAPE_FUNCTIONS
 
 
 def _access_pattern(members) -> str:
