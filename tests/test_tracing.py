@@ -230,3 +230,26 @@ def test_jax001_asks_the_value_analysis_only_when_the_taint_cannot_tell():
     [finding] = TracedConcreteAccess().check(ctx)
     assert "x" in finding.message
     assert "analysis" not in ctx.__dict__  # a traced parameter's access: the taint alone decides
+
+
+# The two readings of "runs under a transform" this module still holds (its docstring): where they
+# disagree today. Merging them decides each of these; a change here is that decision.
+
+
+def test_a_lax_body_past_the_first_argument_is_traced_to_the_sweep_only():
+    ctx = _ctx("def run(x):\n    def body(i, carry):\n        return carry\n    return lax.fori_loop(0, 3, body, x)\n")
+    answer = tracing_for(ctx)
+    body = next(n for n in ast.walk(ctx.tree) if isinstance(n, ast.FunctionDef) and n.name == "body")
+    [traced] = answer.traced_functions()
+    assert traced.node is body and traced.traced == {"i", "carry"}
+    assert not answer.traced_parameter(body.args.args[1], body)
+
+
+def test_a_private_lax_spelling_is_traced_to_the_value_analysis_only():
+    text = "from jax._src import lax\n\ndef run(x):\n    def cond(state):\n        return state\n"
+    text += "    return lax.while_loop(cond, cond, x)\n"
+    ctx = FileContext("t.py", text, ast.parse(text))
+    answer = tracing_for(ctx)
+    cond = next(n for n in ast.walk(ctx.tree) if isinstance(n, ast.FunctionDef) and n.name == "cond")
+    assert answer.traced_functions() == []
+    assert answer.traced_parameter(cond.args.args[0], cond)
