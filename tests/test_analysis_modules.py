@@ -13,7 +13,6 @@ import textwrap
 from pathlib import Path
 
 import pytest
-
 from jax_codemod.analysis.modules import ModuleMap, Project
 
 SRC_LAYOUT = {

@@ -19,15 +19,14 @@ import re
 import shutil
 import subprocess
 import sys
-import tomllib
 from pathlib import Path
 
 import pytest
+import tomllib
 from cases import _VERSION_REQUIREMENT, _unmet
-from test_execution import accepted_errors, backend, execution_env
-
 from jax_codemod.cli.main import main
 from jax_codemod.engine.results import unified_diff
+from test_execution import accepted_errors, backend, execution_env
 
 PROJECTS = Path(__file__).parent / "projects"
 

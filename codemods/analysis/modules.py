@@ -324,9 +324,9 @@ def _bound_by(statement: ast.stmt) -> set[str]:
     targets: list[ast.AST] = []
     if isinstance(statement, ast.Assign):
         targets = list(statement.targets)
-    elif isinstance(statement, (ast.AnnAssign, ast.AugAssign)) and statement.value is not None:
-        targets = [statement.target]
-    elif isinstance(statement, (ast.For, ast.AsyncFor)):
+    elif isinstance(statement, (ast.AugAssign, ast.For, ast.AsyncFor)) or (
+        isinstance(statement, ast.AnnAssign) and statement.value is not None  # `x: int` binds nothing
+    ):
         targets = [statement.target]
     found = set()
     for target in targets:

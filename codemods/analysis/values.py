@@ -22,7 +22,9 @@ is memoized. The API (stable; add, don't rename):
   ``jax.shard_map``, ``jax.vmap``, ...), ``Transform.options`` its keywords, and
   ``Transform.function`` the function it wraps when the file defines it.
 - ``function_transforms(def) -> list[Transform]``: the transforms a ``def`` is traced under,
-  from its decorators and from calls such as ``jax.jit(step)`` in the file.
+  from its decorators and from calls such as ``jax.jit(step)`` in the file; ``tracing``: the
+  file's ``analysis.tracing.Tracing``, which answers it and every other question about what
+  runs in a trace (traced functions and helpers, traced parameters, a function's taint).
 - ``is_tracer(expr)``, ``placement(expr)``, ``leaves(expr)`` (a pytree's leaves, joined),
   ``returns_of(def)``, ``qualname(expr)`` (``ctx.qualname`` that also follows
   ``importlib.import_module("jax.dlpack")``, local aliases and private spellings such as
@@ -60,6 +62,7 @@ from jax_codemod.analysis.scopes import (
     scope_nodes,
     walk_values,
 )
+from jax_codemod.analysis.tracing import Tracing, tracing_for
 
 # Kinds -------------------------------------------------------------------------------
 UNKNOWN = "unknown"
@@ -657,42 +660,41 @@ class Analysis:
             expr = expr.value
         return ".".join([base, *reversed(parts)])
 
-    def function_transforms(self, function: ast.AST) -> list[Transform]:
-        """Transforms ``function`` runs under: its decorators, and calls that pass it to one."""
-        found = []
-        for decorator in getattr(function, "decorator_list", ()):
-            transform = self.transform_of(decorator)
-            if transform is not None and self.value_of(decorator).kind == TRANSFORM:
-                found.append(replace(transform, function=function))
-        if isinstance(function, ast.Lambda):
-            parent = self.ctx.parent(function)
-            if isinstance(parent, ast.Call) and parent.args and parent.args[0] is function:
-                callee = self.value_of(parent.func)
-                if callee.kind == TRANSFORM:
-                    found.append(callee.transform.with_options(parent.keywords, function))
-            return found
-        for call in self._calls_passing(getattr(function, "name", "")):
-            callee = self.value_of(call.func)
-            if callee.kind != TRANSFORM:
-                continue
-            definitions = self._function_definitions(call.args[0])
-            if function in definitions:
-                found.append(callee.transform.with_options(call.keywords, function))
-        return found or self._spelled_transforms(function)
+    @property
+    def tracing(self) -> Tracing:
+        """The file's tracing answer (``analysis.tracing``): which functions run under which
+        transform, which parameters are traced, the local taint of a traced function."""
+        return tracing_for(self.ctx)
 
-    @cached_property
+    def function_transforms(self, function: ast.AST) -> list[Transform]:
+        """Transforms ``function`` runs under: its decorators, and calls that pass it to one
+        (``Tracing.function_transforms``)."""
+        return self.tracing.function_transforms(function)
+
+    @property
     def spellings(self):
         """How the file spells transforms (``analysis.transforms``): equinox and flax ones,
         factories that take the function (``def jit(fn=None, **kw)``), substituted options."""
-        return spelled.Spellings(self.ctx)
+        return self.tracing.spellings
 
-    def _spelled_transforms(self, function: ast.AST) -> list[Transform]:
-        found = []
-        for decorator in getattr(function, "decorator_list", ()):
-            spelled = self.spellings.transform_of(decorator)
-            if spelled is not None and spelled.readable:
-                found.append(Transform(public_name(spelled.name), spelled.options, function))
-        return found
+    def applied_transform(self, expr: ast.AST) -> Transform | None:
+        """The transform ``expr`` applies when called on a function (``jax.jit``,
+        ``partial(jax.jit, ...)``, an alias or factory result), not a transformed function."""
+        value = self.value_of(expr)
+        return value.transform if value.kind == TRANSFORM else None
+
+    def calls_passing(self, name: str) -> list[ast.Call]:
+        """The calls whose first argument is the bare name ``name``."""
+        return self._calls_passing(name)
+
+    def function_definitions(self, expr: ast.AST) -> list[ast.AST]:
+        """The ``def``s the name ``expr`` may refer to."""
+        return self._function_definitions(expr)
+
+    @staticmethod
+    def transform_from_spelling(spelled, function: ast.AST) -> Transform:
+        """A ``transforms.Transform`` (as ``Spellings`` reads a decorator) as this module's record."""
+        return Transform(public_name(spelled.name), spelled.options, function)
 
     def returns_of(self, function: ast.AST) -> Value:
         """What calling ``function`` (a def or lambda of this file) returns, joined over its returns."""
@@ -1099,7 +1101,7 @@ class Analysis:
         arguments = function.args
         if parameter in (arguments.vararg, arguments.kwarg):
             return UNKNOWN_VALUE
-        if self._traced_parameter(parameter, function):
+        if self.tracing.traced_parameter(parameter, function):
             return Value(TRACER, f"a parameter of a traced function (`{parameter.arg}`)")
         if parameter.annotation is not None:
             annotated = self.annotation_value(parameter.annotation)
@@ -1130,21 +1132,6 @@ class Analysis:
         if mapped is not None:
             return mapped
         return UNKNOWN_VALUE
-
-    def _traced_parameter(self, parameter: ast.arg, function: ast.AST) -> bool:
-        transforms = [t for t in self.function_transforms(function) if t.traces]
-        if not transforms:
-            return False
-        for transform in transforms:
-            # Which arguments each transform traces (static, unmapped, undifferentiated ones
-            # are concrete): analysis.transforms.traced_parameters.
-            readable = not transform.has_unknown_options
-            traced = spelled.traced_parameters(
-                function, spelled.Transform(transform.name, transform.options, readable=readable)
-            )
-            if traced is None or parameter.arg not in traced[0]:
-                return False
-        return True
 
     def _mapped_parameter(self, parameter: ast.arg, function: ast.AST) -> Value | None:
         """A parameter of a function that ``jax.tree.map`` applies to a tree's leaves."""

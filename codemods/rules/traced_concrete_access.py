@@ -3,40 +3,46 @@
 from __future__ import annotations
 
 import ast
-import bisect
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import cache
 from typing import TYPE_CHECKING
 
-from jax_codemod.analysis import api
+from jax_codemod.analysis import api, tracing
 from jax_codemod.analysis.blocks import CONTAINER_CALLS
 from jax_codemod.analysis.context import (
     FileContext,
-    brackets_balance,
     count_line_breaks,
-    in_code,
-    statements,
-    string_interiors,
 )
 from jax_codemod.analysis.jax_versions import OLDEST_SUPPORTED
 from jax_codemod.analysis.partial import Cut, Parts, Reading, dotted_before, word_positions
-from jax_codemod.analysis.scopes import CHILD_FIELDS, child_fields
+from jax_codemod.analysis.partial_receivers import PartialReceivers
+from jax_codemod.analysis.tracing import (
+    ASYNC,
+    BY_CALL,
+    CALLED_IN_TRACE,
+    OTHER_DECORATORS,
+    TRACED_TWICE,
+    Region,
+    Reported,
+    Traced,
+    first_compound_line,
+    mentions,
+    own_nodes,
+    param_root,
+    tracing_for,
+)
 from jax_codemod.analysis.transforms import (
-    JIT,
     JIT_LIKE,
     PARTIAL,
     TRANSFORM_LEAVES,
     TRANSFORMS,
-    TRANSPARENT,
     Spellings,
-    Transform,
     all_params,
-    positional_params,
     public,
-    traced_parameters,
 )
 from jax_codemod.rule import Finding, FixSafety, Rule
+from jax_codemod.rules._hoist import plan_split, split
 
 if TYPE_CHECKING:
     import libcst as cst
@@ -127,9 +133,6 @@ DIFFERENTIATION = frozenset(
         "flax.nnx.value_and_grad",
     }
 )
-# A block where JAX computes eagerly inside a trace: values not computed from the traced
-# arguments are concrete there.
-COMPILE_TIME_EVAL = frozenset({"jax.ensure_compile_time_eval", "jax.core.ensure_compile_time_eval"})
 
 
 def members_for(version: Version | None) -> dict[str, Member]:
@@ -168,32 +171,11 @@ CONSUMERS: dict[str, Consumer] = {name: Consumer(error) for name, error in api.t
 # (the array is the last positional argument) and `(ctypes.c_char * n).from_buffer_copy(x)`.
 CFFI_FFI = "cffi.FFI"
 BUFFER_METHODS = {"from_buffer": "cffi", "from_buffer_copy": "ctypes"}
-# Attributes a tracer answers from its abstract value: reading them is fine in a trace.
-STATIC_ATTRS = frozenset(
-    {"shape", "dtype", "ndim", "size", "aval", "weak_type", "itemsize", "nbytes", "named_shape", "__class__"}
+# The tracing answer's tables, by the names this rule's tests compare with the API table.
+STATIC_ATTRS, ARRAY_MODULES, TREE_MAPS, TREE_LEAVES = (
+    tracing.STATIC_ATTRS, tracing.ARRAY_MODULES, tracing.TREE_MAPS, tracing.TREE_LEAVES
 )
-# Calls that keep a static value static (`n = math.prod(x.shape)`).
-STATIC_BUILTINS = frozenset({"len", "int", "float", "bool", "tuple", "min", "max", "abs"})
-STATIC_FUNCTIONS = frozenset({"math.prod", "numpy.prod"})
-# Inside a trace, these jax functions return tracers...
-ARRAY_MODULES = api.ARRAY_MODULES
-# (creation functions return tracers even from no traced argument)
-CREATION_FUNCTIONS = api.members(creates=True)
-# ...except these, which answer from shapes and dtypes.
-SHAPE_FUNCTIONS = api.members(static=True)
-# Pytree maps: their function runs on the leaves of the trees. Every spelling: `public`
-# maps private paths only.
-TREE_MAPS = api.names(tree="map")
-# Pytree helpers whose results are the leaves of their argument: tracers when it is traced.
-TREE_LEAVES = frozenset(record.name for record in api.records(tree=True) if record.tree != "map")
-# Attributes of a jitted function that a plain wrapper does not have.
-JITTED_ATTRS = frozenset({"lower", "trace", "eval_shape", "clear_cache", "_cache_size", "__wrapped__"})
-_BY_CALL = "the function is jitted by a call and may also run eagerly"
-_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
-_SCOPE_CLASSES = frozenset(_SCOPES)  # the parser makes no subclasses of them
-_HOISTABLE = (ast.Expr, ast.Assign, ast.AnnAssign)
-_COMPOUND = (ast.If, ast.For, ast.AsyncFor, ast.While, ast.Try, ast.With, ast.AsyncWith, ast.Match)
-_UNSPLITTABLE = (ast.Yield, ast.YieldFrom, ast.Await, ast.NamedExpr, ast.Global, ast.Nonlocal)
+CREATION_FUNCTIONS, SHAPE_FUNCTIONS = tracing.CREATION_FUNCTIONS, tracing.SHAPE_FUNCTIONS
 
 
 def _access_pattern(members) -> str:
@@ -250,26 +232,6 @@ def _names_transform(source: bytes) -> bool:
         if spelling in source:
             return True
     return False
-
-
-@dataclass
-class Traced:
-    """One function whose parameters are tracers, and how it came to be traced."""
-
-    node: ast.FunctionDef | ast.Lambda
-    transform: str
-    traced: frozenset[str]
-    donated: frozenset[str] = frozenset()
-    # Why the fix cannot split it, for a jitted function; None when it can.
-    unsplittable: str | None = None
-    spelled: Transform | None = None  # how the file applies the transform
-    # A helper called from inside a trace: only its top-level statements are checked.
-    caller: str | None = None
-    # Every transform that traces it (``transform`` is the one messages name).
-    transforms: set[str] = field(default_factory=set)
-
-    def __post_init__(self) -> None:
-        self.transforms.add(self.transform)
 
 
 @dataclass(frozen=True)
@@ -440,8 +402,8 @@ class TracedConcreteAccess(Rule):
         self, ctx: FileContext, region, traced: Traced, accesses: list[Access]
     ) -> list[Finding]:
         plan, fix, reason = None, FixSafety.NONE, None
-        if traced.transform in JIT_LIKE and traced.unsplittable is None:
-            plan, fix, reason = _plan_split(ctx, region, traced, accesses)
+        if traced.transform in JIT_LIKE and traced.obstacle is None:
+            plan, fix, reason = plan_split(ctx, region, traced, accesses)
             if plan and any(ctx.is_suppressed(self.CODE, ctx.span(a.node).start_line) for a in accesses):
                 # Splitting would move the suppressed access too.
                 plan, fix, reason = None, FixSafety.NONE, "another access in it is suppressed"
@@ -469,7 +431,7 @@ class TracedConcreteAccess(Rule):
         plans = fixer.state.get(self.CODE)
         if not plans:
             return module
-        new_module, done = _split(module, plans)
+        new_module, done = split(module, plans)
         if not done:
             raise ValueError(f"no function at {sorted(plans)}")
         # A plan deferred because a function inside it was split is found again next pass.
@@ -819,431 +781,31 @@ def _decorated_def_lines(text: str) -> set[int]:
     return lines
 
 
-# Nodes with nothing below them that no reader of a region asks about (its readers look
-# for functions and calls, and for the parents of those): kept out of it.
-_LEAVES = frozenset({ast.Name, ast.Constant})
+# The tracing answer (analysis/tracing.py), under the names the partial reader and its tests use.
+_Region = Region
 
 
-class _Region:
-    """The nodes whose line range covers a candidate line, with their parents (names and
-    constants left out)."""
-
-    def __init__(self, tree: ast.Module, lines: list[int]) -> None:
-        self.parents: dict[ast.AST, ast.AST] = {}
-        self.nodes: list[ast.AST] = []
-        self._scopes: dict[ast.AST, ast.AST | None] = {}
-        parents, nodes = self.parents, self.nodes
-        bisect_left, count = bisect.bisect_left, len(lines)
-        leaves, node_class = _LEAVES, ast.AST
-        stack: list[ast.AST] = [tree]
-        found: list[ast.AST] = []
-        while stack:
-            node = stack.pop()
-            nodes.append(node)
-            # scopes.children, inlined (this loop runs for every node of the region):
-            # contexts and operators (shared, never interesting) are no children here;
-            # `pass`, `break` and `continue` are (no reader of the region looks for them).
-            fields = CHILD_FIELDS.get(node.__class__)
-            for name in child_fields(node.__class__) if fields is None else fields:
-                value = getattr(node, name, None)
-                if value.__class__ is list:
-                    found.extend([item for item in value if isinstance(item, node_class)])
-                elif isinstance(value, node_class):
-                    found.append(value)
-            for child in found:
-                if child.__class__ in leaves:
-                    continue
-                start = getattr(child, "lineno", None)
-                if start is not None:
-                    # _covers, inlined: a candidate line within the child's lines.
-                    index = bisect_left(lines, start)
-                    if index == count or lines[index] > child.end_lineno:
-                        continue
-                parents[child] = node
-                stack.append(child)
-            found.clear()
-
-    def scope_of(self, node: ast.AST) -> ast.AST | None:
-        """The function (or None: the module) whose body holds ``node``."""
-        # Asked again and again for the same definitions (`_functions_passed` resolves each
-        # call's name against every function of that name): the parents never change.
-        scopes = self._scopes
-        if node in scopes:
-            return scopes[node]
-        current = self.parents.get(node)
-        while current is not None and not isinstance(
-            current, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
-        ):
-            current = self.parents.get(current)
-        scopes[node] = current
-        return current
+def _traced_functions(ctx: FileContext, region: Region, spellings: Spellings) -> list[Traced]:
+    return tracing_for(ctx).traced_functions(region, spellings, _REPORTED)
 
 
-def _covers(lines: list[int], start: int, end: int) -> bool:
-    index = bisect.bisect_left(lines, start)
-    return index < len(lines) and lines[index] <= end
-
-
-def _traced_functions(ctx: FileContext, region: _Region, spellings: Spellings) -> list[Traced]:
-    found: dict[ast.AST, Traced] = {}
-    index: dict[str, list[ast.FunctionDef]] | None = None
-    for node in region.nodes:
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            applied = [t for t in map(spellings.transform_of, node.decorator_list) if t is not None]
-            if not applied:
-                continue
-            others = len(node.decorator_list) - len(applied)
-            others -= sum(map(spellings.is_transparent, node.decorator_list))
-            why = None
-            if others:
-                why = "the function has other decorators"
-            elif isinstance(node, ast.AsyncFunctionDef):
-                why = "the function is async"
-            for transform in applied:
-                _add(found, node, transform, unsplittable=why)
-        elif isinstance(node, ast.Call):
-            hit = spellings.applied(node)
-            if hit is None:
-                continue
-            if index is None:
-                index = _function_index(region)
-            transform, positions = hit
-            for position in positions:
-                if position < len(node.args):
-                    argument, fixed = _partial_binding(ctx, node.args[position])
-                    # `jax.jit(jax.vmap(f, in_axes=(None, 0)))`: the outer transform traces
-                    # every argument the inner one passes through, unmapped ones too.
-                    inner = _transformed_within(spellings, argument)
-                    if inner is not None:
-                        argument, fixed = _partial_binding(ctx, inner)
-                    for function, bound in _functions_passed(region, index, spellings, node, argument):
-                        # `jax.jit(partial(loss, model=model))`: bound arguments are constants.
-                        constants = _bound_names(function, fixed, bound) if fixed else frozenset()
-                        _add(found, function, transform, unsplittable=_BY_CALL, bound=bound, constants=constants)
-    _add_helpers(ctx, region, _leading_index(ctx, region, _function_index(region, decorated=True)), spellings, found)
-    return [traced for traced in found.values() if traced.traced]
-
-
-def _leading_index(ctx: FileContext, region: _Region, index: dict) -> dict:
-    """``index`` and, asked for by name, the module-level functions outside the region that
-    call one of its functions, a few levels deep (`def _mid(x, s): _leaf(s)`, where only
-    `_leaf` holds an access): a traced function calling `_mid` runs `_leaf` in its trace too."""
-    return _LeadingIndex(index, ctx, region) if index else index
-
-
-class _LeadingIndex(dict):
-    """Only the names traced code calls are looked up, so only those functions are walked."""
-
-    def __init__(self, index: dict, ctx: FileContext, region: _Region) -> None:
-        super().__init__(index)
-        self._ctx, self._region = ctx, region
-        self._outside: dict[str, list[ast.FunctionDef]] | None = None
-        self._decided: dict[str, list[ast.FunctionDef] | None] = {}
-
-    def get(self, name, default=None):
-        found = super().get(name)
-        if found is not None:
-            return found
-        led = self._leading(name, 0)
-        return default if led is None else led
-
-    def _leading(self, name: str, depth: int) -> list[ast.FunctionDef] | None:
-        if name in self._decided:
-            return self._decided[name]
-        if self._outside is None:
-            parents, own = self._region.parents, dict.keys(self)
-            self._outside = {}
-            for node in self._ctx.tree.body:
-                if node.__class__ is ast.FunctionDef and node.name not in own and node not in parents:
-                    self._outside.setdefault(node.name, []).append(node)
-        functions = self._outside.get(name)
-        self._decided[name] = None  # a recursive chain leads nowhere new
-        if functions and depth < 2 and any(
-            node.__class__ is ast.Call
-            and node.func.__class__ is ast.Name
-            and (dict.__contains__(self, node.func.id) or self._leading(node.func.id, depth + 1) is not None)
-            for function in functions
-            for node in _scope_nodes(function)
-        ):
-            self._decided[name] = functions
-        return self._decided[name]
-
-
-def _first_compound_line(function) -> int | None:
-    """The line of ``function``'s first compound statement (`if`, `for`, `try`, ...), if any."""
-    body = function.body if isinstance(function.body, list) else []
-    return next((s.lineno for s in body if isinstance(s, _COMPOUND)), None)
-
-
-def _transformed_within(spellings: Spellings, argument: ast.AST, depth: int = 0) -> ast.AST | None:
-    """The function a transform call given as ``argument`` transforms (innermost first)."""
-    argument = spellings.unwrap(argument)
-    if depth > 3 or not isinstance(argument, ast.Call):
-        return None
-    hit = spellings.applied(argument)
-    if hit is None:
-        return None
-    _, positions = hit
-    if not positions or positions[0] >= len(argument.args):
-        return None
-    function = argument.args[positions[0]]
-    return _transformed_within(spellings, function, depth + 1) or function
-
-
-def _add_helpers(ctx: FileContext, region: _Region, index, spellings: Spellings, found: dict) -> None:
-    """Functions of this file called from inside a trace with tracer arguments
-    (`scaled(x)`, `jax.named_call(scaled, name="s")(x)`, `jax.tree.map(record, params)`) run
-    in the trace too. Host callbacks (`jax.pure_callback(host, ...)`) are not calls of
-    their function: it runs on concrete arrays."""
-    pending = list(found.values())
-    for _ in range(3):  # helpers of helpers, a few levels deep
-        added = []
-        for traced in pending:
-            tainted = None  # computed for the first call of a function of this file
-            # As for accesses (`_accesses`): in a helper, only what comes before its first
-            # compound statement surely runs on the tracer (`if validate is True:` is never
-            # true of a traced flag).
-            after = _first_compound_line(traced.node) if traced.caller else None
-            for node in _scope_nodes(traced.node):
-                if not isinstance(node, ast.Call) or (after is not None and node.lineno >= after):
-                    continue
-                callee, arguments = node.func, list(node.args)
-                if node.args and public(ctx.qualname(callee)) in TREE_MAPS:
-                    callee, arguments = node.args[0], node.args[1:]  # a leaf of a traced tree is traced
-                for function, _ in _functions_passed(region, index, spellings, node, callee, traced.node):
-                    if tainted is None:
-                        tainted = _tainted_names(ctx, traced.node, traced.traced)
-                    params = _called_params(ctx, function, arguments, node.keywords, tainted)
-                    if params and function in found:
-                        # A jitted function called inside another trace: its wrapper would
-                        # run in that trace too, so splitting it fixes nothing.
-                        known = found[function]
-                        known.transforms |= traced.transforms
-                        known.unsplittable = known.unsplittable or (
-                            f"it is called from inside the traced `{_name_of(traced.node)}`"
-                        )
-                    elif params:
-                        helper = Traced(
-                            function,
-                            traced.transform,
-                            params,
-                            unsplittable=f"it is called from inside the traced `{_name_of(traced.node)}`",
-                            caller=_name_of(traced.node),
-                            transforms=set(traced.transforms),
-                        )
-                        found[function] = helper
-                        added.append(helper)
-        if not added:
-            return
-        pending = added
-
-
-def _called_params(ctx: FileContext, function, arguments, keywords, tainted: set[str]) -> frozenset[str]:
-    """The parameters of ``function`` that a call passes a tracer to."""
-    positional = positional_params(function)
-    traced = set()
-    for name, argument in zip(positional, arguments):
-        if isinstance(argument, ast.Starred):
-            break
-        if _is_traced(ctx, argument, tainted):
-            traced.add(name)
-    names = {a.arg for a in all_params(function)}
-    for keyword in keywords:
-        if keyword.arg in names and _is_traced(ctx, keyword.value, tainted):
-            traced.add(keyword.arg)
-    return frozenset(traced)
-
-
-def _name_of(function) -> str:
-    return getattr(function, "name", "<lambda>")
-
-
-def _partial_binding(ctx: FileContext, argument: ast.AST) -> tuple[ast.AST, ast.Call | None]:
-    """`functools.partial(f, a, k=v)` -> (f, the partial call); anything else -> (it, None)."""
-    if (
-        isinstance(argument, ast.Call)
-        and argument.args
-        and public(ctx.qualname(argument.func)) == PARTIAL
-        and not any(isinstance(a, ast.Starred) for a in argument.args)
-    ):
-        return argument.args[0], argument
-    return argument, None
-
-
-def _bound_names(function, partial_call: ast.Call, bound: bool) -> set[str]:
-    positional = positional_params(function)[1 if bound else 0 :]
-    names = set(positional[: len(partial_call.args) - 1])
-    return names | {k.arg for k in partial_call.keywords if k.arg is not None}
-
-
-def _function_index(region: _Region, decorated: bool = False) -> dict[str, list[ast.FunctionDef]]:
-    """Functions of the region by name, undecorated ones unless ``decorated`` (methods are
-    found through their class)."""
-    # Both indexes in one pass over the region, once: the traced-function search asks for
-    # the first, the helper search for the second.
-    indexes = region.__dict__.get("_indexes")
-    if indexes is None:
-        plain: dict[str, list[ast.FunctionDef]] = {}
-        every: dict[str, list[ast.FunctionDef]] = {}
-        parents = region.parents
-        for node in region.nodes:
-            if node.__class__ is ast.FunctionDef and not isinstance(parents.get(node), ast.ClassDef):
-                every.setdefault(node.name, []).append(node)
-                if not node.decorator_list:
-                    plain.setdefault(node.name, []).append(node)
-        indexes = region._indexes = (plain, every)
-    return indexes[1] if decorated else indexes[0]
-
-
-def _functions_passed(region: _Region, index, spellings: Spellings, call: ast.Call, argument: ast.AST, scope=None):
-    """(function, bound) for each function ``argument`` may be; ``bound``: a method reached
-    through `self`, whose first parameter is not an argument of the transformed function."""
-    argument = spellings.unwrap(argument)
-    if isinstance(argument, ast.Lambda):
-        return [(argument, False)]
-    if isinstance(argument, (ast.List, ast.Tuple)):  # lax.switch branches
-        return [f for e in argument.elts for f in _functions_passed(region, index, spellings, call, e, scope)]
-    if isinstance(argument, ast.Attribute):
-        return [(method, True) for method in _self_methods(region, call, argument)]
-    if not isinstance(argument, ast.Name):
-        return []
-    elements = _comprehension_elements(region, call, argument.id)
-    if elements is not None:
-        return [f for e in elements for f in _functions_passed(region, index, spellings, call, e, scope)]
-    # Only functions holding an access matter, and those are in the region. The name
-    # resolves like a closure: the call's own scope first, then the enclosing ones.
-    definitions = index.get(argument.id, [])
-    scope = scope or region.scope_of(call)
-    while definitions:
-        here = [node for node in definitions if region.scope_of(node) is scope]
-        if here or scope is None or argument.id in _stored_names(scope):
-            return [(node, False) for node in here]
-        scope = region.scope_of(scope)
-    return []
-
-
-def _self_methods(region: _Region, call: ast.Call, argument: ast.Attribute) -> list[ast.FunctionDef]:
-    """`jax.jit(self._step)` inside a method: the class's own `_step`."""
-    method = region.scope_of(call)
-    if not isinstance(method, ast.FunctionDef) or not isinstance(argument.value, ast.Name):
-        return []
-    positional = positional_params(method)
-    owner = region.parents.get(method)
-    if not positional or argument.value.id != positional[0] or not isinstance(owner, ast.ClassDef):
-        return []
-    return [
-        node
-        for node in owner.body
-        if isinstance(node, ast.FunctionDef) and node.name == argument.attr and not node.decorator_list
-    ]
-
-
-def _comprehension_elements(region: _Region, call: ast.Call, name: str) -> list[ast.AST] | None:
-    """`[jax.jit(f) for f in (a, b)]`, `{k: jax.jit(f) for k, f in {"a": a}.items()}`: what the
-    comprehension variable ``name`` runs over, when that is written out; None when ``name`` is
-    not a comprehension variable around ``call``."""
-    node = region.parents.get(call)
-    while node is not None and not isinstance(node, (ast.stmt, ast.Lambda)):
-        if isinstance(node, (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
-            for generator in node.generators:
-                target, iterable = generator.target, generator.iter
-                if isinstance(target, ast.Name) and target.id == name:
-                    if isinstance(iterable, (ast.List, ast.Tuple, ast.Set)):
-                        return list(iterable.elts)
-                    if isinstance(iterable, ast.Dict) or _dict_view(iterable, "values"):
-                        return list((iterable if isinstance(iterable, ast.Dict) else iterable.func.value).values)
-                    return []
-                if (
-                    isinstance(target, ast.Tuple)
-                    and len(target.elts) == 2
-                    and isinstance(target.elts[1], ast.Name)
-                    and target.elts[1].id == name
-                ):
-                    return list(iterable.func.value.values) if _dict_view(iterable, "items") else []
-        node = region.parents.get(node)
-    return None
-
-
-def _dict_view(expr: ast.AST, method: str) -> bool:
-    return (
-        isinstance(expr, ast.Call)
-        and isinstance(expr.func, ast.Attribute)
-        and expr.func.attr == method
-        and isinstance(expr.func.value, ast.Dict)
-        and not expr.args
-    )
-
-
-def _add(found: dict, function, transform: Transform, unsplittable, bound: bool = False, constants=frozenset()):
-    parameters = traced_parameters(function, transform, bound)
-    if parameters is None:
-        return  # options we cannot read: which arguments are static is unknown
-    traced_names, donated_names = parameters
-    traced_names = traced_names - constants
-    previous = found.get(function)
-    if previous is not None:
-        previous.unsplittable = previous.unsplittable or "the function is traced more than once"
-        previous.traced = previous.traced | traced_names
-        previous.transforms.add(transform.name)
-        if previous.transform in JIT_LIKE:
-            previous.transform = transform.name
-        return
-    found[function] = Traced(function, transform.name, traced_names, donated_names, unsplittable, transform)
+def _scope_nodes(scope: ast.AST) -> list[ast.AST]:
+    return own_nodes(scope)
 
 
 # Finding the accesses -------------------------------------------------------------
 
 
-def _scope_nodes(scope: ast.AST) -> list[ast.AST]:
-    """Nodes of ``scope``'s own body, not of the functions or classes nested in it.
-
-    Walked once per function and kept on the node: the traced-function search, the helper
-    search, the taint and the access scan all read the same function's nodes (four walks
-    of each traced function made them most of JAX001's cost on JAX-heavy code).
-    """
-    nodes = scope.__dict__.get("_jax001_nodes")
-    if nodes is None:
-        nodes = []
-        stack = list(scope.body) if isinstance(scope.body, list) else [scope.body]
-        # Without contexts and operators: every reader looks for other nodes.
-        while stack:
-            node = stack.pop()
-            nodes.append(node)
-            if node.__class__ in _SCOPE_CLASSES:
-                continue
-            # scopes.children, inlined.
-            fields = CHILD_FIELDS.get(node.__class__)
-            for name in child_fields(node.__class__) if fields is None else fields:
-                value = getattr(node, name, None)
-                if value.__class__ is list:
-                    stack.extend([item for item in value if isinstance(item, ast.AST)])
-                elif isinstance(value, ast.AST):
-                    stack.append(value)
-        scope._jax001_nodes = nodes
-    return nodes
-
-
-def _stored_names(function) -> set[str]:
-    stored = function.__dict__.get("_jax001_stored")
-    if stored is None:
-        stored = function._jax001_stored = {
-            node.id
-            for node in _scope_nodes(function)
-            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store)
-        }
-    return stored
-
-
 def _accesses(
     ctx: FileContext, traced: Traced, members: dict[str, Member], buffers: frozenset[str], exact: bool = True
 ) -> list[Access]:
-    function = traced.node
+    function, answer = traced.node, tracing_for(ctx)
     # Only calls and attributes can be accesses (the parser makes no subclasses of them).
-    nodes = [node for node in _scope_nodes(function) if node.__class__ is ast.Call or node.__class__ is ast.Attribute]
+    nodes = [node for node in answer.scope_nodes(function) if node.__class__ is ast.Call or node.__class__ is ast.Attribute]
     called = {id(node.func) for node in nodes if node.__class__ is ast.Call}
     # A helper often guards concrete-only code (`if isinstance(x, core.Tracer): return x`):
     # only the statements before its first compound statement surely run on the tracer.
-    first = _first_compound_line(function) if traced.caller else None
+    first = first_compound_line(function) if traced.caller else None
     guarded = [(first, function.end_lineno)] if first is not None else []
     candidates = []
     for node in nodes:
@@ -1252,30 +814,30 @@ def _accesses(
             candidates.append((node, access))
     if not candidates:
         return []  # most traced functions: no need for their taint
-    stored = _stored_names(function)
+    stored = answer.stored_names(function)
     params = {name for name in traced.traced if name not in stored}
     # Parameters this rule has decided about (static ones are concrete, whatever the
     # analysis of a differently spelled transform says).
     every = {a.arg for a in all_params(function)} - stored
-    aliases = _comprehension_aliases(ctx, function, params)
-    tainted = _tainted_names(ctx, function, traced.traced)
+    aliases = answer.comprehension_aliases(function, params)
+    tainted = answer.tainted_names(function, traced.traced, _REPORTED)
     differentiated = traced.transforms <= DIFFERENTIATION
-    eager = _compile_time_eval_lines(ctx, function)
+    eager = answer.compile_time_eval_lines(function)
     found = []
     for node, (receiver, label) in candidates:
         if differentiated and _member_of(label, members).differentiable:
             continue  # a JVP tracer's primal is concrete: the member works
         if label == ".sharding" and _under_sharding_in_types(ctx, function, node):
             continue
-        root = _param_root(receiver)
+        root = param_root(receiver)
         if any(start <= node.lineno <= end for start, end in eager):
             # JAX computes eagerly here: only what comes from a traced argument is a tracer.
-            if _mentions(receiver, _taint(ctx, function, traced.traced, eager)):
+            if mentions(receiver, answer.taint(function, traced.traced, eager, _REPORTED)):
                 found.append(Access(node, receiver, label, aliases.get(root, root) if root in params else None))
             continue
         if root in params or root in aliases:
             found.append(Access(node, receiver, label, aliases.get(root, root)))
-        elif _is_traced(ctx, receiver, tainted) or (
+        elif answer.is_traced(receiver, tainted, _REPORTED) or (
             _base_name(receiver) not in every and _is_tracer(ctx, receiver, exact)
         ):
             # The shared value analysis follows what the local taint does not: containers,
@@ -1305,7 +867,7 @@ def _under_sharding_in_types(ctx: FileContext, function, node: ast.AST) -> bool:
     """Whether ``node`` runs only in an `if config.sharding_in_types.value:` branch."""
     if _SHARDING_IN_TYPES not in ctx.text:
         return False
-    for statement in _scope_nodes(function):
+    for statement in tracing_for(ctx).scope_nodes(function):
         if not isinstance(statement, ast.If) or not statement.body:
             continue
         if not statement.body[0].lineno <= node.lineno <= statement.body[-1].end_lineno:
@@ -1318,22 +880,6 @@ def _under_sharding_in_types(ctx: FileContext, function, node: ast.AST) -> bool:
             ):
                 return True
     return False
-
-
-def _compile_time_eval_lines(ctx: FileContext, function) -> list[tuple[int, int]]:
-    """The lines of ``function``'s `with jax.ensure_compile_time_eval():` blocks, where what
-    is not computed from a traced argument is a concrete array."""
-    if "compile_time_eval" not in ctx.text:
-        return []
-    return [
-        (node.body[0].lineno, node.body[-1].end_lineno)
-        for node in _scope_nodes(function)
-        if isinstance(node, (ast.With, ast.AsyncWith))
-        and any(
-            isinstance(item.context_expr, ast.Call) and public(ctx.qualname(item.context_expr.func)) in COMPILE_TIME_EVAL
-            for item in node.items
-        )
-    ]
 
 
 # Expressions whose value is a constant, a container, a mapping or a function, whatever
@@ -1360,251 +906,14 @@ def _is_tracer(ctx: FileContext, receiver: ast.AST, exact) -> bool:
     if isinstance(receiver, _NEVER_TRACERS):
         return False  # what the value analysis says of any of them
     if exact is True:
-        return ctx.analysis.is_tracer(receiver)
+        return tracing_for(ctx).is_tracer(receiver)
     if exact is not False and exact.never_tracer(receiver):
         return False
     raise _Undecided
 
 
-# `jax.typeof(x)`: an abstract value, never an array; the value analysis has it as a library
-# call that returns an unknown value. The names a module may be imported as for it to be that.
-_TYPEOF_MODULES = frozenset({"jax", "jax.core", "jax._src.core"})
-
-
-class _Receivers:
-    """Receivers the whole-file value analysis never calls tracers, judged from the file's text
-    and a partial tree of it (``_partial``: every import statement of the file at its line)
-    without that analysis.
-
-    - A name every binding of which, anywhere in the file, is an import (`jax` in
-      `jax.devices()`): the analysis gives a name the join of what its bindings, parameters
-      and the module's names hold, and an import holds a module, a library object, a transform
-      or nothing known; narrowing by `isinstance` gives annotation values, never tracers.
-    - `B.typeof(...)` where every binding of `B` imports `jax`, `jax.core` or `jax._src.core`.
-    - An operator over constants only (`1.0 + 0j`): a constant.
-    - `E.aval` (or another of ``STATIC_ATTRS``) where no class of the file can bind that
-      attribute (``_unbound_attribute``): the analysis gives an attribute of an array, a
-      module or an unknown value no tracer; only a class's fields and attributes may be one.
-
-    Every binding of a name spells it in the code (the text is ASCII or its identifiers are
-    spelled as parsed) or inside an f-string's replacement field: an occurrence that is not
-    right after a dot, right before one or after `from` must stand on an import line, one per
-    name that line's imports bind; one in a string or comment must have no `{` before it in
-    its string (no `{` or `}` before it on its line: a line that starts inside a replacement
-    field, which Python 3.12 allows, closes it first). Anything else: not judged.
-    """
-
-    def __init__(self, text: str, tree: ast.Module, cut: _Cut | None = None) -> None:
-        self.text, self.tree, self.cut = text, tree, cut
-        self._unbound: dict[str, bool] = {}
-        self._classes: dict[int, list[tuple[int, int]]] = {}
-        self._targets: dict[str, tuple[str | None, ...] | None] = {}
-        self._imports: dict[int, list[ast.stmt]] | None = None
-        self._statements: list[ast.stmt] = []
-        self._interiors: list[tuple[int, int]] = []
-        self._plain: bool | None = None
-
-    def never_tracer(self, receiver: ast.AST) -> bool:
-        if isinstance(receiver, ast.Name):
-            return self.import_targets(receiver.id) is not None
-        if isinstance(receiver, ast.Call):
-            func = receiver.func
-            if isinstance(func, ast.Attribute) and func.attr == "typeof" and isinstance(func.value, ast.Name):
-                targets = self.import_targets(func.value.id)
-                return bool(targets) and all(target in _TYPEOF_MODULES for target in targets)
-            return False
-        if isinstance(receiver, ast.Attribute) and receiver.attr in STATIC_ATTRS:
-            if receiver.attr not in self._unbound:
-                self._unbound[receiver.attr] = self._unbound_attribute(receiver.attr)
-            return self._unbound[receiver.attr]
-        return _constant_operation(receiver)
-
-    def _ready(self) -> bool:
-        """Whether the text's identifiers are spelled as parsed and its strings are known."""
-        if self._plain is None:
-            # (Imported here: most runs never judge a receiver, and the module is large.)
-            from jax_codemod.analysis.values import spelled_as_parsed
-
-            self._plain = spelled_as_parsed(self.text)
-            interiors = string_interiors(self.text) if self._plain else None
-            self._plain = interiors is not None
-            self._interiors = interiors or []
-        return self._plain
-
-    def _in_a_field(self, position: int, starts: list[int]) -> bool:
-        """Whether an occurrence in a string or comment may be in an f-string's replacement
-        field: a `{` before it in its triple-quoted string, or a `{` or `}` before it on its line."""
-        text, interiors = self.text, self._interiors
-        inside = bisect.bisect_right(starts, position) - 1
-        if inside >= 0 and position <= interiors[inside][1]:
-            return text.find("{", interiors[inside][0], position) != -1
-        start = text.rfind("\n", 0, position) + 1
-        return text.find("{", start, position) != -1 or text.find("}", start, position) != -1
-
-    def _unbound_attribute(self, attr: str) -> bool:
-        """Whether no class of the file can have ``attr`` as a field or attribute, for the value
-        analysis: it reads them from a class body's `def attr`, `attr = ...` and `attr: T`
-        statements and from methods' `this.attr = ...` / `this.attr: T = ...` statements.
-
-        Each occurrence of the word in the code must be in a module-level block (not a class)
-        with no `class` in its code: no class body and no method there; or be read (`x.attr.y`,
-        `x.attr(`, `x.attr[`: followed by `.`, `(` or `[`, the parser's look-ahead that makes
-        no target, and not after `def` or `class`); or be a name (after a character other than
-        a dot on its line, or starting a line that starts outside brackets and continues no
-        other) in the body of a `def` block (a function, or a method of a class cut into its
-        members), past its header line, and in no class body of that block: after a `class`
-        only when starting a statement indented no deeper than every `class` before it.
-        Anything else, an occurrence in a possible replacement field, or text not cut into
-        blocks: False."""
-        cut = self.cut
-        if cut is None or not self._ready():
-            return False
-        text, interiors, blocks = self.text, self._interiors, cut.blocks
-        starts = cut.string_starts
-        size = len(text)
-        for position in _word_positions(text, attr):
-            if not in_code(text, position, interiors, starts):
-                if self._in_a_field(position, starts):
-                    return False
-                continue
-            after = position + len(attr)
-            while after < size and text[after] in " \t":
-                after += 1
-            before = position - 1
-            while before >= 0 and text[before] in " \t":
-                before -= 1
-            keyword = any(
-                text.endswith(word, 0, before + 1) and (before < len(word) or not _is_word_char(text[before - len(word)]))
-                for word in ("def", "class")
-            )
-            index = cut.block_of(position)
-            if index is None:
-                return False
-            block = blocks[index]
-            classes = self._class_lines(index)
-            if not block.indent and block.kind not in ("class", "head") and not classes:
-                continue  # a module-level statement with no class in it: no class body, no method
-            if after < size and text[after] in ".([" and not keyword:
-                continue
-            if keyword or before < 0 or text[before] == "." or block.kind != "def":
-                return False  # a definition of it, an attribute that may be stored, a class body
-            line_start = text.rfind("\n", 0, position) + 1
-            if line_start <= block.header:
-                return False  # on its header's line, or among its decorators
-            # A name in a function's body; at a line's start, a statement's (unless the line
-            # continues another), which is in no class body its indentation does not enter.
-            at_start = text[before] == "\n"
-            if at_start and (
-                (line_start >= 2 and text[line_start - 2] == "\\")
-                or not brackets_balance(text, block.header, line_start, interiors, starts)
-            ):
-                return False
-            earlier = [indent for at, indent in classes if at < position]
-            if earlier and (
-                not at_start
-                or text[line_start:position].strip(" ")
-                or any(indent < position - line_start for indent in earlier)
-            ):
-                return False
-        return True
-
-    def _class_lines(self, index: int) -> list[tuple[int, int]]:
-        """(position, indentation) of each `class` in a block's code; the indentation is -1 where
-        the line has more than spaces before it."""
-        found = self._classes.get(index)
-        if found is None:
-            block, text = self.cut.blocks[index], self.text
-            found = []
-            position = text.find("class", block.begin, block.finish)
-            while position != -1:
-                end = position + 5
-                if (
-                    not _is_word_char(text[position - 1])
-                    and (end == len(text) or not _is_word_char(text[end]))
-                    and in_code(text, position, self._interiors, self.cut.string_starts)
-                ):
-                    line_start = text.rfind("\n", 0, position) + 1
-                    found.append((position, -1 if text[line_start:position].strip(" ") else position - line_start))
-                position = text.find("class", end, block.finish)
-            self._classes[index] = found
-        return found
-
-    def import_targets(self, name: str) -> tuple[str | None, ...] | None:
-        """What the imports that bind ``name`` import (None for a relative one), when every
-        binding of ``name`` in the file is an import; None when one may not be."""
-        if name not in self._targets:
-            self._targets[name] = self._import_targets(name)
-        return self._targets[name]
-
-    def _import_targets(self, name: str) -> tuple[str | None, ...] | None:
-        text = self.text
-        if not self._ready():
-            return None
-        imports = self._import_lines()
-        interiors = self._interiors
-        starts = [first for first, _ in interiors]
-        size = len(text)
-        unexplained: dict[int, int] = {}
-        line, counted = 1, 0
-        for position in _word_positions(text, name):
-            line += text.count("\n", counted, position)
-            counted = position
-            before = position - 1
-            while before >= 0 and text[before] in " \t":
-                before -= 1
-            if before >= 0 and text[before] == ".":
-                continue  # an attribute or a module's part, no name
-            after = position + len(name)
-            while after < size and text[after] in " \t":
-                after += 1
-            if after < size and text[after] == ".":
-                continue  # a name read (`jax.numpy`), or `import jax.numpy`: a binding the imports give
-            if text.endswith("from", 0, before + 1) and (before < 4 or not _is_word_char(text[before - 4])):
-                continue  # `from jax import`, `yield from jax`, `raise E from jax`: nothing bound
-            if not in_code(text, position, interiors, starts):
-                if self._in_a_field(position, starts):
-                    return None
-                continue
-            if line not in imports:
-                return None
-            unexplained[line] = unexplained.get(line, 0) + 1
-        targets: list[str | None] = []
-        explained: dict[int, int] = {}
-        for statement in self._statements:
-            for alias in statement.names:
-                bound = alias.asname or alias.name.split(".", 1)[0]
-                if bound != name:
-                    continue
-                if isinstance(statement, ast.Import):
-                    targets.append(alias.name if alias.asname else bound)
-                else:
-                    targets.append(None if statement.level or not statement.module else f"{statement.module}.{alias.name}")
-                if alias.asname or alias.name == name:  # spelled as the name itself
-                    at = alias.end_lineno if alias.asname else alias.lineno
-                    explained[at] = explained.get(at, 0) + 1
-        if unexplained != explained:
-            return None  # a line that binds the name otherwise too (`import os; jax = x`)
-        return tuple(targets)
-
-    def _import_lines(self) -> dict[int, list[ast.stmt]]:
-        """Line -> the import statements of the partial tree on it (statements only are walked)."""
-        if self._imports is None:
-            lines: dict[int, list[ast.stmt]] = {}
-            imports = [s for s in statements(self.tree.body) if isinstance(s, (ast.Import, ast.ImportFrom))]
-            for statement in imports:
-                for number in range(statement.lineno, statement.end_lineno + 1):
-                    lines.setdefault(number, []).append(statement)
-            self._imports, self._statements = lines, imports
-        return self._imports
-
-
-def _constant_operation(expr: ast.AST) -> bool:
-    """An operator over constants only: the value analysis gives it a constant or nothing."""
-    if isinstance(expr, ast.BinOp):
-        return _constant_operation(expr.left) and _constant_operation(expr.right)
-    if isinstance(expr, ast.UnaryOp):
-        return _constant_operation(expr.operand)
-    return isinstance(expr, ast.Constant)
+# What a partial tree shows is no tracer (analysis/partial_receivers.py), by the partial reader's name.
+_Receivers = PartialReceivers
 
 
 def _base_name(expr: ast.AST) -> str | None:
@@ -1694,440 +1003,13 @@ def _ffi_names(ctx: FileContext) -> frozenset[str]:
     return frozenset(names)
 
 
-def _param_root(expr: ast.AST) -> str | None:
-    """The name an access chain (`x`, `x.buf`, `xs[0]`) starts from; None for anything else."""
-    while isinstance(expr, (ast.Attribute, ast.Subscript)):
-        if isinstance(expr, ast.Attribute) and expr.attr in STATIC_ATTRS:
-            return None
-        expr = expr.value
-    return expr.id if isinstance(expr, ast.Name) else None
+# What this rule reports is concrete after it: the taint does not follow it (the trace raises there).
+def _reported(ctx: FileContext, call: ast.Call) -> bool:
+    return _as_access(ctx, call) is not None
 
 
-def _comprehension_aliases(ctx: FileContext, function, params: set[str]) -> dict[str, str]:
-    """Loop variables that run over a traced argument's elements or pytree leaves
-    (`for leaf in jax.tree.leaves(params)`) -> that argument."""
-    aliases = {}
-    for node in _scope_nodes(function):
-        if isinstance(node, (ast.comprehension, ast.For)) and isinstance(node.target, ast.Name):
-            root = _param_root(_leaves_of(ctx, node.iter))
-            if root in params:
-                aliases[node.target.id] = root
-    return aliases
+_REPORTED = Reported(frozenset(ALL_MEMBERS), _reported)
 
-
-def _leaves_of(ctx: FileContext, expr: ast.AST) -> ast.AST:
-    """`jax.tree.leaves(p)`, `jax.tree.flatten(p)[0]` -> `p`: the leaves of a traced pytree are tracers."""
-    if isinstance(expr, ast.Subscript) and isinstance(expr.value, ast.Call):
-        expr = expr.value
-    if isinstance(expr, ast.Call) and expr.args and public(ctx.qualname(expr.func)) in TREE_LEAVES:
-        return expr.args[0]
-    return expr
-
-
-def _tainted_names(ctx: FileContext, function, traced: frozenset[str]) -> set[str]:
-    """Parameters that are tracers and the locals computed from them or from jax calls
-    (kept on the function per set of traced parameters: helpers and accesses both ask)."""
-    cache = function.__dict__.setdefault("_jax001_tainted", {})
-    if traced not in cache:
-        cache[traced] = _taint(ctx, function, traced)
-    return set(cache[traced])
-
-
-def _taint(ctx: FileContext, function, traced: frozenset[str], eager: list[tuple[int, int]] = ()) -> set[str]:
-    """The traced names; in ``eager`` lines (compile-time evaluation) a value is a tracer only
-    when it is computed from one: `jnp.arange(3)` is a concrete array there."""
-    tainted = set(traced)
-    bindings = []
-    for node in _scope_nodes(function):
-        if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)) and node.value is not None:
-            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-            bindings.append((targets, node.value))
-        elif isinstance(node, (ast.For, ast.comprehension)):
-            bindings.append(([node.target], node.iter))
-        elif isinstance(node, ast.withitem) and node.optional_vars is not None:
-            bindings.append(([node.optional_vars], node.context_expr))
-        elif isinstance(node, ast.NamedExpr):
-            bindings.append(([node.target], node.value))
-    changed = True
-    while changed:
-        changed = False
-        for targets, value in bindings:
-            in_eager = any(start <= value.lineno <= end for start, end in eager)
-            if _mentions(value, tainted) if in_eager else _is_traced(ctx, value, tainted):
-                for target in targets:
-                    for name in ast.walk(target):
-                        if isinstance(name, ast.Name) and name.id not in tainted:
-                            tainted.add(name.id)
-                            changed = True
-    return tainted
-
-
-def _mentions(expr: ast.AST, names: set[str]) -> bool:
-    return any(isinstance(node, ast.Name) and node.id in names for node in ast.walk(expr))
-
-
-def _is_traced(ctx: FileContext, expr: ast.AST, tainted: set[str]) -> bool:
-    """Whether ``expr`` is certainly a tracer; unknown calls count as concrete (precision first)."""
-    if isinstance(expr, ast.Name):
-        return expr.id in tainted
-    if isinstance(expr, ast.Attribute):
-        # A concrete-only property is reported where it is read; its value is concrete.
-        if expr.attr in STATIC_ATTRS or expr.attr in ALL_MEMBERS:
-            return False
-        return _is_traced(ctx, expr.value, tainted)
-    if isinstance(expr, (ast.Subscript, ast.Starred)):
-        return _is_traced(ctx, expr.value, tainted)
-    if isinstance(expr, ast.BinOp):
-        return _is_traced(ctx, expr.left, tainted) or _is_traced(ctx, expr.right, tainted)
-    if isinstance(expr, ast.UnaryOp):
-        return _is_traced(ctx, expr.operand, tainted)
-    if isinstance(expr, ast.IfExp):
-        return _is_traced(ctx, expr.body, tainted) or _is_traced(ctx, expr.orelse, tainted)
-    if isinstance(expr, (ast.Tuple, ast.List)):
-        return any(_is_traced(ctx, element, tainted) for element in expr.elts)
-    if isinstance(expr, ast.Call):
-        return _call_is_traced(ctx, expr, tainted)
-    return False
-
-
-def _call_is_traced(ctx: FileContext, call: ast.Call, tainted: set[str]) -> bool:
-    if _as_access(ctx, call) is not None:
-        return False  # reported where it is called; its value is concrete
-    qualified = ctx.qualname(call.func)
-    if qualified is None:
-        # A method of a tracer (`x.reshape(-1)`) returns a tracer.
-        return isinstance(call.func, ast.Attribute) and _is_traced(ctx, call.func.value, tainted)
-    if public(qualified) in TREE_LEAVES:
-        return bool(call.args) and _is_traced(ctx, call.args[0], tainted)
-    if not qualified.startswith(ARRAY_MODULES):
-        return False
-    function = qualified.rsplit(".", 1)[1]
-    if function in SHAPE_FUNCTIONS:
-        return False
-    if function in CREATION_FUNCTIONS:
-        return True
-    arguments = [*call.args, *(k.value for k in call.keywords)]
-    return any(_is_traced(ctx, argument, tainted) for argument in arguments)
-
-
-# Planning the split -------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class SplitPlan:
-    """How to split one jitted function; carried in Finding.data."""
-
-    key: tuple[int, int]  # the `def` keyword's position, as libcst reports it
-    traced_name: str
-    call: str
-    hoisted_lines: tuple[int, ...]
-    copied_lines: tuple[int, ...]  # static statements the wrapper repeats
-    docstring_line: int | None
-    # (decorator index, `jax.jit` as spelled, its options' source) for `@jax.jit(...)`.
-    jit_options: tuple[int, str, str] | None = None
-
-
-def _plan_split(ctx: FileContext, region: _Region, traced: Traced, accesses: list[Access]):
-    """(plan, fix safety, reason): a plan when the accesses can leave the trace."""
-    function = traced.node
-    if any(access.param is None for access in accesses):
-        return None, FixSafety.NONE, "the function also reads a concrete-only API of an intermediate"
-    if any(access.label == ".delete()" for access in accesses):
-        return None, FixSafety.NONE, "deleting the argument before the call would break the call"
-    body = list(function.body)
-    docstring = body.pop(0) if _is_docstring(body[0]) else None
-    seeds = {id(s): s for s in body if any(s.lineno <= a.node.lineno <= s.end_lineno for a in accesses)}
-    hoisted, reason = _hoisted_statements(ctx, function, body, seeds)
-    if not reason:
-        static = {a.arg for a in all_params(function)} - traced.traced
-        reason, copies = _dependency_problem(ctx, function, body, hoisted, static)
-    if reason:
-        return None, FixSafety.NONE, reason
-    needed = _needed_in_trace(body, hoisted, copies)
-    hoisted = [s for s in body if s in hoisted or (s in copies and s not in needed)]
-    copies = needed
-    if len(hoisted) == len(body):
-        return None, FixSafety.NONE, "nothing would be left to trace"
-    reason = _unsplittable(ctx, function, body, hoisted)
-    if reason:
-        return None, FixSafety.NONE, reason
-    traced_name = _fresh_name(ctx, function.name)
-    call = _forwarding_call(function, traced_name, isinstance(region.parents.get(function), ast.ClassDef))
-    if call is None:
-        return None, FixSafety.NONE, "a method without a positional `self` cannot be split automatically"
-    fix = FixSafety.SAFE
-    if _has_traced_defaults(function, traced.traced) or {a.param for a in accesses} & traced.donated:
-        fix = FixSafety.UNSAFE
-    span = ctx.span(function)
-    plan = SplitPlan(
-        key=(span.start_line, span.start_column),
-        traced_name=traced_name,
-        call=call,
-        hoisted_lines=tuple(statement.lineno for statement in hoisted),
-        copied_lines=tuple(statement.lineno for statement in copies),
-        docstring_line=docstring.lineno if docstring else None,
-        jit_options=_jit_options(ctx, function),
-    )
-    return plan, fix, None
-
-
-def _jit_options(ctx: FileContext, function) -> tuple[int, str, str] | None:
-    for index, decorator in enumerate(function.decorator_list):
-        if (
-            isinstance(decorator, ast.Call)
-            and not decorator.args
-            and decorator.keywords
-            and public(ctx.qualname(decorator.func)) == JIT
-        ):
-            options = ", ".join(ctx.source_of(keyword) for keyword in decorator.keywords)
-            return index, ctx.source_of(decorator.func), options
-    return None
-
-
-def _is_docstring(statement: ast.stmt) -> bool:
-    return (
-        isinstance(statement, ast.Expr)
-        and isinstance(statement.value, ast.Constant)
-        and isinstance(statement.value.value, str)
-    )
-
-
-def _hoisted_statements(ctx: FileContext, function, body: list[ast.stmt], seeds: dict[int, ast.stmt]):
-    """The body statements to move out: the accessing ones and those reading their names."""
-    chosen = {id(s) for s in body if id(s) in seeds}
-    while True:
-        assigned = {name for s in body if id(s) in chosen for name in _assigned(s)}
-        readers = {id(s) for s in body if id(s) not in chosen and _reads(s) & assigned}
-        if not readers:
-            break
-        chosen |= readers
-    hoisted = [s for s in body if id(s) in chosen]
-    for statement in hoisted:
-        if isinstance(statement, ast.Return):
-            return [], "its value flows into the function's result"
-        if isinstance(statement, _HOISTABLE) and getattr(statement, "value", None) is not None:
-            continue
-        if id(statement) in seeds and _movable_block(ctx, statement):
-            continue
-        if id(statement) not in seeds:
-            return [], "its value flows into the traced computation"
-        return [], "it is inside a compound statement"
-    return hoisted, None
-
-
-def _movable_block(ctx: FileContext, statement: ast.stmt) -> bool:
-    """A compound statement that can leave the trace whole: a `for` over an argument or its
-    pytree leaves, or a `with jax.named_scope(...)` (it only names traced operations), whose
-    body is simple side-effect statements."""
-    if isinstance(statement, ast.For):
-        if statement.orelse or _param_root(_leaves_of(ctx, statement.iter)) is None:
-            return False
-    elif isinstance(statement, ast.With):
-        if not all(
-            isinstance(item.context_expr, ast.Call)
-            and public(ctx.qualname(item.context_expr.func)) in TRANSPARENT
-            and item.optional_vars is None
-            for item in statement.items
-        ):
-            return False
-    else:
-        return False
-    for inner in statement.body:
-        if isinstance(inner, (ast.For, ast.With)):
-            if not _movable_block(ctx, inner):
-                return False
-        elif not (isinstance(inner, _HOISTABLE) and getattr(inner, "value", None) is not None):
-            return False
-    return True
-
-
-def _block_bound(statement: ast.stmt) -> set[str]:
-    """Names a moved loop binds for its own body (`leaf` in `for leaf in ...`)."""
-    if isinstance(statement, ast.For):
-        return {n.id for n in ast.walk(statement.target) if isinstance(n, ast.Name)}
-    return set()
-
-
-def _dependency_problem(ctx: FileContext, function, body, hoisted, static: set[str]):
-    """(reason, copies): why the hoisted statements cannot run before the trace, or the
-    static statements (`n = x.shape[0]`) they need copied into the wrapper."""
-    params = {a.arg for a in all_params(function)}
-    local = _stored_names(function) | {
-        node.name for node in _scope_nodes(function) if isinstance(node, (ast.FunctionDef, ast.ClassDef))
-    }
-    hoisted_names: set[str] = set()
-    copies: list[ast.stmt] = []
-    for statement in hoisted:
-        if any(isinstance(node, _UNSPLITTABLE) for node in ast.walk(statement)):
-            return "it assigns or yields inside an expression", []
-        for name in sorted(_reads(statement) - params - hoisted_names - _block_bound(statement)):
-            if name in local:
-                unknown = local | (params - static)
-                copy = _static_definition(
-                    ctx, body, hoisted, statement, name, static | hoisted_names, unknown
-                )
-                if copy is None:
-                    return f"it reads `{name}`, a value computed inside the trace", []
-                copies.append(copy)
-                hoisted_names.add(name)
-        assigned = _assigned(statement)
-        if assigned & params:
-            return "it rebinds a parameter", []
-        hoisted_names |= assigned
-    return _read_back_problem(
-        body, hoisted, hoisted_names - {n for c in copies for n in _assigned(c)}
-    ), copies
-
-
-def _static_definition(ctx, body, hoisted, reader, name, known: set[str], unknown: set[str]):
-    """The one statement before ``reader`` that binds ``name`` from shapes, dtypes and constants."""
-    definitions = [s for s in body if name in _assigned(s)]
-    if len(definitions) != 1 or definitions[0] in hoisted:
-        return None
-    [definition] = definitions
-    if not (
-        isinstance(definition, ast.Assign)
-        and definition.end_lineno < reader.lineno
-        and all(isinstance(target, ast.Name) for target in definition.targets)
-        and _is_static(ctx, definition.value, known, unknown)
-    ):
-        return None
-    return definition
-
-
-def _is_static(ctx: FileContext, expr: ast.AST, known: set[str], unknown: set[str]) -> bool:
-    """Whether ``expr`` is computed from static attributes, static arguments, outer names and
-    constants; ``unknown``: the names it must not read (tracers and other locals)."""
-    if isinstance(expr, ast.Constant):
-        return True
-    if isinstance(expr, ast.Name):
-        return expr.id in known or expr.id not in unknown
-    if isinstance(expr, ast.Attribute) and expr.attr in STATIC_ATTRS:
-        return _param_root(expr.value) is not None or _is_static(ctx, expr.value, known, unknown)
-    if isinstance(expr, ast.Call):
-        name = expr.func.id if isinstance(expr.func, ast.Name) else None
-        if not (name in STATIC_BUILTINS or ctx.qualname(expr.func) in STATIC_FUNCTIONS) or expr.keywords:
-            return False
-        return all(_is_static(ctx, a, known, unknown) or name == "len" and _param_root(a) for a in expr.args)
-    if isinstance(expr, (ast.Subscript, ast.Slice, ast.BinOp, ast.UnaryOp, ast.Compare, ast.Tuple, ast.List)):
-        children = [
-            c
-            for c in ast.iter_child_nodes(expr)
-            if not isinstance(c, (ast.operator, ast.unaryop, ast.cmpop, ast.expr_context))
-        ]
-        return all(_is_static(ctx, child, known, unknown) for child in children)
-    return False
-
-
-def _needed_in_trace(body, hoisted, copies) -> list[ast.stmt]:
-    """The copied statements the traced body still reads; the others can simply move."""
-    readers = [s for s in body if s not in hoisted and s not in copies]
-    pending, needed = list(copies), []
-    changed = True
-    while changed:
-        changed = False
-        for copy in list(pending):
-            if any(_assigned(copy) & _reads(reader) for reader in readers):
-                pending.remove(copy)
-                needed.append(copy)
-                readers.append(copy)
-                changed = True
-    return needed
-
-
-def _read_back_problem(body, hoisted, hoisted_names: set[str]) -> str | None:
-    rest = [s for s in body if s not in hoisted]
-    if any(_assigned(s) & hoisted_names for s in rest):
-        return "its names are reassigned inside the trace"
-    # `self.ptr = ...` read back by the trace would be baked into the compiled function.
-    stored = {ast.unparse(target) for statement in hoisted for target in _item_targets(statement)}
-    for statement in rest:
-        for node in ast.walk(statement):
-            if isinstance(node, (ast.Attribute, ast.Subscript)) and ast.unparse(node) in stored:
-                return "the trace reads back what it stores"
-    return None
-
-
-def _item_targets(statement: ast.stmt) -> list[ast.expr]:
-    targets = statement.targets if isinstance(statement, ast.Assign) else [getattr(statement, "target", None)]
-    return [target for target in targets if isinstance(target, (ast.Attribute, ast.Subscript))]
-
-
-def _assigned(statement: ast.stmt) -> set[str]:
-    """Names a statement binds in the function (comprehension variables are their own scope)."""
-    stored = {n.id for n in ast.walk(statement) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
-    return stored - _locally_bound(statement)
-
-
-def _reads(statement: ast.stmt) -> set[str]:
-    """Free names a statement reads."""
-    loaded = {n.id for n in ast.walk(statement) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
-    return loaded - _locally_bound(statement)
-
-
-def _locally_bound(statement: ast.stmt) -> set[str]:
-    bound = set()
-    for node in ast.walk(statement):
-        if isinstance(node, ast.comprehension):
-            bound |= {n.id for n in ast.walk(node.target) if isinstance(n, ast.Name)}
-        elif isinstance(node, ast.Lambda):
-            bound |= {a.arg for a in all_params(node)}
-    return bound
-
-
-def _unsplittable(ctx: FileContext, function, body, hoisted) -> str | None:
-    lines = [s.lineno for s in function.body]
-    for statement in hoisted:
-        index = function.body.index(statement)
-        following = function.body[index + 1] if index + 1 < len(function.body) else None
-        if lines.count(statement.lineno) > 1 or (following and following.lineno == statement.end_lineno):
-            return "it shares a line with another statement"
-    if any(isinstance(node, (ast.Global, ast.Nonlocal)) for node in _scope_nodes(function)):
-        return "it declares `global` or `nonlocal` names"
-    name, attributes = re.escape(function.name), "|".join(JITTED_ATTRS)
-    jitted_attribute = re.search(rf"\b{name}\s*\.\s*({attributes})\b", ctx.text) or re.search(
-        rf"\b(?:getattr|hasattr)\s*\(\s*{name}\s*,\s*[\"']({attributes})[\"']", ctx.text
-    )
-    if jitted_attribute:
-        return f"the file uses `{function.name}.{jitted_attribute.group(1)}`, which a plain wrapper does not have"
-    return None
-
-
-def _fresh_name(ctx: FileContext, name: str) -> str:
-    """A private name that appears nowhere in the file."""
-    base = f"_{name.strip('_') or 'fn'}_traced"
-    candidate, counter = base, 2
-    while re.search(rf"\b{candidate}\b", ctx.text):
-        candidate, counter = f"{base}{counter}", counter + 1
-    return candidate
-
-
-def _forwarding_call(function, traced_name: str, is_method: bool) -> str | None:
-    args = function.args
-    positional = [a.arg for a in (*args.posonlyargs, *args.args)]
-    callee = traced_name
-    if is_method:
-        if not positional:
-            return None
-        callee = f"{positional.pop(0)}.{traced_name}"
-    parts = positional[:]
-    if args.vararg:
-        parts.append(f"*{args.vararg.arg}")
-    parts += [f"{a.arg}={a.arg}" for a in args.kwonlyargs]
-    if args.kwarg:
-        parts.append(f"**{args.kwarg.arg}")
-    return f"{callee}({', '.join(parts)})"
-
-
-def _has_traced_defaults(function, traced: frozenset[str]) -> bool:
-    args = function.args
-    positional = [*args.posonlyargs, *args.args]
-    defaulted = list(zip(positional[len(positional) - len(args.defaults) :], args.defaults))
-    defaulted += [(a, d) for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None]
-    return any(
-        arg.arg in traced and not (isinstance(default, ast.Constant) and default.value is None)
-        for arg, default in defaulted
-    )
 
 
 # Messages -------------------------------------------------------------------------
@@ -2140,6 +1022,23 @@ _ADVICE = {
     ".tolist()": "a Python list cannot come out of a trace: keep the value an array, or convert the "
     "result after the jitted call returns",
 }
+
+
+# Why a traced function cannot be split (``Traced.obstacle``), in the messages' words.
+_OBSTACLES = {
+    OTHER_DECORATORS: "the function has other decorators",
+    ASYNC: "the function is async",
+    BY_CALL: "the function is jitted by a call and may also run eagerly",
+    TRACED_TWICE: "the function is traced more than once",
+    CALLED_IN_TRACE: "it is called from inside the traced `{}`",
+}
+
+
+def _obstacle(traced: Traced) -> str | None:
+    if traced.obstacle is None:
+        return None
+    code, name = traced.obstacle
+    return _OBSTACLES[code].format(name)
 
 
 def _message(traced: Traced, access: Access, fix: FixSafety, reason: str | None) -> str:
@@ -2158,7 +1057,7 @@ def _message(traced: Traced, access: Access, fix: FixSafety, reason: str | None)
             "transformed function returns, or use `jax.dlpack` / `jax.Array.__dlpack__` on that result"
         )
     head = f"{what}, but `{access.param}` is a tracer {where}"
-    if _param_root(access.receiver) != access.param:
+    if param_root(access.receiver) != access.param:
         head = f"{what}, but `{receiver}` comes from `{access.param}`, a tracer {where}"
     if fix is not FixSafety.NONE:
         return f"{head}; hoist the access out of the trace: run it on the concrete argument before the jitted call"
@@ -2170,117 +1069,7 @@ def _message(traced: Traced, access: Access, fix: FixSafety, reason: str | None)
             "transformed function and pass the concrete array in, or compute it from the result"
         )
     return (
-        f"{head}; no automatic fix because {traced.unsplittable or reason}: move the access outside the "
+        f"{head}; no automatic fix because {_obstacle(traced) or reason}: move the access outside the "
         "jitted function onto the concrete array (make the argument static with `static_argnums`/"
         "`static_argnames` if it must be concrete), or take it from the result after the call"
     )
-
-
-# The split ---------------------------------------------------------------------------
-
-
-def _split(module: cst.Module, plans: dict) -> tuple[cst.Module, int]:
-    """Replace each planned function by its traced body and a plain wrapper; (module, splits)."""
-    from libcst.metadata import MetadataWrapper
-
-    splitter = _splitter_class()(plans)
-    return MetadataWrapper(module, unsafe_skip_copy=True).visit(splitter), splitter.done
-
-
-@cache
-def _splitter_class():
-    import libcst as cst
-    from libcst.metadata import PositionProvider
-
-    class Splitter(cst.CSTTransformer):
-        METADATA_DEPENDENCIES = (PositionProvider,)
-
-        def __init__(self, plans: dict) -> None:
-            super().__init__()
-            self.plans = dict(plans)
-            self.depth = 0
-            self.done = 0
-
-        def visit_ClassDef(self, node) -> None:
-            self.depth += 1
-
-        def leave_ClassDef(self, original, updated):
-            self.depth -= 1
-            return updated
-
-        def visit_FunctionDef(self, node) -> None:
-            self.depth += 1
-
-        def leave_FunctionDef(self, original, updated):
-            self.depth -= 1
-            start = self.get_metadata(PositionProvider, original).start
-            # By line alone: no two functions start on one line, and libcst's columns on a line
-            # indented with a form feed are short of ast's (it drops the form feed).
-            key = next((key for key in self.plans if key[0] == start.line), None)
-            planned = self.plans.pop(key) if key is not None else None
-            if planned is None:
-                return updated
-            plan, partial = planned
-            lines = [self.get_metadata(PositionProvider, s).start.line for s in original.body.body]
-            if len(lines) != len(updated.body.body):
-                return updated  # a function nested in it was just split; the engine's next pass does this one
-            self.done += 1
-            kept, moved, docstring = [], [], []
-            detached: list = []  # comments above a moved statement, set off by a blank line
-            for line, statement in zip(lines, updated.body.body):
-                if line == plan.docstring_line:
-                    docstring.append(statement)
-                elif line in plan.hoisted_lines:
-                    own, other = _attached_comments(statement.leading_lines)
-                    detached += other
-                    moved.append(statement.with_changes(leading_lines=own))
-                elif line in plan.copied_lines:
-                    moved.append(statement)
-                    kept.append(statement)
-                else:
-                    if detached:
-                        # A comment about the traced computation stays with it.
-                        statement = statement.with_changes(leading_lines=[*detached, *statement.leading_lines])
-                        detached = []
-                    kept.append(statement)
-            kept[0] = _without_leading_blanks(kept[0])
-            moved = [*docstring, *moved]
-            moved[0] = _without_leading_blanks(moved[0])
-            decorators = list(updated.decorators)
-            if plan.jit_options is not None:
-                # `@jax.jit(...)` is JAX 0.8.1+; the traced copy uses a spelling every
-                # supported JAX accepts.
-                index, jit, options = plan.jit_options
-                decorators[index] = decorators[index].with_changes(
-                    decorator=cst.parse_expression(f"{partial}({jit}, {options})")
-                )
-            traced = updated.with_changes(
-                name=cst.Name(plan.traced_name), decorators=decorators, body=updated.body.with_changes(body=kept)
-            )
-            returned = cst.parse_statement(f"return {plan.call}\n")
-            wrapper = updated.with_changes(
-                decorators=[],
-                leading_lines=[cst.EmptyLine(indent=False)] * (1 if self.depth else 2),
-                lines_after_decorators=[],
-                body=updated.body.with_changes(body=[*moved, returned], header=cst.TrailingWhitespace(), footer=[]),
-            )
-            return cst.FlattenSentinel([traced, wrapper])
-
-    return Splitter
-
-
-def _attached_comments(leading_lines) -> tuple[list, list]:
-    """(the comment lines right above a statement, those set off from it by a blank line)."""
-    lines = list(leading_lines)
-    last_blank = max((i for i, line in enumerate(lines) if line.comment is None), default=-1)
-    detached = lines[: last_blank + 1]
-    if not any(line.comment is not None for line in detached):
-        return lines, []
-    return lines[last_blank + 1 :], detached
-
-
-def _without_leading_blanks(statement):
-    lines = list(statement.leading_lines)
-    while lines and lines[0].comment is None:
-        lines.pop(0)
-    return statement.with_changes(leading_lines=lines)

@@ -1,0 +1,783 @@
+"""Which functions of a file run under a JAX transform, which of their parameters are tracers,
+and whether an expression holds a tracer: the one tracing answer rules and the value analysis
+ask.
+
+``tracing_for(ctx)`` (also ``ctx.analysis.tracing``) returns the file's ``Tracing``, built once
+per ``FileContext`` and kept with it; every answer is memoized in it (never on the tree's
+nodes), and the value analysis is built only when a question needs it. The API:
+
+- ``traced_functions(region=None, ...) -> list[Traced]``: every function that runs on tracers,
+  however the file spells its transform: a decorator (``jax.jit`` and its aliases,
+  ``functools.partial(jax.jit, ...)``, ``@jax.jit(...)``, decorator factories, equinox's and
+  flax's, with ``jax.named_call``/``named_scope`` beside them), a call (``jax.jit(f)``,
+  ``jax.jit(self._step)``, ``jax.jit(partial(loss, model=m))``, nested transforms, ``lax``
+  control-flow bodies and ``lax.switch`` branch lists, jitted dicts and comprehensions), a
+  lambda passed to one, and the helpers of the file called from inside a trace with tracer
+  arguments (a few levels deep; a function ``jax.tree.map`` applies to a traced tree too).
+  ``Traced.traced`` names the traced parameters (static, unmapped and undifferentiated ones
+  are not), ``Traced.transforms`` every transform that traces it. ``region``: a ``Region``
+  of the tree, to look only at the nodes around some lines (a rule's candidate lines).
+- ``function_transforms(def) -> list[values.Transform]``: the transforms the value analysis
+  sees a ``def`` or lambda run under (its decorators and the calls that pass it to one, as
+  values resolves them, then the spelled decorators); ``traced_parameter(arg, def)``: whether
+  every one of them traces that parameter. ``values.Analysis`` asks these (a ``TRACER``
+  parameter is one of them).
+- ``tainted_names(function, traced) -> set[str]``: the traced parameters and the locals
+  computed from them or from JAX calls that make arrays; ``is_traced(expr, tainted)``:
+  whether ``expr`` certainly holds a tracer by that local taint (unknown calls count as
+  concrete); ``is_tracer(expr)``: the whole-file value analysis' answer (containers,
+  ``self`` attributes, records, helpers' return values, closures over a trace).
+- ``compile_time_eval_lines(function)``: the lines of its ``with jax.ensure_compile_time_eval():``
+  blocks (there, only what is computed from a traced argument is a tracer);
+  ``comprehension_aliases(function, params)``: loop variables over a traced argument's leaves.
+
+A rule that reports a value where it is made (a concrete-only API called on a tracer) passes
+``Reported``: the taint does not follow what the rule reports, as it would raise in the trace.
+
+Two readings of "runs under a transform" still live side by side here: ``traced_functions``
+resolves transforms through ``Spellings`` (``transforms.public``) and sweeps a region for them,
+``function_transforms`` through the value analysis (``values.public_name``), one function at a
+time. Merging them changes answers both ways (on jax's own sources, 963 parameters agree; 443
+only ``traced_functions`` calls traced: helpers, ``lax`` bodies past the first argument,
+methods; 38 only ``function_transforms``: ``from jax._src import lax`` spellings that
+``transforms.public`` does not map, and ``@overload`` stubs), so it waits on the one resolver.
+"""
+
+from __future__ import annotations
+
+import ast
+import bisect
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from functools import cached_property
+from typing import TYPE_CHECKING
+
+from jax_codemod.analysis import api
+from jax_codemod.analysis.scopes import CHILD_FIELDS, child_fields
+from jax_codemod.analysis.transforms import (
+    JIT_LIKE,
+    PARTIAL,
+    Spellings,
+    Transform,
+    all_params,
+    positional_params,
+    public,
+    traced_parameters,
+)
+
+if TYPE_CHECKING:
+    from jax_codemod.analysis.context import FileContext
+
+# Attributes a tracer answers from its abstract value: reading them is fine in a trace.
+STATIC_ATTRS = frozenset(
+    {"shape", "dtype", "ndim", "size", "aval", "weak_type", "itemsize", "nbytes", "named_shape", "__class__"}
+)
+# Inside a trace, these jax functions return tracers...
+ARRAY_MODULES = api.ARRAY_MODULES
+# (creation functions return tracers even from no traced argument)
+CREATION_FUNCTIONS = api.members(creates=True)
+# ...except these, which answer from shapes and dtypes.
+SHAPE_FUNCTIONS = api.members(static=True)
+# Pytree maps: their function runs on the leaves of the trees. Every spelling: `public`
+# maps private paths only.
+TREE_MAPS = api.names(tree="map")
+# Pytree helpers whose results are the leaves of their argument: tracers when it is traced.
+TREE_LEAVES = frozenset(record.name for record in api.records(tree=True) if record.tree != "map")
+# A block where JAX computes eagerly inside a trace: values not computed from the traced
+# arguments are concrete there.
+COMPILE_TIME_EVAL = frozenset({"jax.ensure_compile_time_eval", "jax.core.ensure_compile_time_eval"})
+
+# Why a traced function does not simply run under the one transform that names it
+# (``Traced.obstacle``'s first item): a rule that rewrites around the transform reads it.
+OTHER_DECORATORS = "other-decorators"  # decorators beside the transform that are not transparent
+ASYNC = "async"
+BY_CALL = "by-call"  # transformed by a call: the plain function may also run eagerly
+TRACED_TWICE = "traced-twice"
+CALLED_IN_TRACE = "called-in-trace"  # called from inside another trace (second item: its name)
+
+_FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
+_SCOPE_CLASSES = frozenset({ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef})
+_COMPOUND = (ast.If, ast.For, ast.AsyncFor, ast.While, ast.Try, ast.With, ast.AsyncWith, ast.Match)
+# Nodes with nothing below them that no reader of a region asks about (its readers look
+# for functions and calls, and for the parents of those): kept out of it.
+_LEAVES = frozenset({ast.Name, ast.Constant})
+
+
+@dataclass
+class Traced:
+    """One function whose parameters are tracers, and how it came to be traced."""
+
+    node: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda
+    transform: str  # the transform that names it (a jit-like one gives way to any other)
+    traced: frozenset[str]
+    donated: frozenset[str] = frozenset()
+    # (code, name): why it does not run under ``transform`` alone, or None (codes above).
+    obstacle: tuple[str, str] | None = None
+    spelled: Transform | None = None  # how the file applies the transform
+    # A helper called from inside a trace (the caller's name): only its statements before the
+    # first compound one surely run on the tracer.
+    caller: str | None = None
+    # Every transform that traces it.
+    transforms: set[str] = field(default_factory=set)
+
+    def __post_init__(self) -> None:
+        self.transforms.add(self.transform)
+
+    @property
+    def unsplittable(self) -> tuple[str, str] | None:
+        """``obstacle``, by the name JAX001's partial-reading tests compare."""
+        return self.obstacle
+
+
+@dataclass(frozen=True)
+class Reported:
+    """What a rule reports where it is made, so the taint never follows it as a tracer (the
+    trace raises there): reading one of ``attributes``, or a call ``call(ctx, call)`` accepts."""
+
+    attributes: frozenset[str] = frozenset()
+    call: Callable[[FileContext, ast.Call], bool] | None = None
+
+
+NOTHING_REPORTED = Reported()
+
+
+def tracing_for(ctx) -> Tracing:
+    """The file's one ``Tracing``, however many rules and analyses ask (kept on the context,
+    which the engine clears when the file is done)."""
+    found = ctx.__dict__.get("_tracing")
+    if found is None:
+        found = ctx.__dict__["_tracing"] = Tracing(ctx)
+    return found
+
+
+class Region:
+    """The nodes whose line range covers one of ``lines``, with their parents (names and
+    constants left out); ``lines=None``: every node of the tree."""
+
+    def __init__(self, tree: ast.Module, lines: list[int] | None) -> None:
+        self.parents: dict[ast.AST, ast.AST] = {}
+        self.nodes: list[ast.AST] = []
+        self._scopes: dict[ast.AST, ast.AST | None] = {}
+        self._indexes: tuple[dict, dict] | None = None
+        if lines is None:
+            lines = range(1, max((getattr(node, "end_lineno", 0) for node in tree.body), default=0) + 1)
+        parents, nodes = self.parents, self.nodes
+        bisect_left, count = bisect.bisect_left, len(lines)
+        leaves, node_class = _LEAVES, ast.AST
+        stack: list[ast.AST] = [tree]
+        found: list[ast.AST] = []
+        while stack:
+            node = stack.pop()
+            nodes.append(node)
+            # scopes.children, inlined (this loop runs for every node of the region):
+            # contexts and operators (shared, never interesting) are no children here;
+            # `pass`, `break` and `continue` are (no reader of the region looks for them).
+            fields = CHILD_FIELDS.get(node.__class__)
+            for name in child_fields(node.__class__) if fields is None else fields:
+                value = getattr(node, name, None)
+                if value.__class__ is list:
+                    found.extend([item for item in value if isinstance(item, node_class)])
+                elif isinstance(value, node_class):
+                    found.append(value)
+            for child in found:
+                if child.__class__ in leaves:
+                    continue
+                start = getattr(child, "lineno", None)
+                if start is not None:
+                    # A candidate line within the child's lines.
+                    index = bisect_left(lines, start)
+                    if index == count or lines[index] > child.end_lineno:
+                        continue
+                parents[child] = node
+                stack.append(child)
+            found.clear()
+
+    def scope_of(self, node: ast.AST) -> ast.AST | None:
+        """The function (or None: the module) whose body holds ``node``."""
+        # Asked again and again for the same definitions (a call's name is resolved against
+        # every function of that name): the parents never change.
+        scopes = self._scopes
+        if node in scopes:
+            return scopes[node]
+        current = self.parents.get(node)
+        while current is not None and not isinstance(current, _FUNCTIONS):
+            current = self.parents.get(current)
+        scopes[node] = current
+        return current
+
+    def functions(self, decorated: bool = False) -> dict[str, list[ast.FunctionDef]]:
+        """Functions of the region by name, undecorated ones unless ``decorated`` (methods are
+        found through their class)."""
+        # Both indexes in one pass over the region, once: the traced-function search asks for
+        # the first, the helper search for the second.
+        if self._indexes is None:
+            plain: dict[str, list[ast.FunctionDef]] = {}
+            every: dict[str, list[ast.FunctionDef]] = {}
+            parents = self.parents
+            for node in self.nodes:
+                if node.__class__ is ast.FunctionDef and not isinstance(parents.get(node), ast.ClassDef):
+                    every.setdefault(node.name, []).append(node)
+                    if not node.decorator_list:
+                        plain.setdefault(node.name, []).append(node)
+            self._indexes = (plain, every)
+        return self._indexes[1] if decorated else self._indexes[0]
+
+
+def first_compound_line(function) -> int | None:
+    """The line of ``function``'s first compound statement (`if`, `for`, `try`, ...), if any: in
+    a helper, only what comes before it surely runs on the tracer (`if validate is True:` is
+    never true of a traced flag; `if isinstance(x, core.Tracer): return x` guards the rest)."""
+    body = function.body if isinstance(function.body, list) else []
+    return next((s.lineno for s in body if isinstance(s, _COMPOUND)), None)
+
+
+def name_of(function) -> str:
+    return getattr(function, "name", "<lambda>")
+
+
+def param_root(expr: ast.AST) -> str | None:
+    """The name an access chain (`x`, `x.buf`, `xs[0]`) starts from; None for anything else
+    (a static attribute on the way, `x.shape[0]`, holds no tracer)."""
+    while isinstance(expr, (ast.Attribute, ast.Subscript)):
+        if isinstance(expr, ast.Attribute) and expr.attr in STATIC_ATTRS:
+            return None
+        expr = expr.value
+    return expr.id if isinstance(expr, ast.Name) else None
+
+
+def mentions(expr: ast.AST, names: set[str]) -> bool:
+    return any(isinstance(node, ast.Name) and node.id in names for node in ast.walk(expr))
+
+
+class Tracing:
+    """The tracing answer of one file. Use ``tracing_for(ctx)``; never build one per rule."""
+
+    def __init__(self, ctx: FileContext) -> None:
+        self.ctx = ctx
+        self._nodes: dict[ast.AST, list[ast.AST]] = {}
+        self._stored: dict[ast.AST, set[str]] = {}
+        self._tainted: dict[tuple[ast.AST, frozenset[str], Reported], set[str]] = {}
+
+    @property
+    def analysis(self):
+        """The file's value analysis (``values.Analysis``), which ``function_transforms`` and
+        ``is_tracer`` read (built on first use: JAX001's questions mostly need none)."""
+        return self.ctx.analysis
+
+    @cached_property
+    def spellings(self) -> Spellings:
+        """How the file spells transforms (``analysis.transforms``): aliases, equinox and flax
+        ones, factories that take the function (``def jit(fn=None, **kw)``)."""
+        return Spellings(self.ctx)
+
+    # Traced functions ----------------------------------------------------------------
+
+    def traced_functions(
+        self,
+        region: Region | None = None,
+        spellings: Spellings | None = None,
+        reported: Reported = NOTHING_REPORTED,
+    ) -> list[Traced]:
+        """Every function of ``region`` (None: of the file) that runs on tracers; see the module
+        docstring. ``reported``: what the caller's rule reports (the helpers' taint skips it)."""
+        if region is None:
+            region = Region(self.ctx.tree, None)
+        spellings = spellings or self.spellings
+        found: dict[ast.AST, Traced] = {}
+        index: dict[str, list[ast.FunctionDef]] | None = None
+        for node in region.nodes:
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                if node.decorator_list:
+                    self._add_decorated(found, node, spellings)
+            elif isinstance(node, ast.Call):
+                hit = spellings.applied(node)
+                if hit is None:
+                    continue
+                if index is None:
+                    index = region.functions()
+                self._add_called(found, region, index, spellings, node, hit)
+        helpers = region.functions(decorated=True)
+        if helpers:
+            helpers = _LeadingIndex(helpers, self, region)
+        self._add_helpers(region, helpers, spellings, found, reported)
+        return [traced for traced in found.values() if traced.traced]
+
+    def _add_decorated(self, found: dict, node, spellings: Spellings) -> None:
+        applied = [t for t in map(spellings.transform_of, node.decorator_list) if t is not None]
+        if not applied:
+            return
+        others = len(node.decorator_list) - len(applied)
+        others -= sum(map(spellings.is_transparent, node.decorator_list))
+        obstacle = None
+        if others:
+            obstacle = (OTHER_DECORATORS, "")
+        elif isinstance(node, ast.AsyncFunctionDef):
+            obstacle = (ASYNC, "")
+        for transform in applied:
+            _add(found, node, transform, obstacle)
+
+    def _add_called(self, found: dict, region: Region, index, spellings: Spellings, node: ast.Call, hit):
+        transform, positions = hit
+        for position in positions:
+            if position >= len(node.args):
+                continue
+            argument, fixed = self._partial_binding(node.args[position])
+            # `jax.jit(jax.vmap(f, in_axes=(None, 0)))`: the outer transform traces every
+            # argument the inner one passes through, unmapped ones too.
+            inner = _transformed_within(spellings, argument)
+            if inner is not None:
+                argument, fixed = self._partial_binding(inner)
+            for function, bound in self._functions_passed(region, index, spellings, node, argument):
+                # `jax.jit(partial(loss, model=model))`: bound arguments are constants.
+                constants = _bound_names(function, fixed, bound) if fixed else frozenset()
+                _add(found, function, transform, (BY_CALL, ""), bound=bound, constants=constants)
+
+    def _add_helpers(self, region: Region, index, spellings: Spellings, found: dict, reported: Reported):
+        """Functions of this file called from inside a trace with tracer arguments
+        (`scaled(x)`, `jax.named_call(scaled, name="s")(x)`, `jax.tree.map(record, params)`) run
+        in the trace too. Host callbacks (`jax.pure_callback(host, ...)`) are not calls of
+        their function: it runs on concrete arrays."""
+        pending = list(found.values())
+        for _ in range(3):  # helpers of helpers, a few levels deep
+            added = []
+            for traced in pending:
+                added += self._helpers_of(traced, region, index, spellings, found, reported)
+            if not added:
+                return
+            pending = added
+
+    def _helpers_of(self, traced: Traced, region: Region, index, spellings, found: dict, reported):
+        added = []
+        tainted = None  # computed for the first call of a function of this file
+        # In a helper, only what comes before its first compound statement surely runs on the tracer.
+        after = first_compound_line(traced.node) if traced.caller else None
+        caller = name_of(traced.node)
+        for node in self.scope_nodes(traced.node):
+            if not isinstance(node, ast.Call) or (after is not None and node.lineno >= after):
+                continue
+            callee, arguments = node.func, list(node.args)
+            if node.args and public(self.ctx.qualname(callee)) in TREE_MAPS:
+                callee, arguments = node.args[0], node.args[1:]  # a leaf of a traced tree is traced
+            for function, _ in self._functions_passed(region, index, spellings, node, callee, traced.node):
+                if tainted is None:
+                    tainted = self.tainted_names(traced.node, traced.traced, reported)
+                params = self._called_params(function, arguments, node.keywords, tainted, reported)
+                if params and function in found:
+                    # A traced function called inside another trace: it runs in that trace too.
+                    known = found[function]
+                    known.transforms |= traced.transforms
+                    known.obstacle = known.obstacle or (CALLED_IN_TRACE, caller)
+                elif params:
+                    helper = Traced(
+                        function,
+                        traced.transform,
+                        params,
+                        obstacle=(CALLED_IN_TRACE, caller),
+                        caller=caller,
+                        transforms=set(traced.transforms),
+                    )
+                    found[function] = helper
+                    added.append(helper)
+        return added
+
+    def _called_params(self, function, arguments, keywords, tainted: set[str], reported: Reported):
+        """The parameters of ``function`` that a call passes a tracer to."""
+        positional = positional_params(function)
+        traced = set()
+        for name, argument in zip(positional, arguments):
+            if isinstance(argument, ast.Starred):
+                break
+            if self.is_traced(argument, tainted, reported):
+                traced.add(name)
+        names = {a.arg for a in all_params(function)}
+        for keyword in keywords:
+            if keyword.arg in names and self.is_traced(keyword.value, tainted, reported):
+                traced.add(keyword.arg)
+        return frozenset(traced)
+
+    def _partial_binding(self, argument: ast.AST) -> tuple[ast.AST, ast.Call | None]:
+        """`functools.partial(f, a, k=v)` -> (f, the partial call); anything else -> (it, None)."""
+        if (
+            isinstance(argument, ast.Call)
+            and argument.args
+            and public(self.ctx.qualname(argument.func)) == PARTIAL
+            and not any(isinstance(a, ast.Starred) for a in argument.args)
+        ):
+            return argument.args[0], argument
+        return argument, None
+
+    def _functions_passed(self, region: Region, index, spellings: Spellings, call, argument, scope=None):
+        """(function, bound) for each function ``argument`` may be; ``bound``: a method reached
+        through `self`, whose first parameter is not an argument of the transformed function."""
+        argument = spellings.unwrap(argument)
+        if isinstance(argument, ast.Lambda):
+            return [(argument, False)]
+        if isinstance(argument, (ast.List, ast.Tuple)):  # lax.switch branches
+            elements = argument.elts
+            return [f for e in elements for f in self._functions_passed(region, index, spellings, call, e, scope)]
+        if isinstance(argument, ast.Attribute):
+            return [(method, True) for method in _self_methods(region, call, argument)]
+        if not isinstance(argument, ast.Name):
+            return []
+        elements = _comprehension_elements(region, call, argument.id)
+        if elements is not None:
+            return [f for e in elements for f in self._functions_passed(region, index, spellings, call, e, scope)]
+        # Only functions of the region matter. The name resolves like a closure: the call's own
+        # scope first, then the enclosing ones.
+        definitions = index.get(argument.id, [])
+        scope = scope or region.scope_of(call)
+        while definitions:
+            here = [node for node in definitions if region.scope_of(node) is scope]
+            if here or scope is None or argument.id in self.stored_names(scope):
+                return [(node, False) for node in here]
+            scope = region.scope_of(scope)
+        return []
+
+    # Which transforms the value analysis sees --------------------------------------------
+
+    def function_transforms(self, function: ast.AST) -> list:
+        """Transforms ``function`` runs under, as the value analysis resolves them: its
+        decorators, and calls that pass it to one (``values.Transform`` records); without
+        either, the decorators the file spells as transforms."""
+        analysis = self.analysis
+        found = []
+        for decorator in getattr(function, "decorator_list", ()):
+            transform = analysis.applied_transform(decorator)
+            if transform is not None:
+                found.append(replace(transform, function=function))
+        if isinstance(function, ast.Lambda):
+            parent = self.ctx.parent(function)
+            if isinstance(parent, ast.Call) and parent.args and parent.args[0] is function:
+                transform = analysis.applied_transform(parent.func)
+                if transform is not None:
+                    found.append(transform.with_options(parent.keywords, function))
+            return found
+        for call in analysis.calls_passing(getattr(function, "name", "")):
+            transform = analysis.applied_transform(call.func)
+            if transform is not None and function in analysis.function_definitions(call.args[0]):
+                found.append(transform.with_options(call.keywords, function))
+        return found or self._spelled_transforms(function)
+
+    def _spelled_transforms(self, function: ast.AST) -> list:
+        found = []
+        for decorator in getattr(function, "decorator_list", ()):
+            spelled = self.spellings.transform_of(decorator)
+            if spelled is not None and spelled.readable:
+                found.append(self.analysis.transform_from_spelling(spelled, function))
+        return found
+
+    def traced_parameter(self, parameter: ast.arg, function: ast.AST) -> bool:
+        """Whether ``parameter`` is a tracer under every tracing transform ``function_transforms``
+        gives (and there is one)."""
+        transforms = [t for t in self.function_transforms(function) if t.traces]
+        if not transforms:
+            return False
+        for transform in transforms:
+            # Which arguments each transform traces (static, unmapped, undifferentiated ones
+            # are concrete).
+            readable = not transform.has_unknown_options
+            spelled = Transform(transform.name, transform.options, readable=readable)
+            traced = traced_parameters(function, spelled)
+            if traced is None or parameter.arg not in traced[0]:
+                return False
+        return True
+
+    def is_tracer(self, expr: ast.AST) -> bool:
+        """The whole-file value analysis' answer: ``expr``'s value is a ``TRACER``."""
+        return self.analysis.is_tracer(expr)
+
+    # Nodes of a function ----------------------------------------------------------------
+
+    def scope_nodes(self, scope: ast.AST) -> list[ast.AST]:
+        """Nodes of ``scope``'s own body, not of the functions or classes nested in it (nor
+        contexts and operators: every reader looks for other nodes).
+
+        Walked once per function: the traced-function search, the helper search, the taint
+        and a rule's scan all read the same function's nodes."""
+        nodes = self._nodes.get(scope)
+        if nodes is None:
+            nodes = self._nodes[scope] = own_nodes(scope)
+        return nodes
+
+    def stored_names(self, function: ast.AST) -> set[str]:
+        """The names ``function``'s own body stores."""
+        stored = self._stored.get(function)
+        if stored is None:
+            stored = self._stored[function] = {
+                node.id
+                for node in self.scope_nodes(function)
+                if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store)
+            }
+        return stored
+
+    # The taint ----------------------------------------------------------------------------
+
+    def tainted_names(self, function, traced: frozenset[str], reported: Reported = NOTHING_REPORTED):
+        """Parameters that are tracers (``traced``) and the locals computed from them or from jax
+        calls (a fresh set; computed once per function, traced set and ``reported``)."""
+        key = (function, traced, reported)
+        found = self._tainted.get(key)
+        if found is None:
+            found = self._tainted[key] = self.taint(function, traced, reported=reported)
+        return set(found)
+
+    def taint(self, function, traced: frozenset[str], eager=(), reported: Reported = NOTHING_REPORTED):
+        """The traced names; in ``eager`` lines (``compile_time_eval_lines``) a value is a tracer
+        only when it is computed from one: `jnp.arange(3)` is a concrete array there."""
+        tainted = set(traced)
+        bindings = []
+        for node in self.scope_nodes(function):
+            if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)) and node.value is not None:
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                bindings.append((targets, node.value))
+            elif isinstance(node, (ast.For, ast.comprehension)):
+                bindings.append(([node.target], node.iter))
+            elif isinstance(node, ast.withitem) and node.optional_vars is not None:
+                bindings.append(([node.optional_vars], node.context_expr))
+            elif isinstance(node, ast.NamedExpr):
+                bindings.append(([node.target], node.value))
+        changed = True
+        while changed:
+            changed = False
+            for targets, value in bindings:
+                in_eager = any(start <= value.lineno <= end for start, end in eager)
+                if mentions(value, tainted) if in_eager else self.is_traced(value, tainted, reported):
+                    for target in targets:
+                        for name in ast.walk(target):
+                            if isinstance(name, ast.Name) and name.id not in tainted:
+                                tainted.add(name.id)
+                                changed = True
+        return tainted
+
+    def is_traced(self, expr: ast.AST, tainted: set[str], reported: Reported = NOTHING_REPORTED) -> bool:
+        """Whether ``expr`` certainly is a tracer, given the ``tainted`` names; unknown calls count
+        as concrete (precision first)."""
+        if isinstance(expr, ast.Name):
+            return expr.id in tainted
+        if isinstance(expr, ast.Attribute):
+            # What a rule reports where it is read is concrete after it.
+            if expr.attr in STATIC_ATTRS or expr.attr in reported.attributes:
+                return False
+            return self.is_traced(expr.value, tainted, reported)
+        if isinstance(expr, (ast.Subscript, ast.Starred)):
+            return self.is_traced(expr.value, tainted, reported)
+        if isinstance(expr, ast.BinOp):
+            is_traced = self.is_traced
+            return is_traced(expr.left, tainted, reported) or is_traced(expr.right, tainted, reported)
+        if isinstance(expr, ast.UnaryOp):
+            return self.is_traced(expr.operand, tainted, reported)
+        if isinstance(expr, ast.IfExp):
+            is_traced = self.is_traced
+            return is_traced(expr.body, tainted, reported) or is_traced(expr.orelse, tainted, reported)
+        if isinstance(expr, (ast.Tuple, ast.List)):
+            return any(self.is_traced(element, tainted, reported) for element in expr.elts)
+        if isinstance(expr, ast.Call):
+            return self._call_is_traced(expr, tainted, reported)
+        return False
+
+    def _call_is_traced(self, call: ast.Call, tainted: set[str], reported: Reported) -> bool:
+        if reported.call is not None and reported.call(self.ctx, call):
+            return False  # reported where it is called; its value is concrete
+        qualified = self.ctx.qualname(call.func)
+        if qualified is None:
+            # A method of a tracer (`x.reshape(-1)`) returns a tracer.
+            return isinstance(call.func, ast.Attribute) and self.is_traced(call.func.value, tainted, reported)
+        if public(qualified) in TREE_LEAVES:
+            return bool(call.args) and self.is_traced(call.args[0], tainted, reported)
+        if not qualified.startswith(ARRAY_MODULES):
+            return False
+        function = qualified.rsplit(".", 1)[1]
+        if function in SHAPE_FUNCTIONS:
+            return False
+        if function in CREATION_FUNCTIONS:
+            return True
+        arguments = [*call.args, *(k.value for k in call.keywords)]
+        return any(self.is_traced(argument, tainted, reported) for argument in arguments)
+
+    def compile_time_eval_lines(self, function) -> list[tuple[int, int]]:
+        """The lines of ``function``'s `with jax.ensure_compile_time_eval():` blocks, where what
+        is not computed from a traced argument is a concrete array."""
+        ctx = self.ctx
+        if "compile_time_eval" not in ctx.text:
+            return []
+        return [
+            (node.body[0].lineno, node.body[-1].end_lineno)
+            for node in self.scope_nodes(function)
+            if isinstance(node, (ast.With, ast.AsyncWith))
+            and any(
+                isinstance(item.context_expr, ast.Call)
+                and public(ctx.qualname(item.context_expr.func)) in COMPILE_TIME_EVAL
+                for item in node.items
+            )
+        ]
+
+    def comprehension_aliases(self, function, params: set[str]) -> dict[str, str]:
+        """Loop variables that run over a traced argument's elements or pytree leaves
+        (`for leaf in jax.tree.leaves(params)`) -> that argument."""
+        aliases = {}
+        for node in self.scope_nodes(function):
+            if isinstance(node, (ast.comprehension, ast.For)) and isinstance(node.target, ast.Name):
+                root = param_root(self.leaves_of(node.iter))
+                if root in params:
+                    aliases[node.target.id] = root
+        return aliases
+
+    def leaves_of(self, expr: ast.AST) -> ast.AST:
+        """`jax.tree.leaves(p)`, `jax.tree.flatten(p)[0]` -> `p`: the leaves of a traced pytree
+        are tracers; anything else: ``expr``."""
+        if isinstance(expr, ast.Subscript) and isinstance(expr.value, ast.Call):
+            expr = expr.value
+        if isinstance(expr, ast.Call) and expr.args and public(self.ctx.qualname(expr.func)) in TREE_LEAVES:
+            return expr.args[0]
+        return expr
+
+
+def own_nodes(scope: ast.AST) -> list[ast.AST]:
+    """``Tracing.scope_nodes``, walked anew (for a caller without the file's ``Tracing``)."""
+    nodes = []
+    stack = list(scope.body) if isinstance(scope.body, list) else [scope.body]
+    while stack:
+        node = stack.pop()
+        nodes.append(node)
+        if node.__class__ in _SCOPE_CLASSES:
+            continue
+        # scopes.children, inlined.
+        fields = CHILD_FIELDS.get(node.__class__)
+        for name in child_fields(node.__class__) if fields is None else fields:
+            value = getattr(node, name, None)
+            if value.__class__ is list:
+                stack.extend([item for item in value if isinstance(item, ast.AST)])
+            elif isinstance(value, ast.AST):
+                stack.append(value)
+    return nodes
+
+
+class _LeadingIndex(dict):
+    """A region's functions by name and, asked for by name, the module-level functions outside
+    the region that call one of them, a few levels deep (`def _mid(x, s): _leaf(s)`, where only
+    `_leaf` is in the region): a traced function calling `_mid` runs `_leaf` in its trace too.
+    Only the names traced code calls are looked up, so only those functions are walked."""
+
+    def __init__(self, index: dict, tracing: Tracing, region: Region) -> None:
+        super().__init__(index)
+        self._tracing, self._region = tracing, region
+        self._outside: dict[str, list[ast.FunctionDef]] | None = None
+        self._decided: dict[str, list[ast.FunctionDef] | None] = {}
+
+    def get(self, name, default=None):
+        found = super().get(name)
+        if found is not None:
+            return found
+        led = self._leading(name, 0)
+        return default if led is None else led
+
+    def _leading(self, name: str, depth: int) -> list[ast.FunctionDef] | None:
+        if name in self._decided:
+            return self._decided[name]
+        if self._outside is None:
+            parents, own = self._region.parents, dict.keys(self)
+            self._outside = {}
+            for node in self._tracing.ctx.tree.body:
+                if node.__class__ is ast.FunctionDef and node.name not in own and node not in parents:
+                    self._outside.setdefault(node.name, []).append(node)
+        functions = self._outside.get(name)
+        self._decided[name] = None  # a recursive chain leads nowhere new
+        if functions and depth < 2 and any(
+            node.__class__ is ast.Call
+            and node.func.__class__ is ast.Name
+            and (dict.__contains__(self, node.func.id) or self._leading(node.func.id, depth + 1) is not None)
+            for function in functions
+            for node in self._tracing.scope_nodes(function)
+        ):
+            self._decided[name] = functions
+        return self._decided[name]
+
+
+def _transformed_within(spellings: Spellings, argument: ast.AST, depth: int = 0) -> ast.AST | None:
+    """The function a transform call given as ``argument`` transforms (innermost first)."""
+    argument = spellings.unwrap(argument)
+    if depth > 3 or not isinstance(argument, ast.Call):
+        return None
+    hit = spellings.applied(argument)
+    if hit is None:
+        return None
+    _, positions = hit
+    if not positions or positions[0] >= len(argument.args):
+        return None
+    function = argument.args[positions[0]]
+    return _transformed_within(spellings, function, depth + 1) or function
+
+
+def _bound_names(function, partial_call: ast.Call, bound: bool) -> set[str]:
+    positional = positional_params(function)[1 if bound else 0 :]
+    names = set(positional[: len(partial_call.args) - 1])
+    return names | {k.arg for k in partial_call.keywords if k.arg is not None}
+
+
+def _self_methods(region: Region, call: ast.Call, argument: ast.Attribute) -> list[ast.FunctionDef]:
+    """`jax.jit(self._step)` inside a method: the class's own `_step`."""
+    method = region.scope_of(call)
+    if not isinstance(method, ast.FunctionDef) or not isinstance(argument.value, ast.Name):
+        return []
+    positional = positional_params(method)
+    owner = region.parents.get(method)
+    if not positional or argument.value.id != positional[0] or not isinstance(owner, ast.ClassDef):
+        return []
+    return [
+        node
+        for node in owner.body
+        if isinstance(node, ast.FunctionDef) and node.name == argument.attr and not node.decorator_list
+    ]
+
+
+def _comprehension_elements(region: Region, call: ast.Call, name: str) -> list[ast.AST] | None:
+    """`[jax.jit(f) for f in (a, b)]`, `{k: jax.jit(f) for k, f in {"a": a}.items()}`: what the
+    comprehension variable ``name`` runs over, when that is written out; None when ``name`` is
+    not a comprehension variable around ``call``."""
+    node = region.parents.get(call)
+    while node is not None and not isinstance(node, (ast.stmt, ast.Lambda)):
+        if isinstance(node, (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
+            for generator in node.generators:
+                target, iterable = generator.target, generator.iter
+                if isinstance(target, ast.Name) and target.id == name:
+                    if isinstance(iterable, (ast.List, ast.Tuple, ast.Set)):
+                        return list(iterable.elts)
+                    if isinstance(iterable, ast.Dict) or _dict_view(iterable, "values"):
+                        return list((iterable if isinstance(iterable, ast.Dict) else iterable.func.value).values)
+                    return []
+                if (
+                    isinstance(target, ast.Tuple)
+                    and len(target.elts) == 2
+                    and isinstance(target.elts[1], ast.Name)
+                    and target.elts[1].id == name
+                ):
+                    return list(iterable.func.value.values) if _dict_view(iterable, "items") else []
+        node = region.parents.get(node)
+    return None
+
+
+def _dict_view(expr: ast.AST, method: str) -> bool:
+    return (
+        isinstance(expr, ast.Call)
+        and isinstance(expr.func, ast.Attribute)
+        and expr.func.attr == method
+        and isinstance(expr.func.value, ast.Dict)
+        and not expr.args
+    )
+
+
+def _add(found: dict, function, transform: Transform, obstacle, bound: bool = False, constants=frozenset()):
+    parameters = traced_parameters(function, transform, bound)
+    if parameters is None:
+        return  # options we cannot read: which arguments are static is unknown
+    traced_names, donated_names = parameters
+    traced_names = traced_names - constants
+    previous = found.get(function)
+    if previous is not None:
+        previous.obstacle = previous.obstacle or (TRACED_TWICE, "")
+        previous.traced = previous.traced | traced_names
+        previous.transforms.add(transform.name)
+        if previous.transform in JIT_LIKE:
+            previous.transform = transform.name
+        return
+    found[function] = Traced(function, transform.name, traced_names, donated_names, obstacle, transform)

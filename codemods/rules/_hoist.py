@@ -1,0 +1,461 @@
+"""The hoist/split rewrite: a jitted function whose concrete-only statements (JAX001's
+accesses) can run before the trace becomes a traced copy under a private name and a plain
+wrapper with the original name and signature that runs those statements on the concrete
+arguments and forwards every argument to the copy.
+
+``plan_split(ctx, region, traced, accesses)`` decides (a ``SplitPlan``, carried in
+``Finding.data``, or the reason there is none); ``split(module, plans)`` rewrites the libcst
+module, one function per plan.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass
+from functools import cache
+from typing import TYPE_CHECKING
+
+from jax_codemod.analysis.tracing import STATIC_ATTRS, Region, Traced, param_root, tracing_for
+from jax_codemod.analysis.transforms import JIT, TRANSPARENT, all_params, public
+from jax_codemod.rule import FixSafety
+
+if TYPE_CHECKING:
+    import libcst as cst
+    from jax_codemod.analysis.context import FileContext
+
+# Calls that keep a static value static (`n = math.prod(x.shape)`).
+STATIC_BUILTINS = frozenset({"len", "int", "float", "bool", "tuple", "min", "max", "abs"})
+STATIC_FUNCTIONS = frozenset({"math.prod", "numpy.prod"})
+# Attributes of a jitted function that a plain wrapper does not have.
+JITTED_ATTRS = frozenset({"lower", "trace", "eval_shape", "clear_cache", "_cache_size", "__wrapped__"})
+_HOISTABLE = (ast.Expr, ast.Assign, ast.AnnAssign)
+_UNSPLITTABLE = (ast.Yield, ast.YieldFrom, ast.Await, ast.NamedExpr, ast.Global, ast.Nonlocal)
+
+
+@dataclass(frozen=True)
+class SplitPlan:
+    """How to split one jitted function; carried in Finding.data."""
+
+    key: tuple[int, int]  # the `def` keyword's position, as libcst reports it
+    traced_name: str
+    call: str
+    hoisted_lines: tuple[int, ...]
+    copied_lines: tuple[int, ...]  # static statements the wrapper repeats
+    docstring_line: int | None
+    # (decorator index, `jax.jit` as spelled, its options' source) for `@jax.jit(...)`.
+    jit_options: tuple[int, str, str] | None = None
+
+
+def plan_split(
+    ctx: FileContext, region: Region, traced: Traced, accesses
+) -> tuple[SplitPlan | None, FixSafety, str | None]:
+    """(plan, fix safety, reason): a plan when the accesses can leave the trace. ``accesses``:
+    the rule's findings in ``traced``'s function, each with ``node``, ``label`` (".delete()" for
+    a deletion) and ``param`` (the traced parameter it reads, None for an intermediate)."""
+    function = traced.node
+    if any(access.param is None for access in accesses):
+        return None, FixSafety.NONE, "the function also reads a concrete-only API of an intermediate"
+    if any(access.label == ".delete()" for access in accesses):
+        return None, FixSafety.NONE, "deleting the argument before the call would break the call"
+    body = list(function.body)
+    docstring = body.pop(0) if _is_docstring(body[0]) else None
+    seeds = {id(s): s for s in body if any(s.lineno <= a.node.lineno <= s.end_lineno for a in accesses)}
+    hoisted, reason = _hoisted_statements(ctx, function, body, seeds)
+    if not reason:
+        static = {a.arg for a in all_params(function)} - traced.traced
+        reason, copies = _dependency_problem(ctx, function, body, hoisted, static)
+    if reason:
+        return None, FixSafety.NONE, reason
+    needed = _needed_in_trace(body, hoisted, copies)
+    hoisted = [s for s in body if s in hoisted or (s in copies and s not in needed)]
+    copies = needed
+    if len(hoisted) == len(body):
+        return None, FixSafety.NONE, "nothing would be left to trace"
+    reason = _unsplittable(ctx, function, body, hoisted)
+    if reason:
+        return None, FixSafety.NONE, reason
+    traced_name = _fresh_name(ctx, function.name)
+    call = _forwarding_call(function, traced_name, isinstance(region.parents.get(function), ast.ClassDef))
+    if call is None:
+        return None, FixSafety.NONE, "a method without a positional `self` cannot be split automatically"
+    fix = FixSafety.SAFE
+    if _has_traced_defaults(function, traced.traced) or {a.param for a in accesses} & traced.donated:
+        fix = FixSafety.UNSAFE
+    span = ctx.span(function)
+    plan = SplitPlan(
+        key=(span.start_line, span.start_column),
+        traced_name=traced_name,
+        call=call,
+        hoisted_lines=tuple(statement.lineno for statement in hoisted),
+        copied_lines=tuple(statement.lineno for statement in copies),
+        docstring_line=docstring.lineno if docstring else None,
+        jit_options=_jit_options(ctx, function),
+    )
+    return plan, fix, None
+
+
+def _jit_options(ctx: FileContext, function) -> tuple[int, str, str] | None:
+    for index, decorator in enumerate(function.decorator_list):
+        if (
+            isinstance(decorator, ast.Call)
+            and not decorator.args
+            and decorator.keywords
+            and public(ctx.qualname(decorator.func)) == JIT
+        ):
+            options = ", ".join(ctx.source_of(keyword) for keyword in decorator.keywords)
+            return index, ctx.source_of(decorator.func), options
+    return None
+
+
+def _is_docstring(statement: ast.stmt) -> bool:
+    return (
+        isinstance(statement, ast.Expr)
+        and isinstance(statement.value, ast.Constant)
+        and isinstance(statement.value.value, str)
+    )
+
+
+def _hoisted_statements(ctx: FileContext, function, body: list[ast.stmt], seeds: dict[int, ast.stmt]):
+    """The body statements to move out: the accessing ones and those reading their names."""
+    chosen = {id(s) for s in body if id(s) in seeds}
+    while True:
+        assigned = {name for s in body if id(s) in chosen for name in _assigned(s)}
+        readers = {id(s) for s in body if id(s) not in chosen and _reads(s) & assigned}
+        if not readers:
+            break
+        chosen |= readers
+    hoisted = [s for s in body if id(s) in chosen]
+    for statement in hoisted:
+        if isinstance(statement, ast.Return):
+            return [], "its value flows into the function's result"
+        if isinstance(statement, _HOISTABLE) and getattr(statement, "value", None) is not None:
+            continue
+        if id(statement) in seeds and _movable_block(ctx, statement):
+            continue
+        if id(statement) not in seeds:
+            return [], "its value flows into the traced computation"
+        return [], "it is inside a compound statement"
+    return hoisted, None
+
+
+def _movable_block(ctx: FileContext, statement: ast.stmt) -> bool:
+    """A compound statement that can leave the trace whole: a `for` over an argument or its
+    pytree leaves, or a `with jax.named_scope(...)` (it only names traced operations), whose
+    body is simple side-effect statements."""
+    if isinstance(statement, ast.For):
+        if statement.orelse or param_root(tracing_for(ctx).leaves_of(statement.iter)) is None:
+            return False
+    elif isinstance(statement, ast.With):
+        if not all(
+            isinstance(item.context_expr, ast.Call)
+            and public(ctx.qualname(item.context_expr.func)) in TRANSPARENT
+            and item.optional_vars is None
+            for item in statement.items
+        ):
+            return False
+    else:
+        return False
+    for inner in statement.body:
+        if isinstance(inner, (ast.For, ast.With)):
+            if not _movable_block(ctx, inner):
+                return False
+        elif not (isinstance(inner, _HOISTABLE) and getattr(inner, "value", None) is not None):
+            return False
+    return True
+
+
+def _block_bound(statement: ast.stmt) -> set[str]:
+    """Names a moved loop binds for its own body (`leaf` in `for leaf in ...`)."""
+    if isinstance(statement, ast.For):
+        return {n.id for n in ast.walk(statement.target) if isinstance(n, ast.Name)}
+    return set()
+
+
+def _dependency_problem(ctx: FileContext, function, body, hoisted, static: set[str]):
+    """(reason, copies): why the hoisted statements cannot run before the trace, or the
+    static statements (`n = x.shape[0]`) they need copied into the wrapper."""
+    params = {a.arg for a in all_params(function)}
+    local = tracing_for(ctx).stored_names(function) | {
+        node.name for node in tracing_for(ctx).scope_nodes(function) if isinstance(node, (ast.FunctionDef, ast.ClassDef))
+    }
+    hoisted_names: set[str] = set()
+    copies: list[ast.stmt] = []
+    for statement in hoisted:
+        if any(isinstance(node, _UNSPLITTABLE) for node in ast.walk(statement)):
+            return "it assigns or yields inside an expression", []
+        for name in sorted(_reads(statement) - params - hoisted_names - _block_bound(statement)):
+            if name in local:
+                unknown = local | (params - static)
+                copy = _static_definition(
+                    ctx, body, hoisted, statement, name, static | hoisted_names, unknown
+                )
+                if copy is None:
+                    return f"it reads `{name}`, a value computed inside the trace", []
+                copies.append(copy)
+                hoisted_names.add(name)
+        assigned = _assigned(statement)
+        if assigned & params:
+            return "it rebinds a parameter", []
+        hoisted_names |= assigned
+    return _read_back_problem(
+        body, hoisted, hoisted_names - {n for c in copies for n in _assigned(c)}
+    ), copies
+
+
+def _static_definition(ctx, body, hoisted, reader, name, known: set[str], unknown: set[str]):
+    """The one statement before ``reader`` that binds ``name`` from shapes, dtypes and constants."""
+    definitions = [s for s in body if name in _assigned(s)]
+    if len(definitions) != 1 or definitions[0] in hoisted:
+        return None
+    [definition] = definitions
+    if not (
+        isinstance(definition, ast.Assign)
+        and definition.end_lineno < reader.lineno
+        and all(isinstance(target, ast.Name) for target in definition.targets)
+        and _is_static(ctx, definition.value, known, unknown)
+    ):
+        return None
+    return definition
+
+
+def _is_static(ctx: FileContext, expr: ast.AST, known: set[str], unknown: set[str]) -> bool:
+    """Whether ``expr`` is computed from static attributes, static arguments, outer names and
+    constants; ``unknown``: the names it must not read (tracers and other locals)."""
+    if isinstance(expr, ast.Constant):
+        return True
+    if isinstance(expr, ast.Name):
+        return expr.id in known or expr.id not in unknown
+    if isinstance(expr, ast.Attribute) and expr.attr in STATIC_ATTRS:
+        return param_root(expr.value) is not None or _is_static(ctx, expr.value, known, unknown)
+    if isinstance(expr, ast.Call):
+        name = expr.func.id if isinstance(expr.func, ast.Name) else None
+        if not (name in STATIC_BUILTINS or ctx.qualname(expr.func) in STATIC_FUNCTIONS) or expr.keywords:
+            return False
+        return all(_is_static(ctx, a, known, unknown) or name == "len" and param_root(a) for a in expr.args)
+    if isinstance(expr, (ast.Subscript, ast.Slice, ast.BinOp, ast.UnaryOp, ast.Compare, ast.Tuple, ast.List)):
+        children = [
+            c
+            for c in ast.iter_child_nodes(expr)
+            if not isinstance(c, (ast.operator, ast.unaryop, ast.cmpop, ast.expr_context))
+        ]
+        return all(_is_static(ctx, child, known, unknown) for child in children)
+    return False
+
+
+def _needed_in_trace(body, hoisted, copies) -> list[ast.stmt]:
+    """The copied statements the traced body still reads; the others can simply move."""
+    readers = [s for s in body if s not in hoisted and s not in copies]
+    pending, needed = list(copies), []
+    changed = True
+    while changed:
+        changed = False
+        for copy in list(pending):
+            if any(_assigned(copy) & _reads(reader) for reader in readers):
+                pending.remove(copy)
+                needed.append(copy)
+                readers.append(copy)
+                changed = True
+    return needed
+
+
+def _read_back_problem(body, hoisted, hoisted_names: set[str]) -> str | None:
+    rest = [s for s in body if s not in hoisted]
+    if any(_assigned(s) & hoisted_names for s in rest):
+        return "its names are reassigned inside the trace"
+    # `self.ptr = ...` read back by the trace would be baked into the compiled function.
+    stored = {ast.unparse(target) for statement in hoisted for target in _item_targets(statement)}
+    for statement in rest:
+        for node in ast.walk(statement):
+            if isinstance(node, (ast.Attribute, ast.Subscript)) and ast.unparse(node) in stored:
+                return "the trace reads back what it stores"
+    return None
+
+
+def _item_targets(statement: ast.stmt) -> list[ast.expr]:
+    targets = statement.targets if isinstance(statement, ast.Assign) else [getattr(statement, "target", None)]
+    return [target for target in targets if isinstance(target, (ast.Attribute, ast.Subscript))]
+
+
+def _assigned(statement: ast.stmt) -> set[str]:
+    """Names a statement binds in the function (comprehension variables are their own scope)."""
+    stored = {n.id for n in ast.walk(statement) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+    return stored - _locally_bound(statement)
+
+
+def _reads(statement: ast.stmt) -> set[str]:
+    """Free names a statement reads."""
+    loaded = {n.id for n in ast.walk(statement) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+    return loaded - _locally_bound(statement)
+
+
+def _locally_bound(statement: ast.stmt) -> set[str]:
+    bound = set()
+    for node in ast.walk(statement):
+        if isinstance(node, ast.comprehension):
+            bound |= {n.id for n in ast.walk(node.target) if isinstance(n, ast.Name)}
+        elif isinstance(node, ast.Lambda):
+            bound |= {a.arg for a in all_params(node)}
+    return bound
+
+
+def _unsplittable(ctx: FileContext, function, body, hoisted) -> str | None:
+    lines = [s.lineno for s in function.body]
+    for statement in hoisted:
+        index = function.body.index(statement)
+        following = function.body[index + 1] if index + 1 < len(function.body) else None
+        if lines.count(statement.lineno) > 1 or (following and following.lineno == statement.end_lineno):
+            return "it shares a line with another statement"
+    if any(isinstance(node, (ast.Global, ast.Nonlocal)) for node in tracing_for(ctx).scope_nodes(function)):
+        return "it declares `global` or `nonlocal` names"
+    name, attributes = re.escape(function.name), "|".join(JITTED_ATTRS)
+    jitted_attribute = re.search(rf"\b{name}\s*\.\s*({attributes})\b", ctx.text) or re.search(
+        rf"\b(?:getattr|hasattr)\s*\(\s*{name}\s*,\s*[\"']({attributes})[\"']", ctx.text
+    )
+    if jitted_attribute:
+        return f"the file uses `{function.name}.{jitted_attribute.group(1)}`, which a plain wrapper does not have"
+    return None
+
+
+def _fresh_name(ctx: FileContext, name: str) -> str:
+    """A private name that appears nowhere in the file."""
+    base = f"_{name.strip('_') or 'fn'}_traced"
+    candidate, counter = base, 2
+    while re.search(rf"\b{candidate}\b", ctx.text):
+        candidate, counter = f"{base}{counter}", counter + 1
+    return candidate
+
+
+def _forwarding_call(function, traced_name: str, is_method: bool) -> str | None:
+    args = function.args
+    positional = [a.arg for a in (*args.posonlyargs, *args.args)]
+    callee = traced_name
+    if is_method:
+        if not positional:
+            return None
+        callee = f"{positional.pop(0)}.{traced_name}"
+    parts = positional[:]
+    if args.vararg:
+        parts.append(f"*{args.vararg.arg}")
+    parts += [f"{a.arg}={a.arg}" for a in args.kwonlyargs]
+    if args.kwarg:
+        parts.append(f"**{args.kwarg.arg}")
+    return f"{callee}({', '.join(parts)})"
+
+
+def _has_traced_defaults(function, traced: frozenset[str]) -> bool:
+    args = function.args
+    positional = [*args.posonlyargs, *args.args]
+    defaulted = list(zip(positional[len(positional) - len(args.defaults) :], args.defaults))
+    defaulted += [(a, d) for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None]
+    return any(
+        arg.arg in traced and not (isinstance(default, ast.Constant) and default.value is None)
+        for arg, default in defaulted
+    )
+
+
+def split(module: cst.Module, plans: dict) -> tuple[cst.Module, int]:
+    """Replace each planned function by its traced body and a plain wrapper; (module, splits)."""
+    from libcst.metadata import MetadataWrapper
+
+    splitter = _splitter_class()(plans)
+    return MetadataWrapper(module, unsafe_skip_copy=True).visit(splitter), splitter.done
+
+
+@cache
+def _splitter_class():
+    import libcst as cst
+    from libcst.metadata import PositionProvider
+
+    class Splitter(cst.CSTTransformer):
+        METADATA_DEPENDENCIES = (PositionProvider,)
+
+        def __init__(self, plans: dict) -> None:
+            super().__init__()
+            self.plans = dict(plans)
+            self.depth = 0
+            self.done = 0
+
+        def visit_ClassDef(self, node) -> None:
+            self.depth += 1
+
+        def leave_ClassDef(self, original, updated):
+            self.depth -= 1
+            return updated
+
+        def visit_FunctionDef(self, node) -> None:
+            self.depth += 1
+
+        def leave_FunctionDef(self, original, updated):
+            self.depth -= 1
+            start = self.get_metadata(PositionProvider, original).start
+            # By line alone: no two functions start on one line, and libcst's columns on a line
+            # indented with a form feed are short of ast's (it drops the form feed).
+            key = next((key for key in self.plans if key[0] == start.line), None)
+            planned = self.plans.pop(key) if key is not None else None
+            if planned is None:
+                return updated
+            plan, partial = planned
+            lines = [self.get_metadata(PositionProvider, s).start.line for s in original.body.body]
+            if len(lines) != len(updated.body.body):
+                return updated  # a function nested in it was just split; the engine's next pass does this one
+            self.done += 1
+            kept, moved, docstring = [], [], []
+            detached: list = []  # comments above a moved statement, set off by a blank line
+            for line, statement in zip(lines, updated.body.body):
+                if line == plan.docstring_line:
+                    docstring.append(statement)
+                elif line in plan.hoisted_lines:
+                    own, other = _attached_comments(statement.leading_lines)
+                    detached += other
+                    moved.append(statement.with_changes(leading_lines=own))
+                elif line in plan.copied_lines:
+                    moved.append(statement)
+                    kept.append(statement)
+                else:
+                    if detached:
+                        # A comment about the traced computation stays with it.
+                        statement = statement.with_changes(leading_lines=[*detached, *statement.leading_lines])
+                        detached = []
+                    kept.append(statement)
+            kept[0] = _without_leading_blanks(kept[0])
+            moved = [*docstring, *moved]
+            moved[0] = _without_leading_blanks(moved[0])
+            decorators = list(updated.decorators)
+            if plan.jit_options is not None:
+                # `@jax.jit(...)` is JAX 0.8.1+; the traced copy uses a spelling every
+                # supported JAX accepts.
+                index, jit, options = plan.jit_options
+                decorators[index] = decorators[index].with_changes(
+                    decorator=cst.parse_expression(f"{partial}({jit}, {options})")
+                )
+            traced = updated.with_changes(
+                name=cst.Name(plan.traced_name), decorators=decorators, body=updated.body.with_changes(body=kept)
+            )
+            returned = cst.parse_statement(f"return {plan.call}\n")
+            wrapper = updated.with_changes(
+                decorators=[],
+                leading_lines=[cst.EmptyLine(indent=False)] * (1 if self.depth else 2),
+                lines_after_decorators=[],
+                body=updated.body.with_changes(body=[*moved, returned], header=cst.TrailingWhitespace(), footer=[]),
+            )
+            return cst.FlattenSentinel([traced, wrapper])
+
+    return Splitter
+
+
+def _attached_comments(leading_lines) -> tuple[list, list]:
+    """(the comment lines right above a statement, those set off from it by a blank line)."""
+    lines = list(leading_lines)
+    last_blank = max((i for i, line in enumerate(lines) if line.comment is None), default=-1)
+    detached = lines[: last_blank + 1]
+    if not any(line.comment is not None for line in detached):
+        return lines, []
+    return lines[last_blank + 1 :], detached
+
+
+def _without_leading_blanks(statement):
+    lines = list(statement.leading_lines)
+    while lines and lines[0].comment is None:
+        lines.pop(0)
+    return statement.with_changes(leading_lines=lines)

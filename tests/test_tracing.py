@@ -1,0 +1,255 @@
+"""The tracing answer (analysis/tracing.py) on its own: which functions run on tracers, which of
+their parameters are traced, the local taint, and that it is one object per file, whose
+answers the value analysis and JAX001 share."""
+
+from __future__ import annotations
+
+import ast
+import textwrap
+from pathlib import Path
+
+import pytest
+from jax_codemod.analysis import tracing
+from jax_codemod.analysis.context import FileContext
+from jax_codemod.analysis.tracing import (
+    BY_CALL,
+    CALLED_IN_TRACE,
+    NOTHING_REPORTED,
+    OTHER_DECORATORS,
+    TRACED_TWICE,
+    Region,
+    Reported,
+    tracing_for,
+)
+
+HEADER = "import functools\nimport jax\nimport jax.numpy as jnp\nfrom jax import lax\n"
+
+
+def _ctx(source: str) -> FileContext:
+    text = HEADER + textwrap.dedent(source)
+    return FileContext("t.py", text, ast.parse(text))
+
+
+def _traced(source: str) -> dict[str, tracing.Traced]:
+    ctx = _ctx(source)
+    return {tracing.name_of(t.node): t for t in tracing_for(ctx).traced_functions()}
+
+
+def test_one_tracing_per_file_kept_by_the_value_analysis():
+    ctx = _ctx("def f(x):\n    return x\n")
+    assert tracing_for(ctx) is tracing_for(ctx) is ctx.analysis.tracing
+    assert ctx.analysis.spellings is tracing_for(ctx).spellings
+
+
+def test_decorators_calls_and_lambdas():
+    found = _traced(
+        """
+        @jax.jit
+        def step(x, y):
+            return x
+
+        @functools.partial(jax.jit, static_argnames="n")
+        def scaled(x, n):
+            return x * n
+
+        def plain(a):
+            return a
+
+        fast = jax.jit(plain)
+        squares = jax.vmap(lambda v: v * v)
+        """
+    )
+    assert found["step"].traced == {"x", "y"} and found["step"].obstacle is None
+    assert found["scaled"].traced == {"x"}  # static arguments are concrete
+    assert found["plain"].obstacle == (BY_CALL, "")  # the plain function may also run eagerly
+    assert found["<lambda>"].transform == "jax.vmap"
+
+
+def test_control_flow_bodies_and_methods():
+    found = _traced(
+        """
+        class Model:
+            def _step(self, x):
+                return x
+
+            def compiled(self):
+                return jax.jit(self._step)
+
+        def run(x):
+            def body(i, carry):
+                return carry
+            return lax.fori_loop(0, 3, body, x)
+        """
+    )
+    assert found["_step"].traced == {"x"}  # `self` is no argument of the jitted method
+    assert found["body"].transform == "jax.lax.fori_loop" and found["body"].traced == {"i", "carry"}
+
+
+def test_helpers_reached_from_a_trace():
+    found = _traced(
+        """
+        def leaf(value, flag):
+            return value
+
+        def mid(value):
+            return leaf(value, True)
+
+        @jax.jit
+        def step(x):
+            return mid(x)
+        """
+    )
+    assert found["mid"].caller == "step" and found["mid"].obstacle == (CALLED_IN_TRACE, "step")
+    assert found["leaf"].caller == "mid" and found["leaf"].traced == {"value"}  # `flag` gets a constant
+    assert found["leaf"].transforms == {"jax.jit"}
+
+
+def test_a_function_traced_twice_and_one_with_other_decorators():
+    found = _traced(
+        """
+        def cache(f):
+            return f
+
+        @jax.jit
+        @cache
+        def decorated(x):
+            return x
+
+        @jax.jit
+        @jax.vmap
+        def twice(x):
+            return x
+        """
+    )
+    assert found["decorated"].obstacle == (OTHER_DECORATORS, "")
+    assert found["twice"].obstacle == (TRACED_TWICE, "")
+    assert found["twice"].transform == "jax.vmap" and found["twice"].transforms == {"jax.jit", "jax.vmap"}
+
+
+def test_a_region_sees_only_the_functions_on_its_lines():
+    ctx = _ctx("@jax.jit\ndef a(x):\n    return x\n\n\n@jax.jit\ndef b(x):\n    return x\n")
+    line = next(n.lineno for n in ast.walk(ctx.tree) if isinstance(n, ast.FunctionDef) and n.name == "b")
+    found = tracing_for(ctx).traced_functions(Region(ctx.tree, [line]))
+    assert [t.node.name for t in found] == ["b"]
+
+
+def test_taint_follows_jax_calls_and_stops_at_what_a_rule_reports():
+    ctx = _ctx(
+        """
+        @jax.jit
+        def step(x, n):
+            y = jnp.sin(x)
+            z = y.reshape(-1)
+            k = n + 1
+            host = z.tolist()
+            fresh = jnp.zeros(3)
+            return z
+        """
+    )
+    answer = tracing_for(ctx)
+    [traced] = answer.traced_functions()
+    names = answer.tainted_names(traced.node, frozenset({"x"}))
+    assert {"x", "y", "z", "fresh", "host"} <= names and "k" not in names and "n" not in names
+    reported = Reported(call=lambda ctx, call: getattr(call.func, "attr", None) == "tolist")
+    assert "host" not in answer.tainted_names(traced.node, frozenset({"x"}), reported)
+    # A fresh set each time: a caller that adds to it changes no later answer.
+    answer.tainted_names(traced.node, frozenset({"x"})).add("k")
+    assert "k" not in answer.tainted_names(traced.node, frozenset({"x"}), NOTHING_REPORTED)
+
+
+def test_compile_time_eval_lines_and_leaf_aliases():
+    ctx = _ctx(
+        """
+        @jax.jit
+        def step(params):
+            for leaf in jax.tree.leaves(params):
+                print(leaf)
+            with jax.ensure_compile_time_eval():
+                table = jnp.arange(3)
+            return params
+        """
+    )
+    answer = tracing_for(ctx)
+    [traced] = answer.traced_functions()
+    assert answer.comprehension_aliases(traced.node, {"params"}) == {"leaf": "params"}
+    [(start, end)] = answer.compile_time_eval_lines(traced.node)
+    table = next(n for n in ast.walk(ctx.tree) if isinstance(n, ast.Assign))
+    assert start == end == table.lineno
+    assert "table" not in answer.taint(traced.node, frozenset({"params"}), [(start, end)])
+
+
+def test_the_value_analysis_asks_the_tracing_answer():
+    ctx = _ctx("def step(x, n):\n    return x\nfast = jax.jit(step, static_argnums=1)\n")
+    function = next(n for n in ctx.tree.body if isinstance(n, ast.FunctionDef))
+    x, n = function.args.args
+    assert ctx.analysis.function_transforms(function) == tracing_for(ctx).function_transforms(function)
+    answer = tracing_for(ctx)
+    assert answer.traced_parameter(x, function) and not answer.traced_parameter(n, function)
+    body_x = function.body[0].value
+    assert ctx.analysis.is_tracer(body_x) and tracing_for(ctx).is_tracer(body_x)
+
+
+def test_no_answer_is_kept_on_the_tree():
+    ctx = _ctx(
+        """
+        def helper(v):
+            return v.reshape(-1)
+
+        @jax.jit
+        def step(x):
+            y = helper(x)
+            return y
+        """
+    )
+    before = {id(node): set(vars(node)) for node in ast.walk(ctx.tree)}
+    answer = tracing_for(ctx)
+    for traced in answer.traced_functions():
+        answer.tainted_names(traced.node, traced.traced)
+        answer.stored_names(traced.node)
+    assert {id(node): set(vars(node)) for node in ast.walk(ctx.tree)} == before
+
+
+ANALYSIS = Path(__file__).resolve().parent.parent / "codemods" / "analysis"
+
+
+@pytest.mark.parametrize("module", ["tracing.py", "partial_receivers.py"])
+def test_no_function_of_the_tracing_answer_is_long(module):
+    tree = ast.parse((ANALYSIS / module).read_text(encoding="utf-8"))
+    long = [
+        (node.name, node.end_lineno - node.lineno + 1)
+        for node in ast.walk(tree)
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.end_lineno - node.lineno >= 80
+    ]
+    assert long == []
+
+
+def test_jax001_asks_the_value_analysis_only_when_the_taint_cannot_tell():
+    from jax_codemod.rules.traced_concrete_access import TracedConcreteAccess
+
+    ctx = _ctx("@jax.jit\ndef step(x):\n    return x.item()\n")
+    [finding] = TracedConcreteAccess().check(ctx)
+    assert "x" in finding.message
+    assert "analysis" not in ctx.__dict__  # a traced parameter's access: the taint alone decides
+
+
+# The two readings of "runs under a transform" this module still holds (its docstring): where they
+# disagree today. Merging them decides each of these; a change here is that decision.
+
+
+def test_a_lax_body_past_the_first_argument_is_traced_to_the_sweep_only():
+    ctx = _ctx("def run(x):\n    def body(i, carry):\n        return carry\n    return lax.fori_loop(0, 3, body, x)\n")
+    answer = tracing_for(ctx)
+    body = next(n for n in ast.walk(ctx.tree) if isinstance(n, ast.FunctionDef) and n.name == "body")
+    [traced] = answer.traced_functions()
+    assert traced.node is body and traced.traced == {"i", "carry"}
+    assert not answer.traced_parameter(body.args.args[1], body)
+
+
+def test_a_private_lax_spelling_is_traced_to_the_value_analysis_only():
+    text = "from jax._src import lax\n\ndef run(x):\n    def cond(state):\n        return state\n"
+    text += "    return lax.while_loop(cond, cond, x)\n"
+    ctx = FileContext("t.py", text, ast.parse(text))
+    answer = tracing_for(ctx)
+    cond = next(n for n in ast.walk(ctx.tree) if isinstance(n, ast.FunctionDef) and n.name == "cond")
+    assert answer.traced_functions() == []
+    assert answer.traced_parameter(cond.args.args[0], cond)
