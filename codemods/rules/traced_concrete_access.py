@@ -38,9 +38,9 @@ from jax_codemod.analysis.transforms import (
     Transform,
     all_params,
     positional_params,
-    public,
     traced_parameters,
 )
+from jax_codemod.analysis.names import canonical as public
 from jax_codemod.rule import Finding, FixSafety, Rule
 
 if TYPE_CHECKING:
@@ -116,22 +116,7 @@ TRACER_MEMBERS: tuple[Member, ...] = (
 # Transforms that only differentiate: their tracers carry concrete primal values, so a member
 # marked ``differentiable`` works under them (checked against the installed JAX, each of them,
 # by tests/test_traced_concrete_access.py::test_differentiation_table_matches_installed_jax).
-DIFFERENTIATION = frozenset(
-    {
-        "jax.grad",
-        "jax.value_and_grad",
-        "jax.jacfwd",
-        "jax.jacrev",
-        "jax.hessian",
-        "jax.jvp",
-        "jax.vjp",
-        "jax.linearize",
-        "equinox.filter_grad",
-        "equinox.filter_value_and_grad",
-        "flax.nnx.grad",
-        "flax.nnx.value_and_grad",
-    }
-)
+DIFFERENTIATION = api.public_names(differentiates=True)
 # A block where JAX computes eagerly inside a trace: values not computed from the traced
 # arguments are concrete there.
 COMPILE_TIME_EVAL = frozenset({"jax.ensure_compile_time_eval", "jax.core.ensure_compile_time_eval"})
@@ -186,9 +171,9 @@ ARRAY_MODULES = api.ARRAY_MODULES
 CREATION_FUNCTIONS = api.members(creates=True)
 # ...except these, which answer from shapes and dtypes.
 SHAPE_FUNCTIONS = api.members(static=True)
-# Pytree maps: their function runs on the leaves of the trees. Every spelling: `public`
-# maps private paths only.
-TREE_MAPS = api.names(tree="map")
+# Pytree maps: their function runs on the leaves of the trees (public spellings: `public`
+# is the one canonical spelling).
+TREE_MAPS = api.TREE_MAPS
 # Pytree helpers whose results are the leaves of their argument: tracers when it is traced.
 TREE_LEAVES = frozenset(record.name for record in api.records(tree=True) if record.tree != "map")
 # Attributes of a jitted function that a plain wrapper does not have.
