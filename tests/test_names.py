@@ -206,3 +206,16 @@ def test_one_transform_record():
         if any(isinstance(n, ast.ClassDef) and n.name == "Transform" for n in ast.parse(path.read_text()).body)
     ]
     assert defined == [ROOT / "codemods" / "analysis" / "transforms.py"]
+
+
+def test_a_remat_function_is_reported_as_under_checkpoint():
+    """Decision (issue 29): JAX001 names `@jax.remat` by its one canonical name, `jax.checkpoint`
+    (tests/snapshots/traced_concrete_access/report_remat_alias.py)."""
+    from jax_codemod.engine.pipeline import check_source
+    from jax_codemod.rules.traced_concrete_access import TracedConcreteAccess
+
+    path = ROOT / "tests" / "snapshots" / "traced_concrete_access" / "report_remat_alias.py"
+    _, findings = check_source(path.read_bytes(), path.name, (TracedConcreteAccess(),))
+    assert [f.message.split(";")[0] for f in findings] == [
+        "`x.unsafe_buffer_pointer()` needs a concrete array, but `x` is a tracer inside `jax.checkpoint`"
+    ]
