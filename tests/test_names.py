@@ -219,3 +219,19 @@ def test_a_remat_function_is_reported_as_under_checkpoint():
     assert [f.message.split(";")[0] for f in findings] == [
         "`x.unsafe_buffer_pointer()` needs a concrete array, but `x` is a tracer inside `jax.checkpoint`"
     ]
+
+
+def test_spelled_keeps_the_files_spelling_with_the_same_reach():
+    """What a message quotes: the private spelling, through a call as well as an import."""
+    source = (
+        "import importlib\n"
+        "import jax._src.dlpack\n"
+        "def f():\n"
+        "    a = importlib.import_module('jax._src.dlpack').to_dlpack\n"
+        "    b = getattr(jax._src.dlpack, 'to_dlpack')\n"
+        "    c = jax._src.dlpack.to_dlpack\n"
+    )
+    ctx = FileContext("t.py", source, ast.parse(source))
+    values = [statement.value for statement in ctx.tree.body[-1].body]
+    assert [ctx.analysis.names.spelled(value) for value in values] == ["jax._src.dlpack.to_dlpack"] * 3
+    assert [ctx.analysis.qualname(value) for value in values] == ["jax.dlpack.to_dlpack"] * 3

@@ -502,7 +502,7 @@ class CapsuleAnalysis:
         if not isinstance(node, ast.Call):
             return None
         qualified = self.qualname(node.func)
-        private = self.ctx.qualname(node.func)
+        private = self.values.names.spelled(node.func)
         if qualified in JAX_TO_DLPACK and private in JAX_TO_DLPACK:
             qualified = private  # keep the spelling the file uses, for messages
         plain = len(node.args) >= 1 and not isinstance(node.args[0], ast.Starred)
@@ -529,7 +529,7 @@ class CapsuleAnalysis:
         if not isinstance(call, ast.Call):
             return None
         qualified = self.qualname(call.func)
-        private = self.ctx.qualname(call.func)
+        private = self.values.names.spelled(call.func)
         if qualified in JAX_CONSUMERS and private in JAX_CONSUMERS:
             qualified = private
         if qualified in ARRAY_CONSUMERS or qualified in CAPSULE_TOLERANT:

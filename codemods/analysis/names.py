@@ -197,6 +197,12 @@ class Resolver:
 
     def qualname(self, node: ast.AST) -> str | None:
         """The public qualified name ``node`` refers to, or None."""
+        return canonical(self.spelled(node))
+
+    def spelled(self, node: ast.AST) -> str | None:
+        """The qualified name ``node`` refers to as the file spells it (``jax._src.dlpack.x``:
+        a message quotes the file's spelling), or None. What a local name holds comes from the
+        value analysis, canonical already."""
         if isinstance(node, ast.Call):
             return self._called(node)
         parts: list[str] = []
@@ -206,17 +212,17 @@ class Resolver:
             root = root.value
         if isinstance(root, ast.Call):
             base = self._called(root)
-            return canonical(_joined(base, parts)) if base else None
+            return _joined(base, parts) if base else None
         if not isinstance(root, ast.Name):
             return None
         if self.module_level is not None and not self.module_level(root):
             held = self.holds(root) if self.holds is not None else None
-            return canonical(_joined(held, parts)) if held else None
+            return _joined(held, parts) if held else None
         found = imported(node, self.bindings)
         if found is None and self.holds is not None:
             held = self.holds(root)
             found = _joined(held, parts) if held else None
-        return canonical(found)
+        return found
 
     def _called(self, call: ast.Call) -> str | None:
         """``importlib.import_module("m")`` -> ``m``; ``getattr(m, "x")`` -> ``m.x``."""
@@ -226,10 +232,10 @@ class Resolver:
         if isinstance(call.func, ast.Name) and call.func.id == "getattr":
             if len(call.args) != 2:
                 return None
-            base = self.qualname(call.args[0])
-            return canonical(f"{base}.{literal.value}") if base else None
+            base = self.spelled(call.args[0])
+            return f"{base}.{literal.value}" if base else None
         if len(call.args) == 1 and not literal.value.startswith(".") and self.qualname(call.func) == "importlib.import_module":
-            return canonical(literal.value)
+            return literal.value
         return None
 
 
