@@ -14,9 +14,12 @@ Two questions, each answered here and nowhere else:
   (``Analysis.qualname``, what a rule asks): canonical, and aware of scopes and values: a local
   binding shadows an import, a local alias of a module is followed, and so are
   ``importlib.import_module("jax.dlpack").x`` and ``getattr(jax.dlpack, "x")`` (two arguments
-  only: ``getattr(mod, "x", None)`` is a version gate, not an alias).
+  only: ``getattr(mod, "x", None)`` is a version gate, not an alias). ``Resolver.spelled``: the
+  same reach, the file's spelling kept (for a message that quotes ``jax._src.dlpack``).
 
-A rule asks ``ctx.analysis.qualname(expr)`` and compares with the names of ``analysis.api``.
+A rule asks ``ctx.analysis.qualname(expr)`` and compares with the names of ``analysis.api``
+(or its own table of public names); a hot path that needs no scopes asks
+``canonical(ctx.qualname(expr))``.
 """
 
 from __future__ import annotations
