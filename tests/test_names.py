@@ -56,7 +56,7 @@ def _object(qualified: str):
     for end in range(len(parts), 0, -1):
         try:
             found = importlib.import_module(".".join(parts[:end]))
-        except Exception:
+        except ImportError:
             continue
         try:
             for part in parts[end:]:

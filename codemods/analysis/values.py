@@ -51,7 +51,6 @@ from functools import cached_property
 from jax_codemod.analysis import api
 from jax_codemod.analysis import transforms as spelled
 from jax_codemod.analysis.names import Resolver, canonical
-from jax_codemod.analysis.transforms import Transform
 from jax_codemod.analysis.scopes import (
     CHILD_FIELDS,
     ITER,
@@ -62,6 +61,7 @@ from jax_codemod.analysis.scopes import (
     scope_nodes,
     walk_values,
 )
+from jax_codemod.analysis.transforms import Transform
 
 # Kinds -------------------------------------------------------------------------------
 UNKNOWN = "unknown"
@@ -127,7 +127,7 @@ WRAPPING_TRANSFORMS = frozenset(
 TRACING_TRANSFORMS = api.public_names(library="jax", transform=True)
 JIT_TRANSFORMS = api.public_names(library="jax", transform="jit")
 MULTI_TRANSFORMS = api.public_names(transform=True, multi_device=True)
-PARTIAL = frozenset({"functools.partial"})
+PARTIAL = frozenset({spelled.PARTIAL})
 
 JAX_ARRAY_TYPES = api.public_names(array_type="jax")
 MAPPING_TYPES = frozenset(
