@@ -139,6 +139,8 @@ def test_resolver_follows_getattr_and_import_module():
         "    g = dl.to_dlpack\n"
         "    h = getattr(jax, name)\n"
         "    i = importlib.import_module('.local')\n"
+        "    j = importlib.import_module('jax.numpy', package='pkg').zeros\n"  # absolute: no anchor
+        "    k = importlib.import_module('jax.numpy', 'pkg', 'extra')\n"
     )
     assert found == {
         "a": "jax.dlpack.to_dlpack",
@@ -149,6 +151,8 @@ def test_resolver_follows_getattr_and_import_module():
         "g": "jax.dlpack.to_dlpack",
         "h": None,
         "i": None,
+        "j": "jax.numpy.zeros",
+        "k": None,
     }
 
 

@@ -229,17 +229,21 @@ class Resolver:
 
     def _called(self, call: ast.Call) -> str | None:
         """``importlib.import_module("m")`` -> ``m``; ``getattr(m, "x")`` -> ``m.x``."""
-        literal = call.args[-1] if call.args else None
-        if call.keywords or not (isinstance(literal, ast.Constant) and isinstance(literal.value, str)):
-            return None
         if isinstance(call.func, ast.Name) and call.func.id == "getattr":
-            if len(call.args) != 2:
-                return None
-            base = self.spelled(call.args[0])
-            return f"{base}.{literal.value}" if base else None
-        if len(call.args) == 1 and not literal.value.startswith(".") and self.qualname(call.func) == "importlib.import_module":
-            return literal.value
-        return None
+            attribute = _string(call.args[1]) if len(call.args) == 2 and not call.keywords else None
+            base = self.spelled(call.args[0]) if attribute else None
+            return f"{base}.{attribute}" if base else None
+        # `import_module(name, package)`: the package anchors a relative name only.
+        if not 1 <= len(call.args) <= 2 or any(keyword.arg != "package" for keyword in call.keywords):
+            return None
+        name = _string(call.args[0])
+        if not name or name.startswith(".") or self.qualname(call.func) != "importlib.import_module":
+            return None
+        return name
+
+
+def _string(node: ast.AST) -> str | None:
+    return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else None
 
 
 def _joined(base: str, parts: list[str]) -> str:

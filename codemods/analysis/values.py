@@ -1615,11 +1615,9 @@ class Analysis:
 
     def _library_call(self, qualified: str, call: ast.Call) -> Value | None:
         label = f"`{qualified}`"
-        if qualified == "importlib.import_module" and call.args and isinstance(call.args[0], ast.Constant):
-            name = call.args[0].value
-            if isinstance(name, str) and not name.startswith("."):
-                return Value(MODULE, qualname=canonical(name))
-            return UNKNOWN_VALUE
+        if qualified == "importlib.import_module":
+            name = self.qualname(call)
+            return Value(MODULE, qualname=name) if name else UNKNOWN_VALUE
         if qualified in PARTIAL:
             if not call.args:
                 return UNKNOWN_VALUE
