@@ -234,8 +234,11 @@ def test_spelled_keeps_the_files_spelling_with_the_same_reach():
         "    a = importlib.import_module('jax._src.dlpack').to_dlpack\n"
         "    b = getattr(jax._src.dlpack, 'to_dlpack')\n"
         "    c = jax._src.dlpack.to_dlpack\n"
+        "def g():\n"
+        "    from jax._src.dlpack import to_dlpack\n"  # a function's own import
+        "    d = to_dlpack\n"
     )
     ctx = FileContext("t.py", source, ast.parse(source))
-    values = [statement.value for statement in ctx.tree.body[-1].body]
-    assert [ctx.analysis.names.spelled(value) for value in values] == ["jax._src.dlpack.to_dlpack"] * 3
-    assert [ctx.analysis.qualname(value) for value in values] == ["jax.dlpack.to_dlpack"] * 3
+    values = [s.value for f in ctx.tree.body[-2:] for s in f.body if isinstance(s, ast.Assign)]
+    assert [ctx.analysis.names.spelled(value) for value in values] == ["jax._src.dlpack.to_dlpack"] * 4
+    assert [ctx.analysis.qualname(value) for value in values] == ["jax.dlpack.to_dlpack"] * 4

@@ -220,7 +220,12 @@ class Resolver:
             return None
         if self.module_level is not None and not self.module_level(root):
             held = self.holds(root) if self.holds is not None else None
-            return _joined(held, parts) if held else None
+            if not held:
+                return None
+            # A function's own `from jax._src.dlpack import to_dlpack` binds the name too (the
+            # bindings hold every import of the file): the file's spelling, when it is that name.
+            found, as_imported = _joined(held, parts), imported(node, self.bindings)
+            return as_imported if as_imported and canonical(as_imported) == canonical(found) else found
         found = imported(node, self.bindings)
         if found is None and self.holds is not None:
             held = self.holds(root)
