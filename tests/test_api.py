@@ -9,7 +9,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from jax_codemod.analysis import api, capsules, values
+from jax_codemod.analysis import api, capsules, transforms, values
 from jax_codemod.rules import _dlpack_exports, dlpack_without_host_fallback
 from jax_codemod.rules import traced_concrete_access as jax001
 
@@ -101,12 +101,108 @@ OLD = {
         },
     ),
     "values.TREE_LEAVES": (values.TREE_LEAVES, {"jax.tree_util.tree_leaves"}),
-    "values.TREE_MAPS": (values.TREE_MAPS, {"jax.tree_util.tree_map"}),
     "values.TREE_FLATTEN": (values.TREE_FLATTEN, {"jax.tree_util.tree_flatten"}),
-    "_dlpack_exports.TREE_MAPS": (_dlpack_exports.TREE_MAPS, {"jax.tree_util.tree_map"}),
-    "traced_concrete_access.TREE_MAPS": (
-        jax001.TREE_MAPS,
-        {"jax.tree.map", "jax.tree_util.tree_map", "jax.tree_map"},
+    # Decision (issue 29): one table of pytree maps, api.TREE_MAPS, for values, _dlpack_exports
+    # and JAX001, in the public spelling only: the one resolver (names.canonical) maps
+    # `jax.tree.map` and `jax.tree_map` to it for every rule, JAX001's included.
+    "api.TREE_MAPS": (api.TREE_MAPS, {"jax.tree_util.tree_map"}),
+    "traced_concrete_access.TREE_MAPS": (jax001.TREE_MAPS, {"jax.tree_util.tree_map"}),
+    # The transform tables of values and transforms, one set of api records (issue 29).
+    # Decision: `jax.remat` is `jax.checkpoint` (JAX documents it as its alias) to JAX001 too,
+    # which had its own entry (tests/snapshots/traced_concrete_access/report_remat_alias.py).
+    "transforms.JIT_LIKE": (
+        transforms.JIT_LIKE,
+        {"jax.jit", "jax.experimental.pjit.pjit", "equinox.filter_jit", "flax.nnx.jit"},
+    ),
+    "transforms.OTHER_TRANSFORMS": (
+        transforms.OTHER_TRANSFORMS,
+        {
+            "jax.vmap": ((0,), "in_axes"),
+            "jax.pmap": ((0,), None),
+            "jax.grad": ((0,), "argnums"),
+            "jax.value_and_grad": ((0,), "argnums"),
+            "jax.jacfwd": ((0,), "argnums"),
+            "jax.jacrev": ((0,), "argnums"),
+            "jax.hessian": ((0,), "argnums"),
+            "jax.checkpoint": ((0,), None),
+            "jax.shard_map": ((0,), None),
+            "jax.jvp": ((0,), None),
+            "jax.vjp": ((0,), None),
+            "jax.linearize": ((0,), None),
+            "jax.lax.scan": ((0,), None),
+            "jax.lax.map": ((0,), None),
+            "jax.lax.associative_scan": ((0,), None),
+            "jax.lax.while_loop": ((0, 1), None),
+            "jax.lax.fori_loop": ((2,), None),
+            "jax.lax.cond": ((1, 2), None),
+            "jax.lax.switch": ((1,), None),
+            "equinox.filter_vmap": ((0,), "in_axes"),
+            "equinox.filter_pmap": ((0,), None),
+            "equinox.filter_grad": ((0,), "argnums"),
+            "equinox.filter_value_and_grad": ((0,), "argnums"),
+            "equinox.filter_checkpoint": ((0,), None),
+            "flax.nnx.vmap": ((0,), "in_axes"),
+            "flax.nnx.grad": ((0,), "argnums"),
+            "flax.nnx.value_and_grad": ((0,), "argnums"),
+            "flax.nnx.remat": ((0,), None),
+            "flax.nnx.scan": ((0,), None),
+            "flax.linen.jit": ((0,), None),
+            "flax.linen.vmap": ((0,), None),
+            "flax.linen.remat": ((0,), None),
+            "flax.linen.checkpoint": ((0,), None),
+            "flax.linen.scan": ((0,), None),
+        },
+    ),
+    "values.WRAPPING_TRANSFORMS": (
+        values.WRAPPING_TRANSFORMS,
+        {
+            "jax.jit",
+            "jax.experimental.pjit.pjit",
+            "jax.pmap",
+            "jax.vmap",
+            "jax.grad",
+            "jax.value_and_grad",
+            "jax.jacfwd",
+            "jax.jacrev",
+            "jax.hessian",
+            "jax.checkpoint",
+            "jax.shard_map",
+        },
+    ),
+    "values.TRACING_TRANSFORMS": (
+        values.TRACING_TRANSFORMS,
+        values.WRAPPING_TRANSFORMS
+        | {
+            "jax.jvp",
+            "jax.vjp",
+            "jax.linearize",
+            "jax.lax.scan",
+            "jax.lax.map",
+            "jax.lax.associative_scan",
+            "jax.lax.while_loop",
+            "jax.lax.fori_loop",
+            "jax.lax.cond",
+            "jax.lax.switch",
+        },
+    ),
+    "values.JIT_TRANSFORMS": (values.JIT_TRANSFORMS, {"jax.jit", "jax.experimental.pjit.pjit"}),
+    "values.MULTI_TRANSFORMS": (values.MULTI_TRANSFORMS, {"jax.pmap", "jax.shard_map"}),
+    "traced_concrete_access.DIFFERENTIATION": (
+        jax001.DIFFERENTIATION,
+        {
+            "jax.grad",
+            "jax.value_and_grad",
+            "jax.jacfwd",
+            "jax.jacrev",
+            "jax.hessian",
+            "jax.jvp",
+            "jax.vjp",
+            "jax.linearize",
+            "equinox.filter_grad",
+            "equinox.filter_value_and_grad",
+            "flax.nnx.grad",
+            "flax.nnx.value_and_grad",
+        },
     ),
     # Decision 2: JAX001 knows the legacy `jax.tree_leaves` / `jax.tree_flatten` (JAX 0.4.30 to
     # 0.5) as it knew `jax.tree_map` (tests/snapshots/traced_concrete_access/
@@ -256,14 +352,23 @@ def test_unknown_facts_are_refused():
 
 # The resolver's spelling maps (private or legacy name -> public name) say how a name is
 # spelled, not what it does: they go to the one resolver, not here.
-SPELLING_MAPS = {"_RENAMES", "_PRIVATE_PREFIXES"}
+SPELLING_MAPS = {"_MODULES", "_NAMES"}
+
+
+# Tables of another fact that name some of the same functions: values' array-module functions
+# whose result is not an array (the lax loops return their carry, not an array placed like
+# their arguments).
+OTHER_FACTS = {"NOT_ARRAYS"}
 
 
 def _dotted_tables(path: Path):
-    """Module-level assignments and the string literals they hold."""
+    """Module-level assignments and the string literals they hold (a constant naming one
+    function is a reference to it, as a message is, not a table)."""
     for node in ast.parse(path.read_text()).body:
         target = node.targets[0] if isinstance(node, ast.Assign) else getattr(node, "target", None)
-        if getattr(target, "id", None) in SPELLING_MAPS:
+        if getattr(target, "id", None) in SPELLING_MAPS | OTHER_FACTS:
+            continue
+        if isinstance(getattr(node, "value", None), ast.Constant):
             continue
         if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
             strings = {
@@ -282,6 +387,7 @@ def _dotted_tables(path: Path):
         | api.names(makes_capsules=True)
         | api.names(tree=True)
         | api.names(array_type=True)
+        | api.names(transform=True)
     ),
 )
 def test_no_other_module_lists_an_api_name(name):

@@ -5,9 +5,9 @@ for the names with the facts it cares about (``names(takes_arrays=True)``) inste
 its own list, so two rules cannot judge the same call differently. A rule keeps only the tables
 that are truly its own (JAX001's members of ``jax.core.Tracer``).
 
-Names are the public spellings that ``values.public_name`` gives, unless ``public`` says which
-public name a private or legacy spelling stands for: a resolver that does not canonicalise
-(``FileContext.qualname``) needs those spellings too.
+Names are the public spellings that ``names.canonical`` gives, unless ``public`` says which
+public name a private or legacy spelling stands for (``names.canonical`` maps it so): a
+resolver that does not canonicalise (``FileContext.qualname``) needs those spellings too.
 """
 
 from __future__ import annotations
@@ -31,8 +31,17 @@ class Api:
     its result is a JAX array on one device. ``tracer_error``: what it raises given a tracer,
     because it needs a concrete buffer. ``tree``: a pytree helper, what it gives ("map": runs
     its function on the leaves; "leaves"/"flatten": the leaves, as a list or with the treedef;
-    "leaves_with_path"/"flatten_with_path": each leaf with its path). ``public``: the public
-    name a private or legacy spelling stands for.
+    "leaves_with_path"/"flatten_with_path": each leaf with its path). ``transform``: a JAX
+    (or equinox, flax) transform, how it runs the function it is given ("jit": traces every
+    argument that is not static and keeps the function's calling convention, so a function it
+    decorates can be split; "wraps": returns the function transformed; "calls": calls it at
+    once), ``traced_args`` the positions of the functions it traces among the call's arguments
+    and ``traced_by`` the option that says which of their arguments are traced;
+    ``differentiates``: it only differentiates, so its tracers carry concrete primal values
+    (checked against the installed JAX by tests/test_traced_concrete_access.py::
+    test_differentiation_table_matches_installed_jax); ``multi_device``: what it makes is
+    placed on several devices. ``public``: the
+    public name a private or legacy spelling stands for.
     """
 
     name: str
@@ -46,6 +55,11 @@ class Api:
     creates: str | None = None
     static: bool = False
     array_type: str | None = None
+    transform: str | None = None
+    traced_args: tuple[int, ...] = ()
+    traced_by: str | None = None
+    differentiates: bool = False
+    multi_device: bool = False
     public: str | None = None
 
     @property
@@ -115,6 +129,52 @@ API: tuple[Api, ...] = (
     Api("jax.tree_util.tree_flatten_with_path", tree="flatten_with_path"),
     Api(
         "jax.tree.flatten_with_path", tree="flatten_with_path", public="jax.tree_util.tree_flatten_with_path"
+    ),
+    # Transforms ---------------------------------------------------------------------
+    *(
+        Api(name, transform="jit", traced_args=(0,))
+        for name in ("jax.jit", "jax.experimental.pjit.pjit", "equinox.filter_jit", "flax.nnx.jit")
+    ),
+    Api("jax.vmap", transform="wraps", traced_args=(0,), traced_by="in_axes"),
+    Api("jax.pmap", transform="wraps", traced_args=(0,), multi_device=True),  # traced like jit, whatever in_axes says
+    *(
+        Api(f"jax.{name}", transform="wraps", traced_args=(0,), traced_by="argnums", differentiates=True)
+        for name in ("grad", "value_and_grad", "jacfwd", "jacrev", "hessian")
+    ),
+    Api("jax.checkpoint", transform="wraps", traced_args=(0,)),
+    Api("jax.remat", transform="wraps", traced_args=(0,), public="jax.checkpoint"),
+    Api("jax.shard_map", transform="wraps", traced_args=(0,), multi_device=True),
+    *(
+        Api(f"jax.{name}", transform="calls", traced_args=(0,), differentiates=True)
+        for name in ("jvp", "vjp", "linearize")
+    ),
+    *(
+        Api(f"jax.lax.{name}", transform="calls", traced_args=(0,))
+        for name in ("scan", "map", "associative_scan")
+    ),
+    Api("jax.lax.while_loop", transform="calls", traced_args=(0, 1)),
+    Api("jax.lax.fori_loop", transform="calls", traced_args=(2,)),
+    Api("jax.lax.cond", transform="calls", traced_args=(1, 2)),
+    Api("jax.lax.switch", transform="calls", traced_args=(1,)),
+    Api("equinox.filter_vmap", transform="wraps", traced_args=(0,), traced_by="in_axes"),
+    Api("equinox.filter_pmap", transform="wraps", traced_args=(0,)),
+    # filter_grad differentiates the first argument only
+    *(
+        Api(f"equinox.{name}", transform="wraps", traced_args=(0,), traced_by="argnums", differentiates=True)
+        for name in ("filter_grad", "filter_value_and_grad")
+    ),
+    Api("equinox.filter_checkpoint", transform="wraps", traced_args=(0,)),
+    Api("flax.nnx.vmap", transform="wraps", traced_args=(0,), traced_by="in_axes"),
+    *(
+        Api(f"flax.nnx.{name}", transform="wraps", traced_args=(0,), traced_by="argnums", differentiates=True)
+        for name in ("grad", "value_and_grad")
+    ),
+    Api("flax.nnx.remat", transform="wraps", traced_args=(0,)),
+    Api("flax.nnx.scan", transform="wraps", traced_args=(0,)),
+    # Lifted transforms of linen Modules: the first argument is the Module itself.
+    *(
+        Api(f"flax.linen.{name}", transform="wraps", traced_args=(0,))
+        for name in ("jit", "vmap", "remat", "checkpoint", "scan")
     ),
     # Creation: a new array from no array arguments - on the default device (or, in explicit
     # mode, the mesh), and a tracer inside a trace. `data`: from host data (`jnp.array([1, 2])`),
@@ -234,3 +294,8 @@ def members(**facts) -> frozenset[str]:
 def table(fact: str, **facts) -> dict[str, object]:
     """Name -> the value of ``fact``, for the records that have it (and ``facts``)."""
     return {api.name: getattr(api, fact) for api in records(**{fact: True, **facts})}
+
+
+# Views more than one module asks for.
+# Pytree maps, public spellings (``names.canonical`` maps the others to them).
+TREE_MAPS = public_names(tree="map")

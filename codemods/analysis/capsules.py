@@ -191,36 +191,9 @@ class CapsuleAnalysis:
     # Names ------------------------------------------------------------------------
 
     def qualname(self, node: ast.AST) -> str | None:
-        """The shared ``qualname``, plus names reached through a call: ``importlib.import_module(
-        "jax.dlpack").to_dlpack`` and ``getattr(jax.dlpack, "to_dlpack")`` (two arguments: with a
-        default, ``getattr`` is a version gate, not an alias)."""
-        if isinstance(node, ast.Attribute):
-            root = node
-            while isinstance(root, ast.Attribute):
-                root = root.value
-            if isinstance(root, ast.Call):
-                base = self.qualname(node.value)
-                return f"{base}.{node.attr}" if base else None
-        if isinstance(node, ast.Call):
-            return self._module_call(node)
-        found = self.values.qualname(node)
-        if found is None and isinstance(node, ast.Name):
-            value = self.values.value_of(node)
-            found = value.qualname if value.kind in ("module", "library") else None
-        return found
-
-    def _module_call(self, call: ast.Call) -> str | None:
-        func = self.values.qualname(call.func) if not isinstance(call.func, ast.Name) or call.func.id != "getattr" \
-            else None
-        literal = call.args[-1] if call.args else None
-        if not (isinstance(literal, ast.Constant) and isinstance(literal.value, str)) or call.keywords:
-            return None
-        if func == "importlib.import_module" and len(call.args) == 1:
-            return literal.value
-        if isinstance(call.func, ast.Name) and call.func.id == "getattr" and len(call.args) == 2:
-            base = self.qualname(call.args[0])
-            return f"{base}.{literal.value}" if base else None
-        return None
+        """The file's resolver (``analysis.names``), names reached through
+        ``importlib.import_module`` and ``getattr`` included."""
+        return self.values.qualname(node)
 
     def loads(self, scope: ast.AST, name: str) -> list[ast.Name]:
         """Reads of ``name`` that refer to ``scope``'s variable, nested scopes included."""
@@ -529,7 +502,7 @@ class CapsuleAnalysis:
         if not isinstance(node, ast.Call):
             return None
         qualified = self.qualname(node.func)
-        private = self.ctx.qualname(node.func)
+        private = self.values.names.spelled(node.func)
         if qualified in JAX_TO_DLPACK and private in JAX_TO_DLPACK:
             qualified = private  # keep the spelling the file uses, for messages
         plain = len(node.args) >= 1 and not isinstance(node.args[0], ast.Starred)
@@ -556,7 +529,7 @@ class CapsuleAnalysis:
         if not isinstance(call, ast.Call):
             return None
         qualified = self.qualname(call.func)
-        private = self.ctx.qualname(call.func)
+        private = self.values.names.spelled(call.func)
         if qualified in JAX_CONSUMERS and private in JAX_CONSUMERS:
             qualified = private
         if qualified in ARRAY_CONSUMERS or qualified in CAPSULE_TOLERANT:

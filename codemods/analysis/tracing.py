@@ -17,7 +17,7 @@ nodes), and the value analysis is built only when a question needs it. The API:
   ``Traced.traced`` names the traced parameters (static, unmapped and undifferentiated ones
   are not), ``Traced.transforms`` every transform that traces it. ``region``: a ``Region``
   of the tree, to look only at the nodes around some lines (a rule's candidate lines).
-- ``function_transforms(def) -> list[values.Transform]``: the transforms the value analysis
+- ``function_transforms(def) -> list[Transform]``: the transforms the value analysis
   sees a ``def`` or lambda run under (its decorators and the calls that pass it to one, as
   values resolves them, then the spelled decorators); ``traced_parameter(arg, def)``: whether
   every one of them traces that parameter. ``values.Analysis`` asks these (a ``TRACER``
@@ -34,13 +34,15 @@ nodes), and the value analysis is built only when a question needs it. The API:
 A rule that reports a value where it is made (a concrete-only API called on a tracer) passes
 ``Reported``: the taint does not follow what the rule reports, as it would raise in the trace.
 
-Two readings of "runs under a transform" still live side by side here: ``traced_functions``
-resolves transforms through ``Spellings`` (``transforms.public``) and sweeps a region for them,
-``function_transforms`` through the value analysis (``values.public_name``), one function at a
-time. Merging them changes answers both ways (on jax's own sources, 963 parameters agree; 443
-only ``traced_functions`` calls traced: helpers, ``lax`` bodies past the first argument,
-methods; 38 only ``function_transforms``: ``from jax._src import lax`` spellings that
-``transforms.public`` does not map, and ``@overload`` stubs), so it waits on the one resolver.
+Two readings of "runs under a transform" still live side by side here, both resolving names
+through the one resolver (``analysis.names.canonical``): ``traced_functions`` sweeps a region
+for the file's spelled transforms (``Spellings``), ``function_transforms`` asks the value
+analysis, one function at a time. Measured on jax's own sources before the resolver was one,
+963 parameters agreed; 443 only ``traced_functions`` called traced (helpers, ``lax`` bodies
+past the first argument, methods); 38 only ``function_transforms`` (33 of them
+``from jax._src import lax`` spellings, which both readings now map; 9 ``@overload`` stubs).
+Making ``values`` ask the finder would call those helpers' parameters tracers there too, a
+change of findings to decide case by case (tests/test_tracing.py pins both sides today).
 """
 
 from __future__ import annotations
@@ -53,6 +55,7 @@ from functools import cached_property
 from typing import TYPE_CHECKING
 
 from jax_codemod.analysis import api
+from jax_codemod.analysis.names import canonical
 from jax_codemod.analysis.scopes import CHILD_FIELDS, child_fields
 from jax_codemod.analysis.transforms import (
     JIT_LIKE,
@@ -61,7 +64,6 @@ from jax_codemod.analysis.transforms import (
     Transform,
     all_params,
     positional_params,
-    public,
     traced_parameters,
 )
 
@@ -78,9 +80,8 @@ ARRAY_MODULES = api.ARRAY_MODULES
 CREATION_FUNCTIONS = api.members(creates=True)
 # ...except these, which answer from shapes and dtypes.
 SHAPE_FUNCTIONS = api.members(static=True)
-# Pytree maps: their function runs on the leaves of the trees. Every spelling: `public`
-# maps private paths only.
-TREE_MAPS = api.names(tree="map")
+# Pytree maps: their function runs on the leaves of the trees (canonical spellings).
+TREE_MAPS = api.TREE_MAPS
 # Pytree helpers whose results are the leaves of their argument: tracers when it is traced.
 TREE_LEAVES = frozenset(record.name for record in api.records(tree=True) if record.tree != "map")
 # A block where JAX computes eagerly inside a trace: values not computed from the traced
@@ -356,7 +357,7 @@ class Tracing:
             if not isinstance(node, ast.Call) or (after is not None and node.lineno >= after):
                 continue
             callee, arguments = node.func, list(node.args)
-            if node.args and public(self.ctx.qualname(callee)) in TREE_MAPS:
+            if node.args and canonical(self.ctx.qualname(callee)) in TREE_MAPS:
                 callee, arguments = node.args[0], node.args[1:]  # a leaf of a traced tree is traced
             for function, _ in self._functions_passed(region, index, spellings, node, callee, traced.node):
                 if tainted is None:
@@ -400,7 +401,7 @@ class Tracing:
         if (
             isinstance(argument, ast.Call)
             and argument.args
-            and public(self.ctx.qualname(argument.func)) == PARTIAL
+            and canonical(self.ctx.qualname(argument.func)) == PARTIAL
             and not any(isinstance(a, ast.Starred) for a in argument.args)
         ):
             return argument.args[0], argument
@@ -437,7 +438,7 @@ class Tracing:
 
     def function_transforms(self, function: ast.AST) -> list:
         """Transforms ``function`` runs under, as the value analysis resolves them: its
-        decorators, and calls that pass it to one (``values.Transform`` records); without
+        decorators, and calls that pass it to one (``Transform`` records); without
         either, the decorators the file spells as transforms."""
         analysis = self.analysis
         found = []
@@ -582,7 +583,7 @@ class Tracing:
         if qualified is None:
             # A method of a tracer (`x.reshape(-1)`) returns a tracer.
             return isinstance(call.func, ast.Attribute) and self.is_traced(call.func.value, tainted, reported)
-        if public(qualified) in TREE_LEAVES:
+        if canonical(qualified) in TREE_LEAVES:
             return bool(call.args) and self.is_traced(call.args[0], tainted, reported)
         if not qualified.startswith(ARRAY_MODULES):
             return False
@@ -606,7 +607,7 @@ class Tracing:
             if isinstance(node, (ast.With, ast.AsyncWith))
             and any(
                 isinstance(item.context_expr, ast.Call)
-                and public(ctx.qualname(item.context_expr.func)) in COMPILE_TIME_EVAL
+                and canonical(ctx.qualname(item.context_expr.func)) in COMPILE_TIME_EVAL
                 for item in node.items
             )
         ]
@@ -627,7 +628,7 @@ class Tracing:
         are tracers; anything else: ``expr``."""
         if isinstance(expr, ast.Subscript) and isinstance(expr.value, ast.Call):
             expr = expr.value
-        if isinstance(expr, ast.Call) and expr.args and public(self.ctx.qualname(expr.func)) in TREE_LEAVES:
+        if isinstance(expr, ast.Call) and expr.args and canonical(self.ctx.qualname(expr.func)) in TREE_LEAVES:
             return expr.args[0]
         return expr
 

@@ -11,10 +11,14 @@ from __future__ import annotations
 
 import ast
 import re
-from dataclasses import dataclass, field
+from collections.abc import Iterable
+from dataclasses import dataclass, field, replace
 from functools import cache, cached_property
 from itertools import accumulate
 from typing import TYPE_CHECKING
+
+from jax_codemod.analysis import api
+from jax_codemod.analysis.names import canonical
 
 if TYPE_CHECKING:  # for annotations only: context reaches this module through values, lazily
     from jax_codemod.analysis.context import FileContext
@@ -23,46 +27,13 @@ JIT = "jax.jit"
 PARTIAL = "functools.partial"
 # Transforms that trace every argument that is not static, like `jax.jit`, and keep the
 # Python function's calling convention: a function they decorate can be split.
-JIT_LIKE = frozenset({JIT, "jax.experimental.pjit.pjit", "equinox.filter_jit", "flax.nnx.jit"})
+JIT_LIKE = api.public_names(transform="jit")
 # Transforms under which moving code out of the trace changes its meaning -> (positions of
 # the traced functions among the call's arguments, the option naming traced argument positions).
 OTHER_TRANSFORMS: dict[str, tuple[tuple[int, ...], str | None]] = {
-    "jax.vmap": ((0,), "in_axes"),
-    "jax.pmap": ((0,), None),  # traced like jit, whatever in_axes says
-    "jax.grad": ((0,), "argnums"),
-    "jax.value_and_grad": ((0,), "argnums"),
-    "jax.jacfwd": ((0,), "argnums"),
-    "jax.jacrev": ((0,), "argnums"),
-    "jax.hessian": ((0,), "argnums"),
-    "jax.checkpoint": ((0,), None),
-    "jax.remat": ((0,), None),
-    "jax.shard_map": ((0,), None),
-    "jax.jvp": ((0,), None),
-    "jax.vjp": ((0,), None),
-    "jax.linearize": ((0,), None),
-    "jax.lax.scan": ((0,), None),
-    "jax.lax.map": ((0,), None),
-    "jax.lax.associative_scan": ((0,), None),
-    "jax.lax.while_loop": ((0, 1), None),
-    "jax.lax.fori_loop": ((2,), None),
-    "jax.lax.cond": ((1, 2), None),
-    "jax.lax.switch": ((1,), None),
-    "equinox.filter_vmap": ((0,), "in_axes"),
-    "equinox.filter_pmap": ((0,), None),
-    "equinox.filter_grad": ((0,), "argnums"),  # differentiates the first argument only
-    "equinox.filter_value_and_grad": ((0,), "argnums"),
-    "equinox.filter_checkpoint": ((0,), None),
-    "flax.nnx.vmap": ((0,), "in_axes"),
-    "flax.nnx.grad": ((0,), "argnums"),
-    "flax.nnx.value_and_grad": ((0,), "argnums"),
-    "flax.nnx.remat": ((0,), None),
-    "flax.nnx.scan": ((0,), None),
-    # Lifted transforms of linen Modules: the first argument is the Module itself.
-    "flax.linen.jit": ((0,), None),
-    "flax.linen.vmap": ((0,), None),
-    "flax.linen.remat": ((0,), None),
-    "flax.linen.checkpoint": ((0,), None),
-    "flax.linen.scan": ((0,), None),
+    record.name: (record.traced_args, record.traced_by)
+    for record in api.records(transform=True, public=None)
+    if record.transform != "jit"
 }
 TRANSFORMS = JIT_LIKE | frozenset(OTHER_TRANSFORMS)
 # Transforms whose function's first parameter is a linen Module, not an array.
@@ -81,27 +52,6 @@ HOST_CALLBACKS = frozenset(
         "jax.experimental.host_callback.id_tap",
     }
 )
-# jax's, flax's and equinox's own modules re-export these under the public names.
-_PRIVATE_PREFIXES = (
-    ("jax._src.api.", "jax."),
-    ("jax._src.pjit.", "jax.experimental.pjit."),
-    ("jax._src.ad_checkpoint.", "jax."),
-    ("jax._src.shard_map.", "jax."),
-    ("jax.experimental.shard_map.", "jax."),
-    ("jax._src.lax.control_flow.loops.", "jax.lax."),
-    ("jax._src.lax.control_flow.conditionals.", "jax.lax."),
-    ("jax._src.lax.control_flow.", "jax.lax."),
-    ("flax.nnx.transforms.compilation.", "flax.nnx."),
-    ("flax.nnx.transforms.autodiff.", "flax.nnx."),
-    ("flax.nnx.transforms.iteration.", "flax.nnx."),
-    ("flax.nnx.transforms.transforms.", "flax.nnx."),
-    ("flax.linen.transforms.", "flax.linen."),
-    ("equinox._jit.", "equinox."),
-    ("equinox._vmap_pmap.", "equinox."),
-    ("equinox._ad.", "equinox."),
-)
-# `import flax.linen as nn` resolves to flax.linen.*; `from flax import nnx` to flax.nnx.*.
-_PUBLIC_ALIASES = (("flax.experimental.nnx.", "flax.nnx."),)
 # The last component of every transform's name: a cheap test before resolving a name.
 TRANSFORM_LEAVES = frozenset({"partial", *(name.rsplit(".", 1)[1] for name in TRANSFORMS)})
 _NAMED = TRANSFORMS | {PARTIAL}
@@ -113,40 +63,52 @@ def _leaf_word() -> re.Pattern[str]:
     return re.compile(r"\b(?:" + "|".join(sorted(TRANSFORM_LEAVES)) + r")\b")
 
 
-_RENAMED = (*_PRIVATE_PREFIXES, *_PUBLIC_ALIASES)
-_RENAMED_PREFIXES = tuple(private for private, _ in _RENAMED)
-
-
-def public(qualified: str | None) -> str | None:
-    """The public spelling of a qualified name (`jax._src.api.jit` -> `jax.jit`)."""
-    # Asked for nearly every call in a traced function: one C-level test for the common
-    # name that starts with none of the prefixes.
-    if qualified is None or not qualified.startswith(_RENAMED_PREFIXES):
-        return qualified
-    for private, name in _RENAMED:
-        if qualified.startswith(private):
-            return name + qualified[len(private) :]
-    return qualified
-
-
 @dataclass(frozen=True)
 class Transform:
-    """A transform applied to a function, as a file spells it.
+    """A transform applied to a function: the one record of it, for the spellings here and
+    for the value analysis (``values.Analysis.transform_of``).
 
-    ``options``: the keywords it is applied with (`static_argnums=...`), already substituted
-    through a factory's parameters; ``readable`` is False when they cannot be known
-    statically (a factory argument computed at run time, `**options`). ``how``: "decorator",
-    "partial", "alias", "factory", "options" (`@jax.jit(...)`) or "call".
+    ``name``: its public qualified name (``jax.jit``). ``options``: the keywords it is applied
+    with (`static_argnums=...`), already substituted through a factory's parameters;
+    ``readable`` is False when they cannot be known statically (a factory argument computed
+    at run time, `**options`). ``how``: "decorator", "partial", "alias", "factory", "options"
+    (`@jax.jit(...)`) or "call". ``function``: the transformed function, when the file defines
+    it; ``why``: where the value analysis found it, for messages.
     """
 
     name: str
     options: tuple[ast.keyword, ...] = ()
     how: str = "decorator"
     readable: bool = True
+    function: ast.AST | None = None
+    why: str = ""
 
     @property
     def jit_like(self) -> bool:
         return self.name in JIT_LIKE
+
+    @property
+    def traces(self) -> bool:
+        return self.name in TRANSFORMS
+
+    def option(self, name: str) -> ast.expr | None:
+        found = None
+        for keyword in self.options:
+            if keyword.arg == name:
+                found = keyword.value
+        return found
+
+    @property
+    def has_unknown_options(self) -> bool:
+        """``**options`` spread into the transform: what it sets is not known."""
+        return any(keyword.arg is None for keyword in self.options)
+
+    def with_options(self, keywords: Iterable[ast.keyword], function: ast.AST | None = None) -> Transform:
+        return replace(
+            self,
+            options=(*self.options, *keywords),
+            function=function if function is not None else self.function,
+        )
 
 
 @dataclass
@@ -222,7 +184,7 @@ class Spellings:
         positions of the traced functions among the call's arguments."""
         if not call.args or not self._may_name(call.func):
             return None
-        name = public(self.ctx.qualname(call.func)) if isinstance(call.func, (ast.Name, ast.Attribute)) else None
+        name = canonical(self.ctx.qualname(call.func)) if isinstance(call.func, (ast.Name, ast.Attribute)) else None
         if name in JIT_LIKE:
             return Transform(name, tuple(call.keywords), "call", _readable(call.keywords)), (0,)
         if name in OTHER_TRANSFORMS:
@@ -241,7 +203,7 @@ class Spellings:
     def is_transparent(self, expr: ast.AST) -> bool:
         """`@jax.named_call`, `@jax.named_scope("name")`: decorators that only name the computation."""
         target = expr.func if isinstance(expr, ast.Call) else expr
-        return isinstance(target, (ast.Name, ast.Attribute)) and public(self.ctx.qualname(target)) in TRANSPARENT
+        return isinstance(target, (ast.Name, ast.Attribute)) and canonical(self.ctx.qualname(target)) in TRANSPARENT
 
     def unwrap(self, expr: ast.AST) -> ast.AST:
         """The function under transparent wrappers: `jax.named_call(f, name="step")` -> `f`."""
@@ -281,13 +243,13 @@ class Spellings:
         return frozenset(
             name
             for name, target in self.ctx._bindings.items()
-            if isinstance(target, str) and public(target) in _NAMED
+            if isinstance(target, str) and canonical(target) in _NAMED
         )
 
     def _name(self, expr: ast.AST) -> str | None:
         if not isinstance(expr, (ast.Name, ast.Attribute)) or not self._may_name(expr):
             return None
-        return public(self.ctx.qualname(expr))
+        return canonical(self.ctx.qualname(expr))
 
     def _direct(self, expr: ast.AST) -> Transform | None:
         """`jax.jit`, `jax.jit(**options)` and `partial(jax.jit, **options)`, spelled out."""

@@ -26,9 +26,9 @@ is memoized. The API (stable; add, don't rename):
   file's ``analysis.tracing.Tracing``, which answers it and every other question about what
   runs in a trace (traced functions and helpers, traced parameters, a function's taint).
 - ``is_tracer(expr)``, ``placement(expr)``, ``leaves(expr)`` (a pytree's leaves, joined),
-  ``returns_of(def)``, ``qualname(expr)`` (``ctx.qualname`` that also follows
-  ``importlib.import_module("jax.dlpack")``, local aliases and private spellings such as
-  ``jax._src.dlpack``, and that knows a local binding shadows an import).
+  ``returns_of(def)``, ``qualname(expr)`` (the file's one resolver, ``analysis.names``: the
+  canonical name through imports, local aliases, ``importlib.import_module("jax.dlpack")`` and
+  ``getattr(jax.dlpack, "to_dlpack")``, knowing that a local binding shadows an import).
 
 Flows followed within the file: the definitions that reach a use (``scopes``), tuple
 unpacking, ``for`` targets over lists, dicts, ``.items()`` and ``.values()``, literals,
@@ -52,6 +52,7 @@ from functools import cached_property
 
 from jax_codemod.analysis import api
 from jax_codemod.analysis import transforms as spelled
+from jax_codemod.analysis.names import Resolver, canonical
 from jax_codemod.analysis.scopes import (
     CHILD_FIELDS,
     ITER,
@@ -63,6 +64,7 @@ from jax_codemod.analysis.scopes import (
     walk_values,
 )
 from jax_codemod.analysis.tracing import Tracing, tracing_for
+from jax_codemod.analysis.transforms import Transform
 
 # Kinds -------------------------------------------------------------------------------
 UNKNOWN = "unknown"
@@ -119,88 +121,16 @@ DL_DEVICE_TYPES = {
     "kDLMAIA": 17,
 }
 
-# Private and legacy spellings -> the public name.
-_PRIVATE_PREFIXES = (
-    ("jax._src.dlpack.", "jax.dlpack."),
-    ("jax._src.api.", "jax."),
-    ("jax._src.pjit.", "jax."),
-    ("jax._src.ad_checkpoint.", "jax."),
-    ("jax._src.shard_map.", "jax."),
-    ("jax.experimental.shard_map.", "jax."),
-    ("jax._src.sharding_impls.", "jax.sharding."),
-    ("jax._src.sharding.", "jax.sharding."),
-    ("jax._src.mesh.", "jax.sharding."),
-    ("jax._src.partition_spec.", "jax.sharding."),
-    ("jax._src.numpy.lax_numpy.", "jax.numpy."),
-    ("jax._src.numpy.", "jax.numpy."),
-    ("jax._src.tree_util.", "jax.tree_util."),
-    ("jax._src.tree.", "jax.tree."),
-    ("jax._src.lax.control_flow.loops.", "jax.lax."),
-    ("jax._src.lax.control_flow.conditionals.", "jax.lax."),
-    ("jax._src.lax.control_flow.", "jax.lax."),
-    ("jax._src.lax.lax.", "jax.lax."),
-    ("jax._src.lax.", "jax.lax."),
-    ("jax._src.random.", "jax.random."),
-    ("jax._src.array.", "jax."),
-    ("jax._src.basearray.", "jax."),
-    ("jax._src.core.", "jax.core."),
-    ("jax._src.device_array.", "jax."),
-    ("jax.interpreters.pxla.", "jax.sharding."),
-)
-_RENAMES = {
-    "jax.experimental.pjit.pjit": "jax.experimental.pjit.pjit",
-    "jax.ArrayImpl": "jax.Array",
-    "jax.core.Array": "jax.Array",
-    "jax.numpy.ndarray": "jax.Array",
-    "jaxtyping.Array": "jax.Array",
-    "jax.tree_map": "jax.tree_util.tree_map",
-    "jax.tree_leaves": "jax.tree_util.tree_leaves",
-    "jax.tree_flatten": "jax.tree_util.tree_flatten",
-    "jax.tree.map": "jax.tree_util.tree_map",
-    "jax.tree.leaves": "jax.tree_util.tree_leaves",
-    "jax.tree.flatten": "jax.tree_util.tree_flatten",
-    "jax.sharding.use_mesh": "jax.set_mesh",
-    "jax.sharding.set_mesh": "jax.set_mesh",
-    "jax.NamedSharding": "jax.sharding.NamedSharding",
-    "jax.P": "jax.sharding.PartitionSpec",
-    "jax.remat": "jax.checkpoint",
-    "torch.utils.dlpack.to_dlpack": "torch.utils.dlpack.to_dlpack",
-    "torch.to_dlpack": "torch.utils.dlpack.to_dlpack",
-}
-
-# Transforms applied as ``T(f, ...)`` or ``@T``/``@T(...)`` whose call returns the function.
+# JAX's transforms applied as ``T(f, ...)`` or ``@T``/``@T(...)`` whose call returns the function.
 WRAPPING_TRANSFORMS = frozenset(
-    {
-        "jax.jit",
-        "jax.experimental.pjit.pjit",
-        "jax.pmap",
-        "jax.vmap",
-        "jax.grad",
-        "jax.value_and_grad",
-        "jax.jacfwd",
-        "jax.jacrev",
-        "jax.hessian",
-        "jax.checkpoint",
-        "jax.shard_map",
-    }
+    record.name for record in api.records(library="jax", public=None) if record.transform in ("jit", "wraps")
 )
 # Transforms: a function passed through them runs on tracers (the wrapping ones, and those that
 # call the function at once).
-TRACING_TRANSFORMS = WRAPPING_TRANSFORMS | {
-    "jax.jvp",
-    "jax.vjp",
-    "jax.linearize",
-    "jax.lax.scan",
-    "jax.lax.map",
-    "jax.lax.associative_scan",
-    "jax.lax.while_loop",
-    "jax.lax.fori_loop",
-    "jax.lax.cond",
-    "jax.lax.switch",
-}
-JIT_TRANSFORMS = frozenset({"jax.jit", "jax.experimental.pjit.pjit"})
-MULTI_TRANSFORMS = frozenset({"jax.pmap", "jax.shard_map"})
-PARTIAL = frozenset({"functools.partial"})
+TRACING_TRANSFORMS = api.public_names(library="jax", transform=True)
+JIT_TRANSFORMS = api.public_names(library="jax", transform="jit")
+MULTI_TRANSFORMS = api.public_names(transform=True, multi_device=True)
+PARTIAL = frozenset({spelled.PARTIAL})
 
 JAX_ARRAY_TYPES = api.public_names(array_type="jax")
 MAPPING_TYPES = frozenset(
@@ -259,7 +189,6 @@ HOST_PRODUCERS = frozenset({"jax.device_get", "jax.experimental.multihost_utils.
 CAPSULE_PRODUCERS: dict[str, str] = {name.name: name.library for name in api.records(makes_capsules=True)}
 # Public spellings only: `qualname` canonicalises. Leaves with their paths are not modelled.
 TREE_LEAVES = api.public_names(tree="leaves")
-TREE_MAPS = api.public_names(tree="map")
 TREE_FLATTEN = api.public_names(tree="flatten")
 MESH_CONTEXTS = frozenset({"jax.set_mesh"})
 # Methods and attributes of an array that return an array placed like the receiver.
@@ -299,39 +228,6 @@ _TORCH_NON_TENSORS = (
 MAX_DEPTH = 40
 # The helper JAX002/JAX006 insert: what it returns is known, whatever the file defines it as.
 GATHER_HELPER = "ensure_single_device"
-
-
-@dataclass(frozen=True)
-class Transform:
-    """A JAX transform and the options it is applied with."""
-
-    name: str  # public qualified name: "jax.jit", "jax.pmap", ...
-    options: tuple[ast.keyword, ...] = ()
-    function: ast.AST | None = None  # the transformed function, when the file defines it
-    why: str = ""
-
-    def option(self, name: str) -> ast.expr | None:
-        found = None
-        for keyword in self.options:
-            if keyword.arg == name:
-                found = keyword.value
-        return found
-
-    @property
-    def has_unknown_options(self) -> bool:
-        """``**options`` spread into the transform: what it sets is not known."""
-        return any(keyword.arg is None for keyword in self.options)
-
-    @property
-    def traces(self) -> bool:
-        return self.name in TRACING_TRANSFORMS or self.name in spelled.TRANSFORMS
-
-    def with_options(self, keywords: Iterable[ast.keyword], function: ast.AST | None = None) -> Transform:
-        return replace(
-            self,
-            options=(*self.options, *keywords),
-            function=function if function is not None else self.function,
-        )
 
 
 @dataclass(frozen=True)
@@ -405,17 +301,6 @@ def join(values: Iterable[Value]) -> Value:
             return Value(kind, first.why) if kind in (CONSTANT, DEVICE_TYPE) else UNKNOWN_VALUE
         return first
     return weakest
-
-
-def public_name(qualified: str | None) -> str | None:
-    """The public spelling of a qualified name (``jax._src.dlpack.to_dlpack`` -> ``jax.dlpack.to_dlpack``)."""
-    if qualified is None:
-        return None
-    for private, public in _PRIVATE_PREFIXES:
-        if qualified.startswith(private):
-            qualified = public + qualified[len(private) :]
-            break
-    return _RENAMES.get(qualified, qualified)
 
 
 _USE_KINDS = ("first", "func", "method", "load")
@@ -632,33 +517,21 @@ class Analysis:
         """One element of iterating ``expr`` (``for x in expr``, ``map(f, expr)``), joined."""
         return self._iterated(self.value_of(expr))
 
-    def qualname(self, expr: ast.AST) -> str | None:
-        """The public qualified name ``expr`` refers to, or None."""
-        root = expr
-        while isinstance(root, ast.Attribute):
-            root = root.value
-        if not isinstance(root, ast.Name):
-            return None
-        scope = self.scopes.binding_scope(root)
-        if scope is not self.ctx.tree:
-            value = self.value_of(root)
-            if value.kind not in (MODULE, LIBRARY):
-                return None
-            return public_name(self._extend(value.qualname, expr, root))
-        found = self.ctx.qualname(expr)
-        if found is None:
-            value = self.value_of(root)
-            if value.kind in (MODULE, LIBRARY) and value.qualname:
-                found = self._extend(value.qualname, expr, root)
-        return public_name(found)
+    @cached_property
+    def names(self) -> Resolver:
+        """The file's resolver (``analysis.names``), with scopes and values to follow."""
+        return Resolver(self.ctx._bindings, self._module_level, self._holds)
 
-    @staticmethod
-    def _extend(base: str, expr: ast.AST, root: ast.AST) -> str:
-        parts = []
-        while expr is not root:
-            parts.append(expr.attr)
-            expr = expr.value
-        return ".".join([base, *reversed(parts)])
+    def qualname(self, expr: ast.AST) -> str | None:
+        """The public qualified name ``expr`` refers to, or None (``names.Resolver.qualname``)."""
+        return self.names.qualname(expr)
+
+    def _module_level(self, name: ast.Name) -> bool:
+        return self.scopes.binding_scope(name) is self.ctx.tree
+
+    def _holds(self, name: ast.Name) -> str | None:
+        value = self.value_of(name)
+        return value.qualname if value.kind in (MODULE, LIBRARY) else None
 
     @property
     def tracing(self) -> Tracing:
@@ -693,8 +566,8 @@ class Analysis:
 
     @staticmethod
     def transform_from_spelling(spelled, function: ast.AST) -> Transform:
-        """A ``transforms.Transform`` (as ``Spellings`` reads a decorator) as this module's record."""
-        return Transform(public_name(spelled.name), spelled.options, function)
+        """A transform as ``Spellings`` reads a decorator, canonically named, applied to ``function``."""
+        return Transform(canonical(spelled.name), spelled.options, function=function)
 
     def returns_of(self, function: ast.AST) -> Value:
         """What calling ``function`` (a def or lambda of this file) returns, joined over its returns."""
@@ -901,7 +774,7 @@ class Analysis:
         return result
 
     def _global_value(self, name: ast.Name) -> Value:
-        qualified = public_name(self.ctx.qualname(name))
+        qualified = canonical(self.ctx.qualname(name))
         return self._qualified_value(qualified) if qualified else UNKNOWN_VALUE
 
     def _definition_value(self, definition: Definition) -> Value:
@@ -933,7 +806,7 @@ class Analysis:
                 return UNKNOWN_VALUE
             else:
                 qualified = f"{node.module}.{alias.name}"
-            return self._qualified_value(public_name(qualified))
+            return self._qualified_value(canonical(qualified))
         return UNKNOWN_VALUE
 
     def _function_value(self, function: ast.AST) -> Value:
@@ -1150,7 +1023,7 @@ class Analysis:
                 if function in self._function_definitions(c.args[0])
             ]
         trees = [
-            call.args[1] for call in calls if len(call.args) > 1 and self.qualname(call.func) in TREE_MAPS
+            call.args[1] for call in calls if len(call.args) > 1 and self.qualname(call.func) in api.TREE_MAPS
         ]
         if not trees or len(trees) != len(calls):
             return None
@@ -1356,7 +1229,7 @@ class Analysis:
         if kind == CLASS and receiver.node is not None:
             return self._class_attribute(receiver.node, attr, instance=False)
         if kind == MODULE and receiver.qualname:
-            return self._qualified_value(public_name(f"{receiver.qualname}.{attr}"))
+            return self._qualified_value(canonical(f"{receiver.qualname}.{attr}"))
         return UNKNOWN_VALUE
 
     def _class_attribute(self, cls: ast.ClassDef, attr: str, instance: bool = True) -> Value:
@@ -1731,11 +1604,9 @@ class Analysis:
 
     def _library_call(self, qualified: str, call: ast.Call) -> Value | None:
         label = f"`{qualified}`"
-        if qualified == "importlib.import_module" and call.args and isinstance(call.args[0], ast.Constant):
-            name = call.args[0].value
-            if isinstance(name, str) and not name.startswith("."):
-                return Value(MODULE, qualname=public_name(name) if "." in name else name)
-            return UNKNOWN_VALUE
+        if qualified == "importlib.import_module":
+            name = self.qualname(call)
+            return Value(MODULE, qualname=name) if name else UNKNOWN_VALUE
         if qualified in PARTIAL:
             if not call.args:
                 return UNKNOWN_VALUE

@@ -63,7 +63,6 @@ GUARD_EXCEPTIONS = {
         {"RuntimeError", "ValueError", "JaxRuntimeError", "XlaRuntimeError", "AttributeError"}
     ),
 }
-TREE_MAPS = api.public_names(tree="map")
 WRAPPABLE = {
     "Name": "Name",
     "Attribute": "Attribute",
@@ -187,13 +186,13 @@ def find_exports(ctx: FileContext) -> Iterator[Export]:
                 if qualified in CONSUMERS:
                     yield Export(node.args[0], node, f"`{qualified}`", False, _forbids_copy(node))
                 elif (
-                    (qualified in TREE_MAPS or _is_builtin_map(ctx, func))
+                    (qualified in api.TREE_MAPS or _is_builtin_map(ctx, func))
                     and len(node.args) == 2
                     and not node.keywords
                 ):
                     consumer = analysis.qualname(node.args[0])
                     if consumer in CONSUMERS:
-                        leaves = qualified in TREE_MAPS
+                        leaves = qualified in api.TREE_MAPS
                         via = f"`{consumer}` on every {'leaf' if leaves else 'element'}"
                         yield Export(
                             node.args[1], node, via, False, False, leaves=leaves, elements=not leaves

@@ -16,8 +16,9 @@ from dataclasses import dataclass
 from functools import cache
 from typing import TYPE_CHECKING
 
+from jax_codemod.analysis.names import canonical
 from jax_codemod.analysis.tracing import STATIC_ATTRS, Region, Traced, param_root, tracing_for
-from jax_codemod.analysis.transforms import JIT, TRANSPARENT, all_params, public
+from jax_codemod.analysis.transforms import JIT, TRANSPARENT, all_params
 from jax_codemod.rule import FixSafety
 
 if TYPE_CHECKING:
@@ -101,7 +102,7 @@ def _jit_options(ctx: FileContext, function) -> tuple[int, str, str] | None:
             isinstance(decorator, ast.Call)
             and not decorator.args
             and decorator.keywords
-            and public(ctx.qualname(decorator.func)) == JIT
+            and canonical(ctx.qualname(decorator.func)) == JIT
         ):
             options = ", ".join(ctx.source_of(keyword) for keyword in decorator.keywords)
             return index, ctx.source_of(decorator.func), options
@@ -149,7 +150,7 @@ def _movable_block(ctx: FileContext, statement: ast.stmt) -> bool:
     elif isinstance(statement, ast.With):
         if not all(
             isinstance(item.context_expr, ast.Call)
-            and public(ctx.qualname(item.context_expr.func)) in TRANSPARENT
+            and canonical(ctx.qualname(item.context_expr.func)) in TRANSPARENT
             and item.optional_vars is None
             for item in statement.items
         ):

@@ -15,6 +15,7 @@ from jax_codemod.analysis.context import (
     count_line_breaks,
 )
 from jax_codemod.analysis.jax_versions import OLDEST_SUPPORTED
+from jax_codemod.analysis.names import canonical as public
 from jax_codemod.analysis.partial import Cut, Parts, Reading, dotted_before, word_positions
 from jax_codemod.analysis.partial_receivers import PartialReceivers
 from jax_codemod.analysis.tracing import (
@@ -39,7 +40,6 @@ from jax_codemod.analysis.transforms import (
     TRANSFORMS,
     Spellings,
     all_params,
-    public,
 )
 from jax_codemod.rule import Finding, FixSafety, Rule
 from jax_codemod.rules._hoist import plan_split, split
@@ -117,22 +117,7 @@ TRACER_MEMBERS: tuple[Member, ...] = (
 # Transforms that only differentiate: their tracers carry concrete primal values, so a member
 # marked ``differentiable`` works under them (checked against the installed JAX, each of them,
 # by tests/test_traced_concrete_access.py::test_differentiation_table_matches_installed_jax).
-DIFFERENTIATION = frozenset(
-    {
-        "jax.grad",
-        "jax.value_and_grad",
-        "jax.jacfwd",
-        "jax.jacrev",
-        "jax.hessian",
-        "jax.jvp",
-        "jax.vjp",
-        "jax.linearize",
-        "equinox.filter_grad",
-        "equinox.filter_value_and_grad",
-        "flax.nnx.grad",
-        "flax.nnx.value_and_grad",
-    }
-)
+DIFFERENTIATION = api.public_names(differentiates=True)
 
 
 def members_for(version: Version | None) -> dict[str, Member]:
