@@ -5,7 +5,7 @@
 
 An estimate, not an analysis: it answers whether a first stage that never parses (a "proof of
 absence" from the text, per function) could take most files off JAX001's partial reading. A
-file counts as decidable when every access text in code (``_POSSIBLE_EITHER``) is at module or
+file counts as decidable when every access text in code (``TEXT.possible_either``) is at module or
 class level, or directly in a ``def`` (found by indentation) that no lambda before the access
 shares, that is no dunder, has no decorator spelling a transform, and whose name the file spells
 nowhere else; and when no consumer is named bare (`asarray(` after `from numpy import asarray`,
@@ -26,17 +26,12 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from jax_codemod.analysis.context import in_code, string_interiors
-from jax_codemod.rules.traced_concrete_access import (
-    _BUILTIN_CONSUMERS,
-    _CONSUMER_NAMES,
-    _POSSIBLE_EITHER,
-    _TRANSFORM_BYTES,
-    TracedConcreteAccess,
-)
+from jax_codemod.rules._access_text import TRANSFORM_BYTES as _TRANSFORM_BYTES
+from jax_codemod.rules.traced_concrete_access import TEXT, TracedConcreteAccess
 
 _DEF = re.compile(r"^([ \t]*)(?:async[ \t]+)?def[ \t]+(\w+)", re.MULTILINE)
 _LAMBDA = re.compile(r"\blambda\b")
-_BARE = re.compile(r"(?<![.\w])(?:" + "|".join((*_CONSUMER_NAMES, *sorted(_BUILTIN_CONSUMERS))) + r")\b")
+_BARE = re.compile(r"(?<![.\w])(?:" + "|".join((*TEXT.consumer_names, *sorted(TEXT.builtin_consumers))) + r")\b")
 
 
 def _functions(text: str, interiors, starts) -> list[tuple[int, int, int, str, str]]:
@@ -72,7 +67,7 @@ def undecidable(text: str, ignore_bare: bool) -> str | None:
         return "a consumer named bare"
     functions = _functions(text, interiors, starts)
     positions = [function[0] for function in functions]
-    for match in _POSSIBLE_EITHER.finditer(text):
+    for match in TEXT.possible_either.finditer(text):
         at = match.start()
         if not in_code(text, at, interiors, starts):
             continue

@@ -8,27 +8,33 @@ wrongly would never be checked, so the two must agree on every input.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from jax_codemod.rules import _access_text as access_text
 from jax_codemod.rules import traced_concrete_access as jax001
 
 REPO = Path(__file__).resolve().parent.parent
 RULE = jax001.TracedConcreteAccess()
 
 
+# The prefilter's specification, the slow way: one whitespace-tolerant regex.
+ACCESS_BYTES = re.compile(jax001.TEXT.access_pattern().encode())
+
+
 def specified(source: bytes) -> bool:
     return (
         b"jax" in source
-        and jax001._TRANSFORM_BYTES.search(source) is not None
-        and jax001._ACCESS_BYTES.search(source) is not None
+        and access_text.TRANSFORM_BYTES.search(source) is not None
+        and ACCESS_BYTES.search(source) is not None
     )
 
 
 NAMES = sorted(
-    {name.encode() for name in (*jax001._METHOD_NAMES, *jax001._PROPERTY_NAMES, *jax001._CONSUMER_NAMES)}
-    | set(jax001._TRANSFORM_SPELLINGS)
+    {name.encode() for name in (*jax001.TEXT.method_names, *jax001.TEXT.property_names, *jax001.TEXT.consumer_names)}
+    | set(access_text.TRANSFORM_SPELLINGS)
 )
 ACCESSES = [
     *(b"x." + name + b"(" for name in NAMES),
@@ -61,11 +67,11 @@ def test_the_prefilter_is_its_specification_on_the_project_own_files():
 
 
 def test_each_transform_spelling_with_each_access_form():
-    for spelling in jax001._TRANSFORM_SPELLINGS:
+    for spelling in access_text.TRANSFORM_SPELLINGS:
         for access in ACCESSES:
             for source in (b"import jax\n" + spelling + b"\n" + access, b"import os\n" + spelling + b"\n" + access):
                 assert RULE.prefilter(source) == specified(source), source
 
 
 def test_every_transform_spelling_is_scanned():
-    assert sorted(jax001._TRANSFORMS_COMMON_FIRST) == sorted(jax001._TRANSFORM_SPELLINGS)
+    assert sorted(access_text.TRANSFORMS_COMMON_FIRST) == sorted(access_text.TRANSFORM_SPELLINGS)

@@ -821,13 +821,14 @@ def _source_files(limit: int = 400) -> list[str]:
 
 
 def test_decorated_def_lines_are_those_of_the_regex():
-    from jax_codemod.rules import traced_concrete_access as jax001
+    from jax_codemod.analysis import words
 
     texts = DECORATED_TEXTS + _source_files()
     found = 0
     for text in texts:
-        expected = jax001._matching_lines(text, jax001._DECORATED_DEF, end=True)
-        assert jax001._decorated_def_lines(text) == expected, text[:300]
+        # The regex run over the whole text, the slow way the fast scan must agree with.
+        expected = words.lines_of(text, [match.end() for match in words.DECORATED_DEF.finditer(text)])
+        assert words.decorated_def_lines(text) == expected, text[:300]
         found += len(expected)
     assert found > 500
 

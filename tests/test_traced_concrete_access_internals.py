@@ -11,7 +11,9 @@ import random
 
 import pytest
 from jax_codemod.analysis import partial as partial_reading
-from jax_codemod.analysis.partial import Cut
+from jax_codemod.analysis import words
+from jax_codemod.analysis.partial import Cut, is_word_char
+from jax_codemod.analysis.partial_receivers import PartialReceivers
 from jax_codemod.rules import traced_concrete_access as jax001
 from test_traced_concrete_access_partial import (
     CASES,
@@ -53,7 +55,7 @@ def receivers_of(text: str):
     holds every import at its line), with the text's cut when there is one."""
     reading = partial_reading.read(lazy(text), UNLIMITED)
     tree = reading.context.tree if reading is not None else ast.parse(text)
-    return jax001._Receivers(text, tree, Cut.of(text, RULE.PARTS.cuts_class))
+    return PartialReceivers(text, tree, Cut.of(text, RULE.PARTS.cuts_class))
 
 
 def check_judged_receivers(text: str) -> int:
@@ -391,13 +393,35 @@ def test_the_judge_agrees_with_the_value_analysis_on_random_classes(seed):
 def test_any_access_line_is_whether_there_are_access_lines(source):
     text = TEXTS_WITH_COMMENT_GAPS[source] if isinstance(source, int) else source.read_text(encoding="utf-8")
     for piece in (text, text[: len(text) // 3], text[len(text) // 2 :], "jax.sharding\n", "jnp.asarray(x)\n", " bytes (x)"):
-        assert jax001._any_access_line(piece) == bool(jax001._access_lines(piece))
+        assert jax001.TEXT.any_access_line(piece) == bool(jax001.TEXT.access_lines(piece))
 
 
 @pytest.mark.parametrize("path", [*CORPUS, *INSTALLED_JAX[::3]], ids=lambda p: p.name)
 def test_the_called_lines_are_the_word_lines_of_the_calls(path):
-    # The region the rule reads holds the lines where a transform is called (``_called_positions``,
+    # The region the rule reads holds the lines where a transform is called (``called_positions``,
     # a reversed-text search), as the plain whole-word search finds them.
     text = path.read_text(encoding="utf-8")
-    words = sorted(jax001.Spellings(whole(text, str(path))).call_names)
-    assert jax001._lines_of(text, sorted(jax001._called_positions(text, words))) == jax001._word_lines(text, words, call=True)
+    names = sorted(jax001.Spellings(whole(text, str(path))).call_names)
+    assert words.lines_of(text, sorted(words.called_positions(text, names))) == _called_lines(text, names)
+
+
+def _called_lines(text: str, names) -> set[int]:
+    """Lines where one of ``names`` is called as a whole word (`name (`): one str.find per name,
+    the plain search the reversed-text regex must agree with."""
+    positions = []
+    for name in names:
+        start = text.find(name)
+        while start != -1:
+            end = start + len(name)
+            after = end
+            while after < len(text) and text[after] in " \t":
+                after += 1
+            if (
+                (start == 0 or not is_word_char(text[start - 1]))
+                and (end == len(text) or not is_word_char(text[end]))
+                and after < len(text)
+                and text[after] == "("
+            ):
+                positions.append(start)
+            start = text.find(name, end)
+    return words.lines_of(text, sorted(positions))

@@ -9,11 +9,35 @@ import ast
 import bisect
 
 from jax_codemod.analysis.context import brackets_balance, in_code, statements, string_interiors
-from jax_codemod.analysis.tracing import STATIC_ATTRS
+from jax_codemod.analysis.tracing import STATIC_ATTRS, Tracing
 
 # `jax.typeof(x)`: an abstract value, never an array; the value analysis has it as a library
 # call that returns an unknown value. The names a module may be imported as for it to be that.
 _TYPEOF_MODULES = frozenset({"jax", "jax.core", "jax._src.core"})
+# Expressions whose value is a constant, a container, a mapping or a function, whatever
+# their parts hold: never a tracer (`np.array([jax.devices()[0]])` reads no array).
+_NEVER_TRACERS = (
+    ast.Constant, ast.JoinedStr, ast.List, ast.Tuple, ast.Set, ast.Dict,
+    ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp, ast.Lambda,
+)
+
+
+class Undecided(Exception):
+    """A question about a partial tree that only the whole file's value analysis answers."""
+
+
+def holds_tracer(tracing: Tracing, receiver: ast.AST, exact: bool | PartialReceivers = True) -> bool:
+    """Whether ``receiver`` holds a tracer, by the whole-file value analysis (``exact`` True), or
+    for a partial tree (``exact`` False, or the ``PartialReceivers`` of it) only where the
+    partial tree shows it holds none; any other question about a partial tree raises
+    ``Undecided``."""
+    if isinstance(receiver, _NEVER_TRACERS):
+        return False  # what the value analysis says of any of them
+    if exact is True:
+        return tracing.is_tracer(receiver)
+    if exact is not False and exact.never_tracer(receiver):
+        return False
+    raise Undecided
 
 
 class PartialReceivers:

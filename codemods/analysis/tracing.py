@@ -90,6 +90,8 @@ COMPILE_TIME_EVAL = frozenset({"jax.ensure_compile_time_eval", "jax.core.ensure_
 
 # Why a traced function does not simply run under the one transform that names it
 # (``Traced.obstacle``'s first item): a rule that rewrites around the transform reads it.
+# `jax.config` as code reads a flag from it (`config.sharding_in_types.value`).
+CONFIG_MODULES = frozenset({"jax.config", "jax._src.config", "jax._src.config.config"})
 OTHER_DECORATORS = "other-decorators"  # decorators beside the transform that are not transparent
 ASYNC = "async"
 BY_CALL = "by-call"  # transformed by a call: the plain function may also run eagerly
@@ -486,6 +488,21 @@ class Tracing:
     def is_tracer(self, expr: ast.AST) -> bool:
         """The whole-file value analysis' answer: ``expr``'s value is a ``TRACER``."""
         return self.analysis.is_tracer(expr)
+
+    def only_under_config_flag(self, function: ast.AST, node: ast.AST, flag: str) -> bool:
+        """Whether ``node`` runs only in an `if config.<flag>.value:` branch of ``function``
+        (``jax.config``, read under any of its spellings)."""
+        if flag not in self.ctx.text:
+            return False
+        for statement in self.scope_nodes(function):
+            if not isinstance(statement, ast.If) or not statement.body:
+                continue
+            if not statement.body[0].lineno <= node.lineno <= statement.body[-1].end_lineno:
+                continue
+            for part in ast.walk(statement.test):
+                if isinstance(part, ast.Attribute) and part.attr == flag and self.ctx.qualname(part.value) in CONFIG_MODULES:
+                    return True
+        return False
 
     # Nodes of a function ----------------------------------------------------------------
 

@@ -3,21 +3,14 @@
 from __future__ import annotations
 
 import ast
-import re
 from dataclasses import dataclass
-from functools import cache
 from typing import TYPE_CHECKING
 
-from jax_codemod.analysis import api, tracing
-from jax_codemod.analysis.blocks import CONTAINER_CALLS
-from jax_codemod.analysis.context import (
-    FileContext,
-    count_line_breaks,
-)
+from jax_codemod.analysis import api, jax_versions, tracing
+from jax_codemod.analysis.context import FileContext
 from jax_codemod.analysis.jax_versions import OLDEST_SUPPORTED
-from jax_codemod.analysis.names import canonical as public
-from jax_codemod.analysis.partial import Cut, Parts, Reading, dotted_before, word_positions
-from jax_codemod.analysis.partial_receivers import PartialReceivers
+from jax_codemod.analysis.partial import Parts, Reading
+from jax_codemod.analysis.partial_receivers import PartialReceivers, Undecided, holds_tracer
 from jax_codemod.analysis.tracing import (
     ASYNC,
     BY_CALL,
@@ -35,13 +28,12 @@ from jax_codemod.analysis.tracing import (
 )
 from jax_codemod.analysis.transforms import (
     JIT_LIKE,
-    PARTIAL,
-    TRANSFORM_LEAVES,
-    TRANSFORMS,
     Spellings,
     all_params,
 )
+from jax_codemod.analysis.words import called_positions, decorated_def_lines, lines_of
 from jax_codemod.rule import Finding, FixSafety, Rule
+from jax_codemod.rules._access_text import AccessText, names_transform
 from jax_codemod.rules._hoist import plan_split, split
 
 if TYPE_CHECKING:
@@ -154,69 +146,14 @@ class Consumer:
 CONSUMERS: dict[str, Consumer] = {name: Consumer(error) for name, error in api.table("tracer_error").items()}
 # Buffer-protocol helpers called as methods: `ffi.from_buffer([cdecl,] x)` on a cffi.FFI
 # (the array is the last positional argument) and `(ctypes.c_char * n).from_buffer_copy(x)`.
-CFFI_FFI = "cffi.FFI"
 BUFFER_METHODS = {"from_buffer": "cffi", "from_buffer_copy": "ctypes"}
+# Where accesses can be, from the text alone: the prefilter, the access lines, the partial reading.
+TEXT = AccessText(TRACER_MEMBERS, CONSUMERS, BUFFER_METHODS, ffi_class="cffi.FFI")
 # The tracing answer's tables, by the names this rule's tests compare with the API table.
 STATIC_ATTRS, ARRAY_MODULES, TREE_MAPS, TREE_LEAVES = (
     tracing.STATIC_ATTRS, tracing.ARRAY_MODULES, tracing.TREE_MAPS, tracing.TREE_LEAVES
 )
 CREATION_FUNCTIONS, SHAPE_FUNCTIONS = tracing.CREATION_FUNCTIONS, tracing.SHAPE_FUNCTIONS
-
-
-def _access_pattern(members) -> str:
-    """Text that may be an access: found with one regex, whitespace-tolerant (`x.devices ()`)."""
-    methods = sorted(m.name for m in members if m.positional is not None)
-    properties = sorted(m.name for m in members if m.positional is None)
-    consumers = sorted({name.rsplit(".", 1)[-1] for name in CONSUMERS} | set(BUFFER_METHODS))
-    return (
-        rf"\.\s*(?:{'|'.join(methods)})\s*\("
-        # `jax.sharding.NamedSharding` is a module path, not an access.
-        rf"|(?<!jax)\.\s*(?:{'|'.join(properties)})\b"
-        # `jnp.array(x)` is jax's own: traceable.
-        rf"|(?<!jnp\.)\b(?:{'|'.join(consumers)})\s*\("
-    )
-
-
-_DECORATED_DEF = re.compile(r"^[ \t]*@.*\n(?:[ \t]*(?:@.*|#.*)?\n)*[ \t]*(?:async[ \t]+)?def\b", re.MULTILINE)
-_METHOD_NAMES = tuple(sorted(m.name for m in TRACER_MEMBERS if m.positional is not None))
-_PROPERTY_NAMES = tuple(sorted(m.name for m in TRACER_MEMBERS if m.positional is None))
-_CONSUMER_NAMES = tuple(sorted({name.rsplit(".", 1)[-1] for name in CONSUMERS} | set(BUFFER_METHODS)))
-_ACCESS_BYTES = re.compile(_access_pattern(TRACER_MEMBERS).encode())
-# A file must name one of these to trace anything: jax's transforms and `lax`, equinox's
-# filter_* and flax's lifted ones all contain one of them.
-_TRANSFORM_BYTES = re.compile(rb"jit|vmap|pmap|grad|jac|hessian|checkpoint|remat|shard_map|jvp|vjp|linearize|lax")
-_TRANSFORM_SPELLINGS = tuple(_TRANSFORM_BYTES.pattern.split(b"|"))
-# _ACCESS_BYTES, in two searches the regex engine runs fast: an alternation whose branches
-# start with different letters makes it try a match at nearly every byte. Members start with
-# a dot; consumers end with a parenthesis, so they are searched for in the reversed bytes.
-_MEMBER_BYTES = re.compile(
-    rb"\.\s*(?:(?:" + "|".join(_METHOD_NAMES).encode() + rb")\s*\(|(" + "|".join(_PROPERTY_NAMES).encode() + rb")\b)"
-)
-_CONSUMER_BYTES_REVERSED = re.compile(
-    rb"\(\s*(?:" + "|".join(name[::-1] for name in _CONSUMER_NAMES).encode() + rb")\b(?!\.pnj)"
-)
-
-
-# The transform spellings as the prefilter scans for them: the ones most files that trace
-# anything contain first (one short scan each), the rest only for a file without them.
-_TRANSFORMS_COMMON_FIRST = (b"lax", b"jit", b"checkpoint", b"grad", b"vmap") + tuple(
-    spelling for spelling in _TRANSFORM_SPELLINGS if spelling not in (b"lax", b"jit", b"checkpoint", b"grad", b"vmap")
-)
-
-
-def _may_access(source: bytes) -> bool:
-    """``_ACCESS_BYTES.search(source) is not None``, several times faster."""
-    for match in _MEMBER_BYTES.finditer(source):
-        if match.group(1) is None or source[max(0, match.start() - 3) : match.start()] != b"jax":
-            return True
-    return _CONSUMER_BYTES_REVERSED.search(source[::-1]) is not None
-
-
-def _names_transform(source: bytes) -> bool:
-    for spelling in _TRANSFORMS_COMMON_FIRST:
-        if spelling in source:
-            return True
-    return False
 
 
 @dataclass(frozen=True)
@@ -324,10 +261,10 @@ class TracedConcreteAccess(Rule):
     REQUIRES = (b"jax",)
     # check(): a partial reading first, unless the tree is parsed already (the functions are below).
     PARTS = Parts(
-        relevant=lambda cut, base, bindings: _relevant_blocks(cut, base, bindings),
-        keeps_call=lambda qualified: _may_alias(qualified),
-        cuts_class=lambda text, begin, finish: _cuts_class(text, begin, finish),
-        unliftable=("ffi",),  # ``_ffi_names`` reads module-level imports only
+        relevant=TEXT.relevant,
+        keeps_call=TEXT.keeps_call,
+        cuts_class=TEXT.cuts_class,
+        unliftable=("ffi",),  # ``AccessText.ffi_names`` reads module-level imports only
         # A partial tree that would hold more than this share of the text costs about what the
         # whole tree costs, and files that JAX-heavy are the ones whose receivers only the
         # whole-file value analysis judges (then both are parsed): such a file is read whole.
@@ -341,8 +278,8 @@ class TracedConcreteAccess(Rule):
         # transform is jax's or a library's built on it: a file without "jax" traces nothing).
         return (
             b"jax" in source
-            and _names_transform(source)
-            and _may_access(source)
+            and names_transform(source)
+            and TEXT.may_access(source)
         )
 
     def check(self, ctx: FileContext) -> list[Finding]:
@@ -350,8 +287,8 @@ class TracedConcreteAccess(Rule):
         # those are found only once a kept block may hold a traced access.
         if self.clean_from_parts(ctx):
             return []
-        members = members_in(_target_version(self.options))
-        access_lines = _access_lines(ctx.text)
+        members = members_in(jax_versions.target(self.options))
+        access_lines = TEXT.access_lines(ctx.text)
         if not access_lines:
             return []
         return [
@@ -369,18 +306,18 @@ class TracedConcreteAccess(Rule):
         """
         # A file without access lines has no finding (check() stops there, even where an
         # aliased consumer is called: `to_host(x)`)...
-        if not _any_access_line(reading.cut.text):
+        if not TEXT.any_access_line(reading.cut.text):
             return True
         # ...and the partial text is the file's at the kept blocks' lines, stubs (no dot, no
         # call) elsewhere: its access lines are the file's in the kept blocks, the only ones an
         # access of the partial tree can be on, found in a fraction of the text.
         partial = reading.context
-        members = members_in(_target_version(self.options))
+        members = members_in(jax_versions.target(self.options))
         try:
             return not _analyse(
-                partial, _access_lines(partial.text), members, exact=_Receivers(reading.cut.text, partial.tree, reading.cut)
+                partial, TEXT.access_lines(partial.text), members, exact=PartialReceivers(reading.cut.text, partial.tree, reading.cut)
             )
-        except _Undecided:
+        except Undecided:
             return False
 
     def _check_function(
@@ -423,65 +360,6 @@ class TracedConcreteAccess(Rule):
         return new_module
 
 
-def _access_lines(text: str) -> set[int]:
-    """Lines with a member called after a dot (`x.item(`), a property read after a dot but
-    not after `jax` (`x.sharding`, not `jax.sharding`), or a consumer called (`np.asarray(`,
-    not `jnp.asarray(`), spaces and tabs allowed around the dot and before the parenthesis.
-
-    One regex with a literal first character for the members (the engine searches for the
-    dot fast) instead of a str.find per member name over the whole text."""
-    positions = [*_member_positions(text), *_called_positions(text, _CONSUMER_NAMES, not_after="jnp.")]
-    return _lines_of(text, sorted(positions))
-
-
-def _member_positions(text: str):
-    """Where ``_access_lines``' members are, one after the other."""
-    for match in _member_text().finditer(text):
-        if match.group(2) is not None and text.endswith("jax", 0, match.start()):
-            continue
-        yield match.start(1) if match.group(1) is not None else match.start(2)
-
-
-def _any_access_line(text: str) -> bool:
-    """``bool(_access_lines(text))``, from the first match on."""
-    if next(_member_positions(text), None) is not None:
-        return True
-    return _reversed_calls(frozenset(_CONSUMER_NAMES), "jnp.").search(text[::-1]) is not None
-
-
-@cache
-def _reversed_calls(words: frozenset[str], not_after: str) -> re.Pattern[str]:
-    names = "|".join(sorted((w[::-1] for w in words), key=lambda w: (-len(w), w)))
-    guard = f"(?!{re.escape(not_after[::-1])})" if not_after else ""
-    return re.compile(rf"\([ \t]*(?:{names})(?!\w){guard}")
-
-
-def _called_positions(text: str, words, not_after: str = "") -> list[int]:
-    """Where one of ``words`` is called (`word (`, not `xword(`), not right after
-    ``not_after``: ``_word_lines(text, words, call=True, not_after=...)``'s positions.
-
-    Searched in the reversed text, where the parenthesis comes first: a regex whose branches
-    start with a literal runs at the engine's speed, one str.find per word over the text
-    (tens of them: the transforms' names) does not.
-    """
-    if not words:
-        return []
-    last = len(text) - 1
-    return [last - (match.end() - 1) for match in _reversed_calls(frozenset(words), not_after).finditer(text[::-1])]
-
-
-@cache
-def _member_text() -> re.Pattern[str]:
-    # Compiled on first use: most runs import the rule and check few files, or none, with it.
-    return re.compile(
-        rf"\.[ \t]*(?:({'|'.join(_METHOD_NAMES)})(?!\w)[ \t]*\(|({'|'.join(_PROPERTY_NAMES)})(?!\w))"
-    )
-
-
-class _Undecided(Exception):
-    """A question about a partial tree that only the whole file's value analysis answers."""
-
-
 def _analyse(ctx: FileContext, access_lines: set[int], members, exact: bool = True):
     """(traced function, its accesses, the region) for each traced function with an access.
 
@@ -490,18 +368,18 @@ def _analyse(ctx: FileContext, access_lines: set[int], members, exact: bool = Tr
     """
     spellings = Spellings(ctx)
     region = _candidate_region(ctx, access_lines, spellings)
-    buffers = _ffi_names(ctx)
+    buffers = TEXT.ffi_names(ctx)
     found = []
-    for traced in _traced_functions(ctx, region, spellings):
+    for traced in tracing_for(ctx).traced_functions(region, spellings, _REPORTED):
         accesses = _accesses(ctx, traced, members, buffers, exact)
         if accesses:
             found.append((traced, accesses, region))
     return found
 
 
-def _candidate_region(ctx: FileContext, access_lines: set[int], spellings: Spellings) -> _Region:
+def _candidate_region(ctx: FileContext, access_lines: set[int], spellings: Spellings) -> Region:
     # Decorated functions too: a helper with an access may be called from one.
-    candidates = access_lines | _lines_of(ctx.text, sorted(_called_positions(ctx.text, spellings.call_names)))
+    candidates = access_lines | lines_of(ctx.text, sorted(called_positions(ctx.text, spellings.call_names)))
     if "\r" in ctx.text:
         # `_decorated_def_lines` reads `\n` line ends only; a file with old Mac ones (rare) asks
         # the tree: a jitted function without candidate lines of its own was missed there.
@@ -511,8 +389,8 @@ def _candidate_region(ctx: FileContext, access_lines: set[int], spellings: Spell
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.decorator_list
         }
     else:
-        decorated = _decorated_def_lines(ctx.text)
-    return _Region(ctx.tree, sorted(candidates | decorated))
+        decorated = decorated_def_lines(ctx.text)
+    return Region(ctx.tree, sorted(candidates | decorated))
 
 
 def candidate_accesses(ctx: FileContext, members, judged: bool = False) -> set[tuple]:
@@ -523,20 +401,20 @@ def candidate_accesses(ctx: FileContext, members, judged: bool = False) -> set[t
     does: its tests compare the two."""
     found = set()
     if judged:
-        for traced, accesses, _ in _analyse(ctx, _access_lines(ctx.text), members):
+        for traced, accesses, _ in _analyse(ctx, TEXT.access_lines(ctx.text), members):
             node = traced.node
             positions = tuple(sorted((a.node.lineno, a.node.col_offset) for a in accesses))
             found.add((node.lineno, node.col_offset, traced.transform, tuple(sorted(traced.traced)),
                        traced.unsplittable, traced.caller, positions))
         return found
     spellings = Spellings(ctx)
-    region = _candidate_region(ctx, _access_lines(ctx.text), spellings)
-    buffers = _ffi_names(ctx)
-    for traced in _traced_functions(ctx, region, spellings):
-        nodes = list(_scope_nodes(traced.node))
+    region = _candidate_region(ctx, TEXT.access_lines(ctx.text), spellings)
+    buffers = TEXT.ffi_names(ctx)
+    for traced in tracing_for(ctx).traced_functions(region, spellings, _REPORTED):
+        nodes = list(own_nodes(traced.node))
         called = {id(n.func) for n in nodes if isinstance(n, ast.Call)}
         positions = tuple(
-            sorted((n.lineno, n.col_offset) for n in nodes if _as_access(ctx, n, called, members, buffers) is not None)
+            sorted((n.lineno, n.col_offset) for n in nodes if TEXT.as_access(ctx, n, called, members, buffers) is not None)
         )
         if positions:
             node = traced.node
@@ -545,237 +423,7 @@ def candidate_accesses(ctx: FileContext, members, judged: bool = False) -> set[t
     return found
 
 
-# The blocks that can matter (JAX001's declaration of ``analysis.partial``) -------------------
-
-# Text that may spell an access in the tree, whatever the whitespace, line breaks and
-# comments around the dot: `x.\n    item()`, `x. \\\n item()`, and a name that starts a line
-# (after a comment that ends the line with the dot on it).
-_METHOD_WORDS = "|".join(_METHOD_NAMES)
-_CONSUMER_WORDS = "|".join(_CONSUMER_NAMES)
-_PROPERTY_WORDS = "|".join(_PROPERTY_NAMES)
-_GAP = r"(?:\s|\\)*"  # whitespace, line breaks and backslash continuations
-# `x.  # why\n    item()`: a comment may sit between the dot and the name, inside brackets.
-_COMMENTED_GAP = rf"{_GAP}(?:#[^\n]*\n{_GAP})*"
-# A method or consumer is an access only when called (the parenthesis may follow a comment);
-# a property only when not called (`"{}".format(x)` is no access).
-_ACCESS_AFTER_DOT = rf"(?:{_METHOD_WORDS}){_GAP}[(#]|(?:{_PROPERTY_WORDS})(?!\w)(?!{_GAP}\()"
-# Either of a member or a consumer after a dot, in one search: a class without it is not cut.
-_POSSIBLE_EITHER = re.compile(
-    rf"\.{_COMMENTED_GAP}(?:(?:{_METHOD_WORDS}|{_CONSUMER_WORDS}){_GAP}[(#]|(?:{_PROPERTY_WORDS})(?!\w)(?!{_GAP}\())"
-)
-_TRANSFORM_WORDS = "|".join(sorted(TRANSFORM_LEAVES - {"partial"}))
-# An access, a consumer and a transform's name after a dot, as one pattern for
-# ``Cut.matching_families``: every dot starts the three searches' attempts, so one search
-# costs what each did. Their names differ and each ends at a character no name holds, so at
-# most one of them matches after a dot, with the span its own pattern gives.
-_DOTTED_FAMILIES = re.compile(
-    rf"\.{_COMMENTED_GAP}(?:(?P<access>{_ACCESS_AFTER_DOT})"
-    rf"|(?P<consumer>{_CONSUMER_WORDS}){_GAP}[(#]|(?P<transform>{_TRANSFORM_WORDS})(?!\w))"
-)
-
-
-def _relevant_blocks(cut: Cut, base: FileContext, bindings) -> tuple[set[int], set[int]] | None:
-    """JAX001's ``Parts.relevant``: (the blocks with access text, those that may spell a
-    transform).
-
-    A finding is an access inside a traced function. The function's block holds the access
-    text (a member or consumer name after a dot or at the start of a line, or a name the
-    imports bind to a consumer); it is traced by a decorator or a transform call that spells
-    the transform (``_transform_blocks``: a chain that resolves to one, an imported or
-    assigned alias, a decorator factory), or called from such a function, which names it:
-    a chain from the second kind of block to the first. The rule's analysis then finds the
-    same traced functions in both trees, at the same lines and columns, and the same
-    candidate accesses in them.
-    """
-    text = cut.text
-    spellings = Spellings(base)
-    if any(name in spellings.aliases for name in CONTAINER_CALLS):
-        return None  # `dict = jax.jit`: the stubs' reading of `x = dict(...)` may not hold
-
-    def consumer(match: re.Match) -> bool:
-        # `np.asarray(x)` is a consumer only where `np` is bound to NumPy: `jnp.asarray(x)` is not.
-        head, rest = dotted_before(text, match.start())
-        leaf = match.group("consumer")
-        target = bindings.get(head) if head is not None else None
-        return (
-            head is None
-            or leaf in BUFFER_METHODS  # `ffi.from_buffer(`: whether `ffi` is one is read later
-            or (isinstance(target, str) and ".".join([target, *rest, leaf]) in CONSUMERS)
-        )
-
-    # The blocks with access text, and those whose attributes spell a transform, in one scan.
-    accesses: set[int] = set()
-    spelled: set[int] = set()
-    cut.matching_families(
-        _DOTTED_FAMILIES,
-        {"access": (1, None, accesses), "consumer": (1, consumer, accesses), "transform": (0, _spells(text, bindings), spelled)},
-    )
-    # A consumer called by a bare name: `memoryview(x)`, `asarray(x)` after
-    # `from numpy import asarray`, `to_np(x)` after `to_np = np.asarray`.
-    bare = [n for n, target in bindings.items() if target in CONSUMERS]
-    bare += [n for n in _BUILTIN_CONSUMERS if n not in bindings]
-    for name in bare:
-        accesses |= cut.naming(name)
-    if not accesses:
-        return accesses, set()  # whatever is traced, nothing to find
-    return accesses, _transform_blocks(text, cut, bindings, spellings, spelled)
-
-
-def _spells(text: str, bindings):
-    """accept(match) for a transform's name after a dot (``_DOTTED_FAMILIES``' "transform"):
-    whether the dotted name there spells a transform (`jax.jit`, `lax.scan`; not `jax.tree.map`)."""
-
-    def spells(match: re.Match) -> bool:
-        head, rest = dotted_before(text, match.start())
-        if head is None:
-            return True  # cannot tell: count it
-        target = bindings.get(head)
-        return isinstance(target, str) and public(".".join([target, *rest, match.group("transform")])) in TRANSFORMS
-
-    return spells
-
-
-def _transform_blocks(text: str, cut: Cut, bindings, spellings: Spellings, spelled: set[int]) -> set[int]:
-    """The blocks that may spell a transform: a dotted name ending in a transform's name whose
-    head the imports bind (`jax.jit`, `lax.scan`, `eqx.filter_jit`; one the text does not show
-    plainly counts too), a bare name bound to one (`from jax import jit as J`, `J = jax.jit`,
-    `J = partial(jax.jit, ...)`), or a decorator factory's name. `partial` alone traces
-    nothing: `partial(jax.jit, ...)` spells `jax.jit` too. ``spelled``: the first kind's
-    blocks (``_relevant_blocks`` finds them in its one scan of ``_DOTTED_FAMILIES``)."""
-    live = set(spelled)
-    # (`public` keeps the last part of a name: a cheap test first.)
-    names = {
-        n
-        for n, target in bindings.items()
-        if isinstance(target, str) and target.rpartition(".")[2] in TRANSFORM_LEAVES and public(target) in TRANSFORMS
-    }
-    names |= set(spellings.aliases)
-    for name in names:
-        live |= cut.naming(name)
-    # Factories: module-level functions without decorators that spell a transform.
-    blocks = cut.blocks
-    factories = {
-        blocks[i].name for i in live if blocks[i].kind == "def" and not blocks[i].decorated and not blocks[i].indent
-    }
-    for name in factories - names:
-        live |= cut.naming(name)
-    return live
-
-
-def _may_alias(qualified: str) -> bool:
-    """``Parts.keeps_call``: `J = partial(jax.jit, ...)`, `J = jax.jit(**options)` and
-    `ffi = cffi.FFI()` are aliases and FFI objects, which ``Spellings`` and ``_ffi_names`` read."""
-    return public(qualified) in (*TRANSFORMS, PARTIAL, CFFI_FFI)
-
-
-def _cuts_class(text: str, begin: int, finish: int) -> bool:
-    """``Parts.cuts_class``: a class with no member or consumer name after a dot stays one
-    block (most hold no access, and cutting one costs more than stubbing it)."""
-    return _POSSIBLE_EITHER.search(text, begin, finish) is not None
-
-
-# (What ``_Receivers`` reads of the text, from the mechanism.)
-_Cut, _word_positions = Cut, word_positions
-
-
 # Finding the traced functions ---------------------------------------------------------
-
-
-def _target_version(options: dict):
-    """The JAX releases the run targets (a jax_versions.Range), when the version plumbing (analysis.jax_versions) is there."""
-    try:
-        from jax_codemod.analysis import jax_versions
-    except ImportError:
-        return None
-    return jax_versions.target(options)
-
-
-def _word_lines(text: str, words, *, attribute=False, call=False, not_after: str = "") -> set[int]:
-    """Lines where one of ``words`` occurs as a whole word; ``attribute``: after a `.`,
-    ``call``: before a `(` (whitespace allowed around both); ``not_after``: not right after
-    that text (`jnp.array(` is no consumer). str.find is several times faster than one
-    regex alternation over the same words."""
-    positions = []
-    size = len(text)
-    for word in words:
-        length = len(word)
-        start = text.find(word)
-        while start != -1:
-            end = start + length
-            if (start == 0 or not _is_word_char(text[start - 1])) and (end == size or not _is_word_char(text[end])):
-                before = start - 1
-                while before >= 0 and text[before] in " \t":
-                    before -= 1
-                after = end
-                while after < size and text[after] in " \t":
-                    after += 1
-                if (
-                    (not attribute or (before >= 0 and text[before] == "."))
-                    and (not call or (after < size and text[after] == "("))
-                    and not (not_after and text.endswith(not_after, 0, before if attribute else start))
-                ):
-                    positions.append(start)
-            start = text.find(word, end)
-    positions.sort()
-    return _lines_of(text, positions)
-
-
-def _lines_of(text: str, positions: list[int]) -> set[int]:
-    """The lines of sorted character ``positions``."""
-    lines, line, previous = set(), 1, 0
-    for position in positions:
-        line += count_line_breaks(text, previous, position)
-        previous = position
-        lines.add(line)
-    return lines
-
-
-def _is_word_char(char: str) -> bool:
-    return char.isalnum() or char == "_"
-
-
-def _matching_lines(text: str, pattern: re.Pattern[str], end: bool = False) -> set[int]:
-    lines, line, previous = set(), 1, 0
-    for match in pattern.finditer(text):
-        position = match.end() if end else match.start()
-        line += count_line_breaks(text, previous, position)
-        previous = position
-        lines.add(line)
-    return lines
-
-
-def _decorated_def_lines(text: str) -> set[int]:
-    """``_matching_lines(text, _DECORATED_DEF, end=True)``: the `def` lines of decorated
-    functions. That regex starts at a line whose first other character than a space or tab
-    is `@`: it is tried there only (an `@` is rare in code), not at every line start."""
-    lines, line, previous = set(), 1, 0
-    done = -1  # where the last match ended, or the last line start tried
-    at = text.find("@")
-    while at != -1:
-        start = text.rfind("\n", 0, at) + 1
-        if start > done and not text[start:at].strip(" \t"):
-            match = _DECORATED_DEF.match(text, start)
-            done = start
-            if match is not None:
-                position = match.end()
-                line += count_line_breaks(text, previous, position)
-                previous = position
-                lines.add(line)
-                done = position
-        at = text.find("@", max(at + 1, done))
-    return lines
-
-
-# The tracing answer (analysis/tracing.py), under the names the partial reader and its tests use.
-_Region = Region
-
-
-def _traced_functions(ctx: FileContext, region: Region, spellings: Spellings) -> list[Traced]:
-    return tracing_for(ctx).traced_functions(region, spellings, _REPORTED)
-
-
-def _scope_nodes(scope: ast.AST) -> list[ast.AST]:
-    return own_nodes(scope)
 
 
 # Finding the accesses -------------------------------------------------------------
@@ -794,7 +442,7 @@ def _accesses(
     guarded = [(first, function.end_lineno)] if first is not None else []
     candidates = []
     for node in nodes:
-        access = _as_access(ctx, node, called, members, buffers)
+        access = TEXT.as_access(ctx, node, called, members, buffers)
         if access is not None and not any(start <= node.lineno <= end for start, end in guarded):
             candidates.append((node, access))
     if not candidates:
@@ -812,7 +460,7 @@ def _accesses(
     for node, (receiver, label) in candidates:
         if differentiated and _member_of(label, members).differentiable:
             continue  # a JVP tracer's primal is concrete: the member works
-        if label == ".sharding" and _under_sharding_in_types(ctx, function, node):
+        if label == ".sharding" and answer.only_under_config_flag(function, node, _SHARDING_IN_TYPES):
             continue
         root = param_root(receiver)
         if any(start <= node.lineno <= end for start, end in eager):
@@ -823,7 +471,7 @@ def _accesses(
         if root in params or root in aliases:
             found.append(Access(node, receiver, label, aliases.get(root, root)))
         elif answer.is_traced(receiver, tainted, _REPORTED) or (
-            _base_name(receiver) not in every and _is_tracer(ctx, receiver, exact)
+            _base_name(receiver) not in every and holds_tracer(answer, receiver, exact)
         ):
             # The shared value analysis follows what the local taint does not: containers,
             # `self` attributes, records, helpers' return values, closures over a trace.
@@ -832,6 +480,10 @@ def _accesses(
 
 
 _NO_MEMBER = Member("", None)
+# JAX's `sharding_in_types` flag (0.4.36 to 0.5): with it on, an abstract value carries its
+# sharding, and a tracer's `.sharding` (whose property raises AttributeError) falls back to
+# `Tracer.__getattr__`, which answers from the aval (jax/_src/core.py of 0.4.38).
+_SHARDING_IN_TYPES = "sharding_in_types"
 
 
 def _member_of(label: str, members: dict[str, Member]) -> Member:
@@ -841,66 +493,6 @@ def _member_of(label: str, members: dict[str, Member]) -> Member:
     return members.get(label[1:].removesuffix("()"), _NO_MEMBER)
 
 
-# JAX's `sharding_in_types` flag (0.4.36 to 0.5): with it on, an abstract value carries its
-# sharding, and a tracer's `.sharding` (whose property raises AttributeError) falls back to
-# `Tracer.__getattr__`, which answers from the aval (jax/_src/core.py of 0.4.38).
-_SHARDING_IN_TYPES = "sharding_in_types"
-_CONFIG_MODULES = frozenset({"jax.config", "jax._src.config", "jax._src.config.config"})
-
-
-def _under_sharding_in_types(ctx: FileContext, function, node: ast.AST) -> bool:
-    """Whether ``node`` runs only in an `if config.sharding_in_types.value:` branch."""
-    if _SHARDING_IN_TYPES not in ctx.text:
-        return False
-    for statement in tracing_for(ctx).scope_nodes(function):
-        if not isinstance(statement, ast.If) or not statement.body:
-            continue
-        if not statement.body[0].lineno <= node.lineno <= statement.body[-1].end_lineno:
-            continue
-        for part in ast.walk(statement.test):
-            if (
-                isinstance(part, ast.Attribute)
-                and part.attr == _SHARDING_IN_TYPES
-                and ctx.qualname(part.value) in _CONFIG_MODULES
-            ):
-                return True
-    return False
-
-
-# Expressions whose value is a constant, a container, a mapping or a function, whatever
-# their parts hold: never a tracer (`np.array([jax.devices()[0]])` reads no array).
-_NEVER_TRACERS = (
-    ast.Constant,
-    ast.JoinedStr,
-    ast.List,
-    ast.Tuple,
-    ast.Set,
-    ast.Dict,
-    ast.ListComp,
-    ast.SetComp,
-    ast.DictComp,
-    ast.GeneratorExp,
-    ast.Lambda,
-)
-
-
-def _is_tracer(ctx: FileContext, receiver: ast.AST, exact) -> bool:
-    """``exact``: True, or for a partial tree False or its ``_Receivers``: the receivers it
-    judges are no tracer whatever the whole-file value analysis reads; any other raises
-    ``_Undecided``."""
-    if isinstance(receiver, _NEVER_TRACERS):
-        return False  # what the value analysis says of any of them
-    if exact is True:
-        return tracing_for(ctx).is_tracer(receiver)
-    if exact is not False and exact.never_tracer(receiver):
-        return False
-    raise _Undecided
-
-
-# What a partial tree shows is no tracer (analysis/partial_receivers.py), by the partial reader's name.
-_Receivers = PartialReceivers
-
-
 def _base_name(expr: ast.AST) -> str | None:
     while isinstance(expr, (ast.Attribute, ast.Subscript, ast.Call)):
         expr = expr.func if isinstance(expr, ast.Call) else expr.value
@@ -908,40 +500,6 @@ def _base_name(expr: ast.AST) -> str | None:
 
 
 ALL_MEMBERS = members_for(None)
-_BUILTIN_CONSUMERS = frozenset(name for name in CONSUMERS if "." not in name)
-
-
-def _as_access(
-    ctx: FileContext,
-    node: ast.AST,
-    called: set[int] = frozenset(),
-    members: dict[str, Member] = ALL_MEMBERS,
-    buffers: frozenset[str] = frozenset(),
-) -> tuple[ast.AST, str] | None:
-    """(receiver, label) when ``node`` is a concrete-only access; ``called``: ids of called
-    expressions; ``buffers``: local names of cffi ``FFI`` objects."""
-    if isinstance(node, ast.Call):
-        func = node.func
-        if any(isinstance(a, ast.Starred) for a in node.args):
-            return None
-        if isinstance(func, ast.Attribute):
-            member = members.get(func.attr)
-            if member is not None and member.positional is not None and _fits(member, node):
-                return func.value, f".{func.attr}()"
-            library = BUFFER_METHODS.get(func.attr)
-            if node.args and (
-                (library == "cffi" and isinstance(func.value, ast.Name) and func.value.id in buffers)
-                or (library == "ctypes" and _under(ctx, func.value, "ctypes"))
-            ):
-                return node.args[-1 if library == "cffi" else 0], f"{ast.unparse(func)}()"
-        if node.args and _consumer(ctx, func) is not None:
-            return node.args[0], f"{ast.unparse(func)}()"
-        return None
-    if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load) and id(node) not in called:
-        member = members.get(node.attr)
-        if member is not None and member.positional is None:
-            return node.value, f".{node.attr}"
-    return None
 
 
 def _access_error(ctx: FileContext, access: Access) -> str:
@@ -949,48 +507,13 @@ def _access_error(ctx: FileContext, access: Access) -> str:
     if access.label.startswith("."):
         return _member_of(access.label, ALL_MEMBERS).error
     node = access.node
-    consumer = _consumer(ctx, node.func) if isinstance(node, ast.Call) else None
+    consumer = TEXT.consumer(ctx, node.func) if isinstance(node, ast.Call) else None
     return consumer.error if consumer is not None else "TypeError"
-
-
-def _fits(member: Member, call: ast.Call) -> bool:
-    fewest, most = member.positional
-    if len(call.args) < fewest or (most is not None and len(call.args) > most):
-        return False
-    return member.unless is None or not any(k.arg in (member.unless, None) for k in call.keywords)
-
-
-def _consumer(ctx: FileContext, func: ast.AST) -> Consumer | None:
-    if isinstance(func, ast.Name) and func.id in _BUILTIN_CONSUMERS:
-        return None if ctx.is_bound(func.id) else CONSUMERS[func.id]
-    qualified = ctx.qualname(func)
-    return CONSUMERS.get(qualified) if qualified else None
-
-
-def _under(ctx: FileContext, expr: ast.AST, module: str) -> bool:
-    """Whether ``expr`` is a name from ``module`` or an array type built from one (`c_char * n`)."""
-    if isinstance(expr, ast.BinOp):
-        return _under(ctx, expr.left, module)
-    qualified = ctx.qualname(expr) if isinstance(expr, (ast.Name, ast.Attribute)) else None
-    return qualified is not None and qualified.startswith(module + ".")
-
-
-def _ffi_names(ctx: FileContext) -> frozenset[str]:
-    """Module-level names of cffi ``FFI`` objects: ``ffi = cffi.FFI()`` or the ``ffi`` of a
-    compiled cffi module (``from ._lib import ffi``)."""
-    names = set()
-    for statement in ctx.tree.body:
-        if isinstance(statement, ast.Assign) and isinstance(statement.value, ast.Call):
-            if ctx.qualname(statement.value.func) == CFFI_FFI:
-                names.update(t.id for t in statement.targets if isinstance(t, ast.Name))
-        elif isinstance(statement, ast.ImportFrom):
-            names.update(a.asname or a.name for a in statement.names if a.name == "ffi")
-    return frozenset(names)
 
 
 # What this rule reports is concrete after it: the taint does not follow it (the trace raises there).
 def _reported(ctx: FileContext, call: ast.Call) -> bool:
-    return _as_access(ctx, call) is not None
+    return TEXT.as_access(ctx, call) is not None
 
 
 _REPORTED = Reported(frozenset(ALL_MEMBERS), _reported)

@@ -1,0 +1,73 @@
+"""Where words occur in source text, found without parsing it: the lines of sorted positions,
+where names are called, and the ``def`` lines of decorated functions.
+
+A rule's cheap first look at a file (the lines that may hold a finding, the region of the tree
+worth walking) asks these before any tree exists. They are built for speed on large files:
+one regex whose branches start with a literal, searched in the reversed text where that puts
+the literal first, instead of one ``str.find`` per word.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import cache
+
+from jax_codemod.analysis.context import count_line_breaks
+
+# A decorated function: `@` lines (with blank and comment lines between them), then the `def`.
+DECORATED_DEF = re.compile(r"^[ \t]*@.*\n(?:[ \t]*(?:@.*|#.*)?\n)*[ \t]*(?:async[ \t]+)?def\b", re.MULTILINE)
+
+
+def lines_of(text: str, positions: list[int]) -> set[int]:
+    """The lines of sorted character ``positions`` (1-based, line breaks as the tokenizer counts)."""
+    lines, line, previous = set(), 1, 0
+    for position in positions:
+        line += count_line_breaks(text, previous, position)
+        previous = position
+        lines.add(line)
+    return lines
+
+
+@cache
+def reversed_calls(words: frozenset[str], not_after: str) -> re.Pattern[str]:
+    """A call of one of ``words`` (`word (`), not right after ``not_after``, as it reads in the
+    reversed text."""
+    names = "|".join(sorted((w[::-1] for w in words), key=lambda w: (-len(w), w)))
+    guard = f"(?!{re.escape(not_after[::-1])})" if not_after else ""
+    return re.compile(rf"\([ \t]*(?:{names})(?!\w){guard}")
+
+
+def called_positions(text: str, words, not_after: str = "") -> list[int]:
+    """Where one of ``words`` is called as a whole word (`word (`, not `xword(`), not right
+    after ``not_after`` (`jnp.asarray(` is not NumPy's), in decreasing order.
+
+    Searched in the reversed text, where the parenthesis comes first: a regex whose branches
+    start with a literal runs at the engine's speed, one str.find per word over the text
+    (tens of them: the transforms' names) does not.
+    """
+    if not words:
+        return []
+    last = len(text) - 1
+    return [last - (match.end() - 1) for match in reversed_calls(frozenset(words), not_after).finditer(text[::-1])]
+
+
+def decorated_def_lines(text: str) -> set[int]:
+    """The `def` lines of decorated functions: where ``DECORATED_DEF`` matches end. The regex is
+    tried only at a line whose first character other than a space or tab is `@` (an `@` is
+    rare in code), not at every line start."""
+    lines, line, previous = set(), 1, 0
+    done = -1  # where the last match ended, or the last line start tried
+    at = text.find("@")
+    while at != -1:
+        start = text.rfind("\n", 0, at) + 1
+        if start > done and not text[start:at].strip(" \t"):
+            match = DECORATED_DEF.match(text, start)
+            done = start
+            if match is not None:
+                position = match.end()
+                line += count_line_breaks(text, previous, position)
+                previous = position
+                lines.add(line)
+                done = position
+        at = text.find("@", max(at + 1, done))
+    return lines

@@ -1,0 +1,308 @@
+"""Where JAX001's findings can be: read from a file's text alone (the prefilter's byte scans,
+the lines that may hold an access, which top-level blocks a partial reading must keep: JAX001's
+declaration of ``analysis.partial``), and which calls and attributes of a tree are accesses.
+
+Built from the rule's own tables (``AccessText(members, consumers, ...)``), so that the rule
+module keeps its member table, its check and its messages, and the text scans follow the
+table: a member added there is searched for here with no second list to keep in step.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Mapping
+from functools import cached_property
+
+from jax_codemod.analysis.blocks import CONTAINER_CALLS
+from jax_codemod.analysis.context import FileContext
+from jax_codemod.analysis.names import canonical
+from jax_codemod.analysis.partial import Cut, dotted_before
+from jax_codemod.analysis.transforms import PARTIAL, TRANSFORM_LEAVES, TRANSFORMS, Spellings
+from jax_codemod.analysis.words import called_positions, lines_of, reversed_calls
+
+# A file must name one of these to trace anything: jax's transforms and `lax`, equinox's
+# filter_* and flax's lifted ones all contain one of them.
+TRANSFORM_BYTES = re.compile(rb"jit|vmap|pmap|grad|jac|hessian|checkpoint|remat|shard_map|jvp|vjp|linearize|lax")
+TRANSFORM_SPELLINGS = tuple(TRANSFORM_BYTES.pattern.split(b"|"))
+# The transform spellings as the prefilter scans for them: the ones most files that trace
+# anything contain first (one short scan each), the rest only for a file without them.
+_COMMON = (b"lax", b"jit", b"checkpoint", b"grad", b"vmap")
+TRANSFORMS_COMMON_FIRST = _COMMON + tuple(spelling for spelling in TRANSFORM_SPELLINGS if spelling not in _COMMON)
+
+# Text that may spell an access in the tree, whatever the whitespace, line breaks and
+# comments around the dot: `x.\n    item()`, `x. \\\n item()`.
+_GAP = r"(?:\s|\\)*"  # whitespace, line breaks and backslash continuations
+# `x.  # why\n    item()`: a comment may sit between the dot and the name, inside brackets.
+_COMMENTED_GAP = rf"{_GAP}(?:#[^\n]*\n{_GAP})*"
+_TRANSFORM_WORDS = "|".join(sorted(TRANSFORM_LEAVES - {"partial"}))
+
+
+def names_transform(source: bytes) -> bool:
+    """Whether ``source`` names anything that can trace (``TRANSFORM_BYTES`` finds a match)."""
+    return any(spelling in source for spelling in TRANSFORMS_COMMON_FIRST)
+
+
+class AccessText:
+    """The text scans of one member and consumer table.
+
+    ``members``: records with ``name`` and ``positional`` (None for a property);
+    ``consumers``: qualified names of functions that need a concrete buffer;
+    ``buffer_methods``: method name -> library (`ffi.from_buffer`, `from_buffer_copy`);
+    ``ffi_class``: the class whose instances' ``from_buffer`` is a buffer method (`cffi.FFI`).
+    """
+
+    def __init__(self, members, consumers: Mapping[str, object], buffer_methods: Mapping[str, str], ffi_class: str):
+        self.members = {m.name: m for m in members}
+        self.consumers = consumers
+        self.buffer_methods = buffer_methods
+        self.ffi_class = ffi_class
+        self.keeps = frozenset({*TRANSFORMS, PARTIAL, ffi_class})
+        self.method_names = tuple(sorted(m.name for m in members if m.positional is not None))
+        self.property_names = tuple(sorted(m.name for m in members if m.positional is None))
+        self.consumer_names = tuple(sorted({name.rsplit(".", 1)[-1] for name in consumers} | set(buffer_methods)))
+        self.builtin_consumers = frozenset(name for name in consumers if "." not in name)
+        methods, properties = "|".join(self.method_names), "|".join(self.property_names)
+        consumer_words = "|".join(self.consumer_names)
+        # The prefilter's question, in two searches the regex engine runs fast: an alternation
+        # whose branches start with different letters makes it try a match at nearly every
+        # byte. Members start with a dot; consumers end with a parenthesis, so they are
+        # searched for in the reversed bytes.
+        self._member_bytes = re.compile(rb"\.\s*(?:(?:" + methods.encode() + rb")\s*\(|(" + properties.encode() + rb")\b)")
+        self._consumer_bytes_reversed = re.compile(
+            rb"\(\s*(?:" + "|".join(name[::-1] for name in self.consumer_names).encode() + rb")\b(?!\.pnj)"
+        )
+        # A method or consumer is an access only when called (the parenthesis may follow a
+        # comment); a property only when not called (`"{}".format(x)` is no access).
+        after_dot = rf"(?:{methods}){_GAP}[(#]|(?:{properties})(?!\w)(?!{_GAP}\()"
+        # Either of a member or a consumer after a dot, in one search: a class without it is not cut.
+        self.possible_either = re.compile(
+            rf"\.{_COMMENTED_GAP}(?:(?:{methods}|{consumer_words}){_GAP}[(#]|(?:{properties})(?!\w)(?!{_GAP}\())"
+        )
+        # An access, a consumer and a transform's name after a dot, as one pattern for
+        # ``Cut.matching_families``: every dot starts the three searches' attempts, so one search
+        # costs what each did. Their names differ and each ends at a character no name holds, so at
+        # most one of them matches after a dot, with the span its own pattern gives.
+        self._dotted_families = re.compile(
+            rf"\.{_COMMENTED_GAP}(?:(?P<access>{after_dot})"
+            rf"|(?P<consumer>{consumer_words}){_GAP}[(#]|(?P<transform>{_TRANSFORM_WORDS})(?!\w))"
+        )
+
+    def access_pattern(self) -> str:
+        """Text that may be an access, as one whitespace-tolerant regex (`x.devices ()`): what
+        ``may_access`` answers, the slow way (its tests compare the two)."""
+        return (
+            rf"\.\s*(?:{'|'.join(self.method_names)})\s*\("
+            # `jax.sharding.NamedSharding` is a module path, not an access.
+            rf"|(?<!jax)\.\s*(?:{'|'.join(self.property_names)})\b"
+            # `jnp.array(x)` is jax's own: traceable.
+            rf"|(?<!jnp\.)\b(?:{'|'.join(self.consumer_names)})\s*\("
+        )
+
+    # The prefilter and the lines an access may be on ------------------------------------
+
+    def may_access(self, source: bytes) -> bool:
+        """``re.search(access_pattern().encode(), source) is not None``, several times faster."""
+        for match in self._member_bytes.finditer(source):
+            if match.group(1) is None or source[max(0, match.start() - 3) : match.start()] != b"jax":
+                return True
+        return self._consumer_bytes_reversed.search(source[::-1]) is not None
+
+    def access_lines(self, text: str) -> set[int]:
+        """Lines with a member called after a dot (`x.item(`), a property read after a dot but
+        not after `jax` (`x.sharding`, not `jax.sharding`), or a consumer called (`np.asarray(`,
+        not `jnp.asarray(`), spaces and tabs allowed around the dot and before the parenthesis.
+
+        One regex with a literal first character for the members (the engine searches for the
+        dot fast) instead of a str.find per member name over the whole text."""
+        positions = [*self._member_positions(text), *called_positions(text, self.consumer_names, not_after="jnp.")]
+        return lines_of(text, sorted(positions))
+
+    def any_access_line(self, text: str) -> bool:
+        """``bool(access_lines(text))``, from the first match on."""
+        if next(self._member_positions(text), None) is not None:
+            return True
+        return reversed_calls(frozenset(self.consumer_names), "jnp.").search(text[::-1]) is not None
+
+    @cached_property
+    def _member_text(self) -> re.Pattern[str]:
+        # Compiled on first use: most runs import the rule and check few files, or none, with it.
+        return re.compile(
+            rf"\.[ \t]*(?:({'|'.join(self.method_names)})(?!\w)[ \t]*\(|({'|'.join(self.property_names)})(?!\w))"
+        )
+
+    def _member_positions(self, text: str):
+        for match in self._member_text.finditer(text):
+            if match.group(2) is not None and text.endswith("jax", 0, match.start()):
+                continue
+            yield match.start(1) if match.group(1) is not None else match.start(2)
+
+    # The blocks that can matter (``analysis.partial.Parts``) ------------------------------
+
+    def relevant(self, cut: Cut, base: FileContext, bindings) -> tuple[set[int], set[int]] | None:
+        """``Parts.relevant``: (the blocks with access text, those that may spell a transform).
+
+        A finding is an access inside a traced function. The function's block holds the access
+        text (a member or consumer name after a dot or at the start of a line, or a name the
+        imports bind to a consumer); it is traced by a decorator or a transform call that spells
+        the transform (``_transform_blocks``: a chain that resolves to one, an imported or
+        assigned alias, a decorator factory), or called from such a function, which names it:
+        a chain from the second kind of block to the first. The rule's analysis then finds the
+        same traced functions in both trees, at the same lines and columns, and the same
+        candidate accesses in them.
+        """
+        text = cut.text
+        spellings = Spellings(base)
+        if any(name in spellings.aliases for name in CONTAINER_CALLS):
+            return None  # `dict = jax.jit`: the stubs' reading of `x = dict(...)` may not hold
+
+        def consumer(match: re.Match) -> bool:
+            # `np.asarray(x)` is a consumer only where `np` is bound to NumPy: `jnp.asarray(x)` is not.
+            head, rest = dotted_before(text, match.start())
+            leaf = match.group("consumer")
+            target = bindings.get(head) if head is not None else None
+            return (
+                head is None
+                or leaf in self.buffer_methods  # `ffi.from_buffer(`: whether `ffi` is one is read later
+                or (isinstance(target, str) and ".".join([target, *rest, leaf]) in self.consumers)
+            )
+
+        # The blocks with access text, and those whose attributes spell a transform, in one scan.
+        accesses: set[int] = set()
+        spelled: set[int] = set()
+        cut.matching_families(
+            self._dotted_families,
+            {
+                "access": (1, None, accesses),
+                "consumer": (1, consumer, accesses),
+                "transform": (0, _spells(text, bindings), spelled),
+            },
+        )
+        # A consumer called by a bare name: `memoryview(x)`, `asarray(x)` after
+        # `from numpy import asarray`, `to_np(x)` after `to_np = np.asarray`.
+        bare = [n for n, target in bindings.items() if target in self.consumers]
+        bare += [n for n in self.builtin_consumers if n not in bindings]
+        for name in bare:
+            accesses |= cut.naming(name)
+        if not accesses:
+            return accesses, set()  # whatever is traced, nothing to find
+        return accesses, _transform_blocks(cut, bindings, spellings, spelled)
+
+    def keeps_call(self, qualified: str) -> bool:
+        """``Parts.keeps_call``: `J = partial(jax.jit, ...)`, `J = jax.jit(**options)` and
+        `ffi = cffi.FFI()` are aliases and FFI objects, which ``Spellings`` and the rule read."""
+        return canonical(qualified) in self.keeps
+
+    def cuts_class(self, text: str, begin: int, finish: int) -> bool:
+        """``Parts.cuts_class``: a class with no member or consumer name after a dot stays one
+        block (most hold no access, and cutting one costs more than stubbing it)."""
+        return self.possible_either.search(text, begin, finish) is not None
+
+
+    # Accesses in the tree -----------------------------------------------------------------
+
+    def as_access(
+        self, ctx: FileContext, node: ast.AST, called=frozenset(), members=None, buffers=frozenset()
+    ) -> tuple[ast.AST, str] | None:
+        """(receiver, label) when ``node`` is a concrete-only access of ``members`` (default:
+        the whole table); ``called``: ids of called expressions; ``buffers``: local names of
+        cffi ``FFI`` objects (``ffi_names``)."""
+        members = self.members if members is None else members
+        if isinstance(node, ast.Call):
+            func = node.func
+            if any(isinstance(a, ast.Starred) for a in node.args):
+                return None
+            if isinstance(func, ast.Attribute):
+                member = members.get(func.attr)
+                if member is not None and member.positional is not None and _fits(member, node):
+                    return func.value, f".{func.attr}()"
+                library = self.buffer_methods.get(func.attr)
+                if node.args and (
+                    (library == "cffi" and isinstance(func.value, ast.Name) and func.value.id in buffers)
+                    or (library == "ctypes" and _under(ctx, func.value, "ctypes"))
+                ):
+                    return node.args[-1 if library == "cffi" else 0], f"{ast.unparse(func)}()"
+            if node.args and self.consumer(ctx, func) is not None:
+                return node.args[0], f"{ast.unparse(func)}()"
+            return None
+        if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load) and id(node) not in called:
+            member = members.get(node.attr)
+            if member is not None and member.positional is None:
+                return node.value, f".{node.attr}"
+        return None
+
+    def consumer(self, ctx: FileContext, func: ast.AST):
+        """The consumer table's record of the function ``func`` names, or None."""
+        if isinstance(func, ast.Name) and func.id in self.builtin_consumers:
+            return None if ctx.is_bound(func.id) else self.consumers[func.id]
+        qualified = ctx.qualname(func)
+        return self.consumers.get(qualified) if qualified else None
+
+    def ffi_names(self, ctx: FileContext) -> frozenset[str]:
+        """Module-level names of cffi ``FFI`` objects: ``ffi = cffi.FFI()`` or the ``ffi`` of a
+        compiled cffi module (``from ._lib import ffi``)."""
+        names = set()
+        for statement in ctx.tree.body:
+            if isinstance(statement, ast.Assign) and isinstance(statement.value, ast.Call):
+                if ctx.qualname(statement.value.func) == self.ffi_class:
+                    names.update(t.id for t in statement.targets if isinstance(t, ast.Name))
+            elif isinstance(statement, ast.ImportFrom):
+                names.update(a.asname or a.name for a in statement.names if a.name == "ffi")
+        return frozenset(names)
+
+
+def _fits(member, call: ast.Call) -> bool:
+    """Whether ``call`` passes what makes ``member``'s method need a concrete array."""
+    fewest, most = member.positional
+    if len(call.args) < fewest or (most is not None and len(call.args) > most):
+        return False
+    return member.unless is None or not any(k.arg in (member.unless, None) for k in call.keywords)
+
+
+def _under(ctx: FileContext, expr: ast.AST, module: str) -> bool:
+    """Whether ``expr`` is a name from ``module`` or an array type built from one (`c_char * n`)."""
+    if isinstance(expr, ast.BinOp):
+        return _under(ctx, expr.left, module)
+    qualified = ctx.qualname(expr) if isinstance(expr, (ast.Name, ast.Attribute)) else None
+    return qualified is not None and qualified.startswith(module + ".")
+
+
+def _spells(text: str, bindings):
+    """accept(match) for a transform's name after a dot (the "transform" family): whether the
+    dotted name there spells a transform (`jax.jit`, `lax.scan`; not `jax.tree.map`)."""
+
+    def spells(match: re.Match) -> bool:
+        head, rest = dotted_before(text, match.start())
+        if head is None:
+            return True  # cannot tell: count it
+        target = bindings.get(head)
+        return isinstance(target, str) and canonical(".".join([target, *rest, match.group("transform")])) in TRANSFORMS
+
+    return spells
+
+
+def _transform_blocks(cut: Cut, bindings, spellings: Spellings, spelled: set[int]) -> set[int]:
+    """The blocks that may spell a transform: a dotted name ending in a transform's name whose
+    head the imports bind (`jax.jit`, `lax.scan`, `eqx.filter_jit`; one the text does not show
+    plainly counts too), a bare name bound to one (`from jax import jit as J`, `J = jax.jit`,
+    `J = partial(jax.jit, ...)`), or a decorator factory's name. `partial` alone traces
+    nothing: `partial(jax.jit, ...)` spells `jax.jit` too. ``spelled``: the first kind's
+    blocks (``relevant`` finds them in its one scan)."""
+    live = set(spelled)
+    # (`canonical` keeps the last part of a name: a cheap test first.)
+    names = {
+        n
+        for n, target in bindings.items()
+        if isinstance(target, str) and target.rpartition(".")[2] in TRANSFORM_LEAVES and canonical(target) in TRANSFORMS
+    }
+    names |= set(spellings.aliases)
+    for name in names:
+        live |= cut.naming(name)
+    # Factories: module-level functions without decorators that spell a transform.
+    blocks = cut.blocks
+    factories = {
+        blocks[i].name for i in live if blocks[i].kind == "def" and not blocks[i].decorated and not blocks[i].indent
+    }
+    for name in factories - names:
+        live |= cut.naming(name)
+    return live
