@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from functools import cache
 from typing import TYPE_CHECKING
 
+from jax_codemod.analysis.expected_errors import EAGER_UNDER_DISABLE_JIT, runs_only_under_disable_jit
 from jax_codemod.analysis import api
 from jax_codemod.analysis.context import (
     CONTAINER_CALLS,
@@ -1758,6 +1759,10 @@ def _accesses(
     ctx: FileContext, traced: Traced, members: dict[str, Member], buffers: frozenset[str], exact: bool = True
 ) -> list[Access]:
     function = traced.node
+    if traced.caller is None and traced.transforms <= EAGER_UNDER_DISABLE_JIT and runs_only_under_disable_jit(
+        ctx, function
+    ):
+        return []  # issue 31: jit traces nothing under `jax.disable_jit()`, where it only runs
     # Only calls and attributes can be accesses (the parser makes no subclasses of them).
     nodes = [node for node in _scope_nodes(function) if node.__class__ is ast.Call or node.__class__ is ast.Attribute]
     called = {id(node.func) for node in nodes if node.__class__ is ast.Call}
