@@ -19,7 +19,7 @@ from jax_codemod.analysis.capsules import (
     Producer,
     capsules,
 )
-from jax_codemod.analysis.context import FileContext
+from jax_codemod.analysis.context import FileContext, split_lines
 from jax_codemod.analysis.version_gates import OLD, Gates
 from jax_codemod.rule import Finding, FixSafety, Rule
 
@@ -392,7 +392,7 @@ class _Check:
         exported = call.func.value if isinstance(call.func, ast.Attribute) else None
         if exported is None or self.analysis.values.value_of(exported).kind != "unknown":
             return False  # a known array or tensor: never questioned
-        lines = self.ctx.text.splitlines(keepends=True)
+        lines = split_lines(self.ctx.text)  # numbered as ast numbers them (not str.splitlines)
         starts = [0]
         for line in lines:
             starts.append(starts[-1] + len(line.encode("utf-8")))
