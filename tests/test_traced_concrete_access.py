@@ -485,9 +485,10 @@ def test_disable_jit_runs_only_jit_eagerly(transform):
 
     import jax
     import jax.numpy as jnp
-    from jax_codemod.analysis.expected_errors import EAGER_UNDER_DISABLE_JIT
+    from jax_codemod.analysis.expected_errors import DISABLE_JIT, EAGER_UNDER_DISABLE_JIT
     from jax_codemod.rules import traced_concrete_access as rule
 
+    assert f"{jax.disable_jit.__module__}.disable_jit" in DISABLE_JIT  # the spelling a private import has
     version = tuple(int(p) for p in importlib.metadata.version("jax").split(".")[:3])
     apply = {"jax.jit": jax.jit, "jax.vmap": jax.vmap, "jax.pmap": jax.pmap, "jax.checkpoint": jax.checkpoint,
              "jax.grad": jax.grad}[transform]

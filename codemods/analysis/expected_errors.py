@@ -263,7 +263,7 @@ def _within(node: ast.AST, outer: ast.AST) -> bool:
 # eagerly on concrete arrays, so its concrete-only accesses work. Only jit: vmap, pmap, grad
 # and checkpoint still trace there (asked of the installed JAX by
 # tests/test_traced_concrete_access.py::test_disable_jit_runs_only_jit_eagerly).
-DISABLE_JIT = frozenset({"jax.disable_jit", "jax._src.config.disable_jit"})
+DISABLE_JIT = frozenset({"jax.disable_jit", "jax._src.api.disable_jit"})  # where every supported JAX defines it
 EAGER_UNDER_DISABLE_JIT = frozenset({"jax.jit", "jax.experimental.pjit.pjit"})
 
 

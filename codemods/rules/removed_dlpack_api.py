@@ -116,7 +116,11 @@ class RemovedDlpackApi(Rule):
     path did, and `contiguous()` keeps the values right on JAX 0.6.1-0.7.1, whose
     `from_dlpack` ignores torch strides (it is a no-op, still zero-copy, for a contiguous
     tensor). For `jax.dlpack.from_dlpack(v.__dlpack__())` with `v` of unknown library,
-    passing `v` is an unsafe fix for that reason.
+    passing `v` is an unsafe fix for that reason. Where the file shows nothing else of `v`
+    (an unannotated parameter whose only use is the export: `from_dlpack(a.toDlpack())`),
+    passing it would leave a call this rule cannot tell from one given a capsule, so
+    `--check` would never pass: reported instead, with the manual fix (pass it, annotate
+    its type).
 
     Reported without a fix, with the manual fix in the message: `take_ownership=True` or
     a non-constant `take_ownership` (buffer donation no longer exists: pass the array and
@@ -359,9 +363,11 @@ class _Check:
         single = len(flow.uses) == 1 and flow.uses[0] is consumer
         if flow.via == "direct":
             if wrap == AS_IS and self.questioned_after_fix(producer.call, source, consumer):
+                typed = f" (`{source}: cupy.ndarray`)" if producer.kind == CUPY else ""
                 self.add(consumer.consumer, f"{message}; pass {what} itself: `{shown}` (not done automatically: "
-                         f"the file does not show what `{source}` is, so the changed call would be one this rule "
-                         "cannot tell from a capsule; check its callers, then pass it)", FixSafety.NONE)
+                         f"the file does not show what `{source}` is, so this rule could not tell the changed call "
+                         f"from one given a capsule: check the callers, pass it, and annotate its type{typed})",
+                         FixSafety.NONE)
                 return
             self.fix_source(producer.call, f"{message}; pass {what} itself: `{shown}`{_why(wrap, safety)}",
                             wrap, safety, at=consumer.consumer)
