@@ -476,6 +476,75 @@ def test_every_member_fails_under_the_other_transforms(transform):
         assert _family(outcome["error"], jax) == member.error, (name, outcome["error"])
 
 
+@pytest.mark.parametrize("transform", ["jax.jit", "jax.vmap", "jax.pmap", "jax.checkpoint", "jax.grad"])
+def test_disable_jit_runs_only_jit_eagerly(transform):
+    """Under `jax.disable_jit()` every member of the table works in a jitted function and
+    raises its error under the other transforms, on the installed JAX: what the rule assumes
+    (analysis/expected_errors.py EAGER_UNDER_DISABLE_JIT)."""
+    import importlib.metadata
+
+    import jax
+    import jax.numpy as jnp
+    from jax_codemod.analysis.expected_errors import DISABLE_JIT, EAGER_UNDER_DISABLE_JIT
+    from jax_codemod.rules import traced_concrete_access as rule
+
+    assert f"{jax.disable_jit.__module__}.disable_jit" in DISABLE_JIT  # the spelling a private import has
+    version = tuple(int(p) for p in importlib.metadata.version("jax").split(".")[:3])
+    apply = {"jax.jit": jax.jit, "jax.vmap": jax.vmap, "jax.pmap": jax.pmap, "jax.checkpoint": jax.checkpoint,
+             "jax.grad": jax.grad}[transform]
+    for name, member in rule.members_for(version).items():
+        outcome = {}
+
+        def f(x, name=name, outcome=outcome):
+            result = (x * 2.0).sum()  # before the access: eagerly, `delete()` really deletes x
+            outcome["error"] = _exercise(x, name, jax)
+            return result
+
+        with jax.disable_jit():
+            apply(f)(jnp.ones((1, 1), jnp.float32))
+        if transform in EAGER_UNDER_DISABLE_JIT:
+            assert outcome["error"] is None, (name, outcome["error"])
+        elif not (transform == "jax.grad" and member.differentiable):
+            assert _family(outcome["error"], jax) == member.error, (name, outcome["error"])
+
+
+def test_a_local_jitted_function_run_only_under_disable_jit_is_no_finding():
+    source = """
+    import jax
+    import jax.numpy as jnp
+
+    def test_eager():
+        @jax.jit
+        def f(x):
+            return x.item()
+
+        def g(x):
+            return x.tolist()
+
+        h = jax.jit(g)
+
+        def v(x):
+            return x.item()
+
+        with jax.disable_jit():
+            f(jnp.ones(()))
+            h(jnp.ones(3))
+            jax.jit(g)(jnp.ones(3))
+            jax.vmap(v)(jnp.ones(3))
+
+    def test_traced_too():
+        @jax.jit
+        def f(x):
+            return x.item()
+
+        with jax.disable_jit():
+            f(jnp.ones(()))
+        f(jnp.ones(()))
+    """
+    # vmap still traces under disable_jit; a call outside the block traces f
+    assert sorted(f.line for f in findings(source)) == [16, 27]
+
+
 def test_differentiation_alone_is_no_finding():
     source = """
     import jax

@@ -257,3 +257,61 @@ def _within(node: ast.AST, outer: ast.AST) -> bool:
         node.end_lineno,
         node.end_col_offset,
     ) <= (outer.end_lineno, outer.end_col_offset)
+
+
+# `with jax.disable_jit():` -- jit does not trace in it: a jitted function called there runs
+# eagerly on concrete arrays, so its concrete-only accesses work. Only jit: vmap, pmap, grad
+# and checkpoint still trace there (asked of the installed JAX by
+# tests/test_traced_concrete_access.py::test_disable_jit_runs_only_jit_eagerly).
+DISABLE_JIT = frozenset({"jax.disable_jit", "jax._src.api.disable_jit"})  # where every supported JAX defines it
+EAGER_UNDER_DISABLE_JIT = frozenset({"jax.jit", "jax.experimental.pjit.pjit"})
+
+
+def runs_only_under_disable_jit(ctx: FileContext, function: ast.AST) -> bool:
+    """Whether the local function ``function`` (jitted) runs only in `with jax.disable_jit():`
+    blocks: each use of its name in the enclosing function is a call there, ``jax.jit(f)(x)``
+    there, or ``g = jax.jit(f)`` whose every use is a call there. A module-level function may
+    be called from anywhere, so it never does."""
+    if "disable_jit" not in ctx.text:
+        return False
+    scope = ctx.enclosing_function(function)
+    if scope is None or not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return False
+    blocks = [
+        (node.body[0], node.body[-1])
+        for node in ast.walk(scope)
+        if isinstance(node, (ast.With, ast.AsyncWith)) and node.body
+        and any(isinstance(i.context_expr, ast.Call) and ctx.qualname(i.context_expr.func) in DISABLE_JIT
+                for i in node.items)
+    ]
+    if not blocks:
+        return False
+
+    def inside(node: ast.AST) -> bool:
+        return any((first.lineno, first.col_offset) <= (node.lineno, node.col_offset)
+                   and (node.end_lineno, node.end_col_offset) <= (last.end_lineno, last.end_col_offset)
+                   for first, last in blocks)
+
+    def every_use_called_inside(name: str, definition: ast.AST | None, depth: int) -> bool:
+        counted = 0
+        for use in ast.walk(scope):
+            if not (isinstance(use, ast.Name) and use.id == name and isinstance(use.ctx, ast.Load)):
+                continue
+            if definition is not None and _within(use, definition):
+                continue
+            counted += 1
+            parent = ctx.parent(use)
+            if isinstance(parent, ast.Call) and parent.func is use and inside(parent):
+                continue
+            wraps = isinstance(parent, ast.Call) and use in parent.args and ctx.qualname(parent.func) in EAGER_UNDER_DISABLE_JIT
+            if wraps:
+                outer = ctx.parent(parent)
+                if isinstance(outer, ast.Call) and outer.func is parent and inside(outer):
+                    continue  # jax.jit(f)(x)
+                if (isinstance(outer, ast.Assign) and len(outer.targets) == 1 and isinstance(outer.targets[0], ast.Name)
+                        and depth < 2 and every_use_called_inside(outer.targets[0].id, None, depth + 1)):
+                    continue  # g = jax.jit(f), g's calls
+            return False
+        return counted > 0
+
+    return every_use_called_inside(function.name, function, 0)

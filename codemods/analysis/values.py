@@ -185,6 +185,8 @@ NOT_ADDRESSABLE_PRODUCERS = frozenset(
     }
 )
 HOST_PRODUCERS = frozenset({"jax.device_get", "jax.experimental.multihost_utils.process_allgather"})
+# `jax._src.test_util.rand_*(rng)`: functions that make NumPy arrays (`rand_default`, `rand_int`...).
+_TEST_RANDOM_FACTORIES = ("jax._src.test_util.rand_", "jax.test_util.rand_")
 # The calls that make a DLPack capsule, and whose (analysis/capsules.py reads it too).
 CAPSULE_PRODUCERS: dict[str, str] = {name.name: name.library for name in api.records(makes_capsules=True)}
 # Public spellings only: `qualname` canonicalises. Leaves with their paths are not modelled.
@@ -1643,6 +1645,10 @@ class Analysis:
             return Value(kind, f"{label}", placement=placement)
         if qualified in HOST_PRODUCERS or qualified.startswith("numpy."):
             return Value(NUMPY, label)
+        if qualified.startswith(_TEST_RANDOM_FACTORIES):
+            # issue 31: JAX's test suite makes its data with `rng = jtu.rand_default(...)`;
+            # `rng(shape, dtype)` returns a NumPy array (host data), so calling it is a numpy call.
+            return Value(LIBRARY, label, qualname="numpy.ndarray")
         if qualified.startswith("torch."):
             if qualified.startswith(_TORCH_NON_TENSORS):
                 return UNKNOWN_VALUE
@@ -1771,10 +1777,11 @@ _DTYPE_KEYWORDS = frozenset({"dtype", "new_dtype"})
 
 
 def _placement_free(value: Value) -> bool:
-    """Host data, literals and dtypes: values that cannot carry a sharding."""
+    """Host data, literals, dtypes and other libraries' arrays: values that cannot carry a
+    sharding (issue 31: `jnp.array(cupy_array)` lands on one device, as from NumPy)."""
     if value.kind in (CONTAINER, MAPPING):
         return all(_placement_free(v) for _, v in value.items)
-    return value.kind in (CONSTANT, NUMPY, LIBRARY)
+    return value.kind in (CONSTANT, LIBRARY) or value.kind in OTHER_ARRAYS
 
 
 def _is_module_name(qualified: str) -> bool:

@@ -143,6 +143,8 @@ class DlpackWithoutHostFallback(Rule):
                 continue
             if analysis.value_of(exported_array(node.args[0])).kind != v.ARRAY or is_guarded(ctx, node):
                 continue
+            if _runs_only_on_dlpack_platforms(ctx, node):
+                continue
             findings.append(self._finding(ctx, node, consumer, helper))
         return findings
 
@@ -207,6 +209,49 @@ class DlpackWithoutHostFallback(Rule):
         if numpy is None:
             return module
         return insert_helper(module, HELPER_NAME, HELPER_SOURCE.replace("NUMPY", numpy))
+
+
+# Backends whose arrays export over DLPack (JAX's test utilities' platform names).
+_DLPACK_PLATFORMS = frozenset({"cpu", "gpu", "cuda", "rocm"})
+_RUN_ON_DEVICES = frozenset({"jax._src.test_util.run_on_devices", "jax.test_util.run_on_devices"})
+_DEVICE_MATCHES = frozenset({"jax._src.test_util.test_device_matches", "jax.test_util.test_device_matches"})
+
+
+def _runs_only_on_dlpack_platforms(ctx: FileContext, call: ast.Call) -> bool:
+    """A test that runs only where DLPack works (issue 31, JAX's own test suite):
+    ``@jtu.run_on_devices("cpu")`` on it or its class, or a ``setUp`` / the test itself that
+    starts with ``if not jtu.test_device_matches(["cpu", "gpu"]): self.skipTest(...)``."""
+    for ancestor in ctx.ancestors(call):
+        if not isinstance(ancestor, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
+        if any(_platforms(ctx, d, _RUN_ON_DEVICES) for d in ancestor.decorator_list):
+            return True
+        if isinstance(ancestor, ast.ClassDef):
+            bodies = [s.body for s in ancestor.body if isinstance(s, ast.FunctionDef) and s.name in ("setUp", "setUpClass")]
+        else:
+            bodies = [[s for s in ancestor.body if s.end_lineno < call.lineno]]
+        if any(_skips_elsewhere(ctx, statement) for body in bodies for statement in body):
+            return True
+    return False
+
+
+def _platforms(ctx: FileContext, node: ast.AST, functions: frozenset[str]) -> bool:
+    """``node`` is a call of one of ``functions`` naming only DLPack platforms."""
+    if not (isinstance(node, ast.Call) and node.args and ctx.qualname(node.func) in functions):
+        return False
+    names = node.args[0].elts if isinstance(node.args[0], (ast.List, ast.Tuple)) else node.args
+    return all(isinstance(n, ast.Constant) and n.value in _DLPACK_PLATFORMS for n in names)
+
+
+def _skips_elsewhere(ctx: FileContext, statement: ast.stmt) -> bool:
+    """``if not jtu.test_device_matches([...]): self.skipTest(...)`` (or ``raise``)."""
+    if not (isinstance(statement, ast.If) and isinstance(statement.test, ast.UnaryOp)):
+        return False
+    if not isinstance(statement.test.op, ast.Not) or not _platforms(ctx, statement.test.operand, _DEVICE_MATCHES):
+        return False
+    last = statement.body[-1]
+    skips = isinstance(last, ast.Expr) and isinstance(last.value, ast.Call) and isinstance(last.value.func, ast.Attribute)
+    return isinstance(last, ast.Raise) or (skips and last.value.func.attr == "skipTest")
 
 
 def _consumer_calls(tree: ast.Module) -> tuple[list[ast.Call], frozenset[str]]:

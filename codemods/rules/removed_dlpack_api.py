@@ -19,7 +19,7 @@ from jax_codemod.analysis.capsules import (
     Producer,
     capsules,
 )
-from jax_codemod.analysis.context import FileContext
+from jax_codemod.analysis.context import FileContext, split_lines
 from jax_codemod.analysis.version_gates import OLD, Gates
 from jax_codemod.rule import Finding, FixSafety, Rule
 
@@ -116,7 +116,11 @@ class RemovedDlpackApi(Rule):
     path did, and `contiguous()` keeps the values right on JAX 0.6.1-0.7.1, whose
     `from_dlpack` ignores torch strides (it is a no-op, still zero-copy, for a contiguous
     tensor). For `jax.dlpack.from_dlpack(v.__dlpack__())` with `v` of unknown library,
-    passing `v` is an unsafe fix for that reason.
+    passing `v` is an unsafe fix for that reason. Where the file shows nothing else of `v`
+    (an unannotated parameter whose only use is the export: `from_dlpack(a.toDlpack())`),
+    passing it would leave a call this rule cannot tell from one given a capsule, so
+    `--check` would never pass: reported instead, with the manual fix (pass it, annotate
+    its type).
 
     Reported without a fix, with the manual fix in the message: `take_ownership=True` or
     a non-constant `take_ownership` (buffer donation no longer exists: pass the array and
@@ -358,6 +362,13 @@ class _Check:
         shown = source + "".join(f".{m}()" for m in _missing_for_jax(producer.source)) if wrap == TORCH_FOR_JAX else source
         single = len(flow.uses) == 1 and flow.uses[0] is consumer
         if flow.via == "direct":
+            if wrap == AS_IS and self.questioned_after_fix(producer.call, source, consumer):
+                typed = f" (`{source}: cupy.ndarray`)" if producer.kind == CUPY else ""
+                self.add(consumer.consumer, f"{message}; pass {what} itself: `{shown}` (not done automatically: "
+                         f"the file does not show what `{source}` is, so this rule could not tell the changed call "
+                         f"from one given a capsule: check the callers, pass it, and annotate its type{typed})",
+                         FixSafety.NONE)
+                return
             self.fix_source(producer.call, f"{message}; pass {what} itself: `{shown}`{_why(wrap, safety)}",
                             wrap, safety, at=consumer.consumer)
             return
@@ -376,6 +387,37 @@ class _Check:
         reason = _escape_words(flow)
         for use in jax_uses:
             self.escaped_into_jax(use, source, reason, shown)
+
+    def questioned_after_fix(self, call: ast.Call, source: str, use) -> bool:
+        """Whether passing ``source`` in place of ``call`` would leave a call this rule asks
+        about ("cannot tell whether ... is a capsule"): the value's library is unknown and only
+        the export showed it to be an array (`a.toDlpack()` of a parameter `a`). Such a fix
+        would leave `--check` failing at its own site forever (issue 31), so it is not made.
+        Judged exactly: the consumer is checked again in the text as the fix would leave it."""
+        consumer = use.consumer
+        exported = call.func.value if isinstance(call.func, ast.Attribute) else None
+        if exported is None or self.analysis.values.value_of(exported).kind != "unknown":
+            return False  # a known array or tensor: never questioned
+        lines = split_lines(self.ctx.text)  # numbered as ast numbers them (not str.splitlines)
+        starts = [0]
+        for line in lines:
+            starts.append(starts[-1] + len(line.encode("utf-8")))
+        data = self.ctx.text.encode("utf-8")
+        begin = starts[call.lineno - 1] + call.col_offset
+        end = starts[call.end_lineno - 1] + call.end_col_offset
+        text = (data[:begin] + source.encode("utf-8") + data[end:]).decode("utf-8")
+        try:
+            tree = ast.parse(text)
+            after = FileContext(self.ctx.path, text, tree)
+        except (SyntaxError, ValueError):
+            return False
+        moved = next((node for node in ast.walk(tree) if isinstance(node, ast.Call)
+                      and (node.lineno, node.col_offset) == (consumer.lineno, consumer.col_offset)), None)
+        if moved is None:
+            return False
+        again = _Check(self.rule, after)
+        again.outside_capsule(moved, use.consumer_name)
+        return bool(again.findings)
 
     def escaped_into_jax(self, use, source, reason, shown) -> None:
         # One wording before and after any fix (the producer's own, or one that moves lines),

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 from jax_codemod.analysis import api, jax_versions, tracing
 from jax_codemod.analysis.context import FileContext
+from jax_codemod.analysis.expected_errors import EAGER_UNDER_DISABLE_JIT, runs_only_under_disable_jit
 from jax_codemod.analysis.jax_versions import OLDEST_SUPPORTED
 from jax_codemod.analysis.partial import Parts, Reading
 from jax_codemod.analysis.partial_receivers import PartialReceivers, Undecided, holds_tracer
@@ -433,6 +434,10 @@ def _accesses(
     ctx: FileContext, traced: Traced, members: dict[str, Member], buffers: frozenset[str], exact: bool = True
 ) -> list[Access]:
     function, answer = traced.node, tracing_for(ctx)
+    if traced.caller is None and traced.transforms <= EAGER_UNDER_DISABLE_JIT and runs_only_under_disable_jit(
+        ctx, function
+    ):
+        return []  # jit traces nothing under `jax.disable_jit()`, where alone it runs
     # Only calls and attributes can be accesses (the parser makes no subclasses of them).
     nodes = [node for node in answer.scope_nodes(function) if node.__class__ is ast.Call or node.__class__ is ast.Attribute]
     called = {id(node.func) for node in nodes if node.__class__ is ast.Call}
