@@ -305,6 +305,8 @@ def join(values: Iterable[Value]) -> Value:
     return weakest
 
 
+# What makes a device mesh (one of one device is no multi-device placement).
+_MESH_MAKERS = frozenset({"jax.make_mesh", "jax.sharding.Mesh", "jax.experimental.mesh_utils.create_device_mesh"})
 _USE_KINDS = ("first", "func", "method", "load")
 # Names looked up one by one before a file's full call index is built instead.
 _NAMES_BEFORE_INDEX = 32
@@ -1610,20 +1612,7 @@ class Analysis:
             name = self.qualname(call)
             return Value(MODULE, qualname=name) if name else UNKNOWN_VALUE
         if qualified in PARTIAL:
-            if not call.args:
-                return UNKNOWN_VALUE
-            inner = self.value_of(call.args[0])
-            if inner.kind == TRANSFORM:
-                if len(call.args) > 1:
-                    return self.apply(
-                        inner, ast.Call(func=call.args[0], args=call.args[1:], keywords=call.keywords)
-                    )
-                return Value(TRANSFORM, inner.why, transform=inner.transform.with_options(call.keywords))
-            if inner.kind == CALLABLE:
-                return inner
-            if inner.kind == LIBRARY:
-                return inner
-            return UNKNOWN_VALUE
+            return self._partial_call(call)
         if qualified == "jax.device_put":
             return self._device_put(call)
         if qualified in CAPSULE_PRODUCERS:
@@ -1659,33 +1648,8 @@ class Analysis:
             return Value(
                 CONTAINER, label, items=((None, Value(DEVICE, f"`{qualified}()[...]`", placement=SINGLE)),)
             )
-        if qualified in SHARDING_TYPES:
-            placement = SHARDING_TYPES[qualified]
-            label = f"a `{qualified.rsplit('.', 1)[1]}`"
-            if placement == MULTI and self.value_of(_argument(call, 0, "mesh")).constant == "single":
-                return Value(SHARDING, f"{label} over a one-device mesh", placement=SINGLE)
-            if placement == MULTI and self.multi_process and not self._local_mesh(call):
-                # After jax.distributed.initialize, a mesh over jax.devices() spans every process.
-                return Value(
-                    SHARDING, f"{label} over the devices of every process", placement=NOT_ADDRESSABLE
-                )
-            return Value(SHARDING, label, placement=placement)
-        if qualified in ("jax.sharding.PartitionSpec",):
-            return Value(PARTITION_SPEC, "a `PartitionSpec`")
-        if qualified in (
-            "jax.make_mesh",
-            "jax.sharding.Mesh",
-            "jax.experimental.mesh_utils.create_device_mesh",
-        ):
-            shape = (
-                _constant_ints(_argument(call, 0, "axis_shapes")) if qualified == "jax.make_mesh" else None
-            )
-            if (shape and all(size == 1 for size in shape)) or (
-                qualified == "jax.sharding.Mesh" and _one_device(_argument(call, 0, "devices"))
-            ):
-                return Value(MESH, f"{label} of one device", constant="single")
-            local = "local_devices" in self.ctx.source_of(call)
-            return Value(MESH, label, constant="local" if local else None)
+        if qualified in SHARDING_TYPES or qualified in _MESH_MAKERS or qualified == "jax.sharding.PartitionSpec":
+            return self._placement_object(qualified, call)
         if qualified in TREE_LEAVES and call.args:
             return Value(CONTAINER, label, items=((None, self.leaves(call.args[0])),))
         if qualified in TREE_FLATTEN and call.args:
@@ -1704,6 +1668,51 @@ class Analysis:
             and call.args
         ):
             return Value(CONTAINER, items=((None, self._iterated(self.value_of(call.args[0]))),))
+        return None
+
+    def _partial_call(self, call: ast.Call) -> Value:
+        """``functools.partial(f, ...)``: a transform with options, or what calling it gives."""
+        if not call.args:
+            return UNKNOWN_VALUE
+        inner = self.value_of(call.args[0])
+        if inner.kind == TRANSFORM:
+            if len(call.args) > 1:
+                return self.apply(
+                    inner, ast.Call(func=call.args[0], args=call.args[1:], keywords=call.keywords)
+                )
+            return Value(TRANSFORM, inner.why, transform=inner.transform.with_options(call.keywords))
+        if inner.kind == CALLABLE:
+            return inner
+        if inner.kind == LIBRARY:
+            return inner
+        return UNKNOWN_VALUE
+
+    def _placement_object(self, qualified: str, call: ast.Call) -> Value | None:
+        """A sharding, a partition spec or a mesh that ``call`` of ``qualified`` makes."""
+        label = f"`{qualified}`"
+        if qualified in SHARDING_TYPES:
+            placement = SHARDING_TYPES[qualified]
+            label = f"a `{qualified.rsplit('.', 1)[1]}`"
+            if placement == MULTI and self.value_of(_argument(call, 0, "mesh")).constant == "single":
+                return Value(SHARDING, f"{label} over a one-device mesh", placement=SINGLE)
+            if placement == MULTI and self.multi_process and not self._local_mesh(call):
+                # After jax.distributed.initialize, a mesh over jax.devices() spans every process.
+                return Value(
+                    SHARDING, f"{label} over the devices of every process", placement=NOT_ADDRESSABLE
+                )
+            return Value(SHARDING, label, placement=placement)
+        if qualified == "jax.sharding.PartitionSpec":
+            return Value(PARTITION_SPEC, "a `PartitionSpec`")
+        if qualified in _MESH_MAKERS:
+            shape = (
+                _constant_ints(_argument(call, 0, "axis_shapes")) if qualified == "jax.make_mesh" else None
+            )
+            if (shape and all(size == 1 for size in shape)) or (
+                qualified == "jax.sharding.Mesh" and _one_device(_argument(call, 0, "devices"))
+            ):
+                return Value(MESH, f"{label} of one device", constant="single")
+            local = "local_devices" in self.ctx.source_of(call)
+            return Value(MESH, label, constant="local" if local else None)
         return None
 
     def _local_mesh(self, call: ast.Call) -> bool:
