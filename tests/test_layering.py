@@ -163,3 +163,15 @@ def test_jax001_is_a_rule_like_the_others():
     # tracing answer and the partial reading live in modules of their own.
     lines = (ROOT / "codemods" / "rules" / "traced_concrete_access.py").read_text(encoding="utf-8").count("\n")
     assert lines < 600, lines
+
+
+def test_contributing_names_every_module_of_the_analysis():
+    # "Adding a rule" tells a new engineer where each question goes: a module it does not name
+    # is one they will not find.
+    guide = (ROOT / "CONTRIBUTING.md").read_text(encoding="utf-8")
+    missing = [
+        path.name
+        for path in sorted((ROOT / "codemods" / "analysis").glob("*.py"))
+        if path.name != "__init__.py" and path.name not in guide
+    ]
+    assert not missing, missing
