@@ -46,6 +46,7 @@ from __future__ import annotations
 import ast
 import bisect
 import re
+import weakref
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from functools import cached_property
@@ -524,7 +525,15 @@ class Analysis:
     @cached_property
     def names(self) -> Resolver:
         """The file's resolver (``analysis.names``), with scopes and values to follow."""
-        return Resolver(self.ctx._bindings, self._module_level, self._holds)
+        # Through a weak reference: bound methods kept here would make the analysis a cycle
+        # that holds the whole tree until the cyclic collector walks it (the engine relies on
+        # reference counting to free each file's tree when the file is done).
+        analysis = weakref.ref(self)
+        return Resolver(
+            self.ctx._bindings,
+            lambda name: analysis()._module_level(name),
+            lambda name: analysis()._holds(name),
+        )
 
     def qualname(self, expr: ast.AST) -> str | None:
         """The public qualified name ``expr`` refers to, or None (``names.Resolver.qualname``)."""
