@@ -123,15 +123,16 @@ def failures(xml: Path) -> list[str]:
 
 
 def record(python: str, xml: Path, install_s: float | None, tests_s: float | None, newest: bool,
-           results: Path = RESULTS) -> dict:
-    """Write the record of one environment's run (its interpreter ``python``, its JUnit ``xml``)."""
+           results: Path = RESULTS, commit: str | None = None) -> dict:
+    """Write the record of one environment's run (its interpreter ``python``, its JUnit ``xml``, the
+    commit it ran at: default the checkout's)."""
     probe = "import sys; from importlib import metadata as m; print(sys.version.split()[0], m.version('jax'))"
     done = subprocess.run([python, "-c", probe], capture_output=True, text=True, check=True)
     py, jax = done.stdout.split()
     outcomes, skips = summarise(xml)
     total, unexecuted = unexecuted_rewrites(xml)
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True,
-                            check=False).stdout.strip()
+    commit = commit or subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True,
+                                      text=True, check=False).stdout.strip()
     entry = {
         "python": py, "jax": jax, "newest": newest,
         "passed": outcomes["passed"], "failed": outcomes["failed"], "skipped": outcomes["skipped"],
@@ -179,9 +180,12 @@ def section(found: list[dict]) -> str:
     oldest = min(found, key=lambda entry: (_version(entry["jax"]), _version(entry["python"])), default=None)
     if oldest is not None and oldest["rewrite_cases"]:
         cases = sum(len(names) for names in oldest["unexecuted_rewrites"].values())
+        versioned = sum(len(names) for reason, names in oldest["unexecuted_rewrites"].items()
+                        if reason.startswith("needs jax"))
         lines += ["", f"Rewrite cases (`rewrite_*` and `unsafe_*`) not executed on the oldest JAX, "
-                      f"{oldest['jax']}: **{cases} of {oldest['rewrite_cases']}**"
-                      + (":" if cases else ".")]
+                      f"{oldest['jax']}: **{cases} of {oldest['rewrite_cases']}**, {versioned} for the JAX "
+                      f"release (their setup needs an API it lacks: `# requires: jax...`), {cases - versioned} "
+                      f"for a device or package that environment lacks" + (":" if cases else ".")]
         for reason, names in oldest["unexecuted_rewrites"].items():
             lines.append(f"- {len(names)}, {reason}: " + ", ".join(f"`{name}`" for name in names))
     reasons: dict[str, dict[str, int]] = {}
@@ -217,6 +221,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--install-s", type=float)
     parser.add_argument("--tests-s", type=float)
     parser.add_argument("--newest", action="store_true", help="with --record: pip chose the jax")
+    parser.add_argument("--commit", help="with --record: the commit the run was made at (default: HEAD)")
     parser.add_argument("--readme", action="store_true", help="write the recorded runs into README.md")
     parser.add_argument("--check", action="store_true", help="exit 1 if README.md differs from the records")
     args = parser.parse_args(argv)
@@ -228,7 +233,7 @@ def main(argv: list[str] | None = None) -> int:
             return 1
         return 0
     if args.record:
-        record(args.record[0], Path(args.record[1]), args.install_s, args.tests_s, args.newest)
+        record(args.record[0], Path(args.record[1]), args.install_s, args.tests_s, args.newest, commit=args.commit)
         args.readme = True
     if args.readme:
         README.write_text(rendered(README.read_text(), records()))

@@ -73,7 +73,8 @@ def test_the_section_pivots_skip_reasons_and_names_the_oldest_jaxs_unexecuted_re
     assert "| 3.11.7 | 0.4.30 | 10 | 0 | 2 | 1 | 30 s | 400 s | abc1234, 2026-12-03 |" in text
     assert "| 3.13.0 | 0.12.0.1 (newest) | 10 | 1 | 2 | 1 | — | 400 s |" in text
     assert "Failed on 3.13 / 0.12.0.1: `tests.test_a::test_bad`." in text
-    assert "not executed on the oldest JAX, 0.4.30: **2 of 5**:" in text
+    assert "not executed on the oldest JAX, 0.4.30: **2 of 5**, 2 for the JAX release" in text
+    assert "0 for a device or package that environment lacks:" in text
     assert "- 2, needs jax>=0.7.1; jax 0.4.30 is installed: `m/rewrite_a`, `m/rewrite_b`" in text
     assert "| why | 3.11 / 0.4.30 | 3.13 / 0.12.0.1 |" in text
     assert "| needs jax>=0.7.1 | 2 | — |" in text
