@@ -123,7 +123,7 @@ def failures(xml: Path) -> list[str]:
 
 
 def record(python: str, xml: Path, install_s: float | None, tests_s: float | None, newest: bool,
-           results: Path = RESULTS, commit: str | None = None) -> dict:
+           results: Path = RESULTS, commit: str | None = None, suite: str = "") -> dict:
     """Write the record of one environment's run (its interpreter ``python``, its JUnit ``xml``, the
     commit it ran at: default the checkout's)."""
     probe = "import sys; from importlib import metadata as m; print(sys.version.split()[0], m.version('jax'))"
@@ -134,7 +134,7 @@ def record(python: str, xml: Path, install_s: float | None, tests_s: float | Non
     commit = commit or subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True,
                                       text=True, check=False).stdout.strip()
     entry = {
-        "python": py, "jax": jax, "newest": newest,
+        "python": py, "jax": jax, "newest": newest, "suite": suite or "whole suite",
         "passed": outcomes["passed"], "failed": outcomes["failed"], "skipped": outcomes["skipped"],
         "xfailed": outcomes["xfailed"],
         "install_s": None if install_s is None else round(install_s),
@@ -168,11 +168,11 @@ def section(found: list[dict]) -> str:
     def seconds(value):
         return "—" if value is None else f"{value} s"
 
-    lines = [START, "", "| Python | jax | passed | failed | skipped | xfailed | install | tests | at |",
-             "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+    lines = [START, "", "| Python | jax | tests | passed | failed | skipped | xfailed | install | tests took | at |",
+             "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     for entry in found:
         lines.append(f"| {entry['python']} | {entry['jax']}{' (newest)' if entry['newest'] else ''} | "
-                     f"{entry['passed']} | {entry['failed']} | {entry['skipped']} | {entry['xfailed']} | "
+                     f"{entry['suite']} | {entry['passed']} | {entry['failed']} | {entry['skipped']} | {entry['xfailed']} | "
                      f"{seconds(entry['install_s'])} | {seconds(entry['tests_s'])} | {entry['commit']}, {entry['date']} |")
     failing = [entry for entry in found if entry["failures"]]
     for entry in failing:
@@ -222,6 +222,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--tests-s", type=float)
     parser.add_argument("--newest", action="store_true", help="with --record: pip chose the jax")
     parser.add_argument("--commit", help="with --record: the commit the run was made at (default: HEAD)")
+    parser.add_argument("--suite", default="", help="with --record: the tests it ran (default: the whole suite)")
     parser.add_argument("--readme", action="store_true", help="write the recorded runs into README.md")
     parser.add_argument("--check", action="store_true", help="exit 1 if README.md differs from the records")
     args = parser.parse_args(argv)
@@ -233,7 +234,8 @@ def main(argv: list[str] | None = None) -> int:
             return 1
         return 0
     if args.record:
-        record(args.record[0], Path(args.record[1]), args.install_s, args.tests_s, args.newest, commit=args.commit)
+        record(args.record[0], Path(args.record[1]), args.install_s, args.tests_s, args.newest, commit=args.commit,
+               suite=args.suite)
         args.readme = True
     if args.readme:
         README.write_text(rendered(README.read_text(), records()))
@@ -259,7 +261,8 @@ def main(argv: list[str] | None = None) -> int:
         subprocess.run([str(env / "bin" / "python"), "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:randomly",
                         f"--junitxml={xml}", *args.pytest_args.split()], cwd=ROOT, check=False,
                        stdout=sys.stderr)
-        entry = record(str(env / "bin" / "python"), xml, installed_s, time.monotonic() - started, jax == "newest")
+        entry = record(str(env / "bin" / "python"), xml, installed_s, time.monotonic() - started, jax == "newest",
+                       suite=args.pytest_args)
         failed |= bool(entry["failed"])
         # At once: the next environment's suite checks the README against the records.
         README.write_text(rendered(README.read_text(), records()))

@@ -52,7 +52,7 @@ def test_rewrite_cases_not_executed_are_named_with_their_reason(tmp_path):
 
 
 def _entry(python, jax, **extra):
-    entry = {"python": python, "jax": jax, "newest": False, "passed": 10, "failed": 0, "skipped": 2, "xfailed": 1,
+    entry = {"python": python, "jax": jax, "newest": False, "suite": "whole suite", "passed": 10, "failed": 0, "skipped": 2, "xfailed": 1,
              "install_s": 30, "tests_s": 400, "commit": "abc1234", "date": "2026-12-03", "failures": [],
              "skips": {}, "rewrite_cases": 5, "unexecuted_rewrites": {}}
     entry.update(extra)
@@ -70,8 +70,8 @@ def test_the_section_pivots_skip_reasons_and_names_the_oldest_jaxs_unexecuted_re
     assert [entry["jax"] for entry in found] == ["0.4.30", "0.12.0.1"]  # by Python, then by version
     text = jax_matrix.section(found)
     assert text.startswith(jax_matrix.START) and text.endswith(jax_matrix.END)
-    assert "| 3.11.7 | 0.4.30 | 10 | 0 | 2 | 1 | 30 s | 400 s | abc1234, 2026-12-03 |" in text
-    assert "| 3.13.0 | 0.12.0.1 (newest) | 10 | 1 | 2 | 1 | — | 400 s |" in text
+    assert "| 3.11.7 | 0.4.30 | whole suite | 10 | 0 | 2 | 1 | 30 s | 400 s | abc1234, 2026-12-03 |" in text
+    assert "| 3.13.0 | 0.12.0.1 (newest) | whole suite | 10 | 1 | 2 | 1 | — | 400 s |" in text
     assert "Failed on 3.13 / 0.12.0.1: `tests.test_a::test_bad`." in text
     assert "not executed on the oldest JAX, 0.4.30: **2 of 5**, 2 for the JAX release" in text
     assert "0 for a device or package that environment lacks:" in text
