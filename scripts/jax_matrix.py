@@ -191,11 +191,12 @@ def section(found: list[dict]) -> str:
     reasons: dict[str, dict[str, int]] = {}
     for entry in found:
         for reason, count in entry["skips"].items():
-            row = reasons.setdefault(_INSTALLED.sub("", reason), {})
+            merged = _INSTALLED.sub("", reason).replace(f"jax {entry['jax']} ", "the installed jax ")
+            row = reasons.setdefault(merged, {})
             row[_label(entry)] = row.get(_label(entry), 0) + count
     if reasons:
         labels = [_label(entry) for entry in found]
-        lines += ["", "Skipped tests, by reason (the installed version left out of a reason that names it):", "",
+        lines += ["", "Skipped tests, by reason (a reason that names the installed jax is one row for every version):", "",
                   "| why | " + " | ".join(labels) + " |", "| --- |" + " --- |" * len(labels)]
         for reason, counts in sorted(reasons.items()):
             lines.append(f"| {reason.replace('|', chr(92) + '|')} | "

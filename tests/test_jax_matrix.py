@@ -60,10 +60,12 @@ def _entry(python, jax, **extra):
 
 
 def test_the_section_pivots_skip_reasons_and_names_the_oldest_jaxs_unexecuted_rewrites(tmp_path):
-    old = _entry("3.11.7", "0.4.30", skips={"needs jax>=0.7.1; jax 0.4.30 is installed": 2},
+    old = _entry("3.11.7", "0.4.30", skips={"needs jax>=0.7.1; jax 0.4.30 is installed": 2,
+                                            "jax 0.4.30 still takes a capsule": 1},
                  unexecuted_rewrites={"needs jax>=0.7.1; jax 0.4.30 is installed": ["m/rewrite_a", "m/rewrite_b"]})
     new = _entry("3.13.0", "0.12.0.1", newest=True, failed=1, failures=["tests.test_a::test_bad"],
-                 skips={"needs torch, which is not installed": 2}, install_s=None)
+                 skips={"needs torch, which is not installed": 2, "jax 0.12.0.1 still takes a capsule": 3},
+                 install_s=None)
     for entry in (new, old):
         (tmp_path / f"py{entry['python'][:4]}-jax{entry['jax']}.json").write_text(json.dumps(entry))
     found = jax_matrix.records(tmp_path)
@@ -79,6 +81,7 @@ def test_the_section_pivots_skip_reasons_and_names_the_oldest_jaxs_unexecuted_re
     assert "| why | 3.11 / 0.4.30 | 3.13 / 0.12.0.1 |" in text
     assert "| needs jax>=0.7.1 | 2 | — |" in text
     assert "| needs torch, which is not installed | — | 2 |" in text
+    assert "| the installed jax still takes a capsule | 1 | 3 |" in text
     readme = f"intro\n{jax_matrix.START}\nstale\n{jax_matrix.END}\nrest\n"
     assert jax_matrix.rendered(readme, found) == f"intro\n{text}\nrest\n"
     assert jax_matrix.rendered(jax_matrix.rendered(readme, found), found) == jax_matrix.rendered(readme, found)
