@@ -1,13 +1,13 @@
 """Gates on JAX's version compared as a string (JAX007; its fix is unsafe: `--unsafe-fixes`).
 
-"0.10.2" >= "0.4.36" is False: strings compare character by character.
+"0.10.2" >= "0.5.3" is False: strings compare character by character.
 """
 import jax
 import jax.numpy as jnp
 
 
 def has_typeof() -> bool:
-    return jax.__version__ >= "0.4.36"
+    return jax.__version__ >= "0.5.3"  # jax.typeof arrived in 0.5.3
 
 
 if __name__ == "__main__":

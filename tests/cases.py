@@ -15,7 +15,8 @@ API they lack: the execution test skips it, with the reason; any installed distr
 the operators >=, >, <=, <, == work),
 ``# fails-on: jax>=0.7.0`` (the releases on which the *before* code raises the documented error;
 several such lines are alternatives, the items of one line all hold;
-on any other release the before code must run without error, as the after code must on
+on any other release the before code is not held to that error -- it may run, or fail for a
+reason of its own, such as an API that release lacks -- while the after code must run on
 every release: a fix has to work on the oldest JAX the project allows, not only where the
 old code broke),
 ``# option: key=value`` (a rule option, as in ``[tool.codemod]``),

@@ -10,8 +10,8 @@ an empty string to let JAX choose) to run the same cases on a GPU. Cases that ne
 several devices (``# requires: multi-device``) or a GPU (``# requires: gpu``) skip,
 with the reason, where the backend lacks them, and so do cases whose setup needs a newer JAX
 (``# requires: jax>=0.7.1``) on an older one. A case whose old code breaks only from some
-release on (``# fails-on: jax>=0.7.0``) still runs on the older ones: there the old code and
-the fix must both run.
+release on (``# fails-on: jax>=0.7.0``) still runs on the older ones: there the fix must run
+(the old code is not held to anything: it may need an API those releases lack).
 
 The ``# expect:`` header names the error the newest JAX documents; errors are matched by
 family, so the same case checks every supported release: ``accepted_errors`` lists what

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
+import os
 import subprocess
 import sys
 
@@ -226,6 +228,45 @@ def test_findings_follow_the_declared_range(tmp_path, requirement, found):
     code, out, _ = invoke(["run", "--check", "--no-cache", "--format", "json", tmp_path / "src"])
     assert [f["code"] for f in json.loads(out)["findings"]] == found
     assert code == (1 if found else 0)
+
+
+# A library's export through the removed `to_dlpack`, with the values it must give on every JAX.
+EXPORTS = (
+    b"import jax.dlpack\nimport jax.numpy as jnp\nimport torch\nimport torch.utils.dlpack\n\n\n"
+    b"def export(x):\n    return torch.utils.dlpack.from_dlpack(jax.dlpack.to_dlpack(x))\n\n\n"
+    b"x = jnp.arange(6.0).reshape(2, 3)\n"
+    b"assert torch.equal(export(x), torch.arange(6.0).reshape(2, 3))\n"
+    b"assert torch.equal(export(x.T), torch.arange(6.0).reshape(2, 3).T)\n"
+)
+
+
+@pytest.mark.skipif(importlib.util.find_spec("torch") is None, reason="needs torch, which is not installed")
+@pytest.mark.parametrize("requirement", ["jax>=0.4.30", "jax<0.7"])
+def test_the_declared_range_decides_the_fix_and_the_fix_runs_on_the_installed_jax(tmp_path, requirement):
+    """The issue-35 pair, end to end: codemod reads the project's own requirement, fixes (or leaves)
+    the file, and the result runs on the installed JAX. .ci/run has this file on 0.4.30 and on the
+    newest JAX (and the matrix on every release between): for `jax>=0.4.30` the fix must give the
+    values on all of them; for `jax<0.7` the file stays byte-identical and runs on every release
+    that project allows, while a release it excludes really lacks `to_dlpack`."""
+    _project(tmp_path, {"pyproject.toml": f'[project]\nname = "p"\ndependencies = ["{requirement}"]\n'})
+    path = tmp_path / "src" / "a.py"
+    path.write_bytes(EXPORTS)
+    code, out, err = invoke(["run", "--no-cache", "--format", "json", tmp_path / "src"])
+    assert code in (0, 1), err
+    after = path.read_bytes()
+    env = {**os.environ, "JAX_PLATFORMS": "cpu"}
+    done = subprocess.run([sys.executable, str(path)], capture_output=True, text=True, env=env, check=False)
+    if requirement == "jax>=0.4.30":
+        assert [f["code"] for f in json.loads(out)["findings"]] == ["JAX005"]
+        assert b"to_dlpack" not in after.replace(b"torch.utils.dlpack", b"")
+        assert done.returncode == 0, done.stderr[-3000:]
+    else:
+        assert json.loads(out)["findings"] == []
+        assert after == EXPORTS
+        if jax_versions.installed() < jax_versions.parse("0.7"):
+            assert done.returncode == 0, done.stderr[-3000:]
+        else:
+            assert done.returncode != 0 and "to_dlpack" in done.stderr, done.stderr[-3000:]
 
 
 def test_a_range_reports_what_any_release_in_it_breaks():

@@ -102,8 +102,9 @@ TRACER_MEMBERS: tuple[Member, ...] = (
     # renamed `format` in 0.6.2, which keeps `layout = format` as an alias; 0.7.0 drops the alias
     Member("layout", None, UNAVAILABLE, until=(0, 7, 0)),
     Member("format", None, UNAVAILABLE, since=(0, 6, 2)),
-    # jaxlib's ArrayImpl method; seen on the 0.12.0.1 wheel, absent from 0.10.2 (0.11 not checked).
-    Member("unsafe_raw_buffer", (0, 0), UNAVAILABLE, since=(0, 12, 0)),
+    # jaxlib's ArrayImpl method (jaxlib/libjax_common.so): absent from 0.11.0, there from 0.11.1
+    # (both wheels run through test_member_table_matches_installed_jax).
+    Member("unsafe_raw_buffer", (0, 0), UNAVAILABLE, since=(0, 11, 1)),
 )
 
 

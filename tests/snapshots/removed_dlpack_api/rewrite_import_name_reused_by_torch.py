@@ -1,5 +1,5 @@
 # expect: ImportError: to_dlpack
-# requires: jax>=0.7.0
+# fails-on: jax>=0.7.0
 """A function imports torch's `to_dlpack` under the same name: that read is torch's, not the
 module's import of JAX's, so once the JAX call is migrated the failing import goes too."""
 import jax.numpy as jnp

@@ -1,5 +1,5 @@
 # expect: ConcretizationTypeError: unsafe_buffer_pointer
-# requires: jax>=0.8.1
+# fails-on: jax>=0.8.1
 import jax
 import jax.numpy as jnp
 
