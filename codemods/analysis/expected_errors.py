@@ -27,6 +27,7 @@ import ast
 from dataclasses import dataclass
 from functools import cached_property
 
+from jax_codemod.analysis import api
 from jax_codemod.analysis.context import FileContext
 
 EXPECTED = "expected"
@@ -264,7 +265,7 @@ def _within(node: ast.AST, outer: ast.AST) -> bool:
 # and checkpoint still trace there (asked of the installed JAX by
 # tests/test_traced_concrete_access.py::test_disable_jit_runs_only_jit_eagerly).
 DISABLE_JIT = frozenset({"jax.disable_jit", "jax._src.api.disable_jit"})  # where every supported JAX defines it
-EAGER_UNDER_DISABLE_JIT = frozenset({"jax.jit", "jax.experimental.pjit.pjit"})
+EAGER_UNDER_DISABLE_JIT = api.public_names(library="jax", transform="jit")  # jax.jit, pjit
 
 
 def runs_only_under_disable_jit(ctx: FileContext, function: ast.AST) -> bool:

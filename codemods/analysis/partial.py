@@ -132,7 +132,6 @@ def proven_clean(ctx: FileContext, parts: Parts, clean: Callable[[Reading], bool
     reading, and no target on a chain from a root or ``clean(reading)``. False on any doubt,
     and when the reading fails in a way it should not: that costs a whole parse, never a
     finding. Never parses the whole file (``ctx.tree`` stays unread)."""
-    reading = None
     try:
         reading = read(ctx, parts)
         if reading is None:
@@ -140,14 +139,6 @@ def proven_clean(ctx: FileContext, parts: Parts, clean: Callable[[Reading], bool
         return not reading.may_matter or clean(reading)
     except Exception:  # noqa: BLE001 -- see the docstring; the tests call read() directly
         return False
-    finally:
-        if reading is not None:
-            # An analysis or tracing answer kept on a partial context refers back to it: a
-            # cycle that only the cyclic collector frees, walking the partial tree to do so
-            # (0.2 s of a cold run over the JAX-heavy bench tree). Nothing outlives the answer.
-            for made in {id(reading.context): reading.context, id(reading.base): reading.base}.values():
-                if made is not ctx:
-                    made.release()
 
 
 # The blocks always kept ---------------------------------------------------------------------
