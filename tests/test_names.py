@@ -69,9 +69,14 @@ def _object(qualified: str):
 
 # Public names that are the same function or class in another wrapper or alias: JAX's own
 # `jax.tree.*` wrappers of `jax.tree_util`, `remat` of `checkpoint`, the array class's
-# implementation, and the device and shard classes of basearray's annotations.
+# implementation, and the device and shard classes of basearray's annotations. Before 0.5 (seen
+# on 0.4.30): `jax.checkpoint` is `ad_checkpoint.checkpoint_wrapper`, a thin wrapper of
+# `checkpoint`, and `jax.experimental.shard_map` has a `pmap` of its own, built on shard_map,
+# that traces its function and places the result over the devices as `jax.pmap` does.
 EQUIVALENT = {
     "jax._src.ad_checkpoint.remat",
+    "jax._src.ad_checkpoint.checkpoint",
+    "jax.experimental.shard_map.pmap",
     "jax._src.array.ArrayImpl",
     "jax._src.basearray.Device",
     "jax._src.basearray.Shard",
