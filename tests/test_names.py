@@ -72,8 +72,12 @@ def _object(qualified: str):
 # implementation, and the device and shard classes of basearray's annotations. Before 0.5 (seen
 # on 0.4.30): `jax.checkpoint` is `ad_checkpoint.checkpoint_wrapper`, a thin wrapper of
 # `checkpoint`, and `jax.experimental.shard_map` has a `pmap` of its own, built on shard_map,
-# that traces its function and places the result over the devices as `jax.pmap` does.
+# that traces its function and places the result over the devices as `jax.pmap` does (from 0.6,
+# `jax._src.shard_map.pmap`). From 0.6.1 to 0.7.x `jax.experimental.shard_map.shard_map` is the
+# legacy wrapper of `jax.shard_map` (the old keyword names): the same transform to the analysis.
 EQUIVALENT = {
+    "jax._src.shard_map.pmap",
+    "jax.experimental.shard_map.shard_map",
     "jax._src.ad_checkpoint.remat",
     "jax._src.ad_checkpoint.checkpoint",
     "jax.experimental.shard_map.pmap",
