@@ -227,11 +227,7 @@ class ExpectedErrors:
         if depth > 3:
             return False
         counted = 0
-        for use in ast.walk(scope):
-            if not (isinstance(use, ast.Name) and use.id == name and isinstance(use.ctx, ast.Load)):
-                continue
-            if definition is not None and _within(use, definition):
-                continue
+        for use in _reads_outside(scope, name, definition):
             parent = self.ctx.parent(use)
             if eager_calls_work and isinstance(parent, ast.Call) and parent.func is use:
                 continue  # runs the function eagerly, where the access works
@@ -251,6 +247,18 @@ class ExpectedErrors:
                 continue
             return False
         return counted > 0
+
+
+def _reads_outside(scope: ast.AST, name: str, definition: ast.AST | None):
+    """The reads of ``name`` in ``scope``, but not inside ``definition`` (its own body)."""
+    for use in ast.walk(scope):
+        if (
+            isinstance(use, ast.Name)
+            and use.id == name
+            and isinstance(use.ctx, ast.Load)
+            and (definition is None or not _within(use, definition))
+        ):
+            yield use
 
 
 def _within(node: ast.AST, outer: ast.AST) -> bool:
@@ -295,11 +303,7 @@ def runs_only_under_disable_jit(ctx: FileContext, function: ast.AST) -> bool:
 
     def every_use_called_inside(name: str, definition: ast.AST | None, depth: int) -> bool:
         counted = 0
-        for use in ast.walk(scope):
-            if not (isinstance(use, ast.Name) and use.id == name and isinstance(use.ctx, ast.Load)):
-                continue
-            if definition is not None and _within(use, definition):
-                continue
+        for use in _reads_outside(scope, name, definition):
             counted += 1
             parent = ctx.parent(use)
             if isinstance(parent, ast.Call) and parent.func is use and inside(parent):

@@ -9,6 +9,7 @@ import ast
 import bisect
 
 from jax_codemod.analysis.context import brackets_balance, in_code, statements, string_interiors
+from jax_codemod.analysis.partial import is_word_char, word_positions
 from jax_codemod.analysis.tracing import STATIC_ATTRS, Tracing
 
 # `jax.typeof(x)`: an abstract value, never an array; the value analysis has it as a library
@@ -132,7 +133,7 @@ class PartialReceivers:
         text, interiors, blocks = self.text, self._interiors, cut.blocks
         starts = cut.string_starts
         size = len(text)
-        for position in _word_positions(text, attr):
+        for position in word_positions(text, attr):
             if not in_code(text, position, interiors, starts):
                 if self._in_a_field(position, starts):
                     return False
@@ -144,7 +145,7 @@ class PartialReceivers:
             while before >= 0 and text[before] in " \t":
                 before -= 1
             keyword = any(
-                text.endswith(word, 0, before + 1) and (before < len(word) or not _is_word_char(text[before - len(word)]))
+                text.endswith(word, 0, before + 1) and (before < len(word) or not is_word_char(text[before - len(word)]))
                 for word in ("def", "class")
             )
             index = cut.block_of(position)
@@ -189,8 +190,8 @@ class PartialReceivers:
             while position != -1:
                 end = position + 5
                 if (
-                    not _is_word_char(text[position - 1])
-                    and (end == len(text) or not _is_word_char(text[end]))
+                    not is_word_char(text[position - 1])
+                    and (end == len(text) or not is_word_char(text[end]))
                     and in_code(text, position, self._interiors, self.cut.string_starts)
                 ):
                     line_start = text.rfind("\n", 0, position) + 1
@@ -216,7 +217,7 @@ class PartialReceivers:
         size = len(text)
         unexplained: dict[int, int] = {}
         line, counted = 1, 0
-        for position in _word_positions(text, name):
+        for position in word_positions(text, name):
             line += text.count("\n", counted, position)
             counted = position
             before = position - 1
@@ -229,7 +230,7 @@ class PartialReceivers:
                 after += 1
             if after < size and text[after] == ".":
                 continue  # a name read (`jax.numpy`), or `import jax.numpy`: a binding the imports give
-            if text.endswith("from", 0, before + 1) and (before < 4 or not _is_word_char(text[before - 4])):
+            if text.endswith("from", 0, before + 1) and (before < 4 or not is_word_char(text[before - 4])):
                 continue  # `from jax import`, `yield from jax`, `raise E from jax`: nothing bound
             if not in_code(text, position, interiors, starts):
                 if self._in_a_field(position, starts):
@@ -275,18 +276,3 @@ def _constant_operation(expr: ast.AST) -> bool:
     if isinstance(expr, ast.UnaryOp):
         return _constant_operation(expr.operand)
     return isinstance(expr, ast.Constant)
-
-
-def _word_positions(text: str, word: str):
-    """Where ``word`` stands in ``text`` as a whole word."""
-    size, length = len(text), len(word)
-    start = text.find(word)
-    while start != -1:
-        end = start + length
-        if (start == 0 or not _is_word_char(text[start - 1])) and (end == size or not _is_word_char(text[end])):
-            yield start
-        start = text.find(word, end)
-
-
-def _is_word_char(char: str) -> bool:
-    return char.isalnum() or char == "_"
