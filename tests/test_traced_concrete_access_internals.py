@@ -7,7 +7,6 @@ whose cases are reused here."""
 from __future__ import annotations
 
 import ast
-import random
 
 import pytest
 from jax_codemod.analysis import partial as partial_reading
@@ -22,16 +21,15 @@ from test_traced_concrete_access_partial import (
     CUT_OR_NOT,
     FILLER,
     INSTALLED_JAX,
-    MODULE_TAILS,
     MORE_CLASS_SHAPES,
     RULE,
-    SNIPPETS,
     TEXTS_WITH_COMMENT_GAPS,
     UNLIMITED,
     decided_clean,
     in_a_test_class,
     lazy,
     partial_context,
+    random_class_module,
     whole,
     with_filler,
 )
@@ -374,16 +372,7 @@ def test_the_judge_agrees_with_the_value_analysis_on_the_partial_cases(text):
 
 @pytest.mark.parametrize("seed", range(150))
 def test_the_judge_agrees_with_the_value_analysis_on_random_classes(seed):
-    rng = random.Random(seed)
-    count = rng.randint(3, 14)
-    members = [rng.choice(SNIPPETS).format(n=n, m=rng.randrange(count)) for n in range(count)]
-    tail = rng.choice(MODULE_TAILS).format(m=rng.randrange(count))
-    text = "import jax\n\n" + "".join(FILLER.format(n=n) for n in range(2)) + "\n\nclass Model:\n" + "\n".join(members) + tail
-    try:
-        ast.parse(text)
-    except SyntaxError:
-        pytest.skip("an invalid assembly")
-    check_judged_receivers(text)
+    check_judged_receivers(random_class_module(seed))
 
 
 # The access-line shortcuts ------------------------------------------------------------------

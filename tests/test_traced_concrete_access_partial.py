@@ -15,6 +15,7 @@ from __future__ import annotations
 import ast
 import dataclasses
 import importlib.util
+import random
 import re
 import textwrap
 from itertools import pairwise
@@ -1408,27 +1409,27 @@ MODULE_TAILS = [
 ]
 
 
-@pytest.mark.parametrize("seed", range(150))
-def test_random_classes_decide_as_the_whole_file_does(seed):
-    """Classes assembled at random from the shapes above (methods reached through `self`,
-    decorators, class attributes, nested classes, strings, continued lines, imports): the
-    partial reading finds what the whole-file analysis finds, and decides "no finding" only
-    where it agrees."""
-    import random
-
+def random_class_module(seed: int) -> str:
+    """A module with a class assembled at random from ``SNIPPETS`` (skips an invalid one)."""
     rng = random.Random(seed)
     count = rng.randint(3, 14)
-    members = []
-    for n in range(count):
-        snippet = rng.choice(SNIPPETS)
-        members.append(snippet.format(n=n, m=rng.randrange(count)))
+    members = [rng.choice(SNIPPETS).format(n=n, m=rng.randrange(count)) for n in range(count)]
     tail = rng.choice(MODULE_TAILS).format(m=rng.randrange(count))
     text = "import jax\n\n" + "".join(FILLER.format(n=n) for n in range(2)) + "\n\nclass Model:\n" + "\n".join(members) + tail
     try:
         ast.parse(text)
     except SyntaxError:
         pytest.skip("an invalid assembly")
-    check_equivalent(text)
+    return text
+
+
+@pytest.mark.parametrize("seed", range(150))
+def test_random_classes_decide_as_the_whole_file_does(seed):
+    """Classes assembled at random from the shapes above (methods reached through `self`,
+    decorators, class attributes, nested classes, strings, continued lines, imports): the
+    partial reading finds what the whole-file analysis finds, and decides "no finding" only
+    where it agrees."""
+    check_equivalent(random_class_module(seed))
 
 
 def test_a_display_receiver_is_decided_without_the_value_analysis():
