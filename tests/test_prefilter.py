@@ -168,8 +168,9 @@ def test_requires_is_what_the_prefilter_needs(pieces):
 def test_the_dlpack_rules_prefilters_are_their_specification():
     """Their prefilters became the default one (REQUIRES, then TRIGGERS); what they were."""
     specified = {
-        "JAX002": lambda s: b"jax" in s and any(t in s for t in (b"dlpack", b"unsafe_buffer_pointer", b"__cuda_array_interface__")),
-        "JAX006": lambda s: b"jax" in s and any(t in s for t in (b"dlpack", b"unsafe_buffer_pointer", b"__cuda_array_interface__")),
+        # An array may come from another module of the project (issue 34): an import, not `jax`.
+        "JAX002": lambda s: b"import" in s and any(t in s for t in (b"dlpack", b"unsafe_buffer_pointer", b"__cuda_array_interface__")),
+        "JAX006": lambda s: b"import" in s and any(t in s for t in (b"dlpack", b"unsafe_buffer_pointer", b"__cuda_array_interface__")),
         "JAX003": lambda s: b"dl_device" in s and b"jax" in s,
         "JAX005": lambda s: b"jax" in s and (b"to_dlpack" in s or b"toDlpack" in s or b"from_dlpack" in s),
     }

@@ -24,10 +24,33 @@ RULE = jax001.TracedConcreteAccess()
 ACCESS_BYTES = re.compile(jax001.TEXT.access_pattern().encode())
 
 
+def imported_decorator(source: bytes) -> bool:
+    """A function decorated by a bare name (``@compiled``, ``@compiled(...)``) that a line
+    ``from <module> import ...`` names, the module relative or outside the known libraries: a
+    transform alias may come from another module of the project (issue 34). Line by line."""
+    lines = re.split(rb"\r\n|\r|\n", source)
+    decorators = set()
+    for line in lines:
+        stripped = line.lstrip(b" \t")
+        if stripped.startswith(b"@"):
+            head = re.match(rb"@[ \t]*([A-Za-z_]\w*)[ \t]*(\(|#|$)", stripped)
+            if head:
+                decorators.add(head.group(1).decode())
+    for line in lines:
+        words = line.split()
+        if len(words) >= 3 and words[0] == b"from" and words[2] == b"import":
+            module = words[1].decode("latin-1")
+            named = set(re.findall(r"[A-Za-z_]\w*", line.decode("latin-1").split("import", 1)[1]))
+            outside = module.startswith(".") or module.split(".")[0] not in access_text.LIBRARIES
+            if outside and named & decorators:
+                return True
+    return False
+
+
 def specified(source: bytes) -> bool:
     return (
         b"jax" in source
-        and access_text.TRANSFORM_BYTES.search(source) is not None
+        and (access_text.TRANSFORM_BYTES.search(source) is not None or imported_decorator(source))
         and ACCESS_BYTES.search(source) is not None
     )
 

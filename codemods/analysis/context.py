@@ -183,6 +183,20 @@ class FileContext:
     split_lines = staticmethod(split_lines)
     count_line_breaks = staticmethod(count_line_breaks)
 
+    # The file's project (``analysis.project.View``), set by the engine: names imported from the
+    # project's other modules are read there. None: the file alone (a snippet, stdin).
+    project = None
+    # The file's path relative to its project root (``View.path``; the module path for a module
+    # the view read).
+    root_path: str | None = None
+    # The view this context made and frees on release (the engine's checked file; a module read
+    # through a view or a partial reading of the file only borrows ``project``).
+    owned_project = None
+
+    def borrow_project(self, other: FileContext) -> None:
+        """Give ``other`` (a partial reading or a re-check of this file) this file's project."""
+        other.project, other.root_path = self.project, self.root_path
+
     def __init__(self, path: str, text: str, tree: ast.Module | None = None, *, parse=None) -> None:
         """``tree``: the module's ``ast``; or ``parse``, a callable that returns it (and raises
         what ``ast.parse`` raises), called on first use of ``tree``: a rule that can decide a
@@ -214,9 +228,13 @@ class FileContext:
         An analysis cached on its context that refers back to it (``ctx.analysis.ctx``) is a
         cycle only the cyclic collector can free, and it walks the whole tree to do so (~0.1 s
         of a cold run over the JAX-heavy bench tree). The engine releases each context when its
-        file is done, so reference counting frees the tree at once.
+        file is done, so reference counting frees the tree at once. The modules of the project read
+        for this file go with it.
         """
+        owned = self.__dict__.get("owned_project")
         self.__dict__.clear()
+        if owned is not None:
+            owned.release()
 
     @cached_property
     def analysis(self):
@@ -351,7 +369,15 @@ class FileContext:
 
     @cached_property
     def _bindings(self) -> dict[str, object]:
-        return names.module_bindings(self.tree.body, _import_statements(self.tree.body, self.text))
+        project = self.project
+        absolute = None
+        if project is not None:
+            importer = self.root_path
+
+            def absolute(level: int, module: str | None) -> str | None:
+                return project.absolute(importer, level, module)
+
+        return names.module_bindings(self.tree.body, _import_statements(self.tree.body, self.text), absolute)
 
     def qualname(self, node: ast.AST) -> str | None:
         """The dotted name ``node`` refers to through the file's imports alone, as spelled there

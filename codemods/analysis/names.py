@@ -109,10 +109,16 @@ def canonical(qualified: str | None) -> str | None:
 AMBIGUOUS = object()  # a module-level name bound to different things
 
 
-def module_bindings(body: list[ast.stmt], imports: Iterable[ast.stmt]) -> dict[str, object]:
+def module_bindings(
+    body: list[ast.stmt],
+    imports: Iterable[ast.stmt],
+    absolute: Callable[[int, str | None], str | None] | None = None,
+) -> dict[str, object]:
     """Local name -> the dotted name it is bound to at module level, as spelled (None: bound to
     something else, ``AMBIGUOUS``: to different things). ``imports``: the statements of the
-    module that may be imports (``context`` finds them fast), ``body``: its top level."""
+    module that may be imports (``context`` finds them fast), ``body``: its top level.
+    ``absolute(level, module)``: the absolute module a relative import names, where the file's
+    project is known (``project.View``); without it a relative import binds an unknown."""
     bindings: dict[str, object] = {}
 
     def bind(name: str, target: str | None) -> None:
@@ -132,10 +138,8 @@ def module_bindings(body: list[ast.stmt], imports: Iterable[ast.stmt]) -> dict[s
                 if alias.name == "*":
                     continue
                 local = alias.asname or alias.name
-                if node.level or not node.module:
-                    bind(local, None)
-                else:
-                    bind(local, f"{node.module}.{alias.name}")
+                base = node.module if not node.level else absolute(node.level, node.module) if absolute else None
+                bind(local, f"{base}.{alias.name}" if base else None)
     # Module-level definitions shadow imports of the same name (a local `jit`).
     for node in body:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):

@@ -330,7 +330,11 @@ def reached(cut: Cut, roots: set[int], targets: set[int]) -> bool:
 def _parse_kept(ctx: FileContext, blocks: list[Block], keep: list[bool], replacements=None) -> FileContext | None:
     source = partial_source(ctx.text, blocks, keep, replacements)
     tree = parse_quietly(source, ctx.path)
-    return None if tree is None else FileContext(ctx.path, source, tree)
+    if tree is None:
+        return None
+    base = FileContext(ctx.path, source, tree)
+    ctx.borrow_project(base)
+    return base
 
 
 def parse_quietly(source: str, path: str) -> ast.Module | None:
@@ -378,6 +382,7 @@ def _extended(ctx: FileContext, base: FileContext, blocks: list[Block], added: l
     body.sort(key=lambda s: (s.lineno, s.col_offset))
     tree = ast.Module(body=body, type_ignores=[])
     partial = FileContext(ctx.path, partial_source(text, blocks, keep, replacements), tree)
+    ctx.borrow_project(partial)
     # The module's names are the base's: it holds every import of the file (those of the
     # stubbed `def`s and classes at their lines, which name resolution reads wherever they
     # stand), and a stub binds a `def` or `class` name to nothing as the definition does.

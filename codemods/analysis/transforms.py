@@ -132,6 +132,15 @@ class _Factory:
         return self.bare and not self.called
 
 
+def spellings_of(ctx) -> Spellings:
+    """The file's one ``Spellings`` (kept on the context, which the engine clears when the file
+    is done), for the readers that need no spellings of their own."""
+    found = ctx.__dict__.get("_spellings")
+    if found is None:
+        found = ctx.__dict__["_spellings"] = Spellings(ctx)
+    return found
+
+
 @dataclass
 class Spellings:
     """The transforms of one file: module-level aliases and decorator factories, and the
@@ -167,6 +176,10 @@ class Spellings:
             return found
         if isinstance(expr, ast.Name) and expr.id in self.aliases:
             return self.aliases[expr.id]
+        if isinstance(expr, ast.Name) and expr.id not in self.factories and self.ctx.project is not None:
+            imported = self._imported(expr.id)
+            if isinstance(imported, Transform):
+                return imported
         if isinstance(expr, ast.Name) and expr.id in self.factories:
             factory = self.factories[expr.id]
             if factory.bare:  # `@compile` with `def compile(fn): return jax.jit(fn, ...)`
@@ -174,6 +187,9 @@ class Spellings:
             return None
         if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Name):
             factory = self.factories.get(expr.func.id)
+            if factory is None and self.ctx.project is not None:
+                imported = self._imported(expr.func.id)
+                factory = imported if isinstance(imported, _Factory) else None
             if factory is not None and factory.called and not (factory.bare and expr.args):
                 return self._substituted(factory, expr)
         return None
@@ -214,7 +230,51 @@ class Spellings:
     @cached_property
     def call_names(self) -> frozenset[str]:
         """Bare names that may apply a transform in this file, for a quick textual scan."""
-        return frozenset({*TRANSFORM_LEAVES, *self.aliases, *self.factories})
+        return frozenset({*TRANSFORM_LEAVES, *self.aliases, *self.factories, *self.imported_names})
+
+    @cached_property
+    def imported_names(self) -> frozenset[str]:
+        """Names the file imports from another module of its project that are a transform alias
+        or a decorator factory there (``from .compile import compiled``)."""
+        return frozenset(name for name in self._project_imports if self._imported(name) is not None)
+
+    # Spellings of the project's other modules (issue 34) ------------------------------
+
+    @cached_property
+    def _project_imports(self) -> dict[str, tuple[str, str]]:
+        """Names the file imports from another module of its project: name -> (that module's
+        path, the name there). ``from .compile import compiled`` gives ``compiled``."""
+        project = self.ctx.project
+        if project is None:
+            return {}
+        found = {}
+        for name, target in self.ctx._bindings.items():
+            if isinstance(target, str) and "." in target and name not in self.aliases and name not in self.factories:
+                where = project.module_of(target, self.ctx.root_path)
+                if where is not None and len(where[1]) == 1:
+                    found[name] = (where[0], where[1][0])
+        return found
+
+    def _imported(self, name: str) -> Transform | _Factory | None:
+        """The alias or decorator factory ``name`` is in the module it is imported from, read
+        by that module's own spellings (so a re-export of a re-export is followed)."""
+        cache = self.__dict__.setdefault("_imported_cache", {})
+        if name in cache:
+            return cache[name]
+        cache[name] = None  # a cycle of modules answers: not a transform
+        where = self._project_imports.get(name)
+        if where is not None:
+            project = self.ctx.project
+            guard = project.asking(where[0])
+            other = project.context(where[0]) if guard is not None else None
+            if other is not None:
+                with guard:
+                    theirs = spellings_of(other)
+                    found = theirs.aliases.get(where[1]) or theirs.factories.get(where[1])
+                    if found is None and where[1] not in theirs.aliases:
+                        found = theirs._imported(where[1])
+                cache[name] = found
+        return cache[name]
 
     @cached_property
     def call_pattern(self) -> re.Pattern[str]:
@@ -233,6 +293,7 @@ class Spellings:
             or expr.id in self.aliases
             or expr.id in self.factories
             or expr.id in self._named_imports
+            or (self.ctx.project is not None and self._imported(expr.id) is not None)
         )
 
     @cached_property

@@ -246,6 +246,9 @@ class Value:
     qualname: str | None = None  # MODULE, LIBRARY
     items: tuple = ()  # CONTAINER, MAPPING, INSTANCE: ((key or None, Value), ...)
     node: ast.AST | None = field(default=None, compare=False)  # FUNCTION/CLASS def; receiver
+    # The module of the project (its path under the root) whose analysis holds ``node`` and the
+    # nodes of ``transform``, when that is another module than the one asking (issue 34).
+    owner: str | None = field(default=None, compare=False)
 
     @property
     def is_jax_array(self) -> bool:
@@ -290,7 +293,8 @@ def join(values: Iterable[Value]) -> Value:
     if kind in (CONTAINER, MAPPING, INSTANCE):
         items = tuple(item for v in values for item in v.items)
         node = first.node if all(v.node is first.node for v in values) else None
-        return Value(kind, first.why, items=items, node=node)
+        owner = first.owner if node is not None else None
+        return Value(kind, first.why, items=items, node=node, owner=owner)
     if kind == CAPSULE:
         producers = {v.producer for v in values}
         return replace(weakest, producer=producers.pop() if len(producers) == 1 else "unknown")
@@ -306,6 +310,8 @@ def join(values: Iterable[Value]) -> Value:
     return weakest
 
 
+# Kinds whose reason a finding quotes: located in their module when they come from another.
+_LOCATED = frozenset({ARRAY, TRACER, CAPSULE, SHARDING, MESH})
 # What makes a device mesh (one of one device is no multi-device placement).
 _MESH_MAKERS = frozenset({"jax.make_mesh", "jax.sharding.Mesh", "jax.experimental.mesh_utils.create_device_mesh"})
 _USE_KINDS = ("first", "func", "method", "load")
@@ -698,7 +704,7 @@ class Analysis:
         if isinstance(expr, ast.IfExp):
             return join([self.value_of(expr.body), self.value_of(expr.orelse)])
         if isinstance(expr, ast.Lambda):
-            return Value(FUNCTION, node=expr)
+            return Value(FUNCTION, node=expr, owner=self._here)
         if isinstance(expr, ast.Starred):
             return self.value_of(expr.value)
         if isinstance(expr, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -797,7 +803,7 @@ class Analysis:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             return self._function_value(node)
         if isinstance(node, ast.ClassDef):
-            return Value(CLASS, f"class `{node.name}`", node=node)
+            return Value(CLASS, f"class `{node.name}`", node=node, owner=self._here)
         if isinstance(node, ast.AugAssign):
             # ``x += y``: what ``x`` held before, combined with ``y``.
             return self._combine([self.value_of(node.target), self.value_of(node.value)], node)
@@ -815,7 +821,13 @@ class Analysis:
                 continue
             if isinstance(node, ast.Import):
                 qualified = alias.name if alias.asname else alias.name.split(".", 1)[0]
-            elif node.level or not node.module:
+            elif node.level:
+                project = self.ctx.project
+                base = project.absolute(self.ctx.root_path, node.level, node.module) if project else None
+                if base is None:
+                    return UNKNOWN_VALUE
+                qualified = f"{base}.{alias.name}"
+            elif not node.module:
                 return UNKNOWN_VALUE
             else:
                 qualified = f"{node.module}.{alias.name}"
@@ -825,7 +837,7 @@ class Analysis:
     def _function_value(self, function: ast.AST) -> Value:
         decorators = list(getattr(function, "decorator_list", ()))
         if not decorators:
-            return Value(FUNCTION, f"`{function.name}`", node=function)
+            return Value(FUNCTION, f"`{function.name}`", node=function, owner=self._here)
         transform = None
         for decorator in reversed(decorators):
             value = self.value_of(decorator)
@@ -840,7 +852,7 @@ class Analysis:
     def _callable(self, transform: Transform, function: ast.AST | None) -> Value:
         transform = replace(transform, function=function) if function is not None else transform
         return Value(
-            CALLABLE, transform.why or f"a `{transform.name}` function", transform=transform, node=function
+            CALLABLE, transform.why or f"a `{transform.name}` function", transform=transform, node=function, owner=self._here
         )
 
     def _function_definitions(self, expr: ast.AST) -> list[ast.AST]:
@@ -1012,8 +1024,8 @@ class Analysis:
             and not any(self.qualname(d) == "staticmethod" for d in function.decorator_list)
         ):
             if any(self.qualname(d) == "classmethod" for d in function.decorator_list):
-                return Value(CLASS, f"class `{owner.name}`", node=owner)
-            return Value(INSTANCE, f"`{owner.name}`", node=owner)
+                return Value(CLASS, f"class `{owner.name}`", node=owner, owner=self._here)
+            return Value(INSTANCE, f"`{owner.name}`", node=owner, owner=self._here)
         mapped = self._mapped_parameter(parameter, function)
         if mapped is not None:
             return mapped
@@ -1100,7 +1112,7 @@ class Analysis:
             # `batch.obs` is, as a constructor call's arguments would.
             named = self.value_of(annotation)
             if named.kind == CLASS and named.node is not None:
-                return Value(INSTANCE, f"`{named.node.name}`", node=named.node)
+                return Value(INSTANCE, f"`{named.node.name}`", node=named.node, owner=self._here)
         qualified = self.qualname(annotation)
         if qualified is None:
             return UNKNOWN_VALUE
@@ -1236,11 +1248,15 @@ class Analysis:
             fields = [v for k, v in receiver.items if k == attr]
             if fields:
                 return join(fields)
-            if receiver.node is not None:
-                return self._class_attribute(receiver.node, attr)
+            owner = self._owner(receiver)
+            if receiver.node is not None and owner is not None:
+                return owner.arrived(owner._class_attribute(receiver.node, attr), self)
             return UNKNOWN_VALUE
         if kind == CLASS and receiver.node is not None:
-            return self._class_attribute(receiver.node, attr, instance=False)
+            owner = self._owner(receiver)
+            if owner is None:
+                return UNKNOWN_VALUE
+            return owner.arrived(owner._class_attribute(receiver.node, attr, instance=False), self)
         if kind == MODULE and receiver.qualname:
             return self._qualified_value(canonical(f"{receiver.qualname}.{attr}"))
         return UNKNOWN_VALUE
@@ -1373,15 +1389,18 @@ class Analysis:
                     return replace(result, transform=replace(result.transform, name=inner.name))
                 return result
             return Value(TRANSFORM, callee.why, transform=transform.with_options(call.keywords))
+        owner = self._owner(callee)
+        if owner is None:
+            return UNKNOWN_VALUE
         if kind == CALLABLE:
-            return self._transformed_result(callee.transform, call)
+            return self._transformed_result(callee.transform, call, owner)
         if kind == FUNCTION and callee.node is not None:
-            returned = self.returns_of(callee.node)
+            returned = owner.arrived(owner.returns_of(callee.node), self, callee.node.lineno)
             if returned.kind == TRANSFORM and returned.transform.has_unknown_options:
                 return replace(returned, transform=self._forwarded(returned.transform, callee.node, call))
             return returned
         if kind == CLASS and callee.node is not None:
-            return self._instance(callee.node, call)
+            return owner.arrived(owner._instance(callee.node, call, self), self)
         return UNKNOWN_VALUE
 
     def _forwarded(self, transform: Transform, factory: ast.AST, call: ast.Call) -> Transform:
@@ -1396,7 +1415,10 @@ class Analysis:
                 options.append(keyword)
         return replace(transform, options=tuple(options))
 
-    def _transformed_result(self, transform: Transform, call: ast.Call) -> Value:
+    def _transformed_result(self, transform: Transform, call: ast.Call, owner: Analysis | None = None) -> Value:
+        """What calling a transformed function gives: placed by its arguments (this file's) and
+        by its options and returns (``owner``'s, the module that defines it)."""
+        owner = owner or self
         name = transform.name
         label = f"a `{name}` function"
         if transform.function is not None and getattr(transform.function, "name", None):
@@ -1406,13 +1428,15 @@ class Analysis:
         arguments = [self.value_of(a) for a in [*call.args, *(k.value for k in call.keywords)]]
         if any(v.kind == TRACER for v in arguments):
             return Value(TRACER, "a traced computation")
-        returned = self.returns_of(transform.function) if transform.function is not None else UNKNOWN_VALUE
+        returned = owner.returns_of(transform.function) if transform.function is not None else UNKNOWN_VALUE
+        function = transform.function
+        returned = owner.arrived(returned, self, getattr(function, "lineno", None))
         if name in JIT_TRANSFORMS:
             out = transform.option("out_shardings")
             if out is None:
                 out = transform.option("out_axis_resources")  # pjit's name before JAX 0.4.x
             if out is not None and not _is_none(out):
-                placed = self.value_of(out)
+                placed = owner.arrived(owner.value_of(out), self)
                 return self._shaped_like(returned, placed, f"{label} with `out_shardings`")
         if returned.kind in ARRAY_KINDS and returned.placement == MULTI and returned.why:
             return Value(ARRAY, f"{label}, which returns {returned.why}", placement=MULTI)
@@ -1465,7 +1489,9 @@ class Analysis:
             return MULTI
         return PLACEMENT_UNKNOWN
 
-    def _instance(self, cls: ast.ClassDef, call: ast.Call) -> Value:
+    def _instance(self, cls: ast.ClassDef, call: ast.Call, caller: Analysis | None = None) -> Value:
+        """An instance of ``cls`` (this file's class) made by ``call`` (in ``caller``'s file)."""
+        caller = caller or self
         fields = self._record_fields(cls)
         items = []
         if fields is not None:
@@ -1482,7 +1508,7 @@ class Analysis:
                     given[keyword.arg] = keyword.value
             for name, default in fields:
                 if name in given:
-                    items.append((name, self.value_of(given[name])))
+                    items.append((name, caller.value_of(given[name])))
                 elif default is not None:
                     items.append((name, self.value_of(default)))
         else:
@@ -1490,10 +1516,10 @@ class Analysis:
                 (s for s in cls.body if isinstance(s, ast.FunctionDef) and s.name == "__init__"), None
             )
             if init is not None:
-                items = self._init_fields(init, call)
-        return Value(INSTANCE, f"`{cls.name}`", items=tuple(items), node=cls)
+                items = self._init_fields(init, call, caller)
+        return Value(INSTANCE, f"`{cls.name}`", items=tuple(items), node=cls, owner=self._here)
 
-    def _init_fields(self, init: ast.FunctionDef, call: ast.Call) -> list:
+    def _init_fields(self, init: ast.FunctionDef, call: ast.Call, caller: Analysis) -> list:
         """``self.x = x`` in ``__init__``: the constructor's argument for ``x``."""
         positional = [a.arg for a in [*init.args.posonlyargs, *init.args.args]][1:]
         given: dict[str, ast.AST] = {}
@@ -1515,7 +1541,7 @@ class Analysis:
                 and isinstance(statement.value, ast.Name)
                 and statement.value.id in given
             ):
-                items.append((statement.targets[0].attr, self.value_of(given[statement.value.id])))
+                items.append((statement.targets[0].attr, caller.value_of(given[statement.value.id])))
         return items
 
     def _record_fields(self, cls: ast.ClassDef) -> list[tuple[str, ast.AST | None]] | None:
@@ -1605,7 +1631,63 @@ class Analysis:
         parameter = self.scopes.parameter(expr.id, self.scopes.scope_of(expr))
         return parameter is not None
 
+    # The project's other modules (issue 34) ------------------------------------------
+
+    @cached_property
+    def _here(self) -> str | None:
+        """This module's path under its project root: the owner of the values made here."""
+        return self.ctx.root_path
+
+    def _owner(self, value: Value) -> Analysis | None:
+        """The analysis that holds ``value``'s nodes: this one, or another module's of the
+        project (None when that module is no longer readable for this file)."""
+        if value.owner is None or value.owner == self._here:
+            return self
+        project = self.ctx.project
+        other = project.context(value.owner) if project is not None else None
+        return other.analysis if other is not None else None
+
+    def arrived(self, value: Value, asking: Analysis, line: int | None = None) -> Value:
+        """``value``, as this module's analysis found it, handed to ``asking`` (the module that
+        asked): marked as held here, and its reason located here (``line``: where it is made) for
+        a finding's message."""
+        if asking is self:
+            return value
+        if value.owner is None and (value.node is not None or value.transform is not None):
+            value = replace(value, owner=self._here)
+        if value.why and value.kind in _LOCATED and "` line " not in value.why:
+            where = f"`{self._here}` line {line}" if line else f"`{self._here}`"
+            value = replace(value, why=f"{value.why} (from {where})")
+        return value
+
+    def _project_value(self, qualified: str) -> Value | None:
+        """What ``qualified`` is, when it names something in another module of the project:
+        that module's own answer (None: not the project's, the caller judges it as a library)."""
+        project = self.ctx.project
+        found = project.module_of(qualified, self._here)
+        if found is None:
+            return None
+        path, rest = found
+        guard = project.asking(path)
+        other = project.context(path) if guard is not None else None
+        if other is None:
+            return UNKNOWN_VALUE
+        with guard:
+            analysis = other.analysis
+            if not rest:
+                return Value(MODULE, qualname=qualified)
+            definitions = analysis.scopes.definitions(other.tree).get(rest[0], [])
+            value = join(analysis._definition_value(d) for d in definitions) if definitions else UNKNOWN_VALUE
+            for attr in rest[1:]:
+                value = analysis.attribute_of(value, attr)
+            line = getattr(definitions[-1].node, "lineno", None) if definitions and len(rest) == 1 else None
+            return analysis.arrived(value, self, line)
+
     def _qualified_value(self, qualified: str) -> Value:
+        if self.ctx.project is not None:
+            found = self._project_value(qualified)
+            if found is not None:
+                return found
         if qualified in WRAPPING_TRANSFORMS or qualified in TRACING_TRANSFORMS:
             return Value(TRANSFORM, f"`{qualified}`", transform=Transform(qualified, why=""))
         owner, _, member = qualified.rpartition(".")

@@ -42,6 +42,7 @@ from importlib import metadata
 from pathlib import Path
 
 import jax_codemod
+from jax_codemod.engine import project
 from jax_codemod.engine.pipeline import FileResult, Settings, file_active_rules, process_source
 from jax_codemod.rule import Finding, FixSafety, Span
 
@@ -208,12 +209,15 @@ class Cache:
             document = json.loads(body)
             findings = [_finding(item, path) for item in document["findings"]]
             fixed = base64.b64decode(document["fixed"], validate=True) if document["fixed"] is not None else None
+            depends = dict(document.get("depends") or {})
         except (OSError, ValueError, KeyError, TypeError):
             return None
+        if depends and not _unchanged(path, depends):
+            return None  # a module of the project it read has changed since
         # An entry that claims a fix must say which finding it fixes, and the reverse.
         if (fixed is not None) != any(finding.applied for finding in findings) or fixed == source:
             return None
-        return FileResult(path=path, findings=findings, source=source, fixed=fixed)
+        return FileResult(path=path, findings=findings, source=source, fixed=fixed, depends=depends)
 
     def store(self, key: str, result: FileResult) -> None:
         if self.secret is None:
@@ -221,6 +225,7 @@ class Cache:
         document = {
             "findings": [_finding_json(finding) for finding in result.findings],
             "fixed": base64.b64encode(result.fixed).decode("ascii") if result.fixed is not None else None,
+            "depends": result.depends,
         }
         body = json.dumps(document).encode("utf-8", "surrogateescape")
         folders, name = self._location(key)
@@ -318,6 +323,15 @@ def _mark(fd: int) -> None:
             continue  # whatever is there (even a link) stays untouched: never written through
         with os.fdopen(marker, "w", encoding="utf-8") as handle:
             handle.write(content)
+
+
+def _unchanged(path: str, depends: dict[str, str]) -> bool:
+    """Whether every module of the project a cached result read still has the bytes it read."""
+    top = project.root_of(path)
+    return all(
+        isinstance(relative, str) and project.digest_of(top, relative) == digest
+        for relative, digest in depends.items()
+    )
 
 
 def _finding_json(finding: Finding) -> dict:

@@ -24,7 +24,7 @@ from functools import cache, lru_cache, wraps
 from typing import TYPE_CHECKING
 
 from jax_codemod.analysis.context import FileContext
-from jax_codemod.engine import interrupts
+from jax_codemod.engine import interrupts, project
 from jax_codemod.engine.results import (  # noqa: F401 -- the engine's results, re-exported where they were
     FileError,
     FileResult,
@@ -204,6 +204,12 @@ def _check_active(source: bytes, path: str, active: list[Rule]) -> tuple[FileCon
     # Parsed when a rule first reads ctx.tree (JAX001 can often decide from a few blocks);
     # a parse error raised there reaches process_source like one raised here.
     ctx = FileContext(path, text, parse=lambda: _parse(source, text, path))
+    view = project.view_for(path)
+    if view is not None:
+        ctx.project = ctx.owned_project = view
+        ctx.root_path = view.path
+        if _module_reads:
+            _module_reads[-1].append(view.reads)
     if _made_contexts:
         _made_contexts[-1].append(ctx)
     findings = [
@@ -293,19 +299,27 @@ def file_active_rules(path: str, source: bytes, rules: Sequence[Rule]) -> tuple[
 
 def _process_python(source: bytes, path: str, settings: Settings, active: Sequence[Rule] | None = None) -> FileResult:
     made: list[FileContext] = []
+    reads: list[dict[str, str]] = []
     _made_contexts.append(made)
+    _module_reads.append(reads)
     with _gc_paused():
         try:
-            return _process_source(source, path, settings, active)
+            result = _process_source(source, path, settings, active)
+            for read in reads:
+                result.depends.update(read)
+            return result
         finally:
             # Before the collection pass: a released context's tree is freed by reference counting.
             _made_contexts.pop()
+            _module_reads.pop()
             for ctx in made:
                 ctx.release()
 
 
 # The contexts each process_source in progress has made (fix passes make more than one).
 _made_contexts: list[list[FileContext]] = []
+# The project modules each of those contexts read (``View.reads``), for the result's ``depends``.
+_module_reads: list[list[dict[str, str]]] = []
 
 
 def _process_source(source: bytes, path: str, settings: Settings, active: Sequence[Rule] | None) -> FileResult:

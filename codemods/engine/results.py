@@ -53,6 +53,10 @@ class FileResult:
     # (st_dev, st_ino) of the file ``source`` was read from, when read from one: the fix is written
     # to that file or not at all (a name swapped for a link since is refused, not followed).
     identity: tuple[int, int] | None = field(default=None, compare=False, repr=False)
+    # The other modules of the project the analysis read for this file, each with the digest of
+    # the bytes it read (paths relative to the file's project root): the cache reuses the result
+    # only while every one is unchanged.
+    depends: dict[str, str] = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def changed(self) -> bool:

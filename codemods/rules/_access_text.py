@@ -18,6 +18,7 @@ from jax_codemod.analysis.blocks import CONTAINER_CALLS
 from jax_codemod.analysis.context import FileContext
 from jax_codemod.analysis.names import canonical
 from jax_codemod.analysis.partial import Cut, dotted_before
+from jax_codemod.analysis.project import LIBRARIES
 from jax_codemod.analysis.transforms import PARTIAL, TRANSFORM_LEAVES, TRANSFORMS, Spellings
 from jax_codemod.analysis.words import called_positions, lines_of, reversed_calls
 
@@ -39,8 +40,28 @@ _TRANSFORM_WORDS = "|".join(sorted(TRANSFORM_LEAVES - {"partial"}))
 
 
 def names_transform(source: bytes) -> bool:
-    """Whether ``source`` names anything that can trace (``TRANSFORM_BYTES`` finds a match)."""
-    return any(spelling in source for spelling in TRANSFORMS_COMMON_FIRST)
+    """Whether ``source`` names anything that can trace (``TRANSFORM_BYTES`` finds a match), or
+    decorates a function with a name it imports (``from .compile import compiled`` and
+    ``@compiled``: a transform alias of another module of its project, issue 34)."""
+    return any(spelling in source for spelling in TRANSFORMS_COMMON_FIRST) or _decorates_with_import(source)
+
+
+# A decorator that is a bare name, called or not (`@compiled`, `@compiled(n=2)`).
+_DECORATOR = re.compile(rb"^[ \t]*@[ \t]*([A-Za-z_]\w*)[ \t]*(?:\(|#|\r?$)", re.MULTILINE)
+_LIBRARY_TOPS = tuple(name.encode() for name in LIBRARIES)
+
+
+def _decorates_with_import(source: bytes) -> bool:
+    """A bare-name decorator that a ``from`` import of a module outside the libraries binds."""
+    if b"@" not in source or b"import" not in source:
+        return False
+    for name in set(_DECORATOR.findall(source)):
+        pattern = rb"^[ \t]*from[ \t]+([\w.]+)[ \t]+import\b[^\r\n]*\b" + name + rb"\b"
+        for match in re.finditer(pattern, source, re.MULTILINE):
+            module = match.group(1)
+            if module.startswith(b".") or module.split(b".", 1)[0] not in _LIBRARY_TOPS:
+                return True
+    return False
 
 
 class AccessText:
@@ -295,7 +316,7 @@ def _transform_blocks(cut: Cut, bindings, spellings: Spellings, spelled: set[int
         for n, target in bindings.items()
         if isinstance(target, str) and target.rpartition(".")[2] in TRANSFORM_LEAVES and canonical(target) in TRANSFORMS
     }
-    names |= set(spellings.aliases)
+    names |= set(spellings.aliases) | spellings.imported_names
     for name in names:
         live |= cut.naming(name)
     # Factories: module-level functions without decorators that spell a transform.

@@ -291,9 +291,11 @@ class GatherBeforeExport(Rule):
     WRAP_SAFETY: FixSafety
     TRIGGERS = (b"dlpack", b"unsafe_buffer_pointer", b"__cuda_array_interface__")
     # Only a JAX array is reported, and the value analysis knows one only from a name that
-    # resolves into jax (`jax.numpy...`, `jax.Array`, `jaxtyping`): a file must name it.
-    # The prefilter is the default one: every REQUIRES and one of the TRIGGERS.
-    REQUIRES = (b"jax",)
+    # resolves into jax (`jax.numpy...`, `jax.Array`, `jaxtyping`) or into a module of the
+    # file's project that hands one over (`from pipeline.data import make_batch`): a file must
+    # import one or the other. The prefilter is the default one: every REQUIRES and one of the
+    # TRIGGERS.
+    REQUIRES = (b"import",)
 
     def describe(self, source: str, value: v.Value, export: Export) -> str:
         raise NotImplementedError

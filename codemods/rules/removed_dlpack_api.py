@@ -409,6 +409,7 @@ class _Check:
         try:
             tree = ast.parse(text)
             after = FileContext(self.ctx.path, text, tree)
+            self.ctx.borrow_project(after)
         except (SyntaxError, ValueError):
             return False
         moved = next((node for node in ast.walk(tree) if isinstance(node, ast.Call)

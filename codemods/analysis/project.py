@@ -1,0 +1,168 @@
+"""A checked file's view of the other modules of its project (issue 34).
+
+The value analysis and the transform spellings of one file ask here about a name the file imports
+from a module of its own project (``from .compile import compiled``, ``from pipeline.data import
+make_batch``): the module is found as Python finds it (``modules.ModuleMap``), parsed on first use,
+and answered by its own analysis, exactly as the file's own names are. What a module of the root
+holds is read from its text only: nothing is imported or run.
+
+- ``Root``: one project root. Its file list and its files' texts come from the engine (``files``,
+  ``read``); parsed trees are kept per process, by content, for every file checked under it.
+- ``View``: what one checked file sees of its root. Every module it reads gets a context of its
+  own for this file alone (trees are shared, analyses are not), so a file's findings never depend
+  on which files the same process checked before it: ``-j 1``, ``-j N``, cached and uncached runs
+  agree. ``reads`` records each module read and its digest, for the result cache.
+
+A name whose top-level package is a library the API table describes (``jax``, ``numpy``,
+``torch``, ...) or the standard library is never looked up in the root: a project that vendors
+one (JAX's own repository) is judged by the table, as everywhere else.
+"""
+
+from __future__ import annotations
+
+import ast
+import sys
+import warnings
+import weakref
+from collections import OrderedDict
+from collections.abc import Callable, Iterable
+from functools import cached_property
+from pathlib import PurePosixPath
+
+from jax_codemod.analysis.context import FileContext
+from jax_codemod.analysis.modules import ModuleMap
+
+# Top-level packages never read from a root: the API table's libraries and Python's own.
+LIBRARIES = frozenset(
+    {"jax", "jaxlib", "numpy", "torch", "cupy", "tensorflow", "flax", "equinox", "optax", "chex"}
+) | frozenset(sys.stdlib_module_names)
+# How deep one question may go through modules (a re-export of a re-export of ...).
+MAX_MODULE_DEPTH = 8
+# Parsed trees kept per process (source characters, all roots together): the modules most files
+# import (a package's `core`, its `config`) stay parsed across the files that import them.
+TREE_CACHE_CHARS = 8 * 2**20
+
+
+class Root:
+    """One project root: its modules, and their trees on demand.
+
+    ``files()``: the root's Python files, relative posix paths (asked once, on first need).
+    ``read(path)``: that file's text and a digest of its bytes, or (None, digest) when it cannot
+    be read or is too large to parse (the engine's limits apply).
+    """
+
+    def __init__(self, files: Callable[[], Iterable[str]], read: Callable[[str], tuple[str | None, str]]) -> None:
+        self._files = files
+        self._read = read
+        self._trees: OrderedDict[tuple[str, str], tuple[str, ast.Module] | None] = OrderedDict()
+        self._chars = 0
+
+    @cached_property
+    def modules(self) -> ModuleMap:
+        return ModuleMap.of(self._files())
+
+    def tree(self, path: str) -> tuple[str, str, ast.Module | None]:
+        """(digest, text, tree) of ``path``; tree None when it cannot be read or parsed."""
+        text, digest = self._read(path)
+        if text is None:
+            return digest, "", None
+        key = (path, digest)
+        if key in self._trees:
+            self._trees.move_to_end(key)
+            kept = self._trees[key]
+            return digest, text, kept[1] if kept else None
+        tree = _parse(text, path)
+        self._trees[key] = (text, tree) if tree is not None else None
+        self._chars += len(text)
+        while self._chars > TREE_CACHE_CHARS and len(self._trees) > 1:
+            (_, _), old = self._trees.popitem(last=False)
+            self._chars -= len(old[0]) if old else 0
+        return digest, text, tree
+
+
+def _parse(text: str, path: str) -> ast.Module | None:
+    """The module's tree, or None: a module that does not parse (or nests too deep for the
+    parser) is outside what the analysis can read, as a third-party module is."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # invalid escapes in someone else's file are not ours to report
+            return ast.parse(text, filename=path)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+
+
+class View:
+    """What the checked file at ``path`` (relative to the root) sees of its root."""
+
+    def __init__(self, root: Root, path: str) -> None:
+        self.root = root
+        self.path = str(PurePosixPath(path))
+        self.reads: dict[str, str] = {}  # module path -> digest of the bytes read
+        self._contexts: dict[str, FileContext | None] = {}
+        self._asking: list[str] = []
+
+    # Names --------------------------------------------------------------------------
+
+    def absolute(self, importer: str | None, level: int, module: str | None) -> str | None:
+        """The absolute module of ``from <level dots><module> import ...`` in ``importer``."""
+        return self.root.modules.absolute(importer or self.path, level, module)
+
+    def module_of(self, qualified: str, importer: str | None = None) -> tuple[str, list[str]] | None:
+        """The root's module that ``qualified`` lies in (the longest prefix that is one, found from
+        ``importer`` as Python finds it), and the attribute path after it; None outside the root."""
+        if qualified.split(".", 1)[0] in LIBRARIES:
+            return None
+        importer = importer or self.path
+        parts = qualified.split(".")
+        modules = self.root.modules
+        for end in range(len(parts), 0, -1):
+            found = modules.find(importer, ".".join(parts[:end]))
+            if found is not None:
+                return found.path, parts[end:]
+        return None
+
+    # Modules ------------------------------------------------------------------------
+
+    def context(self, path: str) -> FileContext | None:
+        """The context of the root's module at ``path`` for this file, or None (unreadable,
+        unparsable, the checked file itself, or asked for while a question about it is open)."""
+        if path == self.path:
+            return None  # the file's own names are its own analysis's to answer
+        if path in self._contexts:
+            return self._contexts[path]
+        digest, text, tree = self.root.tree(path)
+        self.reads[path] = digest
+        ctx = None
+        if tree is not None:
+            ctx = FileContext(path, text, tree)
+            ctx.root_path = path
+            # Weakly: the view holds the contexts, a context must not hold the view alive.
+            ctx.project = weakref.proxy(self)
+        self._contexts[path] = ctx
+        return ctx
+
+    def asking(self, path: str):
+        """A guard around a question to the module at ``path``: False (answer unknown) when it is
+        open already or the chain of modules is too deep, else a context manager."""
+        if path in self._asking or len(self._asking) >= MAX_MODULE_DEPTH:
+            return None
+        return _Asking(self._asking, path)
+
+    def release(self) -> None:
+        """Free every module's analysis read for this file (the engine calls it when the file is
+        done, through ``FileContext.release`` of the context that owns the view)."""
+        contexts, self._contexts = self._contexts, {}
+        for ctx in contexts.values():
+            if ctx is not None:
+                ctx.release()
+
+
+class _Asking:
+    def __init__(self, stack: list[str], path: str) -> None:
+        self.stack, self.path = stack, path
+
+    def __enter__(self) -> None:
+        self.stack.append(self.path)
+
+    def __exit__(self, *_exc) -> None:
+        self.stack.pop()

@@ -1,0 +1,154 @@
+"""Each checked file's project: where its root is, what the root holds, reading its modules.
+
+The analysis reads names a file imports from the other modules of its project through an
+``analysis.project.View``; this module makes one per checked file. The root of a file is the
+nearest folder at or above it that marks a project (``pyproject.toml``, ``setup.py``,
+``setup.cfg``, a git checkout), else the file's own folder: so a file gets the same root, and
+the same findings, whether the run names it, its folder or the whole tree (the pre-commit hook,
+``--stdin-filename``, ``--shard``).
+
+Reading is bounded as the engine's own is: regular files only (a FIFO named ``x.py`` never
+blocks the run), no symlinked folder is walked, no file over the parse limit is read, at most
+``MAX_ROOT_FILES`` files listed. Every module read is recorded with its digest
+(``reads``), so a cached result is reused only while the modules it read are unchanged.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import os
+import stat
+import tokenize
+from pathlib import PurePosixPath
+
+from jax_codemod.analysis.project import Root, View
+
+# Above this many Python files a root is listed no further (its other modules are then outside
+# what the analysis reads, as third-party ones are); real monorepos hold a few tens of thousands.
+MAX_ROOT_FILES = 50_000
+# The largest module read (the pipeline's parse limit).
+MAX_MODULE_BYTES = 4 * 2**20
+PROJECT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")
+# Folders no import reaches into: tools' state and other environments' packages.
+SKIPPED_FOLDERS = frozenset({"__pycache__", "node_modules", "site-packages", "dist-packages"})
+_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
+
+_roots: dict[str, Root] = {}  # root folder -> Root, for this process's run
+
+
+def root_of(path: str) -> str:
+    """The project root of the file at ``path`` (absolute, normalised): the nearest folder at or
+    above it with a project marker; without one, the working directory when the file is under
+    it, else the first folder above the file's packages (where ``python main.py`` beside them,
+    or pytest's default import mode, puts the path's start)."""
+    folder = os.path.dirname(os.path.abspath(path))
+    current = folder
+    while True:
+        if any(os.path.lexists(os.path.join(current, marker)) for marker in PROJECT_MARKERS):
+            return current
+        parent = os.path.dirname(current)
+        if parent == current:
+            break
+        current = parent
+    cwd = os.getcwd()
+    if folder == cwd or folder.startswith(cwd.rstrip(os.sep) + os.sep):
+        return cwd
+    while os.path.lexists(os.path.join(folder, "__init__.py")) and os.path.dirname(folder) != folder:
+        folder = os.path.dirname(folder)
+    return folder
+
+
+def view_for(path: str) -> View | None:
+    """The view of its project for the checked file at ``path``; None for what has no project
+    (stdin without a file name, a notebook)."""
+    if not path.endswith((".py", ".pyi")) or path.startswith("<"):
+        return None
+    top = root_of(path)
+    root = _roots.get(top)
+    if root is None:
+        root = _roots[top] = Root(lambda: list_files(top), lambda relative: read_module(top, relative))
+    relative = PurePosixPath(*os.path.relpath(os.path.abspath(path), top).split(os.sep))
+    return View(root, str(relative))
+
+
+def forget_roots() -> None:
+    """Drop what this process knows of every root (tests that rewrite a tree between runs)."""
+    _roots.clear()
+
+
+def list_files(top: str) -> list[str]:
+    """The Python files under ``top``, relative posix paths: no hidden folder, no folder of
+    another environment (one with ``pyvenv.cfg``), no symlinked folder, at most MAX_ROOT_FILES."""
+    found: list[str] = []
+    pending = [""]
+    while pending and len(found) < MAX_ROOT_FILES:
+        relative = pending.pop()
+        folder = os.path.join(top, relative) if relative else top
+        try:
+            entries = sorted(os.scandir(folder), key=lambda entry: entry.name)
+        except OSError:
+            continue
+        if relative and any(entry.name == "pyvenv.cfg" for entry in entries):
+            continue
+        for entry in entries:
+            name = entry.name
+            inner = f"{relative}/{name}" if relative else name
+            try:
+                if entry.is_dir(follow_symlinks=False):
+                    if not name.startswith(".") and name not in SKIPPED_FOLDERS:
+                        pending.append(inner)
+                elif name.endswith((".py", ".pyi")) and entry.is_file(follow_symlinks=False):
+                    found.append(inner)
+            except OSError:
+                continue
+    return found[:MAX_ROOT_FILES]
+
+
+def read_module(top: str, relative: str) -> tuple[str | None, str]:
+    """(text, digest) of the root's module at ``relative``; text None when it cannot be read,
+    is not a regular file, is too large or does not decode (the digest still says what was
+    seen, for the cache)."""
+    data = read_bytes(os.path.join(top, *relative.split("/")))
+    if data is None:
+        return None, "unreadable"
+    digest = hashlib.blake2b(data, digest_size=16).hexdigest()
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+        return data.decode(encoding), digest
+    except (SyntaxError, UnicodeDecodeError, LookupError, ValueError):
+        return None, digest
+
+
+def read_bytes(path: str) -> bytes | None:
+    """A regular file's bytes, up to the limit; None otherwise."""
+    try:
+        fd = os.open(path, os.O_RDONLY | _NONBLOCK | _NOFOLLOW | _CLOEXEC)
+    except OSError:
+        return None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_MODULE_BYTES:
+            return None
+        chunks = []
+        left = MAX_MODULE_BYTES + 1
+        while left > 0:
+            chunk = os.read(fd, min(left, 2**20))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            left -= len(chunk)
+        data = b"".join(chunks)
+        return data if len(data) <= MAX_MODULE_BYTES else None
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
+def digest_of(top: str, relative: str) -> str:
+    """What ``read_module`` would record for the module now (the cache checks it)."""
+    data = read_bytes(os.path.join(top, *relative.split("/")))
+    return "unreadable" if data is None else hashlib.blake2b(data, digest_size=16).hexdigest()
