@@ -51,6 +51,8 @@ from jax_codemod.analysis.scopes import (
 )
 from jax_codemod.analysis.values import (
     ARRAY,
+    ARRAY_KINDS,
+    OTHER_ARRAYS,
     CAPSULE,
     CAPSULE_PRODUCERS,
     FUNCTION,
@@ -105,6 +107,8 @@ _PROTOCOL_ATTRIBUTES = frozenset({"__dlpack__", "__dlpack_device__", "__array__"
                                   "__cuda_array_interface__"})
 _ARRAY_CLASSES = api.names(array_type=True)
 
+# What the value analysis knows to be an array or tensor of some library (not a capsule).
+_KNOWN_ARRAYS = ARRAY_KINDS | OTHER_ARRAYS
 # Words in a name, attribute, key or annotation that say "this holds a capsule".
 _CAPSULE_WORDS = re.compile(r"capsule|dlpack|dl_?tensor|dlpk|(^|_)dlp($|_)", re.IGNORECASE)
 # ...and in a name, that it holds an array (`x_np`, `torch_tensor`, `arr`): a capsule's name says capsule.
@@ -717,6 +721,8 @@ class CapsuleAnalysis:
             parameter = self._parameter_behind(node)
             if parameter is not None:
                 function, argument = parameter
+                if self.pair_returns_arrays(function):
+                    return Origin("array")
                 return Origin("parameter", parameter=argument, function=function,
                               evidence=self._parameter_evidence(function, argument))
         if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name):
@@ -742,6 +748,53 @@ class CapsuleAnalysis:
             # method's result, as JAX005's own fix leaves `a_dlpack`) is evidence, and wins.
             return Origin("array")
         return Origin("unknown", evidence=evidence)
+
+    # A backend's method pair (issue 34) -----------------------------------------------
+
+    def paired_method(self, function: ast.AST) -> ast.FunctionDef | None:
+        """The sibling of a DLPack method of a class: ``to_dlpack`` for ``from_dlpack`` and the
+        reverse (any name the capsule words match). Multi-backend and tensor-network libraries
+        define such a pair on each backend class, and its contract is the round trip:
+        ``from_dlpack`` takes what ``to_dlpack`` returns."""
+        cls = self.ctx.parent(function) if isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)) else None
+        if not isinstance(cls, ast.ClassDef) or not _CAPSULE_WORDS.search(function.name):
+            return None
+        name = function.name
+        if name.startswith("from_"):
+            other = "to_" + name[len("from_"):]
+        elif name.startswith("to_"):
+            other = "from_" + name[len("to_"):]
+        else:
+            return None
+        return next(
+            (s for s in cls.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)) and s.name == other), None
+        )
+
+    def pair_parameter(self, function: ast.AST) -> ast.arg | None:
+        """The one value parameter of a method (after ``self``), which a pair's ``from_`` side
+        takes the round trip's value in."""
+        positional = [*function.args.posonlyargs, *function.args.args]
+        if positional and positional[0].arg in ("self", "cls"):
+            positional = positional[1:]
+        return positional[0] if len(positional) == 1 else None
+
+    def pair_returns_arrays(self, function: ast.AST) -> bool:
+        """Whether ``function`` is a pair's ``from_`` side whose ``to_`` sibling returns arrays,
+        not capsules: each of its returns is its own value parameter (the array handed over) or
+        a value the analysis knows is an array. Then what ``function`` is given is an array."""
+        sibling = self.paired_method(function)
+        if sibling is None or not function.name.startswith("from_"):
+            return False
+        given = self.pair_parameter(sibling)
+        returns = [n.value for n in ast.walk(sibling) if isinstance(n, ast.Return) and n.value is not None]
+        if not returns or given is None:
+            return False
+        for value in returns:
+            if isinstance(value, ast.Name) and value.id == given.arg:
+                continue
+            if self.producer(value) is not None or self.values.value_of(value).kind not in _KNOWN_ARRAYS:
+                return False
+        return True
 
     def _parameter_behind(self, name: ast.Name, depth: int = 0) -> tuple[ast.AST, ast.arg] | None:
         """The parameter whose value ``name`` holds -- directly, or as an element it iterates."""

@@ -316,6 +316,8 @@ class _Check:
             self.fix_source(call, f"{message}; every capsule in `{flow.variable}` goes to an array-protocol "
                             f"consumer, so `{flow.variable}` now holds the arrays themselves")
             return
+        if self.round_trip(producer, flow, message, keywords):
+            return
         # The capsule escapes (or goes to a consumer that takes only capsules): keep a capsule.
         reason = _escape_words(flow)
         if keywords and only is not None and only.consumer_name in ARRAY_CONSUMERS:
@@ -330,6 +332,35 @@ class _Check:
         for use in flow.consumers:
             if use.consumer_name in JAX_CONSUMERS:
                 self.escaped_into_jax(use, source, reason, source)
+
+    def round_trip(self, producer: Producer, flow: Flow, message: str, keywords) -> bool:
+        """A backend's ``to_dlpack`` method returning the capsule that its sibling ``from_dlpack``
+        hands to a JAX consumer (``analysis.capsules.paired_method``): a capsule kept would
+        break the round trip from JAX 0.7.2 on, so ``to_dlpack`` returns the array itself, which
+        every DLPack consumer of the array protocol takes, the sibling's included."""
+        escape = flow.escapes[0] if flow.via == "escape" and len(flow.uses) == 1 and flow.escapes else None
+        function = self.ctx.enclosing_function(producer.call)
+        if escape is None or escape.escape != "returned" or keywords or function is None:
+            return False
+        sibling = self.analysis.paired_method(function)
+        if sibling is None or not function.name.startswith("to_"):
+            return False
+        given = self.analysis.pair_parameter(sibling)
+        fed = [
+            (consumer, name) for consumer, name in self.analysis.consumers
+            if name in JAX_CONSUMERS and given is not None and self.ctx.enclosing_function(consumer) is sibling
+            and consumer.args and isinstance(consumer.args[0], ast.Name) and consumer.args[0].id == given.arg
+        ]
+        if not fed or isinstance(producer.source, ast.Starred) or producer.source is None:
+            return False
+        for consumer, _name in fed:
+            self.explained.add(id(consumer))
+        self.fix_source(producer.call, f"{message}; its sibling `{sibling.name}` (line {sibling.lineno}) hands "
+                        f"what `{function.name}` returns to `{_short(fed[0][1])}`, which takes no "
+                        "capsule since JAX 0.7.2: return the array itself, which it and every array-protocol "
+                        "consumer take (unsafe: a caller that needs a capsule must call `__dlpack__()` itself)",
+                        AS_IS, FixSafety.UNSAFE)
+        return True
 
     def foreign_producer(self, producer: Producer, flow: Flow) -> None:
         """A torch/CuPy/`__dlpack__` capsule: broken only where it reaches a JAX consumer."""
