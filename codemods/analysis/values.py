@@ -1657,7 +1657,7 @@ class Analysis:
             value = replace(value, owner=self._here)
         if value.why and value.kind in _LOCATED and "` line " not in value.why:
             where = f"`{self._here}` line {line}" if line else f"`{self._here}`"
-            value = replace(value, why=f"{value.why} (from {where})")
+            value = replace(value, why=f"{value.why}, in {where}")
         return value
 
     def _project_value(self, qualified: str) -> Value | None:

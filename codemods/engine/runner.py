@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
-from jax_codemod.engine import interrupts
+from jax_codemod.engine import interrupts, project
 from jax_codemod.engine.discovery import linked_folder
 from jax_codemod.engine.pipeline import (
     MAX_PARSE_BYTES,
@@ -262,6 +262,8 @@ def check_files(
     """
     # More workers than CPUs only cost memory (each holds a parser and its trees).
     jobs = min(jobs or available_cpus(), available_cpus())
+    # What a root holds is read afresh each run (an earlier run in this process may predate edits).
+    project.forget_roots()
     results: list[FileResult | None] = [None] * len(paths)
     rules = tuple(settings.rules)
     position = {id(rule): number for number, rule in enumerate(rules)}

@@ -1,0 +1,192 @@
+"""A file's findings that depend on another module of its project, however the run is made (issue 34).
+
+The project: ``pipeline/data.py`` places a batch over four devices, ``pipeline/export.py``
+hands it to torch through DLPack (JAX002). The finding lives in export.py but its reason in
+data.py, so every way of running must read data.py: the whole tree, export.py named alone (the
+pre-commit hook), stdin with ``--stdin-filename``, one process or a pool, cold or cached, and a
+change to data.py alone must change the cached answer for export.py.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from jax_codemod.cli.main import main
+from jax_codemod.engine import project
+from jax_codemod.engine import runner
+
+DATA = '''import jax
+import numpy as np
+from jax.sharding import Mesh, NamedSharding, PartitionSpec
+
+MESH = Mesh(np.array(jax.devices()[:4]), ("batch",))
+SHARDING = NamedSharding(MESH, PartitionSpec("batch"))
+
+
+def make_batch(n):
+    values = np.arange(n * 4, dtype=np.float32).reshape(n, 4)
+    return jax.device_put(values, SHARDING)
+'''
+ONE_DEVICE = DATA.replace("jax.device_put(values, SHARDING)", "jax.device_put(values, jax.devices()[0])")
+EXPORT = '''import torch
+
+from pipeline.data import make_batch
+
+
+def to_torch(n):
+    batch = make_batch(n)
+    return torch.from_dlpack(batch)
+'''
+
+
+@pytest.fixture
+def tree(tmp_path: Path, monkeypatch) -> Path:
+    root = tmp_path / "proj"
+    (root / "pipeline").mkdir(parents=True)
+    (root / "pyproject.toml").write_text("[project]\nname = 'proj'\n")
+    (root / "pipeline" / "__init__.py").write_text("")
+    (root / "pipeline" / "data.py").write_text(DATA)
+    (root / "pipeline" / "export.py").write_text(EXPORT)
+    monkeypatch.chdir(root)
+    return root
+
+
+def run(*argv: str, stdin: bytes | None = None) -> tuple[int, dict]:
+    with CliRunner().isolation(input=stdin) as (out, err, _):
+        code = main(["run", "--dry-run", "--format", "json", "--no-progress", "--select", "JAX002", *argv])
+        text = out.getvalue().decode()
+    assert code in (0, 1), err.getvalue().decode()
+    return code, json.loads(text)
+
+
+def findings(document: dict) -> list[tuple[str, int, str]]:
+    return sorted((f["path"].replace(os.sep, "/"), f["line"], f["code"]) for f in _all(document))
+
+
+def _all(document: dict) -> list[dict]:
+    return document["findings"]
+
+
+def test_the_whole_tree_finds_the_export_and_names_where_the_batch_is_placed(tree):
+    code, document = run("--no-cache", ".")
+    assert code == 1
+    (finding,) = _all(document)
+    assert finding["path"].endswith("export.py") and finding["line"] == 8
+    # The reason points at the other module, with the line that places the batch.
+    assert "pipeline/data.py" in finding["message"] and "line 9" in finding["message"], finding["message"]
+
+
+def test_naming_the_file_alone_gives_the_same_findings(tree):
+    _, whole = run("--no-cache", ".")
+    _, named = run("--no-cache", "pipeline/export.py")
+    assert findings(named) == [f for f in findings(whole) if f[0].endswith("export.py")]
+
+
+def test_stdin_with_the_file_name_reads_the_project_too(tree):
+    code, document = run("--stdin-filename", "pipeline/export.py", "-", stdin=EXPORT.encode())
+    assert code == 1 and [f["code"] for f in _all(document)] == ["JAX002"]
+
+
+def test_a_change_to_the_imported_module_alone_invalidates_the_cached_result(tree, tmp_path):
+    cache = str(tmp_path / "cache")
+    assert run("--cache-dir", cache, ".")[0] == 1
+    assert run("--cache-dir", cache, ".")[0] == 1  # warm: the same answer from the cache
+    (tree / "pipeline" / "data.py").write_text(ONE_DEVICE)  # export.py is byte-identical
+    code, document = run("--cache-dir", cache, ".")
+    assert code == 0 and not _all(document)
+    (tree / "pipeline" / "data.py").write_text(DATA)
+    assert run("--cache-dir", cache, ".")[0] == 1
+
+
+def test_one_process_and_a_pool_agree(tree, monkeypatch):
+    for index in range(12):  # more files, so that the pool gets several chunks
+        (tree / "pipeline" / f"export_{index}.py").write_text(EXPORT)
+    _, serial = run("--no-cache", "-j", "1", ".")
+    calls: list[int] = []
+    real = runner._check_in_pool
+
+    def spy(pending, *args, **kwargs):
+        calls.append(len(pending))
+        return real(pending, *args, **kwargs)
+
+    monkeypatch.setattr(runner, "PARALLEL_MIN_BYTES", 0)
+    monkeypatch.setattr(runner, "_check_in_pool", spy)
+    _, pooled = run("--no-cache", "-j", "2", ".")
+    assert calls, "the pool was not used"
+    assert serial == pooled
+    assert len(_all(serial)) == 13
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs")
+def test_hostile_modules_are_not_read_and_the_run_finishes(tree, tmp_path):
+    outside = tmp_path / "secret.py"
+    outside.write_text(DATA)
+    data = tree / "pipeline" / "data.py"
+    # A FIFO never blocks the run, a link out of the tree is not followed: the module is unread,
+    # so the batch is of unknown placement (no finding, as for a third-party module).
+    data.unlink()
+    os.mkfifo(data)
+    assert run("--no-cache", "pipeline/export.py")[0] == 0
+    data.unlink()
+    data.symlink_to(outside)
+    assert run("--no-cache", "pipeline/export.py")[0] == 0
+    # A module that does not parse is skipped the same way; the file that imports it is checked.
+    data.unlink()
+    data.write_text("def make_batch(:\n")
+    assert run("--no-cache", "pipeline/export.py")[0] == 0
+
+
+def test_a_cycle_of_reexports_ends(tree):
+    (tree / "pipeline" / "a.py").write_text("from pipeline.b import make_batch\n")
+    (tree / "pipeline" / "b.py").write_text("from pipeline.a import make_batch\n")
+    (tree / "pipeline" / "export.py").write_text(EXPORT.replace("pipeline.data", "pipeline.a"))
+    assert run("--no-cache", "pipeline/export.py")[0] == 0
+
+
+def test_reexports_relative_imports_and_module_constants_are_followed(tree):
+    (tree / "pipeline" / "__init__.py").write_text("from .data import make_batch, SHARDING\n")
+    (tree / "pipeline" / "export.py").write_text(
+        "import jax\nimport torch\n\nfrom . import make_batch\nfrom .data import SHARDING\n\n\n"
+        "def to_torch(n):\n    return torch.from_dlpack(make_batch(n))\n\n\n"
+        "def placed(x):\n    return torch.from_dlpack(jax.device_put(x, SHARDING))\n"
+    )
+    _, document = run("--no-cache", "pipeline/export.py")
+    assert [f["line"] for f in _all(document)] == [9, 13]
+
+
+def test_a_src_layout_and_a_library_named_like_a_module_of_the_root(tree):
+    (tree / "src" / "proj").mkdir(parents=True)
+    (tree / "src" / "proj" / "__init__.py").write_text("")
+    (tree / "src" / "proj" / "data.py").write_text(DATA)
+    # A root that holds a folder named `jax` (a vendored copy) is still judged by the API table.
+    (tree / "jax").mkdir()
+    (tree / "jax" / "__init__.py").write_text("def device_put(x, s):\n    return x\n")
+    (tree / "tool.py").write_text(EXPORT.replace("pipeline.data", "proj.data"))
+    _, document = run("--no-cache", "tool.py")
+    assert [f["code"] for f in _all(document)] == ["JAX002"]
+
+
+def test_the_root_of_a_file_does_not_depend_on_how_it_is_named(tree, monkeypatch):
+    expected = str(tree)
+    assert project.root_of("pipeline/export.py") == expected
+    assert project.root_of(str(tree / "pipeline" / "export.py")) == expected
+    monkeypatch.chdir(tree / "pipeline")
+    assert project.root_of("export.py") == expected
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="posix paths")
+def test_the_root_listing_skips_environments_and_hidden_folders(tree):
+    (tree / ".venv" / "lib").mkdir(parents=True)
+    (tree / ".venv" / "lib" / "x.py").write_text("")
+    (tree / "env").mkdir()
+    (tree / "env" / "pyvenv.cfg").write_text("")
+    (tree / "env" / "y.py").write_text("")
+    listed = project.list_files(str(tree))
+    assert "pipeline/data.py" in listed
+    assert not [path for path in listed if path.startswith((".venv", "env/"))]
+
