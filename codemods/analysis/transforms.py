@@ -230,13 +230,16 @@ class Spellings:
     @cached_property
     def call_names(self) -> frozenset[str]:
         """Bare names that may apply a transform in this file, for a quick textual scan."""
-        return frozenset({*TRANSFORM_LEAVES, *self.aliases, *self.factories, *self.imported_names})
+        # Names imported from the project count as they are (reading each module they come from
+        # to be sure would parse every module a file imports, for a textual scan).
+        return frozenset({*TRANSFORM_LEAVES, *self.aliases, *self.factories, *self._project_imports})
 
     @cached_property
     def imported_names(self) -> frozenset[str]:
-        """Names the file imports from another module of its project that are a transform alias
-        or a decorator factory there (``from .compile import compiled``)."""
-        return frozenset(name for name in self._project_imports if self._imported(name) is not None)
+        """Names the file imports from another module of its project, which may be a transform
+        alias or a decorator factory there (``from .compile import compiled``): not read, so a
+        superset, for the scans that only narrow what is parsed."""
+        return frozenset(self._project_imports)
 
     # Spellings of the project's other modules (issue 34) ------------------------------
 
@@ -293,7 +296,8 @@ class Spellings:
             or expr.id in self.aliases
             or expr.id in self.factories
             or expr.id in self._named_imports
-            or (self.ctx.project is not None and self._imported(expr.id) is not None)
+            # Imported from the project: maybe (``transform_of`` reads that module when asked).
+            or (self.ctx.project is not None and expr.id in self._project_imports)
         )
 
     @cached_property
