@@ -16,6 +16,7 @@ def pytest_configure(config):
 
 import pytest
 from jax_codemod.analysis import jax_versions
+from jax_codemod.engine import runner
 from syrupy.extensions.single_file import SingleFileSnapshotExtension, WriteMode
 
 
@@ -54,3 +55,18 @@ def _pinned_target(request, monkeypatch):
 def _isolated_cache(tmp_path_factory, monkeypatch):
     """Runs in tests never share a result cache with each other or with the checkout."""
     monkeypatch.setenv("CODEMOD_CACHE_DIR", str(tmp_path_factory.mktemp("codemod-cache")))
+
+
+@pytest.fixture
+def pool_calls(monkeypatch) -> list[int]:
+    """Make -j 2 use the process pool even for a small tree, and record that it did."""
+    calls: list[int] = []
+    real = runner._check_in_pool
+
+    def spy(pending, *args, **kwargs):
+        calls.append(len(pending))
+        return real(pending, *args, **kwargs)
+
+    monkeypatch.setattr(runner, "PARALLEL_MIN_BYTES", 0)
+    monkeypatch.setattr(runner, "_check_in_pool", spy)
+    return calls

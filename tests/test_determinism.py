@@ -47,21 +47,6 @@ def run_json(tree: Path, *options: str) -> dict:
     return json.loads(stdout)
 
 
-@pytest.fixture
-def pool_calls(monkeypatch) -> list[int]:
-    """Make -j 2 use the process pool even for a small tree, and record that it did."""
-    calls: list[int] = []
-    real = runner._check_in_pool
-
-    def spy(pending, *args, **kwargs):
-        calls.append(len(pending))
-        return real(pending, *args, **kwargs)
-
-    monkeypatch.setattr(runner, "PARALLEL_MIN_BYTES", 0)
-    monkeypatch.setattr(runner, "_check_in_pool", spy)
-    return calls
-
-
 def test_the_corpus_exercises_every_rule(corpus):
     document = run_json(corpus, "--no-cache", "-j", "1")
     found = {code for code, counts in document["summary"]["by_rule"].items() if counts["found"]}

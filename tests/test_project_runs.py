@@ -18,7 +18,6 @@ import pytest
 from click.testing import CliRunner
 from jax_codemod.cli.main import main
 from jax_codemod.engine import project
-from jax_codemod.engine import runner
 
 DATA = '''import jax
 import numpy as np
@@ -103,21 +102,13 @@ def test_a_change_to_the_imported_module_alone_invalidates_the_cached_result(tre
     assert run("--cache-dir", cache, ".")[0] == 1
 
 
-def test_one_process_and_a_pool_agree(tree, monkeypatch):
+def test_one_process_and_a_pool_agree(tree, pool_calls):
     for index in range(12):  # more files, so that the pool gets several chunks
         (tree / "pipeline" / f"export_{index}.py").write_text(EXPORT)
     _, serial = run("--no-cache", "-j", "1", ".")
-    calls: list[int] = []
-    real = runner._check_in_pool
-
-    def spy(pending, *args, **kwargs):
-        calls.append(len(pending))
-        return real(pending, *args, **kwargs)
-
-    monkeypatch.setattr(runner, "PARALLEL_MIN_BYTES", 0)
-    monkeypatch.setattr(runner, "_check_in_pool", spy)
+    assert pool_calls == []
     _, pooled = run("--no-cache", "-j", "2", ".")
-    assert calls, "the pool was not used"
+    assert pool_calls, "the pool was not used"
     assert serial == pooled
     assert len(_all(serial)) == 13
 
