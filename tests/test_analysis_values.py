@@ -977,6 +977,9 @@ def test_a_pmap_result_keeps_the_tree_its_function_returns():
     assert value(source.replace("probe(v)", "probe(out['b'][1])")).placement == MULTI
     assert value(source.replace("for k, v in out.items():", "for v in out['b']:")).placement == MULTI
     assert value("probe(jax.pmap(lambda x: x)(jnp.ones((4, 2))))").placement == MULTI
+    # Tuples alone stay one array, and a function returning them keeps its name in the reason.
+    pair = "pm = jax.pmap(lambda x: (x, x))\ndef forward(a):\n    return pm(a)\nprobe(forward(jnp.ones((4, 2)))[0])"
+    assert value(pair).why == "`forward()`, which returns a `jax.pmap` function"
 
 
 def test_self_of_a_record_method_is_the_instances_the_file_reads_it_on():

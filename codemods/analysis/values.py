@@ -1576,19 +1576,27 @@ class Analysis:
 
     def _mapped_result(self, transform: Transform, owner: Analysis, leaf: Value) -> Value:
         """A ``jax.pmap`` or ``shard_map`` function's result: each output leaf is ``leaf`` (an
-        array over the mapped devices), in the tree the function returns, so ``out.items()``
-        and ``out.values()`` of a returned dict, or a returned tuple unpacked, hold them."""
+        array over the mapped devices), in the tree the function returns when that holds a dict
+        or a record, so ``out.items()``, ``out.values()`` and ``out.field`` hold them. Tuples
+        and lists alone stay ``leaf``: indexing, unpacking and iterating an array give it too,
+        and a function that returns it keeps its name in the reason (``forward()``, which
+        returns...)."""
         function = transform.function
         if function is None:
             return leaf
         returned = owner.arrived(owner.returns_of(function), self, getattr(function, "lineno", None))
+
+        def keyed(value: Value, depth: int) -> bool:
+            if value.kind in (MAPPING, INSTANCE):
+                return True
+            return value.kind == CONTAINER and depth < 8 and any(keyed(v, depth + 1) for _, v in value.items)
 
         def shaped(value: Value, depth: int) -> Value:
             if value.kind in (CONTAINER, MAPPING, INSTANCE) and depth < 8:
                 return replace(value, items=tuple((k, shaped(v, depth + 1)) for k, v in value.items))
             return leaf
 
-        return shaped(returned, 0) if returned.kind in (CONTAINER, MAPPING, INSTANCE) else leaf
+        return shaped(returned, 0) if keyed(returned, 0) else leaf
 
     def _shaped_like(self, returned: Value, placed: Value, why: str) -> Value:
         """Results placed by ``out_shardings`` (a sharding, or a tuple/dict of them)."""
