@@ -37,8 +37,13 @@ comprehensions and their subscripts, dataclass and NamedTuple instances and thei
 annotations (``jax.Array``, ``jnp.ndarray``, jaxtyping ``Float[Array, "b"]``, ``torch.Tensor``,
 ``np.ndarray``), ``isinstance`` and ``match`` narrowing, parameters of functions passed to
 ``jax.tree.map``, and explicit-sharding mode (``jax.set_mesh``), under which JAX's creation
-and computation results live on the mesh. When possibilities disagree the weaker claim
-wins: a value is multi-device only if every definition that reaches it is.
+and computation results live on the mesh. Also (issue 34): ``partial(jax.device_put, ...)``
+aliases, ``jax.device_put`` of a tree (each leaf by the matching sharding leaf), what a
+generator yields (``for``, ``async for``, ``next``), the dicts and records a ``pmap`` or
+``shard_map`` function returns, ``self`` in a record class's methods (the instances the file
+reads the method of) and a parameter annotated with a record class (the instances its calls
+pass). When possibilities disagree the weaker claim wins: a value is multi-device only if
+every definition that reaches it is.
 """
 
 from __future__ import annotations
