@@ -1027,3 +1027,8 @@ def test_a_parameter_annotated_with_a_record_is_the_instances_passed():
     assert value(source + "export(State(*parts))\n").placement == PLACEMENT_UNKNOWN
     # Passed or stored elsewhere, the function has callers the file does not show.
     assert value(source + "handlers = [export]\n").placement == PLACEMENT_UNKNOWN
+    # A method's callers on receivers the file does not know are not seen.
+    method = source.replace("def export(s: State):", "class Exporter:\n    def export(self, s: State):")
+    method = method.replace("    return probe(s.arr)", "        return probe(s.arr)")
+    method = method.replace("\nexport(State(", "\nExporter().export(State(")
+    assert value(method).placement == PLACEMENT_UNKNOWN

@@ -1063,8 +1063,11 @@ class Analysis:
     def _passed_instances(self, parameter: ast.arg, function: ast.AST, annotated: Value) -> Value:
         """A parameter annotated with a record class of the file (``def export(s: State)``):
         the instances the file's calls pass (``export(State(sharded))``), when every call
-        passes one of that class; else what the annotation says (an instance, fields unknown)."""
+        passes one of that class; else what the annotation says (an instance, fields unknown).
+        Not a method's: its calls on receivers the file does not know are not counted."""
         if annotated.node is None or self._record_fields(annotated.node) is None:
+            return annotated
+        if isinstance(self.ctx.parent(function), ast.ClassDef):
             return annotated
         passed = self._passed_values(parameter, function)
         complete = [self._complete_instance(v, annotated.node) for v in passed]
