@@ -15,6 +15,7 @@ from jax_codemod.analysis.values import (
     ARRAY,
     CALLABLE,
     CAPSULE,
+    CONTAINER,
     DEVICE_TYPE,
     MODULE,
     MULTI,
@@ -389,7 +390,8 @@ def test_a_return_annotation_answers_what_the_body_does_not_show():
     assert (found.kind, found.placement) == (ARRAY, PLACEMENT_UNKNOWN)
     assert found.why == "`policy()`, annotated `-> jax.Array`"
     assert value(source.replace("probe(policy(o))", "probe(fetch())")).kind == UNKNOWN
-    assert value(source.replace("probe(policy(o))", "probe(frames())")).kind == UNKNOWN
+    # A generator function's call is a generator (of what it yields), whatever the annotation.
+    assert value(source.replace("probe(policy(o))", "probe(frames())")).kind == CONTAINER
     assert value(source.replace("probe(policy(o))", "probe(known())")).kind == TORCH
 
 
@@ -895,3 +897,138 @@ def test_class_attributes_skip_only_methods_that_never_spell_the_attribute():
                     assert found == expected and found.node is expected.node, (source_name, cls.name, attr)
                     compared += expected.kind != UNKNOWN
     assert compared > 100
+
+
+# Flows of issue 34: aliases of device_put, trees, generators, records' own methods ---------
+
+
+def test_a_partial_of_device_put_places_by_what_it_binds():
+    put = "put = functools.partial(jax.device_put, device=sharded)\n"
+    assert value(put + "probe(put(np.ones(8)))").placement == MULTI
+    assert value(put + "probe(put(np.ones(8), device=jax.devices()[0]))").placement == SINGLE  # the call wins
+    assert value("put = partial(jax.device_put)\nprobe(put(np.ones(8), sharded))").placement == MULTI
+    one = "put = partial(jax.device_put, device=SingleDeviceSharding(jax.devices()[0]))\n"
+    assert value(one + "probe(put(jnp.ones(8)))").placement == SINGLE
+    # `src=` is where the data comes from: it places nothing.
+    assert value("put = partial(jax.device_put, src=sharded)\nprobe(put(np.ones(8)))").placement == SINGLE
+    # Options spread from a dict: which argument is the target is unknown.
+    found = value("put = partial(jax.device_put, **options)\nprobe(put(np.ones(8)))")
+    assert (found.kind, found.placement) == (ARRAY, PLACEMENT_UNKNOWN)
+
+
+def test_device_put_of_a_tree_places_each_leaf_by_its_sharding():
+    single = "SingleDeviceSharding(jax.devices()[0])"
+    tree = f"b = jax.device_put({{'x': np.ones(8), 'y': np.ones(8)}}, {{'x': sharded, 'y': {single}}})\n"
+    assert value(tree + "probe(b['x'])").placement == MULTI
+    assert value(tree + "probe(b['y'])").placement == SINGLE
+    assert value(tree + "for k, v in b.items():\n    probe(v)").placement == SINGLE  # the weaker claim
+    pair = f"a, c = jax.device_put((np.ones(8), np.ones(8)), (sharded, {single}))\n"
+    assert value(pair + "probe(a)").placement == MULTI
+    assert value(pair + "probe(c)").placement == SINGLE
+    one = "b = jax.device_put({'x': np.ones(8)}, sharded)\n"
+    assert value(one + "for v in b.values():\n    probe(v)").placement == MULTI
+    # Without a target each leaf stays where it is: a list of sharded arrays is no host data.
+    kept = "xs = jax.device_put([jax.device_put(jnp.ones(8), sharded)])\n"
+    assert value(kept + "probe(xs[0])").placement == MULTI
+    assert value("probe(jax.device_put([1.0, 2.0]))").placement == SINGLE
+
+
+def test_generators_give_what_they_yield():
+    source = """
+    def batches():
+        for i in range(3):
+            yield jax.device_put(jnp.ones(8), sharded)
+
+    def more():
+        yield from batches()
+
+    async def stream():
+        yield jax.device_put(jnp.ones(8), sharded)
+
+    def host():
+        yield np.ones(8)
+
+    for b in batches():
+        probe(b)
+    """
+    source = textwrap.dedent(source)
+    found = value(source)
+    assert found.placement == MULTI
+    assert found.why == "`batches()`, which yields `jax.device_put` with a multi-device sharding"
+    assert value(source.replace("for b in batches():", "for b in more():")).placement == MULTI
+    assert value(source + "probe(next(batches()))").placement == MULTI
+    assert value(source + "probe(next(iter(more())))").placement == MULTI
+    assert value(source + "async def f():\n    async for s in stream():\n        probe(s)").placement == MULTI
+    assert value(source + "probe(next(host()))").kind == NUMPY
+    assert value(source + "probe(next(batches(), None))").kind == UNKNOWN  # or the default
+    assert value(source + "probe(next(iter({'a': jnp.ones(2)})))").kind == UNKNOWN  # a key
+    shadowed = "def next(it):\n    return it\n"
+    assert value(source + shadowed + "probe(next(batches()))").kind != ARRAY
+
+
+def test_a_pmap_result_keeps_the_tree_its_function_returns():
+    source = """
+    f = jax.pmap(lambda x: {"a": x, "b": (x, x * 2)})
+    out = f(jnp.ones((4, 2)))
+    for k, v in out.items():
+        probe(v)
+    """
+    assert value(source).kind == UNKNOWN  # "b" is a tuple, "a" an array: no one kind
+    assert value(source.replace("probe(v)", "probe(out['b'][1])")).placement == MULTI
+    assert value(source.replace("for k, v in out.items():", "for v in out['b']:")).placement == MULTI
+    assert value("probe(jax.pmap(lambda x: x)(jnp.ones((4, 2))))").placement == MULTI
+    # Tuples alone stay one array, and a function returning them keeps its name in the reason.
+    pair = "pm = jax.pmap(lambda x: (x, x))\ndef forward(a):\n    return pm(a)\nprobe(forward(jnp.ones((4, 2)))[0])"
+    assert value(pair).why == "`forward()`, which returns a `jax.pmap` function"
+
+
+def test_self_of_a_record_method_is_the_instances_the_file_reads_it_on():
+    source = """
+    class Batch(NamedTuple):
+        x: jax.Array
+
+        def to_torch(self):
+            return probe(self.x)
+
+    Batch(x=jax.device_put(jnp.ones(8), sharded)).to_torch()
+    """
+    source = textwrap.dedent(source)
+    assert value(source).placement == MULTI
+    # Every instance counts: one on one device makes the claim the weaker one.
+    assert value(source + "Batch(jnp.ones(8)).to_torch()\n").placement == SINGLE
+    # A receiver the file does not know might be any instance: the annotation is all there is.
+    unknown = value(source + "def f(b):\n    return b.to_torch()\n")
+    assert (unknown.kind, unknown.placement) == (ARRAY, PLACEMENT_UNKNOWN)
+    annotated = value(source + "def f(b: Batch):\n    return b.to_torch()\n")
+    assert (annotated.kind, annotated.placement) == (ARRAY, PLACEMENT_UNKNOWN)
+    # Another class's method of that name says nothing of `self`.
+    other = "class Other:\n    def to_torch(self):\n        return 1\nOther().to_torch()\n"
+    assert value(source + other).placement == MULTI
+    # A subclass's instances could be `self` too.
+    derived = value(source + "class Sub(Batch):\n    pass\n")
+    assert derived.placement == PLACEMENT_UNKNOWN
+
+
+def test_a_parameter_annotated_with_a_record_is_the_instances_passed():
+    source = """
+    @dataclass
+    class State:
+        arr: jax.Array
+
+    def export(s: State):
+        return probe(s.arr)
+
+    export(State(jax.device_put(jnp.ones(8), sharded)))
+    """
+    source = textwrap.dedent(source)
+    assert value(source).placement == MULTI
+    assert value(source + "export(State(jnp.ones(8)))\n").placement == SINGLE
+    # An instance built from `*args` shows no field: the annotation answers for it.
+    assert value(source + "export(State(*parts))\n").placement == PLACEMENT_UNKNOWN
+    # Passed or stored elsewhere, the function has callers the file does not show.
+    assert value(source + "handlers = [export]\n").placement == PLACEMENT_UNKNOWN
+    # A method's callers on receivers the file does not know are not seen.
+    method = source.replace("def export(s: State):", "class Exporter:\n    def export(self, s: State):")
+    method = method.replace("    return probe(s.arr)", "        return probe(s.arr)")
+    method = method.replace("\nexport(State(", "\nExporter().export(State(")
+    assert value(method).placement == PLACEMENT_UNKNOWN

@@ -37,8 +37,13 @@ comprehensions and their subscripts, dataclass and NamedTuple instances and thei
 annotations (``jax.Array``, ``jnp.ndarray``, jaxtyping ``Float[Array, "b"]``, ``torch.Tensor``,
 ``np.ndarray``), ``isinstance`` and ``match`` narrowing, parameters of functions passed to
 ``jax.tree.map``, and explicit-sharding mode (``jax.set_mesh``), under which JAX's creation
-and computation results live on the mesh. When possibilities disagree the weaker claim
-wins: a value is multi-device only if every definition that reaches it is.
+and computation results live on the mesh. Also (issue 34): ``partial(jax.device_put, ...)``
+aliases, ``jax.device_put`` of a tree (each leaf by the matching sharding leaf), what a
+generator yields (``for``, ``async for``, ``next``), the dicts and records a ``pmap`` or
+``shard_map`` function returns, ``self`` in a record class's methods (the instances the file
+reads the method of) and a parameter annotated with a record class (the instances its calls
+pass). When possibilities disagree the weaker claim wins: a value is multi-device only if
+every definition that reaches it is.
 """
 
 from __future__ import annotations
@@ -485,6 +490,8 @@ class Analysis:
         self._assigned_attributes: dict[ast.AST, dict[str, list[ast.expr]]] = {}
         self._definitions_of: dict[ast.AST, list[ast.AST]] = {}
         self._blocks: dict[int, tuple] = {}  # id(statement list) -> _early_exits (and the list, kept alive)
+        self._self_values: dict[ast.AST, Value] = {}  # method -> `self` (_self_value)
+        self._attribute_index: dict[str, list[ast.Attribute]] | None = None
 
     @cached_property
     def nodes(self) -> list[ast.AST]:
@@ -604,7 +611,7 @@ class Analysis:
             generator = any(isinstance(node, (ast.Yield, ast.YieldFrom)) for node in scope_nodes(function))
             if generator:
                 returns = []
-            result = join(self.value_of(value) for value in returns)
+            result = self._generated(function) if generator else join(self.value_of(v) for v in returns)
             if result.why and result.kind != UNKNOWN:
                 result = replace(result, why=f"`{function.name}()`, which returns {result.why}")
             elif (
@@ -620,6 +627,21 @@ class Analysis:
                     result = replace(annotated, why=f"`{function.name}()`, annotated `-> {source}`")
         self._returns[function] = result
         return result
+
+    def _generated(self, function: ast.AST) -> Value:
+        """What calling a generator (or async generator) function gives: a generator whose
+        elements are what it yields, joined (``yield from`` an iterable: its elements), so
+        ``for batch in batches():``, ``async for`` and ``next(batches())`` see them."""
+        yielded = []
+        for node in scope_nodes(function):
+            if isinstance(node, ast.Yield):
+                yielded.append(self.value_of(node.value) if node.value is not None else Value(CONSTANT))
+            elif isinstance(node, ast.YieldFrom):
+                yielded.append(self.iterated(node.value))
+        element = join(yielded)
+        if element.why and element.kind != UNKNOWN:
+            element = replace(element, why=f"`{function.name}()`, which yields {element.why}")
+        return Value(CONTAINER, items=((None, element),))
 
     @property
     def multi_process(self) -> bool:
@@ -935,8 +957,13 @@ class Analysis:
     def _argument_value(self, parameter: ast.arg, function: ast.AST) -> Value:
         """What the file's own calls of ``function`` pass for ``parameter``, joined; unknown
         unless every use of the function is such a call."""
+        passed = self._passed_values(parameter, function)
+        return join(passed) if passed else UNKNOWN_VALUE
+
+    def _passed_values(self, parameter: ast.arg, function: ast.AST) -> list[Value]:
+        """``_argument_value``'s values, one per call (empty: unknown)."""
         if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)) or function.decorator_list:
-            return UNKNOWN_VALUE
+            return []
         owner = self.ctx.parent(function)
         positional = [*function.args.posonlyargs, *function.args.args]
         if isinstance(owner, ast.ClassDef) and function.name == "__init__":
@@ -963,9 +990,9 @@ class Analysis:
                 if function in self._function_definitions(c.func)
             ]
             if len(calls) != len(uses):
-                return UNKNOWN_VALUE  # passed or stored somewhere: other callers are unknown
+                return []  # passed or stored somewhere: other callers are unknown
         if not calls:
-            return UNKNOWN_VALUE
+            return []
         defaults = dict(
             zip([a.arg for a in reversed(positional)], reversed(function.args.defaults), strict=False)
         )
@@ -979,16 +1006,16 @@ class Analysis:
             if any(isinstance(a, ast.Starred) for a in call.args) or any(
                 k.arg is None for k in call.keywords
             ):
-                return UNKNOWN_VALUE
+                return []
             argument = next((k.value for k in call.keywords if k.arg == parameter.arg), None)
             if argument is None and parameter in positional and positional.index(parameter) < len(call.args):
                 argument = call.args[positional.index(parameter)]
             if argument is None:
                 argument = defaults.get(parameter.arg)
             if argument is None:
-                return UNKNOWN_VALUE
+                return []
             values.append(self.value_of(argument))
-        return join(values)
+        return values
 
     # Parameters ------------------------------------------------------------------------
 
@@ -1003,6 +1030,8 @@ class Analysis:
             return Value(TRACER, f"a parameter of a traced function (`{parameter.arg}`)")
         if parameter.annotation is not None:
             annotated = self.annotation_value(parameter.annotation)
+            if annotated.kind == INSTANCE:
+                annotated = self._passed_instances(parameter, function, annotated)
             if annotated.kind != UNKNOWN:
                 return replace(
                     annotated, why=f"a parameter annotated `{self.ctx.source_of(parameter.annotation)}`"
@@ -1025,11 +1054,84 @@ class Analysis:
         ):
             if any(self.qualname(d) == "classmethod" for d in function.decorator_list):
                 return Value(CLASS, f"class `{owner.name}`", node=owner, owner=self._here)
-            return Value(INSTANCE, f"`{owner.name}`", node=owner, owner=self._here)
+            return self._self_value(owner, function)
         mapped = self._mapped_parameter(parameter, function)
         if mapped is not None:
             return mapped
         return UNKNOWN_VALUE
+
+    def _passed_instances(self, parameter: ast.arg, function: ast.AST, annotated: Value) -> Value:
+        """A parameter annotated with a record class of the file (``def export(s: State)``):
+        the instances the file's calls pass (``export(State(sharded))``), when every call
+        passes one of that class; else what the annotation says (an instance, fields unknown).
+        Not a method's: its calls on receivers the file does not know are not counted."""
+        if annotated.node is None or self._record_fields(annotated.node) is None:
+            return annotated
+        if isinstance(self.ctx.parent(function), ast.ClassDef):
+            return annotated
+        passed = self._passed_values(parameter, function)
+        complete = [self._complete_instance(v, annotated.node) for v in passed]
+        if not complete or None in complete:
+            return annotated
+        return join(complete)
+
+    def _self_value(self, cls: ast.ClassDef, method: ast.AST) -> Value:
+        """``self`` in a method of a record class (a NamedTuple, a dataclass): the instances the
+        file reads the method of (``Batch(x=sharded).to_torch()``, ``f = batch.to_torch``), when
+        each such read is on an instance of ``cls`` or on something known to be no instance of
+        it; else any instance. A subclass's instances, or a dunder method that Python calls
+        itself, could be ``self`` unseen: then any instance too."""
+        plain = Value(INSTANCE, f"`{cls.name}`", node=cls, owner=self._here)
+        if method.name.startswith("__") or self._record_fields(cls) is None or self._subclassed(cls):
+            return plain
+        found = self._self_values.get(method)
+        if found is not None:
+            return found
+        self._self_values[method] = plain  # a method that reads itself on `self`
+        instances = []
+        for read in self._attribute_reads(method.name):
+            receiver = self.value_of(read.value)
+            if receiver.kind == INSTANCE and receiver.node is cls:
+                instances.append(self._complete_instance(receiver, cls))
+            elif receiver.kind in (MODULE, LIBRARY) or (
+                receiver.kind in (INSTANCE, CLASS) and receiver.node not in (None, cls)
+            ):
+                continue  # another class's method of that name
+            else:
+                instances = []
+                break
+        found = self._self_values[method] = join(instances) if instances else plain
+        return found
+
+    def _complete_instance(self, value: Value, cls: ast.ClassDef) -> Value | None:
+        """``value``, an instance of the record class ``cls``, with every field: a field its
+        construction does not show (``State(*args)``, an annotated parameter) is what the class
+        says of it, so that joined with other instances no field's claim rests on some of them
+        only. None: ``value`` is no instance of ``cls`` held here."""
+        if value.kind != INSTANCE or value.node is not cls or self._owner(value) is not self:
+            return None
+        shown = {key for key, _ in value.items}
+        fields = self._record_fields(cls)
+        missing = tuple((name, self._class_attribute(cls, name)) for name, _ in fields if name not in shown)
+        return replace(value, items=value.items + missing) if missing else value
+
+    def _subclassed(self, cls: ast.ClassDef) -> bool:
+        """The file derives a class from ``cls`` (its name read among a class's bases)."""
+        for name in self._uses(cls.name)["load"]:
+            parent = self.ctx.parent(name)
+            if isinstance(parent, ast.ClassDef) and name in parent.bases:
+                return True
+        return False
+
+    def _attribute_reads(self, attr: str) -> list[ast.Attribute]:
+        """The reads ``x.<attr>`` of the file (calls' callees among them): one walk, on first use."""
+        if self._attribute_index is None:
+            index: dict[str, list[ast.Attribute]] = {}
+            for node in self.nodes:
+                if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load):
+                    index.setdefault(node.attr, []).append(node)
+            self._attribute_index = index
+        return self._attribute_index.get(attr, [])
 
     def _mapped_parameter(self, parameter: ast.arg, function: ast.AST) -> Value | None:
         """A parameter of a function that ``jax.tree.map`` applies to a tree's leaves."""
@@ -1364,12 +1466,33 @@ class Analysis:
             if found is not None:
                 return found
             return self.apply(self._qualified_value(qualified), call)
+        if isinstance(func, ast.Name) and func.id in _ITERATION_BUILTINS and self._builtin(func):
+            return self._iteration_call(func.id, call)
         if isinstance(func, ast.Attribute):
             receiver = self.value_of(func.value)
             found = self._method_value(receiver, func.attr, call)
             if found is not None:
                 return found
         return self.apply(self.value_of(func), call)
+
+    def _builtin(self, name: ast.Name) -> bool:
+        """``name`` reads the builtin of its spelling: the file binds it in no scope it sees."""
+        ident = name.id
+        return (
+            not self.ctx.is_bound(ident)
+            and ident not in self.scopes.definitions(self.ctx.tree)
+            and not self.scopes.bound_locally(ident, name)
+        )
+
+    def _iteration_call(self, builtin: str, call: ast.Call) -> Value:
+        """``next(it)``: one element of ``it`` (a default joins in); ``iter(x)``: an iterator
+        over ``x``'s elements (a dict's: its keys). ``next(batches())`` is a yielded batch."""
+        if not call.args or len(call.args) > 2 or call.keywords or isinstance(call.args[0], ast.Starred):
+            return UNKNOWN_VALUE
+        element = self.iterated(call.args[0])
+        if builtin == "iter":
+            return Value(CONTAINER, items=((None, element),)) if len(call.args) == 1 else UNKNOWN_VALUE
+        return join([element, *(self.value_of(a) for a in call.args[1:])])
 
     def apply(self, callee: Value, call: ast.Call) -> Value:
         """What calling ``callee`` as ``call`` returns."""
@@ -1424,7 +1547,7 @@ class Analysis:
         if transform.function is not None and getattr(transform.function, "name", None):
             label = f"`{transform.function.name}`, a `{name}` function"
         if name in MULTI_TRANSFORMS:
-            return Value(ARRAY, label, placement=MULTI)
+            return self._mapped_result(transform, owner, Value(ARRAY, label, placement=MULTI))
         arguments = [self.value_of(a) for a in [*call.args, *(k.value for k in call.keywords)]]
         if any(v.kind == TRACER for v in arguments):
             return Value(TRACER, "a traced computation")
@@ -1458,6 +1581,30 @@ class Analysis:
         if result.placement != MULTI and returned.kind in OTHER_ARRAYS | {CONSTANT}:
             return UNKNOWN_VALUE
         return replace(result, why=label) if result.placement != MULTI else result
+
+    def _mapped_result(self, transform: Transform, owner: Analysis, leaf: Value) -> Value:
+        """A ``jax.pmap`` or ``shard_map`` function's result: each output leaf is ``leaf`` (an
+        array over the mapped devices), in the tree the function returns when that holds a dict
+        or a record, so ``out.items()``, ``out.values()`` and ``out.field`` hold them. Tuples
+        and lists alone stay ``leaf``: indexing, unpacking and iterating an array give it too,
+        and a function that returns it keeps its name in the reason (``forward()``, which
+        returns...)."""
+        function = transform.function
+        if function is None:
+            return leaf
+        returned = owner.arrived(owner.returns_of(function), self, getattr(function, "lineno", None))
+
+        def keyed(value: Value, depth: int) -> bool:
+            if value.kind in (MAPPING, INSTANCE):
+                return True
+            return value.kind == CONTAINER and depth < 8 and any(keyed(v, depth + 1) for _, v in value.items)
+
+        def shaped(value: Value, depth: int) -> Value:
+            if value.kind in (CONTAINER, MAPPING, INSTANCE) and depth < 8:
+                return replace(value, items=tuple((k, shaped(v, depth + 1)) for k, v in value.items))
+            return leaf
+
+        return shaped(returned, 0) if keyed(returned, 0) else leaf
 
     def _shaped_like(self, returned: Value, placed: Value, why: str) -> Value:
         """Results placed by ``out_shardings`` (a sharding, or a tuple/dict of them)."""
@@ -1775,6 +1922,8 @@ class Analysis:
         if inner.kind == CALLABLE:
             return inner
         if inner.kind == LIBRARY:
+            if inner.qualname == "jax.device_put" and (len(call.args) > 1 or call.keywords):
+                return replace(inner, node=call)  # what it binds places the arrays (_put_arguments)
             return inner
         return UNKNOWN_VALUE
 
@@ -1843,17 +1992,59 @@ class Analysis:
         return result if result.placement == MULTI else replace(result, why=label)
 
     def _device_put(self, call: ast.Call) -> Value:
-        target = _argument(call, 1, "device")
-        data = self.value_of(call.args[0]) if call.args else UNKNOWN_VALUE
-        if target is None or _is_none(target):
+        """``jax.device_put(x, device)``, or a ``partial(jax.device_put, ...)`` alias called."""
+        data, target = self._put_arguments(call)
+        return self._put(data, target)
+
+    def _put_arguments(self, call: ast.Call) -> tuple[Value, Value | None]:
+        """What ``call`` passes ``jax.device_put`` for ``x`` and ``device`` (None: nothing, or
+        None). ``put = functools.partial(jax.device_put, device=sharding)`` binds some of them
+        ahead: ``put(x)`` is called with the partial's arguments first (its keywords overridden
+        by the call's), each read in the module that spells it. ``src=`` is where the data comes
+        from, not where it goes: it places nothing."""
+        bound = self.value_of(call.func)
+        partial = bound.node if bound.kind == LIBRARY and isinstance(bound.node, ast.Call) else None
+        holder = self._owner(bound) if partial is not None else self
+        if holder is None:
+            return UNKNOWN_VALUE, UNKNOWN_VALUE
+        positional = [(holder, a) for a in partial.args[1:]] if partial is not None else []
+        positional += [(self, a) for a in call.args]
+        keywords = {k.arg: (holder, k.value) for k in partial.keywords} if partial is not None else {}
+        keywords.update((k.arg, (self, k.value)) for k in call.keywords)
+        if None in keywords or any(isinstance(a, ast.Starred) for _, a in positional[:2]):
+            return UNKNOWN_VALUE, UNKNOWN_VALUE  # `*args`, `**options`: which is which is unknown
+
+        def read(position: int, keyword: str) -> Value | None:
+            found = keywords.get(keyword) or (positional[position] if len(positional) > position else None)
+            if found is None:
+                return None
+            analysis, node = found
+            return analysis.arrived(analysis.value_of(node), self)
+
+        data, target = read(0, "x"), read(1, "device")
+        if target is not None and target.kind == CONSTANT and target.constant is None:
+            target = None
+        return data or UNKNOWN_VALUE, target
+
+    def _put(self, data: Value, target: Value | None) -> Value:
+        """What ``jax.device_put`` makes of ``data`` sent to ``target``. A tree (a dict, a tuple,
+        a record) comes back as the same tree, each leaf placed by the matching leaf of a tree
+        of shardings (``device_put({"x": a, "y": b}, {"x": s, "y": t})``) or by one sharding for
+        all: the leaf under a single-device sharding is no sharded array."""
+        if data.kind in (CONTAINER, MAPPING, INSTANCE) and not (target is None and _placement_free(data)):
+            tree = target is not None and target.kind in (CONTAINER, MAPPING, INSTANCE)
+            items = tuple(
+                (key, self._put(leaf, target.element(key) if tree else target)) for key, leaf in data.items
+            )
+            return replace(data, items=items)
+        if target is None:
             if data.kind in ARRAY_KINDS:
                 return data if data.placement != PLACEMENT_UNKNOWN else Value(ARRAY, "`jax.device_put`")
-            if data.kind in (NUMPY, CONSTANT, CONTAINER) or (call.args and _is_literal(call.args[0])):
+            if data.kind in (NUMPY, CONSTANT, CONTAINER):
                 return Value(ARRAY, "`jax.device_put` of host data", placement=SINGLE)
             return Value(ARRAY, "`jax.device_put`")
-        placed = self.value_of(target)
-        placement = self._sharding_placement(placed)
-        if placed.kind == DEVICE:
+        placement = self._sharding_placement(target)
+        if target.kind == DEVICE:
             return Value(ARRAY, "`jax.device_put` to one device", placement=SINGLE)
         if placement == MULTI:
             return Value(ARRAY, "`jax.device_put` with a multi-device sharding", placement=MULTI)
@@ -1867,6 +2058,8 @@ class Analysis:
         return Value(ARRAY, "`jax.device_put`")
 
 
+# Builtins that step through an iterable (`next(batches())`), unless the file rebinds them.
+_ITERATION_BUILTINS = frozenset({"next", "iter"})
 _DTYPE_POSITIONS = {
     "jax.lax.convert_element_type": 1,
     "jax.lax._convert_element_type": 1,

@@ -2,7 +2,9 @@
 # requires: multi-device
 """A parameter annotated with a record class of the same file: the fields' annotations say the
 values are JAX arrays (placement unknown), as a constructor call's arguments would. A return
-annotation says it where the body does not (`obs` is whatever the caller passes)."""
+annotation says it where the body does not (`obs` is whatever the caller passes). The exporters
+are called through a registry, as a library's users would: no call of the file shows the
+instances they get (when every call does, the fields are what those calls construct)."""
 import dataclasses
 from typing import NamedTuple
 
@@ -42,6 +44,7 @@ def reward_to_numpy(transition: Transition):
 
 mesh = jax.sharding.Mesh(jax.devices(), ("data",))
 sharded = jax.device_put(jnp.arange(8.0), NamedSharding(mesh, P("data")))
-assert obs_to_torch(Rollout(sharded, 3)).shape == (8,)
+EXPORTERS = {"obs": obs_to_torch, "reward": reward_to_numpy}
+assert EXPORTERS["obs"](Rollout(sharded, 3)).shape == (8,)
 assert action_to_torch(sharded)[3] == 6.0
-assert reward_to_numpy(Transition(sharded, sharded))[0][3] == 3.0
+assert EXPORTERS["reward"](Transition(sharded, sharded))[0][3] == 3.0
