@@ -145,7 +145,9 @@ class Classes:
             ]
         return found
 
-    def lookup(self, cls: ast.ClassDef, name: str, after: ast.ClassDef | None = None) -> ast.FunctionDef | None:
+    def lookup(
+        self, cls: ast.ClassDef, name: str, after: ast.ClassDef | None = None
+    ) -> ast.FunctionDef | None:
         found = self.definition(cls, name, after)
         return found if found is not None and self._plain(found) else None
 
