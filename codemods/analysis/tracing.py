@@ -13,7 +13,9 @@ nodes), and the value analysis is built only when a question needs it. The API:
   ``jax.jit(self._step)``, ``jax.jit(partial(loss, model=m))``, nested transforms, ``lax``
   control-flow bodies and ``lax.switch`` branch lists, jitted dicts and comprehensions), a
   lambda passed to one, and the helpers of the file called from inside a trace with tracer
-  arguments (a few levels deep; a function ``jax.tree.map`` applies to a traced tree too).
+  arguments (a few levels deep; a function ``jax.tree.map`` applies to a traced tree too; a
+  method called through `self` or `super()`, with the overrides of the file's subclasses that
+  inherit the calling method: ``analysis.classes``).
   ``Traced.traced`` names the traced parameters (static, unmapped and undifferentiated ones
   are not), ``Traced.transforms`` every transform that traces it. ``region``: a ``Region``
   of the tree, to look only at the nodes around some lines (a rule's candidate lines).
