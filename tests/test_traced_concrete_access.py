@@ -934,3 +934,35 @@ def test_factory_candidates_are_the_functions_whose_lines_name_a_transform():
                 checked += 1
                 named += expected
     assert checked > 300 and named > 5
+
+
+def test_an_override_a_traced_method_dispatches_to_is_reported_with_that_method():
+    """`self.on_batch(x)` in the jitted `Trainer.step` runs each subclass's override in the
+    trace: the access there is reported, naming the traced method, and nothing is rewritten
+    (the access is not in the jitted function, and the hoist is not local)."""
+    source = """
+    import functools
+    import jax
+    import numpy as np
+
+    class Trainer:
+        @functools.partial(jax.jit, static_argnums=0)
+        def step(self, x):
+            return self.on_batch(x) * 2
+
+        def on_batch(self, x):
+            return x
+
+    class NumpyTrainer(Trainer):
+        def on_batch(self, x):
+            return np.asarray(x)
+
+    class ListTrainer(Trainer):
+        def on_batch(self, x):
+            return x.tolist()
+    """
+    found = sorted(findings(source), key=lambda f: f.line)
+    assert [(f.line, f.fix) for f in found] == [(16, FixSafety.NONE), (20, FixSafety.NONE)]
+    assert "no automatic fix because it is called from inside the traced `Trainer.step`" in found[0].message
+    assert "`x` is a tracer inside `jax.jit` (called from the traced `Trainer.step`)" in found[1].message
+    assert fixed(source, unsafe=True) == textwrap.dedent(source)

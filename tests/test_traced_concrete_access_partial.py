@@ -1660,3 +1660,80 @@ def test_an_undecided_or_failing_reading_reads_the_file_whole():
     # A rule without a declaration never reads parts; nor one whose file is parsed already.
     assert not ShardedDlpackExport().clean_from_parts(lazy(text))
     assert not MarkerRule().clean_from_parts(whole(text))
+
+
+# A traced method's `self.hook(x)` runs an override in a subclass of the file (analysis.classes),
+# which no chain follows (a method reaches its own class's methods only): such a file is read whole.
+OVERRIDES = {
+    "override": """
+        import functools
+        import jax
+        import numpy as np
+
+        class Trainer:
+            @functools.partial(jax.jit, static_argnums=0)
+            def step(self, x):
+                return self.on_batch(x)
+
+            def on_batch(self, x):
+                return x
+
+        class NumpyTrainer(Trainer):
+            def on_batch(self, x):
+                return np.asarray(x)
+    """,
+    "super_of_an_uncut_base": """
+        import functools
+        import jax
+
+        class Base:
+            def prepare(self, x):
+                return memoryview(x)
+
+        class Child(
+            Base,
+        ):
+            @functools.partial(jax.jit, static_argnums=0)
+            def run(self, x):
+                return super().prepare(x)
+    """,
+}
+
+
+@pytest.mark.parametrize("name", sorted(OVERRIDES))
+def test_a_method_that_another_class_of_the_file_may_run_keeps_its_finding(name):
+    text = with_filler(OVERRIDES[name])
+    [finding] = same_findings(text)
+    assert "called from inside the traced" in finding.message
+    assert not decided_clean(lazy(text))
+    assert partial_context(lazy(text)) is None  # read whole
+    # Without the subclass relation the chains decide it as before: the hook is no override.
+    unrelated = text.replace("class NumpyTrainer(Trainer):", "class NumpyTrainer:").replace("    Base,\n", "")
+    assert not same_findings(unrelated)
+    assert partial_context(lazy(unrelated)) is not None
+
+
+def test_derived_classes_are_the_blocks_of_the_files_hierarchies():
+    text = textwrap.dedent(
+        """
+        import torch
+
+        class Base:
+            def hook(self, x):
+                return x.item()
+
+        class Child(Base, torch.nn.Module):
+            def hook(self, x):
+                return x.tolist()
+
+        class Alone(torch.nn.Module):
+            def hook(self, x):
+                return x.tolist()
+
+        class Generic[T](Base):
+            pass
+        """
+    )
+    blocks, cut = member_cut(text)
+    found = {(blocks[i].name, blocks[i].kind) for i in partial_reading.derived_classes(cut)}
+    assert found == {("Base", "head"), ("hook", "def"), ("Child", "head"), ("Generic", "class")}

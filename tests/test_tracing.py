@@ -104,6 +104,169 @@ def test_helpers_reached_from_a_trace():
     assert found["leaf"].transforms == {"jax.jit"}
 
 
+HIERARCHY = """
+    class Trainer:
+        @functools.partial(jax.jit, static_argnums=0)
+        def step(self, x):
+            return self.on_batch(x) * 2 + self.sibling(x)
+
+        def on_batch(self, x):
+            return x
+
+        def sibling(self, x):
+            return x
+
+    class NumpyTrainer(Trainer):
+        def on_batch(self, x):
+            return x
+
+    class Deeper(NumpyTrainer):
+        def on_batch(self, x):
+            return x
+
+    class Replaced(Trainer):
+        def step(self, x):  # an eager `step`: its instances never run the traced one
+            return self.on_batch(x)
+
+        def on_batch(self, x):
+            return x
+
+    class Child(Trainer):
+        def on_batch(self, x):
+            return super().on_batch(x)
+    """
+
+
+def _methods(ctx) -> dict[str, ast.FunctionDef]:
+    return {
+        f"{cls.name}.{node.name}": node
+        for cls in ctx.tree.body
+        if isinstance(cls, ast.ClassDef)
+        for node in cls.body
+        if isinstance(node, ast.FunctionDef)
+    }
+
+
+def test_a_traced_methods_hook_runs_the_overrides_of_the_files_subclasses():
+    ctx = _ctx(HIERARCHY)
+    methods = _methods(ctx)
+    found = {t.node: t for t in tracing_for(ctx).traced_functions()}
+    reached = {name for name, node in methods.items() if node in found}
+    # Every `on_batch` an instance that inherits the traced `step` runs; not `Replaced`'s, whose
+    # instances run their own eager `step`. `Child.on_batch`'s `super()` call reaches Trainer's.
+    assert reached == {
+        "Trainer.step", "Trainer.on_batch", "Trainer.sibling", "NumpyTrainer.on_batch", "Deeper.on_batch",
+        "Child.on_batch",
+    }
+    override = found[methods["Deeper.on_batch"]]
+    # `self` is no argument of the call: the tracer is `x`, and the traced method is named with its class.
+    assert override.traced == {"x"} and override.caller == "Trainer.step"
+    assert override.obstacle == (CALLED_IN_TRACE, "Trainer.step")
+
+
+def test_a_method_called_through_self_is_found_outside_the_region():
+    """JAX001's region holds the lines around its candidates: the call `self.sibling(x)` is not
+    among them, the traced method and the access are."""
+    ctx = _ctx(HIERARCHY)
+    methods = _methods(ctx)
+    lines = [methods["Trainer.step"].lineno, methods["NumpyTrainer.on_batch"].body[0].lineno]
+    found = {t.node for t in tracing_for(ctx).traced_functions(Region(ctx.tree, lines))}
+    assert methods["NumpyTrainer.on_batch"] in found and methods["Trainer.sibling"] in found
+
+
+def test_the_class_hierarchy_of_a_file():
+    from jax_codemod.analysis.classes import classes_for
+
+    ctx = _ctx(
+        HIERARCHY
+        + """
+    class Left(Trainer):
+        def on_batch(self, x):
+            return super().on_batch(x)
+
+    class Right(Trainer):
+        def on_batch(self, x):
+            return x
+
+    class Diamond(Left, Right):
+        pass
+
+    class Opaque(Exception, Trainer):
+        pass
+
+    class Later(Undefined):
+        def on_batch(self, x):
+            return x
+    """
+    )
+    classes = classes_for(ctx)
+    assert classes_for(ctx) is classes
+    by_name = {c.name: c for c in ctx.tree.body if isinstance(c, ast.ClassDef)}
+    methods = _methods(ctx)
+    trainer, diamond = by_name["Trainer"], by_name["Diamond"]
+    assert [getattr(c, "name", c) for c in classes.mro(diamond)] == ["Diamond", "Left", "Right", "Trainer"]
+    assert {c.name for c in classes.subclasses(trainer)} == {
+        "NumpyTrainer", "Deeper", "Replaced", "Child", "Left", "Right", "Diamond", "Opaque"
+    }
+    assert classes.lookup(diamond, "on_batch") is methods["Left.on_batch"]
+    # Past Left in a Diamond's order: Right's method.
+    assert classes.lookup(diamond, "on_batch", after=by_name["Left"]) is methods["Right.on_batch"]
+    # An opaque base first in the order: what `on_batch` is there is unknown.
+    assert classes.lookup(by_name["Opaque"], "on_batch") is None
+    assert classes.bases(by_name["Later"]) == ["Undefined"] and classes.subclasses(by_name["Later"]) == []
+    assert classes.lookup(trainer, "step") is None  # a decorated method is no plain one
+    assert classes.definition(trainer, "step") is methods["Trainer.step"]
+    child = methods["Child.on_batch"]
+    call = child.body[0].value
+    assert classes.called(child, call.func) == [methods["Trainer.on_batch"]]  # `super().on_batch`
+    # `super()` in Left runs Trainer's method on a Left, Right's on a Diamond.
+    left = methods["Left.on_batch"]
+    assert classes.called(left, left.body[0].value.func) == [methods["Trainer.on_batch"], methods["Right.on_batch"]]
+
+
+def test_methods_of_classes_outside_the_hierarchy_are_found_as_before():
+    found = _traced(
+        """
+        import torch
+
+        class Wrapped(torch.nn.Module):
+            @functools.partial(jax.jit, static_argnums=0)
+            def step(self, x):
+                return self.forward(x) + self.own(x)
+
+            def own(self, x):
+                return x
+
+        class Sub(Wrapped):
+            def forward(self, x):  # before the opaque base in Sub's order: what `self.forward` runs
+                return x
+
+        def factory():
+            class Local:
+                @functools.partial(jax.jit, static_argnums=0)
+                def step(self, x):
+                    return self.inner(x)
+
+                def inner(self, x):
+                    return x
+            return Local
+
+        class Static:
+            @staticmethod
+            @jax.jit
+            def step(x):
+                return x.helper(x)
+
+            def helper(self, x):
+                return x
+        """
+    )
+    # `Wrapped`'s `forward` is its base's, outside the file: not followed (only `Sub`'s
+    # override is); a staticmethod has no `self` (`x.helper` is no method of the class).
+    assert set(found) == {"step", "own", "inner", "forward"}
+    assert found["own"].traced == found["inner"].traced == {"x"}
+
+
 def test_a_function_traced_twice_and_one_with_other_decorators():
     found = _traced(
         """

@@ -286,6 +286,36 @@ def module_functions(cut: Cut) -> dict[str, list[int]]:
     return defined
 
 
+_CLASS_HEADER = re.compile(r"class[ \t]+(\w+)[ \t]*(?:\[[^\]]*\])?[ \t]*\(")
+
+
+def derived_classes(cut: Cut) -> set[int]:
+    """The blocks of the module-level classes that name another module-level class of the file
+    among their bases, or that another one names among its: there, a call through `self` or
+    `super()` may run a method of another class (``analysis.classes``), which no chain follows
+    (a method reaches the methods of its own class only). A rule whose finding may be so
+    reached reads such a file whole when one of these blocks is a root."""
+    blocks, text = cut.blocks, cut.text
+    spans: dict[str, list[int]] = {}
+    bases: dict[str, set[str]] = {}
+    runs = {first: last for first, last in class_runs(blocks)}
+    for index, block in enumerate(blocks):
+        if block.kind != "head" and (block.kind != "class" or block.indent):
+            continue  # (a "head" has its body's indentation)
+        spans.setdefault(block.name, []).extend(range(index, runs.get(index, index) + 1))
+        match = _CLASS_HEADER.match(text, block.header)
+        if match is None or match.group(1) != block.name:
+            continue
+        depth, at = 1, match.end()
+        while depth and at < block.finish:  # to the parenthesis that closes the bases
+            depth += {"(": 1, ")": -1}.get(text[at], 0)
+            at += 1
+        bases[block.name] = set(WORDS.findall(text, match.end(), at)) - {block.name}
+    related = {name for name, words in bases.items() if words & spans.keys()}
+    related |= {word for words in bases.values() for word in words if word in spans}
+    return {index for name in related for index in spans[name]}
+
+
 def reached(cut: Cut, roots: set[int], targets: set[int]) -> bool:
     """Whether a block of ``targets`` is on a chain from a block of ``roots``: the forward
     reading of ``read`` (a block reaches the blocks that define a function named anywhere in

@@ -13,7 +13,9 @@ nodes), and the value analysis is built only when a question needs it. The API:
   ``jax.jit(self._step)``, ``jax.jit(partial(loss, model=m))``, nested transforms, ``lax``
   control-flow bodies and ``lax.switch`` branch lists, jitted dicts and comprehensions), a
   lambda passed to one, and the helpers of the file called from inside a trace with tracer
-  arguments (a few levels deep; a function ``jax.tree.map`` applies to a traced tree too).
+  arguments (a few levels deep; a function ``jax.tree.map`` applies to a traced tree too; a
+  method called through `self` or `super()`, with the overrides of the file's subclasses that
+  inherit the calling method: ``analysis.classes``).
   ``Traced.traced`` names the traced parameters (static, unmapped and undifferentiated ones
   are not), ``Traced.transforms`` every transform that traces it. ``region``: a ``Region``
   of the tree, to look only at the nodes around some lines (a rule's candidate lines).
@@ -55,6 +57,7 @@ from functools import cached_property
 from typing import TYPE_CHECKING
 
 from jax_codemod.analysis import api
+from jax_codemod.analysis.classes import classes_for
 from jax_codemod.analysis.names import canonical
 from jax_codemod.analysis.scopes import CHILD_FIELDS, child_fields
 from jax_codemod.analysis.transforms import (
@@ -361,31 +364,34 @@ class Tracing:
             callee, arguments = node.func, list(node.args)
             if node.args and canonical(self.ctx.qualname(callee)) in TREE_MAPS:
                 callee, arguments = node.args[0], node.args[1:]  # a leaf of a traced tree is traced
-            for function, _ in self._functions_passed(region, index, spellings, node, callee, traced.node):
+            for function, bound in self._functions_passed(region, index, spellings, node, callee, traced.node):
                 if tainted is None:
                     tainted = self.tainted_names(traced.node, traced.traced, reported)
-                params = self._called_params(function, arguments, node.keywords, tainted, reported)
+                params = self._called_params(function, arguments, node.keywords, tainted, reported, bound)
+                # A method called through `self` or `super()`: the traced method, by its class.
+                via = f"{classes_for(self.ctx).owner(traced.node).name}.{caller}" if bound else caller
                 if params and function in found:
                     # A traced function called inside another trace: it runs in that trace too.
                     known = found[function]
                     known.transforms |= traced.transforms
-                    known.obstacle = known.obstacle or (CALLED_IN_TRACE, caller)
+                    known.obstacle = known.obstacle or (CALLED_IN_TRACE, via)
                 elif params:
                     helper = Traced(
                         function,
                         traced.transform,
                         params,
-                        obstacle=(CALLED_IN_TRACE, caller),
-                        caller=caller,
+                        obstacle=(CALLED_IN_TRACE, via),
+                        caller=via,
                         transforms=set(traced.transforms),
                     )
                     found[function] = helper
                     added.append(helper)
         return added
 
-    def _called_params(self, function, arguments, keywords, tainted: set[str], reported: Reported):
-        """The parameters of ``function`` that a call passes a tracer to."""
-        positional = positional_params(function)
+    def _called_params(self, function, arguments, keywords, tainted: set[str], reported: Reported, bound=False):
+        """The parameters of ``function`` that a call passes a tracer to (``bound``: a method
+        called through its instance, whose first parameter the call does not pass)."""
+        positional = positional_params(function)[1 if bound else 0 :]
         traced = set()
         for name, argument in zip(positional, arguments):
             if isinstance(argument, ast.Starred):
@@ -419,6 +425,8 @@ class Tracing:
             elements = argument.elts
             return [f for e in elements for f in self._functions_passed(region, index, spellings, call, e, scope)]
         if isinstance(argument, ast.Attribute):
+            if scope is not None:  # a call inside a traced method: `self.hook(x)`, `super().hook(x)`
+                return [(method, True) for method in self._dispatched(scope, argument)]
             return [(method, True) for method in _self_methods(region, call, argument)]
         if not isinstance(argument, ast.Name):
             return []
@@ -435,6 +443,19 @@ class Tracing:
                 return [(node, False) for node in here]
             scope = region.scope_of(scope)
         return []
+
+    def _dispatched(self, method: ast.AST, func: ast.Attribute) -> list[ast.FunctionDef]:
+        """The methods of the file's classes a call of ``func`` in ``method`` runs
+        (``classes.Classes.called``: overrides in subclasses, `super()`), unless ``method``
+        rebinds its `self`."""
+        positional = positional_params(method) if not isinstance(method, ast.Lambda) else []
+        receiver = func.value
+        through_self = receiver.__class__ is ast.Name and bool(positional) and receiver.id == positional[0]
+        if not through_self and not (receiver.__class__ is ast.Call and getattr(receiver.func, "id", None) == "super"):
+            return []  # most calls of a traced function: `jnp.sum(x)`, `x.reshape(-1)`
+        if not positional or positional[0] in self.stored_names(method):
+            return []
+        return classes_for(self.ctx).called(method, func)
 
     # Which transforms the value analysis sees --------------------------------------------
 

@@ -563,11 +563,13 @@ def _message(traced: Traced, access: Access, fix: FixSafety, reason: str | None)
         what = f"`{access.label[:-1]}{receiver})` needs a concrete array"
     where = f"inside `{traced.transform}`"
     advice = _ADVICE.get(access.label)
+    # (The other messages of a helper say it in their reason: ``CALLED_IN_TRACE``.)
+    through = f" (called from the traced `{traced.caller}`)" if traced.caller else ""
     if advice and fix is FixSafety.NONE:
-        return f"{what}, but `{receiver}` is a tracer {where}; {advice}"
+        return f"{what}, but `{receiver}` is a tracer {where}{through}; {advice}"
     if access.param is None:
         return (
-            f"{what}, but `{receiver}` is computed {where}; call it on the concrete result after the "
+            f"{what}, but `{receiver}` is computed {where}{through}; call it on the concrete result after the "
             "transformed function returns, or use `jax.dlpack` / `jax.Array.__dlpack__` on that result"
         )
     head = f"{what}, but `{access.param}` is a tracer {where}"

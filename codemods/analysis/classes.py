@@ -1,0 +1,244 @@
+"""The classes of one file and where a method call through `self` or `super()` goes: for a
+class, the classes of the file it derives from, those that derive from it, its method
+resolution order within the file, and the methods a name resolves to there.
+
+``classes_for(ctx)`` returns the file's ``Classes``, built once per ``FileContext`` (on first
+use: only a traced method that calls through `self` asks). The API:
+
+- ``owner(method)``: the class whose body defines ``method`` directly, or None;
+- ``bases(cls)``: its bases, each a class of the file (a name that a module-level `class`
+  defined earlier binds, and nothing else at module level does) or, for any other base
+  (`nn.Module`, `Generic[T]`, an imported class), its source text: opaque;
+- ``mro(cls)``: its method resolution order (C3), opaque bases as single entries;
+  ``subclasses(cls)``: the module-level classes of the file whose order holds it;
+- ``lookup(cls, name, after=None)``: the plain method `name` resolves to on an instance of
+  ``cls`` (``after``: past that class of the order, as `super()` in it looks), or None when
+  the name is something else there (an attribute, a static or decorated method, a property)
+  or the order reaches an opaque base first (what that defines is unknown);
+- ``called(method, func)``: the plain methods a call of ``func`` (`self.hook`,
+  `super().hook`, `super(Owner, self).hook`) inside ``method`` may run: `self.hook` runs the
+  owner's `hook` and, on an instance of a subclass of the file that inherits ``method``, that
+  subclass's; `super().hook` runs what each of those orders has past the owner.
+
+A class nested in a function or in another class has its own body only: none of its bases is
+followed and no class of the file derives from it (what `self.hook` finds there is what the
+class itself defines).
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import TYPE_CHECKING
+
+from jax_codemod.analysis.names import canonical
+
+if TYPE_CHECKING:
+    from jax_codemod.analysis.context import FileContext
+
+# Decorators that return the function itself: a method with only these is a plain one.
+TRANSPARENT = frozenset({"typing.override", "typing_extensions.override"})
+# Decorators that make a method no method of the instance (its first parameter is no `self`).
+_NOT_BOUND = frozenset({"staticmethod", "classmethod"})
+_ABSENT = object()  # a class body that does not bind the name
+_UNKNOWN = "?"  # the order past a class whose bases C3 cannot merge (Python raises there)
+_BODIES = ("body", "orelse", "finalbody", "handlers")
+
+
+def classes_for(ctx: FileContext) -> Classes:
+    """The file's one ``Classes`` (kept on the context, as ``tracing_for`` keeps its answer)."""
+    found = ctx.__dict__.get("_classes")
+    if found is None:
+        found = ctx.__dict__["_classes"] = Classes(ctx)
+    return found
+
+
+def statements(body: list[ast.stmt], into_classes: bool = False, into_functions: bool = False):
+    """The statements of ``body`` and of the compound statements in it (`if`, `try`, `with`,
+    `for`, `match`), not those of the functions and classes it defines unless ``into_functions``
+    and ``into_classes`` (expressions are never walked: a lambda holds no statement)."""
+    stack = list(reversed(body))
+    while stack:
+        node = stack.pop()
+        yield node
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and not into_functions:
+            continue
+        if isinstance(node, ast.ClassDef) and not into_classes:
+            continue
+        for name in _BODIES:
+            stack.extend(reversed([child for child in getattr(node, name, ()) if isinstance(child, ast.AST)]))
+        for case in getattr(node, "cases", ()):
+            stack.extend(reversed(case.body))
+
+
+def _bound_names(node: ast.stmt) -> list[str]:
+    """The names a statement binds in the body that holds it."""
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return [node.name]
+    if isinstance(node, (ast.Import, ast.ImportFrom)):
+        return [(alias.asname or alias.name).split(".")[0] for alias in node.names]
+    targets = []
+    if isinstance(node, ast.Assign):
+        targets = node.targets
+    elif isinstance(node, (ast.AnnAssign, ast.AugAssign, ast.For, ast.AsyncFor)):
+        targets = [node.target]
+    elif isinstance(node, (ast.With, ast.AsyncWith)):
+        targets = [item.optional_vars for item in node.items if item.optional_vars is not None]
+    return [name.id for target in targets for name in ast.walk(target) if isinstance(name, ast.Name)]
+
+
+class Classes:
+    """The class hierarchy of one file. Use ``classes_for(ctx)``."""
+
+    def __init__(self, ctx: FileContext) -> None:
+        self.ctx = ctx
+        self._owners: dict[ast.AST, ast.ClassDef] = {}
+        # Module-level classes by name, where nothing else at module level binds the name.
+        self._module: dict[str, ast.ClassDef] = {}
+        self._mro: dict[ast.ClassDef, list] = {}
+        self._members: dict[ast.ClassDef, dict[str, object]] = {}
+        self._subclasses: dict[ast.ClassDef, list[ast.ClassDef]] = {}
+        tree = ctx.tree
+        bindings: dict[str, int] = {}
+        for node in statements(tree.body):
+            for name in _bound_names(node):
+                bindings[name] = bindings.get(name, 0) + 1
+        for node in tree.body:
+            if isinstance(node, ast.ClassDef) and bindings.get(node.name) == 1:
+                self._module[node.name] = node
+        for node in statements(tree.body, into_classes=True, into_functions=True):
+            if isinstance(node, ast.ClassDef):
+                for member in node.body:
+                    if isinstance(member, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                        self._owners[member] = node
+
+    def owner(self, method: ast.AST) -> ast.ClassDef | None:
+        return self._owners.get(method)
+
+    def bases(self, cls: ast.ClassDef) -> list[ast.ClassDef | str]:
+        module_level = self._module.get(cls.name) is cls
+        found: list[ast.ClassDef | str] = []
+        for base in cls.bases:
+            if isinstance(base, ast.Name) and module_level:
+                known = self._module.get(base.id)
+                if known is not None and known.lineno < cls.lineno:
+                    found.append(known)
+                    continue
+                if base.id == "object" and "object" not in self._module:
+                    continue
+            found.append(ast.unparse(base))
+        return found
+
+    def mro(self, cls: ast.ClassDef) -> list[ast.ClassDef | str]:
+        found = self._mro.get(cls)
+        if found is None:
+            bases = self.bases(cls)
+            # (Bases are defined earlier in the file: no class is its own ancestor.)
+            merged = _c3([self.mro(b) if isinstance(b, ast.ClassDef) else [b] for b in bases] + [list(bases)])
+            found = self._mro[cls] = [cls, *(merged if merged is not None else [_UNKNOWN])]
+        return found
+
+    def subclasses(self, cls: ast.ClassDef) -> list[ast.ClassDef]:
+        found = self._subclasses.get(cls)
+        if found is None:
+            found = self._subclasses[cls] = [
+                other for other in self._module.values() if other is not cls and cls in self.mro(other)
+            ]
+        return found
+
+    def lookup(
+        self, cls: ast.ClassDef, name: str, after: ast.ClassDef | None = None
+    ) -> ast.FunctionDef | None:
+        found = self.definition(cls, name, after)
+        return found if found is not None and self._plain(found) else None
+
+    def definition(self, cls: ast.ClassDef, name: str, after: ast.ClassDef | None = None) -> ast.stmt | None:
+        """The statement of a class body that binds ``name`` for an instance of ``cls`` (``lookup``,
+        decorated methods and other bindings included); None when unknown."""
+        order = self.mro(cls)
+        start = order.index(after) + 1 if after is not None and after in order else 0
+        for entry in order[start:]:
+            if not isinstance(entry, ast.ClassDef):
+                return None  # an opaque base: what it defines is unknown
+            member = self._members_of(entry).get(name, _ABSENT)
+            if member is not _ABSENT:
+                return member
+        return None
+
+    def _members_of(self, cls: ast.ClassDef) -> dict[str, object]:
+        """Name -> the statement of the class body that binds it, or None when that is not one
+        statement directly in the body."""
+        found = self._members.get(cls)
+        if found is None:
+            found = self._members[cls] = {}
+            direct = set(map(id, cls.body))
+            for node in statements(cls.body):
+                for name in _bound_names(node):
+                    found[name] = node if name not in found and id(node) in direct else None
+        return found
+
+    def _plain(self, node: ast.AST) -> bool:
+        """A method of the instance with its function as written: no decorator but ``TRANSPARENT``."""
+        if not isinstance(node, ast.FunctionDef) or not node.args.posonlyargs + node.args.args:
+            return False
+        return all(canonical(self.ctx.qualname(d)) in TRANSPARENT for d in node.decorator_list)
+
+    def called(self, method: ast.AST, func: ast.AST) -> list[ast.FunctionDef]:
+        """The plain methods a call of ``func`` inside ``method`` may run (module docstring)."""
+        owner = self.owner(method)
+        if owner is None or not isinstance(func, ast.Attribute) or not _bound_self(method):
+            return []
+        me = (method.args.posonlyargs + method.args.args)[0].arg
+        receiver = func.value
+        if isinstance(receiver, ast.Name) and receiver.id == me:
+            found = [self.lookup(owner, func.attr)]
+            for subclass in self.subclasses(owner):
+                if self.definition(subclass, method.name) is method:  # it runs on a subclass instance
+                    found.append(self.lookup(subclass, func.attr))
+        elif _is_super(receiver, owner, me):
+            found = [self.lookup(k, func.attr, after=owner) for k in (owner, *self.subclasses(owner))]
+        else:
+            return []
+        return list(dict.fromkeys(m for m in found if m is not None))
+
+
+def _bound_self(method: ast.AST) -> bool:
+    """Whether ``method``'s first parameter is the instance (no `staticmethod` or `classmethod`)."""
+    if not isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return False
+    if not method.args.posonlyargs + method.args.args:
+        return False
+    return not any(isinstance(d, ast.Name) and d.id in _NOT_BOUND for d in method.decorator_list)
+
+
+def _is_super(expr: ast.AST, owner: ast.ClassDef, me: str) -> bool:
+    """`super()` or `super(Owner, self)`."""
+    if not (isinstance(expr, ast.Call) and isinstance(expr.func, ast.Name) and expr.func.id == "super"):
+        return False
+    if expr.keywords:
+        return False
+    if not expr.args:
+        return True
+    return (
+        len(expr.args) == 2
+        and isinstance(expr.args[0], ast.Name)
+        and expr.args[0].id == owner.name
+        and isinstance(expr.args[1], ast.Name)
+        and expr.args[1].id == me
+    )
+
+
+def _c3(sequences: list[list]) -> list | None:
+    """The C3 merge of ``sequences`` (Python's method resolution order); None when there is none."""
+    sequences = [list(s) for s in sequences if s]
+    merged = []
+    while sequences:
+        for sequence in sequences:
+            head = sequence[0]
+            if not any(head in other[1:] for other in sequences):
+                break
+        else:
+            return None
+        merged.append(head)
+        sequences = [s[1:] if s[0] == head else s for s in sequences]
+        sequences = [s for s in sequences if s]
+    return merged
