@@ -41,7 +41,6 @@ from jax_codemod.analysis.partial import (
     Cut,
     Parts,
     imports_only,
-    module_functions,
     non_ascii_runs,
     reached,
     with_members,
@@ -674,15 +673,18 @@ DOTTED_FAMILIES = re.compile(
 
 def forward_reach(text: str, blocks, live: set[int], cut) -> set[int]:
     """The chain reading as first written: forward from ``live``, through every word of a
-    reached block's text that names a function (a method: from a block of its class)."""
-    defined = module_functions(cut)
+    reached block's text that names a function (a method: from a block of its class or a related one)."""
+    defined = {}
+    for index in range(len(blocks)):
+        for name, within in cut.defines(index):
+            defined.setdefault(name, []).append((index, within))
     reach, pending = set(live), list(live)
     while pending:
         source = pending.pop()
         block = blocks[source]
         for word in set(WORDS.findall(text, block.begin, block.finish)) & defined.keys():
-            for target in defined[word]:
-                if target not in reach and cut.scope[target] in (None, cut.member_of[source]):
+            for target, within in defined[word]:
+                if target not in reach and within in (None, cut.member_of[source]):
                     reach.add(target)
                     pending.append(target)
     return reach
@@ -1662,8 +1664,8 @@ def test_an_undecided_or_failing_reading_reads_the_file_whole():
     assert not MarkerRule().clean_from_parts(whole(text))
 
 
-# A traced method's `self.hook(x)` runs an override in a subclass of the file (analysis.classes),
-# which no chain follows (a method reaches its own class's methods only): such a file is read whole.
+# A traced method's `self.hook(x)` runs an override in a subclass of the file (analysis.classes):
+# the chains treat the classes related by their bases as one scope, so they reach it.
 OVERRIDES = {
     "override": """
         import functools
@@ -1706,14 +1708,16 @@ def test_a_method_that_another_class_of_the_file_may_run_keeps_its_finding(name)
     [finding] = same_findings(text)
     assert "called from inside the traced" in finding.message
     assert not decided_clean(lazy(text))
-    assert partial_context(lazy(text)) is None  # read whole
+    # Read in parts: the related classes are one scope, so the chain reaches the override.
+    partial = partial_context(lazy(text))
+    assert partial is None or "return np.asarray(x)" in partial.text or "memoryview(x)" in partial.text
     # Without the subclass relation the chains decide it as before: the hook is no override.
     unrelated = text.replace("class NumpyTrainer(Trainer):", "class NumpyTrainer:").replace("    Base,\n", "")
     assert not same_findings(unrelated)
     assert partial_context(lazy(unrelated)) is not None
 
 
-def test_derived_classes_are_the_blocks_of_the_files_hierarchies():
+def test_class_groups_are_the_files_hierarchies():
     text = textwrap.dedent(
         """
         import torch
@@ -1735,5 +1739,58 @@ def test_derived_classes_are_the_blocks_of_the_files_hierarchies():
         """
     )
     blocks, cut = member_cut(text)
-    found = {(blocks[i].name, blocks[i].kind) for i in partial_reading.derived_classes(cut)}
-    assert found == {("Base", "head"), ("hook", "def"), ("Child", "head"), ("Generic", "class")}
+    [group] = partial_reading.class_groups(blocks, cut.text)
+    assert sorted((blocks[first].name, blocks[first].kind) for first, _ in group) == [
+        ("Base", "head"),
+        ("Child", "head"),
+        ("Generic", "class"),
+    ]
+    # The group is one scope: a method of Base is named from Child's and Generic's blocks.
+    scopes = {cut.member_of[first] for first, _ in group}
+    assert len(scopes) == 1 and None not in scopes
+
+
+# Classes all cut into their members form one scope with the classes their bases relate them to:
+# a traced method's chain reaches the overrides of its hooks, so the file needs no whole reading.
+CUT_HIERARCHY = """
+    import functools
+    import jax
+    import numpy as np
+
+    class Trainer:
+        @functools.partial(jax.jit, static_argnums=0)
+        def step(self, x):
+            return self.on_batch(x)
+
+        def on_batch(self, x):
+            return x
+
+        def report(self, y):
+            return np.asarray(y)
+
+    class Middle(Trainer):
+        def unrelated(self, y):
+            return np.asarray(y)
+
+    class NumpyTrainer(Middle):
+        def on_batch(self, x):
+            return np.asarray(x)
+
+        def summary(self, y):
+            return np.asarray(y)
+"""
+
+
+def test_a_cut_hierarchy_is_read_in_parts_and_keeps_the_overrides_finding():
+    text = with_filler(CUT_HIERARCHY)
+    [finding] = same_findings(text)
+    assert "called from inside the traced" in finding.message
+    assert not decided_clean(lazy(text))
+    partial = partial_context(lazy(text))
+    assert partial is not None  # in parts, not whole
+    # The middle class, none of whose methods is on the chain, keeps its header: its base.
+    assert "class Middle(Trainer):" in partial.text
+    # With the override gone the same reading proves the file clean.
+    fine = text.replace("return np.asarray(x)", "return x")
+    assert not same_findings(fine)
+    assert decided_clean(lazy(fine))

@@ -11,7 +11,7 @@ parsing it (``analysis.blocks``), keeps what the rule names as relevant, and par
   (``Parts.keeps_call``);
 - kept for the rule: its *targets* (blocks that may hold a finding's text) that lie on a chain
   from one of its *roots* (``Parts.relevant``), where a block reaches the blocks that define a
-  function its text names (a method, from its own class only), and the blocks on such chains
+  function its text names (a method, from its own class or one its bases relate it to in the file), and the blocks on such chains
   back to the targets; a root that is a plain module-level function, when a kept block names it
   (a decorator factory);
 - every other block is replaced by a stub that binds what it binds at its lines
@@ -48,6 +48,8 @@ from jax_codemod.analysis.blocks import (
 from jax_codemod.analysis.context import FileContext
 
 Bindings = dict[str, object]
+# Where a method may be named: the (begin, finish) spans of its class and of the classes related to it.
+Scope = tuple[tuple[int, int], ...]
 
 
 @dataclass(frozen=True)
@@ -232,16 +234,20 @@ def _chains(cut: Cut, roots: set[int], targets: set[int], fixed: list[bool], mos
     on chains back from those, and the decorator factories a kept block names. None when the
     first of those already keeps more than ``most`` of the text."""
     blocks = cut.blocks
-    defined = module_functions(cut)
-    # Forward from the roots, through the functions they name (a method from its own class only)...
-    scope, member_of = cut.scope, cut.member_of
+    defined: dict[str, list[tuple[int, Scope | None]]] = {}
+    for index in range(len(blocks)):
+        for name, within in cut.defines(index):
+            defined.setdefault(name, []).append((index, within))
+    # Forward from the roots, through the functions they name (a method from its own class, or
+    # one related to it, only)...
+    member_of = cut.member_of
     reach = set(roots)
     pending = list(roots)
     while pending:
         source = pending.pop()
         for word in cut.words(source) & defined.keys():
-            for target in defined[word]:
-                if target not in reach and (scope[target] is None or scope[target] == member_of[source]):
+            for target, within in defined[word]:
+                if target not in reach and (within is None or within == member_of[source]):
                     reach.add(target)
                     pending.append(target)
     # ...and back from the targets, through the blocks that name their functions.
@@ -261,6 +267,11 @@ def _chains(cut: Cut, roots: set[int], targets: set[int], fixed: list[bool], mos
                 if other in reach and not keep[other]:
                     keep[other] = True
                     pending.append(other)
+    # A class of a group whose methods are kept keeps its header (its bases: which override runs).
+    for heads in cut.group_heads:
+        if any(keep[i] for first in heads for i in _run(cut, first)):
+            for first in heads:
+                keep[first] = True
     # Decorator factories the kept blocks name (`@compile` with `def compile(fn): return jax.jit(fn)`).
     factories = [
         i for i in roots if not keep[i] and blocks[i].kind == "def" and not blocks[i].decorated and not blocks[i].indent
@@ -272,37 +283,32 @@ def _chains(cut: Cut, roots: set[int], targets: set[int], fixed: list[bool], mos
     return keep
 
 
+def _run(cut: Cut, first: int) -> range:
+    last = first
+    while last + 1 < len(cut.blocks) and cut.member_of[last + 1] == cut.member_of[first] and cut.blocks[last + 1].kind != "head":
+        last += 1
+    return range(first, last + 1)
+
+
 def _too_much(cut: Cut, keep: list[bool], most: float | None) -> bool:
     return most is not None and sum(b.finish - b.begin for b, k in zip(cut.blocks, keep) if k) > most * len(cut.text)
-
-
-def module_functions(cut: Cut) -> dict[str, list[int]]:
-    """Function name -> the blocks that define it (``Cut.functions``: `def` blocks, methods,
-    functions under a module-level `if` or `try`)."""
-    defined: dict[str, list[int]] = {}
-    for index in range(len(cut.blocks)):
-        for name in cut.functions(index):
-            defined.setdefault(name, []).append(index)
-    return defined
 
 
 _CLASS_HEADER = re.compile(r"class[ \t]+(\w+)[ \t]*(?:\[[^\]]*\])?[ \t]*\(")
 
 
-def derived_classes(cut: Cut) -> set[int]:
-    """The blocks of the module-level classes that name another module-level class of the file
-    among their bases, or that another one names among its: there, a call through `self` or
-    `super()` may run a method of another class (``analysis.classes``), which no chain follows
-    (a method reaches the methods of its own class only). A rule whose finding may be so
-    reached reads such a file whole when one of these blocks is a root."""
-    blocks, text = cut.blocks, cut.text
-    spans: dict[str, list[int]] = {}
+def class_groups(blocks: list[Block], text: str) -> list[list[tuple[int, int]]]:
+    """The module-level classes of the file that name one another among their bases, directly
+    or through others (`class B(A)`, `class C(B)`: one group), as the (first, last) block runs
+    of each group's classes; groups of one class are left out. A call through `self` or
+    `super()` in one class of a group may run a method of another (``analysis.classes``)."""
+    spans: dict[str, list[tuple[int, int]]] = {}
     bases: dict[str, set[str]] = {}
     runs = {first: last for first, last in class_runs(blocks)}
     for index, block in enumerate(blocks):
         if block.kind != "head" and (block.kind != "class" or block.indent):
             continue  # (a "head" has its body's indentation)
-        spans.setdefault(block.name, []).extend(range(index, runs.get(index, index) + 1))
+        spans.setdefault(block.name, []).append((index, runs.get(index, index)))
         match = _CLASS_HEADER.match(text, block.header)
         if match is None or match.group(1) != block.name:
             continue
@@ -310,10 +316,22 @@ def derived_classes(cut: Cut) -> set[int]:
         while depth and at < block.finish:  # to the parenthesis that closes the bases
             depth += {"(": 1, ")": -1}.get(text[at], 0)
             at += 1
-        bases[block.name] = set(WORDS.findall(text, match.end(), at)) - {block.name}
-    related = {name for name, words in bases.items() if words & spans.keys()}
-    related |= {word for words in bases.values() for word in words if word in spans}
-    return {index for name in related for index in spans[name]}
+        bases.setdefault(block.name, set()).update(set(WORDS.findall(text, match.end(), at)) - {block.name})
+    parent = {name: name for name in spans}
+
+    def find(name: str) -> str:
+        while parent[name] != name:
+            parent[name] = parent[parent[name]]
+            name = parent[name]
+        return name
+
+    for name, words in bases.items():
+        for word in words & spans.keys():
+            parent[find(word)] = find(name)
+    groups: dict[str, list[str]] = {}
+    for name in spans:
+        groups.setdefault(find(name), []).append(name)
+    return [[run for name in names for run in spans[name]] for names in groups.values() if len(names) > 1]
 
 
 def reached(cut: Cut, roots: set[int], targets: set[int]) -> bool:
@@ -505,14 +523,27 @@ class Cut:
         self.code_pieces = pieces
         # A class cut into its members: each member's class, as (begin, finish) of its text;
         # a method's `scope` is its class (it is called as `self.name`, from its class only).
-        self.member_of: list[tuple[int, int] | None] = [None] * len(blocks)
-        self.scope: list[tuple[int, int] | None] = [None] * len(blocks)
-        for first, last in class_runs(blocks):
-            span = (blocks[first].begin, blocks[last].finish)
+        # A group of classes related by their bases (``class_groups``) is one scope: a method
+        # of one may be called through `self` in another. A scope is its classes' spans.
+        self.member_of: list[Scope | None] = [None] * len(blocks)
+        self.scope: list[Scope | None] = [None] * len(blocks)
+        # A class of a group kept as one block defines its methods for the group's scope.
+        self.group_heads: list[list[int]] = []
+        runs = {first: (first, last) for first, last in class_runs(blocks)}
+        grouped: dict[int, Scope] = {}
+        for group in class_groups(blocks, text):
+            key = tuple(sorted((blocks[first].begin, blocks[last].finish) for first, last in group))
+            grouped.update((first, key) for first, _ in group)
+            self.group_heads.append([first for first, _ in group])
+            for first, _ in group:
+                if first not in runs:  # a class kept whole
+                    self.member_of[first] = self.scope[first] = key
+        for first, last in runs.values():
+            key = grouped.get(first, ((blocks[first].begin, blocks[last].finish),))
             for member in range(first, last + 1):
-                self.member_of[member] = span
+                self.member_of[member] = key
                 if blocks[member].kind == "def":
-                    self.scope[member] = span
+                    self.scope[member] = key
 
         self._functions: dict[int, set[str]] = {}
         self._spaced: str | None = None
@@ -569,11 +600,19 @@ class Cut:
             self._functions[index] = found
         return found
 
-    def defines(self, index: int) -> list[tuple[str, tuple[int, int] | None]]:
+    def defines(self, index: int) -> list[tuple[str, Scope | None]]:
         """(name, where a call may name it: None for anywhere) of each function a block defines
         that a call may resolve to (``functions``)."""
         within = self.scope[index]
+        if within is not None and self.blocks[index].kind == "class":
+            return [(name, within) for name in self.methods(index)] + [(name, None) for name in self.functions(index)]
         return [(name, within) for name in self.functions(index)]
+
+    def methods(self, index: int) -> set[str]:
+        """The methods a class kept as one block defines directly in its body."""
+        block, text = self.blocks[index], self.text
+        indent = class_body_indent(text, block, self.interiors, self.string_starts)
+        return {name for at, name in _INDENTED_DEF.findall(text, block.begin, block.finish) if at == indent}
 
     def block_of(self, position: int) -> int | None:
         """The block of ``position``; None for the comments and blank lines before the first
@@ -632,16 +671,20 @@ class Cut:
                         resume[family] = match.end()
                 position = max(at + 1, min(resume.values()))
 
-    def naming(self, word: str, strings: bool = False, within: tuple[int, int] | None = None) -> set[int]:
+    def naming(self, word: str, strings: bool = False, within: Scope | None = None) -> set[int]:
         """``blocks_at(word_positions(text, word))``, reading one occurrence per block:
         common words (`bytes`, `jit`, a helper's name) occur hundreds of times in a JAX-heavy
         file, in few blocks. ``strings``: count the word inside triple-quoted strings too
         (the blocks whose ``WORDS`` hold it); ``within``: the blocks between those offsets
         only (a class's, for a method's name)."""
-        text, begins, starts, interiors = self.text, self.begins, self.string_starts, self.interiors
         found: set[int] = set()
+        for low, high in within if within is not None else ((self.begins[0], len(self.text)),):
+            self._naming_between(word, strings, low, high, found)
+        return found
+
+    def _naming_between(self, word: str, strings: bool, low: int, high: int, found: set[int]) -> None:
+        text, begins, starts, interiors = self.text, self.begins, self.string_starts, self.interiors
         size = len(text)
-        low, high = within if within is not None else (begins[0], size)
         find, length = text.find, len(word)
         start = find(word, max(low, begins[0]), high)
         while start != -1:
@@ -659,7 +702,6 @@ class Cut:
             index = bisect.bisect_right(begins, start) - 1
             found.add(index)
             start = find(word, self.blocks[index].finish, high)
-        return found
 
 
 def with_members(

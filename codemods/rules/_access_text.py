@@ -17,7 +17,7 @@ from functools import cached_property
 from jax_codemod.analysis.blocks import CONTAINER_CALLS
 from jax_codemod.analysis.context import FileContext
 from jax_codemod.analysis.names import canonical
-from jax_codemod.analysis.partial import Cut, derived_classes, dotted_before
+from jax_codemod.analysis.partial import Cut, dotted_before
 from jax_codemod.analysis.project import LIBRARIES
 from jax_codemod.analysis.transforms import PARTIAL, TRANSFORM_LEAVES, TRANSFORMS, Spellings
 from jax_codemod.analysis.words import called_positions, lines_of, reversed_calls
@@ -208,8 +208,6 @@ class AccessText:
         if not accesses:
             return accesses, set()  # whatever is traced, nothing to find
         roots = _transform_blocks(cut, bindings, spellings, spelled)
-        if not roots.isdisjoint(derived_classes(cut)):
-            return None  # a traced method's `self.hook(x)` may run a subclass's `hook`
         return accesses, roots
 
     def keeps_call(self, qualified: str) -> bool:
