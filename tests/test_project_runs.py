@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 from jax_codemod.cli.main import main
+from jax_codemod.analysis import project as project_analysis
 from jax_codemod.engine import project
 
 DATA = '''import jax
@@ -181,3 +182,30 @@ def test_the_root_listing_skips_environments_and_hidden_folders(tree):
     assert "pipeline/data.py" in listed
     assert not [path for path in listed if path.startswith((".venv", "env/"))]
 
+
+
+def test_a_jit_alias_reexported_through_a_module_that_never_names_jax(tree, monkeypatch):
+    """A module that names no transform library is not parsed to ask whether its name is a jit
+    alias, unless it imports that name (a re-export): then the alias is still followed."""
+    (tree / "pipeline" / "aliases.py").write_text(
+        "import functools\nimport jax\n\ncompiled = functools.partial(jax.jit, static_argnames=(\"scale\",))\n"
+    )
+    (tree / "pipeline" / "api.py").write_text("from .aliases import compiled\n\n\ndef plain(fn):\n    return fn\n")
+    (tree / "pipeline" / "step.py").write_text(
+        "import jax\n\nfrom pipeline.api import compiled, plain\n\n\n@compiled\ndef step(scale, x):\n"
+        "    return x.unsafe_buffer_pointer()\n\n\n@plain\ndef host(x):\n    return x.unsafe_buffer_pointer()\n"
+    )
+    parsed = []
+    original = project_analysis.Root.tree
+    monkeypatch.setattr(project_analysis.Root, "tree", lambda self, path: parsed.append(path) or original(self, path))
+    _, document = run("--no-cache", "--select", "JAX001", "pipeline/step.py")
+    assert [(f["code"], f["line"]) for f in _all(document)] == [("JAX001", 8)]
+    assert "pipeline/aliases.py" in parsed and "pipeline/api.py" in parsed
+    # `plain`'s module names no library and does not import `plain`: asked from its text alone.
+    (tree / "pipeline" / "api.py").write_text("def plain(fn):\n    return fn\n")
+    parsed.clear()
+    (tree / "pipeline" / "step.py").write_text(
+        "import jax\n\nfrom pipeline.api import plain\n\n\n@plain\ndef host(x):\n    return x.unsafe_buffer_pointer()\n"
+    )
+    _, document = run("--no-cache", "--select", "JAX001", "pipeline/step.py")
+    assert _all(document) == [] and "pipeline/api.py" not in parsed

@@ -141,6 +141,16 @@ class View:
         self._contexts[path] = ctx
         return ctx
 
+    def text(self, path: str) -> str:
+        """The text of the root's module at ``path`` ("" when unreadable), without parsing it:
+        a question a cheap look at the text can answer needs no tree."""
+        if path in self._contexts:
+            ctx = self._contexts[path]
+            return ctx.text if ctx is not None else ""
+        text, digest = self.root._read(path)
+        self.reads[path] = digest
+        return text or ""
+
     def asking(self, path: str):
         """A guard around a question to the module at ``path``: False (answer unknown) when it is
         open already or the chain of modules is too deep, else a context manager."""

@@ -266,7 +266,7 @@ class Spellings:
             return cache[name]
         cache[name] = None  # a cycle of modules answers: not a transform
         where = self._project_imports.get(name)
-        if where is not None:
+        if where is not None and _may_spell(self.ctx.project.text(where[0]), where[1]):
             project = self.ctx.project
             guard = project.asking(where[0])
             other = project.context(where[0]) if guard is not None else None
@@ -672,3 +672,15 @@ def all_params(function) -> list[ast.arg]:
     return [*args.posonlyargs, *args.args, *args.kwonlyargs, *extra]
 
 
+
+
+# A module's alias or factory spells a transform of a library it imports, or is imported from
+# another module: a module whose text names none of those libraries, and does not import the
+# name, defines neither (it is not parsed to be asked).
+_LIBRARY_WORD = re.compile(r"\b(?:%s)\b" % "|".join(sorted({n.split(".", 1)[0] for n in TRANSFORMS})))
+
+
+def _may_spell(text: str, name: str) -> bool:
+    if _LIBRARY_WORD.search(text):
+        return True
+    return re.search(rf"\bimport\b[^\n]*(?:\*|\b{re.escape(name)}\b)|\bimport\s*\([^)]*\b{re.escape(name)}\b", text) is not None
