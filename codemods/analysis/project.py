@@ -40,7 +40,7 @@ LIBRARIES = frozenset(
 MAX_MODULE_DEPTH = 8
 # Parsed trees kept per process (source characters, all roots together): the modules most files
 # import (a package's `core`, its `config`) stay parsed across the files that import them.
-TREE_CACHE_CHARS = 2 * 2**20
+TREE_CACHE_CHARS = 2**19
 
 
 class Root:
