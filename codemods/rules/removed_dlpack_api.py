@@ -132,6 +132,15 @@ class RemovedDlpackApi(Rule):
     some other read still sees them (also returned or stored, or a branch, `continue` or
     handler that skips the rebinding): passing the tensor would change what those reads get.
 
+    A backend class's pair (the shape of tensor-network and multi-backend libraries):
+    a `to_dlpack(self, a)` method returning `jax.dlpack.to_dlpack(a)` whose sibling
+    `from_dlpack(self, a)` hands its parameter to `jax.dlpack.from_dlpack` returns `a`
+    itself, and the sibling then takes arrays (`jax.dlpack.from_dlpack` accepts any object
+    with `__dlpack__`). Unsafe: a caller that gave `from_dlpack` a capsule made by another
+    library (torch's `to_dlpack`) must pass the tensor instead; the message says so. A
+    `to_dlpack` method with no such sibling gets `a.__dlpack__()` (its capsule may go to
+    another library).
+
     A value fed to a JAX consumer that the file does not show the making of -- a
     parameter, an element of `*args`, an attribute, an item, what an unknown function
     returns -- is classified by evidence. A capsule (a caller in the file passes one, or
