@@ -37,6 +37,9 @@ DEFAULT_SOURCE_ROOTS: Mapping[str, str] = {"src": "", "": ""}
 MAX_HOPS = 16
 
 
+_UNSEEN = object()
+
+
 @dataclass(frozen=True)
 class Module:
     name: str  # dotted: "pkg.sub.mod"; a package's own module is "pkg.sub"
@@ -92,13 +95,16 @@ class ModuleMap:
 
     @staticmethod
     def _name_under(path: str, root: str, prefix: str) -> str | None:
-        pure = PurePosixPath(path)
+        # On the normalized posix file paths of ``paths``, as PurePosixPath's relative_to and
+        # with_suffix("") read them (string work: it runs for every file of the root).
         if root:
-            try:
-                pure = pure.relative_to(root)
-            except ValueError:
+            if not path.startswith(root + "/"):
                 return None
-        parts = list(pure.with_suffix("").parts)
+            path = path[len(root) + 1 :]
+        parts = path.split("/")
+        stem, dot, _ = parts[-1].rpartition(".")
+        if dot and stem.strip("."):
+            parts[-1] = stem
         if parts and parts[-1] == "__init__":
             parts.pop()
         if not all(part.isidentifier() for part in parts):
@@ -126,8 +132,14 @@ class ModuleMap:
 
     def names_of(self, path: str) -> list[str]:
         """Every dotted name under which ``path`` can be imported, the preferred first."""
-        path = str(PurePosixPath(path))
-        return [module.name for module in self._by_name.values() if module.path == path]
+        return list(self._names_by_path.get(str(PurePosixPath(path)), ()))
+
+    @cached_property
+    def _names_by_path(self) -> dict[str, list[str]]:
+        found: dict[str, list[str]] = {}
+        for module in self._by_name.values():
+            found.setdefault(module.path, []).append(module.name)
+        return found
 
     def name_of(self, path: str) -> str | None:
         names = self.names_of(path)
@@ -163,12 +175,17 @@ class ModuleMap:
     def find(self, importer: str, name: str) -> Module | None:
         """The module an absolute ``import name`` in ``importer`` loads: the importer's script
         folder first (as ``sys.path[0]`` is), then the source roots."""
-        folder = self.script_folder(importer)
-        if folder not in self.source_roots:
-            local = self._name_under_folder(folder, name)
-            if local is not None:
-                return local
-        return self.module(name)
+        key = (importer, name)
+        found = self._found.get(key, _UNSEEN)
+        if found is _UNSEEN:
+            folder = self.script_folder(importer)
+            found = self._name_under_folder(folder, name) if folder not in self.source_roots else None
+            found = self._found[key] = found if found is not None else self.module(name)
+        return found
+
+    @cached_property
+    def _found(self) -> dict[tuple[str, str], Module | None]:
+        return {}  # ``find``'s answers: each file asks about the same imports many times
 
     def _name_under_folder(self, folder: str, name: str) -> Module | None:
         base = "/".join(part for part in (folder, *name.split(".")) if part)
