@@ -15,7 +15,7 @@ import numpy as np
 import torch
 from jax.sharding import NamedSharding, PartitionSpec as P, SingleDeviceSharding
 
-mesh = jax.make_mesh((len(jax.devices()),), ("data",))
+mesh = jax.sharding.Mesh(jax.devices(), ("data",))
 first_device = SingleDeviceSharding(jax.devices()[0])
 to_first = functools.partial(jax.device_put, device=first_device)
 to_last = functools.partial(jax.device_put, device=jax.devices()[-1])

@@ -9,7 +9,7 @@ import numpy as np
 import torch
 from jax.sharding import NamedSharding, PartitionSpec as P, SingleDeviceSharding
 
-mesh = jax.make_mesh((len(jax.devices()),), ("data",))
+mesh = jax.sharding.Mesh(jax.devices(), ("data",))
 rows = NamedSharding(mesh, P("data"))
 host = SingleDeviceSharding(jax.devices()[0])
 

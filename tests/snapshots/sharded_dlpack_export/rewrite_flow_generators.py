@@ -10,7 +10,7 @@ import numpy as np
 import torch
 from jax.sharding import NamedSharding, PartitionSpec as P
 
-mesh = jax.make_mesh((len(jax.devices()),), ("data",))
+mesh = jax.sharding.Mesh(jax.devices(), ("data",))
 sharding = NamedSharding(mesh, P("data"))
 
 

@@ -12,7 +12,7 @@ import numpy as np
 import torch
 from jax.sharding import NamedSharding, PartitionSpec as P
 
-mesh = jax.make_mesh((len(jax.devices()),), ("data",))
+mesh = jax.sharding.Mesh(jax.devices(), ("data",))
 shard_rows = functools.partial(jax.device_put, device=NamedSharding(mesh, P("data")))
 place = partial(jax.device_put)
 

@@ -12,7 +12,7 @@ import numpy as np
 import torch
 from jax.sharding import NamedSharding, PartitionSpec as P
 
-mesh = jax.make_mesh((len(jax.devices()),), ("data",))
+mesh = jax.sharding.Mesh(jax.devices(), ("data",))
 rows = NamedSharding(mesh, P("data"))
 
 
