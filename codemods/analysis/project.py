@@ -40,6 +40,8 @@ LIBRARIES = frozenset(
 MAX_MODULE_DEPTH = 8
 # Parsed trees kept per process (source characters, all roots together): the modules most files
 # import (a package's `core`, its `config`) stay parsed across the files that import them.
+# View.module_of's answers kept per root (each checked file asks about its imports many times).
+MODULE_ANSWERS = 100_000
 TREE_CACHE_CHARS = 2**19
 
 
@@ -54,6 +56,7 @@ class Root:
     def __init__(self, files: Callable[[], Iterable[str]], read: Callable[[str], tuple[str | None, str]]) -> None:
         self._files = files
         self._read = read
+        self.module_answers: dict[tuple[str, str], tuple[str, tuple[str, ...]] | None] = {}  # View.module_of's
         self._trees: OrderedDict[tuple[str, str], tuple[str, ast.Module] | None] = OrderedDict()
         self._chars = 0
 
@@ -113,12 +116,22 @@ class View:
         if qualified.split(".", 1)[0] in LIBRARIES:
             return None
         importer = importer or self.path
+        key = (qualified, importer)
+        answers = self.root.module_answers
+        if key not in answers:
+            if len(answers) >= MODULE_ANSWERS:
+                answers.clear()  # bounded: a huge tree's files ask mostly their own imports
+            answers[key] = self._module_of(qualified, importer)
+        found = answers[key]
+        return None if found is None else (found[0], list(found[1]))
+
+    def _module_of(self, qualified: str, importer: str) -> tuple[str, tuple[str, ...]] | None:
         parts = qualified.split(".")
         modules = self.root.modules
         for end in range(len(parts), 0, -1):
             found = modules.find(importer, ".".join(parts[:end]))
             if found is not None:
-                return found.path, parts[end:]
+                return found.path, tuple(parts[end:])
         return None
 
     # Modules ------------------------------------------------------------------------

@@ -37,6 +37,7 @@ _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 
 _roots: dict[str, Root] = {}  # root folder -> Root, for this process's run
+_marked: dict[str, str | None] = {}  # folder -> its nearest marked folder, for this run
 
 
 def root_of(path: str) -> str:
@@ -45,20 +46,29 @@ def root_of(path: str) -> str:
     it, else the first folder above the file's packages (where ``python main.py`` beside them,
     or pytest's default import mode, puts the path's start)."""
     folder = os.path.dirname(os.path.abspath(path))
-    current = folder
-    while True:
-        if any(os.path.lexists(os.path.join(current, marker)) for marker in PROJECT_MARKERS):
-            return current
-        parent = os.path.dirname(current)
-        if parent == current:
-            break
-        current = parent
+    marked = _marked_root(folder)
+    if marked is not None:
+        return marked
     cwd = os.getcwd()
     if folder == cwd or folder.startswith(cwd.rstrip(os.sep) + os.sep):
         return cwd
     while os.path.lexists(os.path.join(folder, "__init__.py")) and os.path.dirname(folder) != folder:
         folder = os.path.dirname(folder)
     return folder
+
+
+def _marked_root(folder: str) -> str | None:
+    """The nearest folder at or above ``folder`` with a project marker (asked once per folder
+    in a run: the files of one folder share it)."""
+    if folder in _marked:
+        return _marked[folder]
+    if any(os.path.lexists(os.path.join(folder, marker)) for marker in PROJECT_MARKERS):
+        found = folder
+    else:
+        parent = os.path.dirname(folder)
+        found = _marked_root(parent) if parent != folder else None
+    _marked[folder] = found
+    return found
 
 
 def view_for(path: str) -> View | None:
@@ -77,6 +87,7 @@ def view_for(path: str) -> View | None:
 def forget_roots() -> None:
     """Drop what this process knows of every root (tests that rewrite a tree between runs)."""
     _roots.clear()
+    _marked.clear()
 
 
 def list_files(top: str) -> list[str]:
