@@ -104,6 +104,10 @@ class Rule:
     # it raises only while traced (an eager call of the same function works).
     RAISES: ClassVar[tuple[str, ...]] = ()
     TRACE_ONLY: ClassVar[bool] = False
+    # Whether a finding can come from another module of the file's project (a project function
+    # that exports its parameter, called here): the engine then asks ``project_prefilter`` of a
+    # file ``prefilter`` fails (the manifest records it, so no rule is imported to ask).
+    PROJECT_PREFILTER: ClassVar[bool] = False
 
     def __init__(self, options: dict | None = None) -> None:
         self.options = dict(options or {})
@@ -123,6 +127,13 @@ class Rule:
         if type(self).prefilter is Rule.prefilter:
             return tuple(self.TRIGGERS), None
         return None, self.prefilter
+
+    def project_prefilter(self, source: bytes, project) -> bool:
+        """Whether a file ``prefilter`` fails may still have a finding through another module of
+        its project (``project``: the file's ``analysis.project.View``): a project function
+        that exports its parameter, called here. From texts alone (``View.reaches``); the
+        engine asks only rules with ``PROJECT_PREFILTER``, and only for files in a project."""
+        return False
 
     def check(self, ctx: FileContext) -> Sequence[Finding]:
         raise NotImplementedError

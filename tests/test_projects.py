@@ -7,7 +7,9 @@ old code raises (``expect``, matched as in test_execution) and what it needs. Fo
 - the old code, executed with the real libraries, raises that error (where ``fails_on`` holds);
 - ``codemod run --dry-run`` over the project reports a finding;
 - ``codemod run`` rewrites it; the diff of every changed file is the snapshot, and the new
-  code runs and passes the project's own assertions on the installed JAX.
+  code runs and passes the project's own assertions on the installed JAX. A project whose
+  findings have no automatic fix says ``fix = false`` and lists them (``findings``, each
+  ``path:line:code``): exactly those are reported, and no run changes a byte.
 
 A project the analysis does not yet handle says why in ``missed``: its tests are strict xfails,
 so the day the analysis reaches it the suite says so, and the marker must go.
@@ -113,7 +115,33 @@ def test_old_code_raises_the_documented_error(project: Path, tmp_path: Path):
         assert done.returncode == 0, done.stderr[-3000:]
 
 
-@pytest.mark.parametrize("project", list(_params(missed_xfails=True)))
+def _reported(folder: Path, select: str) -> set[str]:
+    import json
+
+    from click.testing import CliRunner
+
+    with CliRunner().isolation() as (out, _err, _):
+        main(["run", "--dry-run", "--no-cache", "--format", "json", "--select", select, str(folder)])
+        document = json.loads(out.getvalue().decode())
+    return {
+        f"{Path(f['path']).resolve().relative_to(folder.resolve()).as_posix()}:{f['line']}:{f['code']}"
+        for f in document["findings"]
+    }
+
+
+@pytest.mark.parametrize("project", [p for p in _params(missed_xfails=True) if _case(p.values[0]).get("fix", True) is False])
+def test_the_project_is_reported_where_no_fix_is_safe(project: Path, tmp_path: Path):
+    case = _case(project)
+    folder = _copy(project, tmp_path)
+    select = ",".join(case["rules"])
+    before = _sources(folder)
+    assert _reported(folder, select) == set(case["findings"])
+    assert main(["run", "--check", "--no-cache", "--select", select, str(folder)]) == 1
+    main(["run", "--no-cache", "--unsafe-fixes", "--select", select, str(folder)])
+    assert _sources(folder) == before
+
+
+@pytest.mark.parametrize("project", [p for p in _params(missed_xfails=True) if _case(p.values[0]).get("fix", True)])
 def test_the_project_is_reported_fixed_and_runs(project: Path, tmp_path: Path, diff_snapshot):
     case = _case(project)
     folder = _copy(project, tmp_path)

@@ -20,6 +20,7 @@ import time
 from pathlib import Path
 
 import pytest
+from jax_codemod.engine.pipeline import file_active_rules
 from jax_codemod.cli.main import EXIT_ATTENTION, EXIT_OK, EXIT_USAGE
 from jax_codemod.engine import cache as cache_module
 from jax_codemod.engine import interrupts, runner
@@ -64,8 +65,9 @@ def forge(cache_dir: Path, tree: Path, relative: str, document: dict, mac: bytes
     path = str(tree / relative)
     source = (tree / relative).read_bytes()
     fingerprint = cache_module.settings_fingerprint(default_settings(tree))
+    active = file_active_rules(path, source, default_settings(tree).rules)
     for candidate in {path, os.path.relpath(path), relative, f"./{relative}"}:
-        key = cache_module.Cache(str(cache_dir), fingerprint).key(source, candidate)
+        key = cache_module.Cache(str(cache_dir), fingerprint).key(source, candidate, active)
         entry = cache_dir / cache_module.FORMAT / key[:2] / (key[2:] + ".json")
         entry.parent.mkdir(parents=True, exist_ok=True)
         body = json.dumps(document).encode()
@@ -129,10 +131,12 @@ def _signed_entry(tree: Path, relative: str, fixed: bytes) -> None:
     result = cache.process(source, str(tree / relative), settings)
     assert result.changed
     document = _fixed_document(fixed)
-    folders, name = cache._location(cache.key(source, str(tree / relative)))
+    active = file_active_rules(str(tree / relative), source, settings.rules)
+    key = cache.key(source, str(tree / relative), active)
+    folders, name = cache._location(key)
     body = json.dumps(document).encode()
     entry = tree / ".codemod_cache" / Path(*folders) / name
-    entry.write_bytes(cache._mac(cache.key(source, str(tree / relative)), body).encode() + b"\n" + body)
+    entry.write_bytes(cache._mac(key, body).encode() + b"\n" + body)
 
 
 @pytest.mark.parametrize(

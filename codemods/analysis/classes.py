@@ -23,11 +23,18 @@ use: only a traced method that calls through `self` asks). The API:
 A class nested in a function or in another class has its own body only: none of its bases is
 followed and no class of the file derives from it (what `self.hook` finds there is what the
 class itself defines).
+
+Across modules (issue 34): a base imported from another module of the project (the value
+analysis says it is a class there) is a ``Foreign`` entry of the order, followed into that
+module's own hierarchy. ``lookup`` and ``definition`` stop at it as at an opaque base (what they
+return is always a node of this file); ``resolve`` goes on through it, and ``foreign_bases``,
+``called_across`` and ``inherited`` answer the questions that cross the boundary.
 """
 
 from __future__ import annotations
 
 import ast
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from jax_codemod.analysis.names import canonical
@@ -42,6 +49,20 @@ _NOT_BOUND = frozenset({"staticmethod", "classmethod"})
 _ABSENT = object()  # a class body that does not bind the name
 _UNKNOWN = "?"  # the order past a class whose bases C3 cannot merge (Python raises there)
 _BODIES = ("body", "orelse", "finalbody", "handlers")
+
+
+@dataclass(frozen=True, eq=False)
+class Foreign:
+    """A class of another module of the project in an order: its module's context and node."""
+
+    ctx: FileContext
+    node: ast.ClassDef
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Foreign) and other.node is self.node
+
+    def __hash__(self) -> int:
+        return id(self.node)
 
 
 def classes_for(ctx: FileContext) -> Classes:
@@ -114,9 +135,9 @@ class Classes:
     def owner(self, method: ast.AST) -> ast.ClassDef | None:
         return self._owners.get(method)
 
-    def bases(self, cls: ast.ClassDef) -> list[ast.ClassDef | str]:
+    def bases(self, cls: ast.ClassDef) -> list[ast.ClassDef | Foreign | str]:
         module_level = self._module.get(cls.name) is cls
-        found: list[ast.ClassDef | str] = []
+        found: list[ast.ClassDef | Foreign | str] = []
         for base in cls.bases:
             if isinstance(base, ast.Name) and module_level:
                 known = self._module.get(base.id)
@@ -125,17 +146,75 @@ class Classes:
                     continue
                 if base.id == "object" and "object" not in self._module:
                     continue
-            found.append(ast.unparse(base))
+            foreign = self._foreign(base) if module_level else None
+            found.append(foreign if foreign is not None else ast.unparse(base))
         return found
 
-    def mro(self, cls: ast.ClassDef) -> list[ast.ClassDef | str]:
+    def _foreign(self, base: ast.expr) -> Foreign | None:
+        """A base that another module of the project defines (``from .base import Trainer``)."""
+        if self.ctx.project is None or not isinstance(base, (ast.Name, ast.Attribute)):
+            return None
+        value = self.ctx.analysis.value_of(base)
+        if value.kind != "class" or not isinstance(value.node, ast.ClassDef) or value.owner in (None, self.ctx.root_path):
+            return None
+        owner = self.ctx.project.context(value.owner)
+        return Foreign(owner, value.node) if owner is not None else None
+
+    def mro(self, cls: ast.ClassDef) -> list[ast.ClassDef | Foreign | str]:
         found = self._mro.get(cls)
         if found is None:
+            self._mro[cls] = [cls, _UNKNOWN]  # a cycle through other modules' classes
             bases = self.bases(cls)
             # (Bases are defined earlier in the file: no class is its own ancestor.)
-            merged = _c3([self.mro(b) if isinstance(b, ast.ClassDef) else [b] for b in bases] + [list(bases)])
+            merged = _c3([self._order(b) for b in bases] + [list(bases)])
             found = self._mro[cls] = [cls, *(merged if merged is not None else [_UNKNOWN])]
         return found
+
+    def _order(self, base: ast.ClassDef | Foreign | str) -> list:
+        if isinstance(base, ast.ClassDef):
+            return self.mro(base)
+        if isinstance(base, Foreign):
+            theirs = classes_for(base.ctx).mro(base.node)
+            return [Foreign(base.ctx, entry) if isinstance(entry, ast.ClassDef) else entry for entry in theirs]
+        return [base]
+
+    # Across modules --------------------------------------------------------------------
+
+    def foreign_bases(self, cls: ast.ClassDef) -> list[Foreign]:
+        """The classes of other modules in ``cls``'s order."""
+        return [entry for entry in self.mro(cls) if isinstance(entry, Foreign)]
+
+    def resolve(self, cls: ast.ClassDef, name: str) -> tuple[FileContext, ast.stmt] | None:
+        """The statement that binds ``name`` for an instance of ``cls``, through the classes of
+        other modules too, with the context of the module that holds it; None when unknown."""
+        for entry in self.mro(cls):
+            if isinstance(entry, ast.ClassDef):
+                ctx, node = self.ctx, entry
+            elif isinstance(entry, Foreign):
+                ctx, node = entry.ctx, entry.node
+            else:
+                return None
+            member = classes_for(ctx)._members_of(node).get(name, _ABSENT)
+            if member is not _ABSENT:
+                return (ctx, member) if member is not None else None
+        return None
+
+    def called_across(self, method: ast.AST, func: ast.AST) -> list[tuple[FileContext, ast.FunctionDef]]:
+        """The plain methods of other modules' classes a call `self.hook(...)` inside ``method``
+        runs on an instance of its class (``called`` answers for this file's)."""
+        owner = self.owner(method)
+        if (
+            owner is None
+            or not isinstance(func, ast.Attribute)
+            or not _bound_self(method)
+            or not isinstance(func.value, ast.Name)
+            or func.value.id != (method.args.posonlyargs + method.args.args)[0].arg
+        ):
+            return []
+        found = self.resolve(owner, func.attr)
+        if found is None or found[0] is self.ctx or not classes_for(found[0])._plain(found[1]):
+            return []
+        return [found]
 
     def subclasses(self, cls: ast.ClassDef) -> list[ast.ClassDef]:
         found = self._subclasses.get(cls)

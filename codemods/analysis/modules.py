@@ -148,10 +148,18 @@ class ModuleMap:
     def script_folder(self, path: str) -> str:
         """The folder put first on ``sys.path`` when ``path`` runs as a script or a pytest
         test module (the first ancestor that is not a regular package)."""
-        folder = PurePosixPath(path).parent
-        while str(folder) not in ("", ".") and str(folder) in self._packages:
-            folder = folder.parent
-        return "" if str(folder) == "." else str(folder)
+        found = self._script_folders.get(path)
+        if found is None:
+            # String work on the normalized posix paths (every import of every file asks).
+            folder = path.rpartition("/")[0]
+            while folder and folder in self._packages:
+                folder = folder.rpartition("/")[0]
+            found = self._script_folders[path] = folder
+        return found
+
+    @cached_property
+    def _script_folders(self) -> dict[str, str]:
+        return {}
 
     def absolute(self, importer: str, level: int, module: str | None) -> str | None:
         """The absolute module an import in the file ``importer`` names: ``level`` leading dots

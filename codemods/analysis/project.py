@@ -30,6 +30,7 @@ from functools import cached_property
 from pathlib import PurePosixPath
 
 from jax_codemod.analysis.context import FileContext
+from jax_codemod.analysis.module_text import Reach, first_parts, imports
 from jax_codemod.analysis.modules import ModuleMap
 
 # Top-level packages never read from a root: the API table's libraries and Python's own.
@@ -43,6 +44,8 @@ MAX_MODULE_DEPTH = 8
 # View.module_of's answers kept per root (each checked file asks about its imports many times).
 MODULE_ANSWERS = 100_000
 TREE_CACHE_CHARS = 2**19
+# The largest module of a root read for its values (source characters): the cache's size.
+MAX_PARSED_CHARS = TREE_CACHE_CHARS // 2
 
 
 class Root:
@@ -56,13 +59,96 @@ class Root:
     def __init__(self, files: Callable[[], Iterable[str]], read: Callable[[str], tuple[str | None, str]]) -> None:
         self._files = files
         self._read = read
-        self.module_answers: dict[tuple[str, str], tuple[str, tuple[str, ...]] | None] = {}  # View.module_of's
+        self.module_answers: dict[tuple[str, str], tuple[str, tuple[str, ...]] | None] = {}  # module_of's
+        self._reach: Reach | None = None  # reaches' answers
         self._trees: OrderedDict[tuple[str, str], tuple[str, ast.Module] | None] = OrderedDict()
         self._chars = 0
 
     @cached_property
     def modules(self) -> ModuleMap:
         return ModuleMap.of(self._files())
+
+    def module_of(self, qualified: str, importer: str) -> tuple[str, list[str]] | None:
+        """The root's module that ``qualified`` lies in (the longest prefix that is one, found from
+        ``importer`` as Python finds it), and the attribute path after it; None outside the root."""
+        if qualified.split(".", 1)[0] in LIBRARIES:
+            return None
+        key = (qualified, importer)
+        answers = self.module_answers
+        if key not in answers:
+            if len(answers) >= MODULE_ANSWERS:
+                answers.clear()  # bounded: a huge tree's files ask mostly their own imports
+            answers[key] = self._module_of(qualified, importer)
+        found = answers[key]
+        return None if found is None else (found[0], list(found[1]))
+
+    def _module_of(self, qualified: str, importer: str) -> tuple[str, tuple[str, ...]] | None:
+        parts = qualified.split(".")
+        modules = self.modules
+        for end in range(len(parts), 0, -1):
+            found = modules.find(importer, ".".join(parts[:end]))
+            if found is not None:
+                return found.path, tuple(parts[end:])
+        return None
+
+    @cached_property
+    def _names(self) -> frozenset[str]:
+        """Every name a module or package of the root can be imported by as the first part of
+        an import, wherever it is on the path (file stems and folder names), libraries left out."""
+        found = set()
+        for path in self.modules.paths:
+            for part in path.split("/"):
+                found.add(part.partition(".")[0])
+        return frozenset(found - LIBRARIES)
+
+    def imports_project(self, importer: str, text: str) -> bool:
+        """Whether the file at ``importer`` (its text ``text``) imports anything from the root."""
+        # The first part of each import, from one scan: most files of a tree import only
+        # libraries, and no module of the root has their names.
+        if not any(dots or name in self._names for dots, name in first_parts(text)):
+            return False
+        for record in imports(text):
+            if record.names is None:
+                named = [record.module]
+            else:
+                base = self.modules.absolute(importer, record.level, record.module or None)
+                if base is None:
+                    continue
+                named = [base, *(f"{base}.{name}" for name, _ in record.names if name != "*")]
+            if any(self.module_of(name, importer) is not None for name in named):
+                return True
+        return False
+
+    def reaches(
+        self,
+        key: str,
+        wanted: Callable[[str], bool],
+        importer: str,
+        text: str,
+        names: Callable[[str], bool] | None = None,
+        follow: bool | str = True,
+    ) -> bool:
+        """Whether the file at ``importer`` (its text ``text``) imports a name of the root that
+        leads, from the texts alone, to text ``wanted`` accepts (``module_text.Reach``; ``key``
+        names the question, whose answers are kept for the run; ``names``: only the imported
+        names it accepts count; ``follow``: through what blocks use, not only re-exports)."""
+        return self._reacher().from_file(key, wanted, importer, text, names, follow)
+
+    def name_reaches(
+        self, key: str, wanted: Callable[[str], bool], qualified: str, importer: str, follow: bool | str = True
+    ) -> bool:
+        """``module_text.Reach.from_name``: whether a name of the root leads to wanted text."""
+        return self._reacher().from_name(key, wanted, qualified, importer, follow)
+
+    def reexport(self, path: str, name: str) -> str | None:
+        """``module_text.Reach.reexport``: the qualified name the module at ``path`` imports
+        ``name`` from, when that import is all that binds it there (read from the text)."""
+        return self._reacher().reexport(path, name)
+
+    def _reacher(self) -> Reach:
+        if self._reach is None:
+            self._reach = Reach(lambda path: self._read(path)[0] or "", self.module_of, self.modules.absolute)
+        return self._reach
 
     def tree(self, path: str) -> tuple[str, str, ast.Module | None]:
         """(digest, text, tree) of ``path``; tree None when it cannot be read or parsed."""
@@ -74,7 +160,10 @@ class Root:
             self._trees.move_to_end(key)
             kept = self._trees[key]
             return digest, text, kept[1] if kept else None
-        tree = _parse(text, path)
+        # A module this large is read as a library is (its names' values unknown): parsing it
+        # again for every file that imports a name of it costs more than the rest of their
+        # checks, and its tree would not fit the cache (the texts still feed ``reaches``).
+        tree = _parse(text, path) if len(text) <= MAX_PARSED_CHARS else None
         self._trees[key] = (text, tree) if tree is not None else None
         self._chars += len(text)
         while self._chars > TREE_CACHE_CHARS and len(self._trees) > 1:
@@ -111,28 +200,31 @@ class View:
         return self.root.modules.absolute(importer or self.path, level, module)
 
     def module_of(self, qualified: str, importer: str | None = None) -> tuple[str, list[str]] | None:
-        """The root's module that ``qualified`` lies in (the longest prefix that is one, found from
-        ``importer`` as Python finds it), and the attribute path after it; None outside the root."""
-        if qualified.split(".", 1)[0] in LIBRARIES:
-            return None
-        importer = importer or self.path
-        key = (qualified, importer)
-        answers = self.root.module_answers
-        if key not in answers:
-            if len(answers) >= MODULE_ANSWERS:
-                answers.clear()  # bounded: a huge tree's files ask mostly their own imports
-            answers[key] = self._module_of(qualified, importer)
-        found = answers[key]
-        return None if found is None else (found[0], list(found[1]))
+        """``Root.module_of`` from ``importer`` (default: this file)."""
+        return self.root.module_of(qualified, importer or self.path)
 
-    def _module_of(self, qualified: str, importer: str) -> tuple[str, tuple[str, ...]] | None:
-        parts = qualified.split(".")
-        modules = self.root.modules
-        for end in range(len(parts), 0, -1):
-            found = modules.find(importer, ".".join(parts[:end]))
-            if found is not None:
-                return found.path, tuple(parts[end:])
-        return None
+    def imports_project(self, text: str) -> bool:
+        """``Root.imports_project`` for this file, whose text is ``text``."""
+        return self.root.imports_project(self.path, text)
+
+    def reexport(self, path: str, name: str) -> str | None:
+        """``Root.reexport``."""
+        return self.root.reexport(path, name)
+
+    def name_reaches(self, key: str, wanted: Callable[[str], bool], qualified: str, follow: bool | str = True) -> bool:
+        """``Root.name_reaches`` from this file."""
+        return self.root.name_reaches(key, wanted, qualified, self.path, follow)
+
+    def reaches(
+        self,
+        key: str,
+        wanted: Callable[[str], bool],
+        text: str,
+        names: Callable[[str], bool] | None = None,
+        follow: bool | str = True,
+    ) -> bool:
+        """``Root.reaches`` for this file, whose text is ``text``."""
+        return self.root.reaches(key, wanted, self.path, text, names, follow)
 
     # Modules ------------------------------------------------------------------------
 

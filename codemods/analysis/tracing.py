@@ -302,11 +302,108 @@ class Tracing:
                 if index is None:
                     index = region.functions()
                 self._add_called(found, region, index, spellings, node, hit)
+        if self.ctx.project is not None:
+            self._add_inherited(found, region, reported)
         helpers = region.functions(decorated=True)
         if helpers:
             helpers = _LeadingIndex(helpers, self, region)
         self._add_helpers(region, helpers, spellings, found, reported)
         return [traced for traced in found.values() if traced.traced]
+
+    def reached_from(self, seed: Traced, reported: Reported = NOTHING_REPORTED) -> list[Traced]:
+        """``seed`` (a function of this file that another module's trace calls with tracers)
+        and the functions of this file it runs in that trace, as ``traced_functions`` finds
+        helpers."""
+        region = Region(self.ctx.tree, None)
+        found = {seed.node: seed}
+        helpers = region.functions(decorated=True)
+        if helpers:
+            helpers = _LeadingIndex(helpers, self, region)
+        self._add_helpers(region, helpers, self.spellings, found, reported)
+        return [traced for traced in found.values() if traced.traced]
+
+    def _add_inherited(self, found: dict, region: Region, reported: Reported) -> None:
+        """Methods of this file's classes that a traced method of another module's base class
+        runs through `self` (``Base.step`` jitted there calls ``self.on_batch(x)``, which a
+        class here overrides): traced, as ``_helpers_of`` finds the same within one file."""
+        tree = self.ctx.tree
+        classes = None
+        imported = self.ctx._bindings
+        for node in tree.body:
+            if not isinstance(node, ast.ClassDef) or not node.bases or node not in region.parents:
+                continue
+            # Only a base the file imports can be another module's class (read only then).
+            if not any(isinstance(imported.get(_root_name(base)), str) for base in node.bases):
+                continue
+            if classes is None:
+                classes = classes_for(self.ctx)
+            for foreign in classes.foreign_bases(node):
+                theirs = tracing_for(foreign.ctx)
+                for traced in theirs.traced_functions(reported=reported):
+                    method = traced.node
+                    if classes_for(foreign.ctx).owner(method) is not foreign.node:
+                        continue
+                    if classes.resolve(node, method.name) != (foreign.ctx, method):
+                        continue  # overridden here: the traced method is not what runs
+                    self._add_overrides(found, node, foreign, traced, theirs, reported)
+
+    def _add_overrides(self, found: dict, cls: ast.ClassDef, foreign, traced: Traced, theirs: Tracing, reported):
+        positional = positional_params(traced.node)
+        if not positional:
+            return
+        me = positional[0]
+        tainted = None
+        # Named with its module for messages, which put a caller's name in backticks.
+        via = f"{foreign.node.name}.{traced.node.name}` in `{foreign.ctx.root_path}"
+        for call in theirs.scope_nodes(traced.node):
+            func = getattr(call, "func", None)
+            if not isinstance(call, ast.Call) or not isinstance(func, ast.Attribute):
+                continue
+            if not isinstance(func.value, ast.Name) or func.value.id != me:
+                continue
+            target = classes_for(self.ctx).resolve(cls, func.attr)
+            if target is None or target[0] is not self.ctx or not isinstance(target[1], ast.FunctionDef):
+                continue
+            if tainted is None:
+                tainted = theirs.tainted_names(traced.node, traced.traced, reported)
+            params = theirs._called_params(target[1], list(call.args), call.keywords, tainted, reported, True)
+            if params and target[1] not in found:
+                found[target[1]] = Traced(
+                    target[1], traced.transform, params, obstacle=(CALLED_IN_TRACE, via), caller=via,
+                    transforms=set(traced.transforms),
+                )
+
+    def calls_leaving(self, traced: Traced, reported: Reported = NOTHING_REPORTED):
+        """The calls in ``traced`` that run a function or method of another module of the
+        project with tracers: (call, that module's context, its ``def``, the traced parameters
+        there by name). Through the value analysis (imported functions, methods of instances of
+        imported classes) and through `self` (a method an imported base class defines)."""
+        if self.ctx.project is None:
+            return []
+        function = traced.node
+        tainted = None
+        found = []
+        classes = classes_for(self.ctx)
+        for node in self.scope_nodes(function):
+            if node.__class__ is not ast.Call or not (node.args or node.keywords):
+                continue
+            if tainted is None:
+                tainted = self.tainted_names(function, traced.traced, reported)
+            # What is passed first (a tracer or not), then where it goes.
+            if not any(self.is_traced(a, tainted, reported) for a in [*node.args, *(k.value for k in node.keywords)]):
+                continue
+            targets = []
+            callee = self.analysis.foreign_callee(node)
+            if callee is not None:
+                owner, target, bound = callee
+                targets.append((owner.ctx, target, bound))
+            elif isinstance(node.func, ast.Attribute):
+                targets += [(ctx, method, True) for ctx, method in classes.called_across(function, node.func)]
+            for ctx, target, bound in targets:
+                params = self._called_params(target, list(node.args), node.keywords, tainted, reported, bound)
+                if params:
+                    found.append((node, ctx, target, params))
+        return found
 
     def _add_decorated(self, found: dict, node, spellings: Spellings) -> None:
         applied = [t for t in map(spellings.transform_of, node.decorator_list) if t is not None]
@@ -669,6 +766,12 @@ class Tracing:
         if isinstance(expr, ast.Call) and expr.args and canonical(self.ctx.qualname(expr.func)) in TREE_LEAVES:
             return expr.args[0]
         return expr
+
+
+def _root_name(expr: ast.AST) -> str | None:
+    while isinstance(expr, ast.Attribute):
+        expr = expr.value
+    return expr.id if isinstance(expr, ast.Name) else None
 
 
 def own_nodes(scope: ast.AST) -> list[ast.AST]:

@@ -18,6 +18,7 @@ from itertools import accumulate
 from typing import TYPE_CHECKING
 
 from jax_codemod.analysis import api
+from jax_codemod.analysis.module_text import imports
 from jax_codemod.analysis.names import canonical
 
 if TYPE_CHECKING:  # for annotations only: context reaches this module through values, lazily
@@ -677,10 +678,28 @@ def all_params(function) -> list[ast.arg]:
 # A module's alias or factory spells a transform of a library it imports, or is imported from
 # another module: a module whose text names none of those libraries, and does not import the
 # name, defines neither (it is not parsed to be asked).
-_LIBRARY_WORD = re.compile(r"\b(?:%s)\b" % "|".join(sorted({n.split(".", 1)[0] for n in TRANSFORMS})))
+_LIBRARIES = tuple(sorted({n.split(".", 1)[0] for n in TRANSFORMS}))
 
 
 def _may_spell(text: str, name: str) -> bool:
-    if _LIBRARY_WORD.search(text):
+    # Substring checks, then the imports of the text (``module_text.imports``, kept for the
+    # last texts asked): a regex with a word boundary first scans a large module slowly.
+    if any(_has_word(text, library) for library in _LIBRARIES):
         return True
-    return re.search(rf"\bimport\b[^\n]*(?:\*|\b{re.escape(name)}\b)|\bimport\s*\([^)]*\b{re.escape(name)}\b", text) is not None
+    return any(
+        record.names is None and record.bound == name
+        or record.names is not None and any(imported in ("*", name) or alias == name for imported, alias in record.names)
+        for record in imports(text)
+    )
+
+
+def _has_word(text: str, word: str) -> bool:
+    position = text.find(word)
+    while position != -1:
+        end = position + len(word)
+        before = text[position - 1] if position else " "
+        after = text[end] if end < len(text) else " "
+        if not (before.isalnum() or before == "_") and not (after.isalnum() or after == "_"):
+            return True
+        position = text.find(word, end)
+    return False

@@ -72,6 +72,9 @@ from jax_codemod.analysis.scopes import (
 from jax_codemod.analysis.tracing import Tracing, tracing_for
 from jax_codemod.analysis.transforms import Transform
 
+# Re-exports followed from a module's text before one is parsed (`pkg.f` -> `pkg.core.f`).
+MAX_REEXPORTS = 8
+
 # Kinds -------------------------------------------------------------------------------
 UNKNOWN = "unknown"
 ARRAY = "jax-array"
@@ -1780,6 +1783,45 @@ class Analysis:
 
     # The project's other modules (issue 34) ------------------------------------------
 
+    def foreign_callee(self, call: ast.Call) -> tuple[Analysis, ast.AST, bool] | None:
+        """The function or method of another module of the project that ``call`` runs: (that
+        module's analysis, its ``def``, whether the call binds its first parameter, as a method
+        called on an instance does); None for anything else (this file's functions included:
+        their parameters are followed from their callers here)."""
+        func = call.func
+        if not isinstance(func, (ast.Name, ast.Attribute)):
+            return None
+        callee = self.value_of(func)
+        if callee.kind != FUNCTION or callee.node is None or callee.owner is None or callee.owner == self._here:
+            return None
+        owner = self._owner(callee)
+        function = callee.node
+        if owner is None or not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            return None
+        bound = False
+        if isinstance(func, ast.Attribute) and isinstance(owner.ctx.parent(function), ast.ClassDef):
+            decorators = {owner.qualname(d) for d in function.decorator_list}
+            if "classmethod" in decorators:
+                bound = True
+            elif "staticmethod" not in decorators:
+                bound = self.value_of(func.value).kind == INSTANCE
+        return owner, function, bound
+
+    def parameter_source(self, expr: ast.AST) -> ast.arg | None:
+        """The parameter ``expr`` holds as its function received it: the parameter's name, or a
+        local name bound only to it (``y = x``), never rebound in between."""
+        for _ in range(8):
+            if not isinstance(expr, ast.Name):
+                return None
+            reaching, complete = self.scopes.reaching(expr)
+            if not reaching:
+                return self.scopes.parameter(expr.id, self.scopes.scope_of(expr))
+            if len(reaching) != 1 or not complete or reaching[0].path or not isinstance(reaching[0].value, ast.Name):
+                return None
+            expr = reaching[0].value
+        return None
+
+
     @cached_property
     def _here(self) -> str | None:
         """This module's path under its project root: the owner of the values made here."""
@@ -1815,14 +1857,27 @@ class Analysis:
         if found is None:
             return None
         path, rest = found
+        if not rest:
+            return Value(MODULE, qualname=qualified)  # a module of the project: nothing to parse
+        # A re-export (`from .core import f` in a package's `__init__`) is followed from the text:
+        # the module that defines the name is the only one parsed.
+        for _ in range(MAX_REEXPORTS):
+            target = project.reexport(path, rest[0])
+            if target is None:
+                break
+            name = ".".join([target, *rest[1:]])
+            moved = project.module_of(name, path)
+            if moved is None:  # re-exported from a library: judged as that library's name
+                return self._qualified_value(canonical(name))
+            path, rest = moved
+            if not rest:
+                return Value(MODULE, qualname=name)
         guard = project.asking(path)
         other = project.context(path) if guard is not None else None
         if other is None:
             return UNKNOWN_VALUE
         with guard:
             analysis = other.analysis
-            if not rest:
-                return Value(MODULE, qualname=qualified)
             definitions = analysis.scopes.definitions(other.tree).get(rest[0], [])
             value = join(analysis._definition_value(d) for d in definitions) if definitions else UNKNOWN_VALUE
             for attr in rest[1:]:
@@ -2104,6 +2159,21 @@ _KNOWN_MODULES = frozenset(
         "jax._src.dlpack",
     }
 )
+
+
+def call_arguments(call: ast.Call, function: ast.AST, bound: bool = False) -> list[tuple[ast.expr, ast.arg]]:
+    """(argument, parameter) for each argument ``call`` passes to ``function``'s parameters, by
+    position (after the first, when ``bound``) and by keyword; nothing after a ``*args``."""
+    arguments = function.args
+    positional = [*arguments.posonlyargs, *arguments.args][1 if bound else 0 :]
+    pairs = []
+    for parameter, argument in zip(positional, call.args):
+        if isinstance(argument, ast.Starred):
+            break
+        pairs.append((argument, parameter))
+    by_name = {a.arg: a for a in [*arguments.args, *arguments.kwonlyargs]}
+    pairs += [(k.value, by_name[k.arg]) for k in call.keywords if k.arg in by_name]
+    return pairs
 
 
 def _argument(call: ast.Call, position: int | None, keyword: str) -> ast.AST | None:

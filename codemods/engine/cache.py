@@ -171,7 +171,7 @@ class Cache:
             active = file_active_rules(path, source, settings.rules)
         if self.secret is None or not active:
             return process_source(source, path, settings, active)
-        key = self.key(source, path)
+        key = self.key(source, path, active)
         cached = self.load(key, source, path)
         if cached is not None:
             if cached.fixed is not None:
@@ -182,10 +182,13 @@ class Cache:
             self.store(key, result)
         return result
 
-    def key(self, source: bytes, path: str) -> str:
+    def key(self, source: bytes, path: str, active=()) -> str:
         digest = hashlib.sha256(self.fingerprint.encode())
         # The path is part of the key so no rule can see a result computed for another file.
         digest.update(b"\0" + os.path.normpath(path).encode("utf-8", "surrogateescape") + b"\0")
+        # So are the rules that checked it: the same bytes are checked by more of them once
+        # another module of the project leads to an export or an access (``project_prefilter``).
+        digest.update(",".join(rule.CODE for rule in active).encode() + b"\0")
         digest.update(source)
         return digest.hexdigest()
 

@@ -191,7 +191,7 @@ def check_source(
     it (``process_source`` pauses it for the whole file).
     """
     if active is None:
-        active = active_rules(source, rules)
+        active = file_active_rules(path, source, rules)
     if not active:
         return None, []
     return _check_active(source, path, list(active))
@@ -294,7 +294,28 @@ def file_active_rules(path: str, source: bytes, rules: Sequence[Rule]) -> tuple[
 
         code = notebook.prefilter_code(source)
         return tuple(rules) if code is None else active_rules(code, rules)
-    return active_rules(source, rules)
+    return _project_active(path, source, rules, active_rules(source, rules))
+
+
+def _project_active(path: str, source: bytes, rules: Sequence[Rule], active: tuple[Rule, ...]) -> tuple[Rule, ...]:
+    """``active`` and the rules whose ``project_prefilter`` passes a file their prefilter failed:
+    one that calls into another module of its project (issue 34)."""
+    if len(active) == len(rules):
+        return active
+    waiting = [rule for rule in rules if rule.PROJECT_PREFILTER and rule not in active]
+    if not waiting:
+        return active
+    if b"import" not in source:
+        return active
+    view = project.view_for(path)
+    # No rule is asked (nor imported) about a file that imports nothing of its project.
+    if view is None or not view.imports_project(source.decode("utf-8", "replace")):
+        return active
+    more = {id(rule) for rule in waiting if rule.project_prefilter(source, view)}
+    if not more:
+        return active
+    more.update(map(id, active))
+    return tuple(rule for rule in rules if id(rule) in more)
 
 
 def _process_python(source: bytes, path: str, settings: Settings, active: Sequence[Rule] | None = None) -> FileResult:

@@ -80,8 +80,12 @@ def view_for(path: str) -> View | None:
     root = _roots.get(top)
     if root is None:
         root = _roots[top] = Root(lambda: list_files(top), lambda relative: read_module(top, relative))
-    relative = PurePosixPath(*os.path.relpath(os.path.abspath(path), top).split(os.sep))
-    return View(root, str(relative))
+    absolute = os.path.abspath(path)
+    if absolute.startswith(top.rstrip(os.sep) + os.sep):
+        relative = absolute[len(top.rstrip(os.sep)) + 1 :]
+    else:
+        relative = os.path.relpath(absolute, top)
+    return View(root, relative.replace(os.sep, "/") if os.sep != "/" else relative)
 
 
 def forget_roots() -> None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 import re
 from collections.abc import Mapping
+from dataclasses import dataclass
 from functools import cached_property
 
 from jax_codemod.analysis.blocks import CONTAINER_CALLS
@@ -62,6 +63,16 @@ def _decorates_with_import(source: bytes) -> bool:
             if module.startswith(b".") or module.split(b".", 1)[0] not in _LIBRARY_TOPS:
                 return True
     return False
+
+
+@dataclass(frozen=True)
+class Access:
+    """One concrete-only access JAX001 reports: the node, what it reads, and how it is spelled."""
+
+    node: ast.AST
+    receiver: ast.AST
+    label: str
+    param: str | None  # the traced parameter it is read from, or None for an intermediate
 
 
 class AccessText:

@@ -101,6 +101,9 @@ class Export:
     forbids_copy: bool
     leaves: bool = False  # the consumer is mapped over the leaves of ``value`` (jax.tree.map)
     elements: bool = False  # ... over the elements of ``value`` (the builtin map)
+    # The export happens in another module of the project, in a function ``site`` calls with
+    # ``value`` (issue 34): where, for messages ("`to_torch` in `pkg/interop.py` line 6").
+    through: str | None = None
 
     @property
     def error(self) -> str:
@@ -212,6 +215,181 @@ def _forbids_copy(call: ast.Call) -> bool:
     )
 
 
+# Exports through another module of the project (issue 34) -------------------------------
+
+# Text a module holds where it may export: the rule's triggers.
+_EXPORT_WORDS = ("dlpack", "unsafe_buffer_pointer", "__cuda_array_interface__")
+# How many functions a parameter is followed through (a helper's helper in another module).
+MAX_HANDOFFS = 6
+
+
+# Text a module holds where it may place an array on several devices (`NamedSharding`,
+# `shard_map`, `out_shardings`, `jax.pmap`, `device_put`, a device mesh, `make_array_from_...`).
+_PLACEMENT_WORDS = (
+    "harding", "shard_map", "device_put", "make_array_from", "device_mesh", "make_mesh", "set_mesh", "use_mesh",
+    "global_array",
+)
+_PMAP = re.compile(r"\bpmap\b")  # not `mipmap`
+
+
+def holds_export_text(text: str) -> bool:
+    return any(word in text for word in _EXPORT_WORDS)
+
+
+def holds_placement_text(text: str) -> bool:
+    return any(word in text for word in _PLACEMENT_WORDS) or ("pmap" in text and _PMAP.search(text) is not None)
+
+
+def may_export_across(text: str, project) -> bool:
+    """From texts alone: the file can hand a multi-device array to another module's export. It
+    places arrays itself, or imports a function or class whose own text does (a data module's
+    `make_batch`); and it imports a name that leads to export text, through whatever that uses."""
+    return (
+        holds_placement_text(text) or project.reaches("placement", holds_placement_text, text, follow=False)
+    ) and project.reaches("exports", holds_export_text, text)
+
+
+def through_exports(ctx: FileContext) -> Iterator[Export]:
+    """Calls of this file that hand a value to a function of another module of the project
+    that exports the parameter it arrives in: ``to_torch(batch)`` with ``def to_torch(x):
+    return torch.from_dlpack(x)`` in ``pkg/interop.py``. The export is reported here, where the
+    value is known; the callee's own file knows only a parameter."""
+    project = ctx.project
+    if project is None or not may_export_across(ctx.text, project):
+        return
+    analysis = ctx.analysis
+    bindings = ctx._bindings
+    for node in ast.walk(ctx.tree):
+        if node.__class__ is not ast.Call or not node.args and not node.keywords or not _may_leave(node.func, bindings, project):
+            continue
+        if isinstance(node.func, ast.Attribute) and ctx.qualname(node.func) is None:
+            # A method: of an instance or class another module of the project defines.
+            receiver = analysis.value_of(node.func.value)
+            if receiver.kind not in (v.INSTANCE, v.CLASS) or receiver.owner in (None, ctx.root_path):
+                continue
+        # What is passed (most calls pass nothing sharded), then where it goes.
+        sharded = [
+            a for a in [*node.args, *(k.value for k in node.keywords)]
+            if a.__class__.__name__ in WRAPPABLE
+            and _may_be_placed(a, bindings, project)
+            and _placed_on_several(analysis.value_of(a))
+        ]
+        if not sharded:
+            continue
+        callee = analysis.foreign_callee(node)
+        if callee is None:
+            continue
+        owner, function, bound = callee
+        for argument, parameter in v.call_arguments(node, function, bound):
+            if not any(argument is a for a in sharded):
+                continue
+            found = parameter_export(owner.ctx, function, parameter)
+            if found is None:
+                continue
+            inner, where = found
+            name = function.name
+            cls = owner.ctx.parent(function)
+            if isinstance(cls, ast.ClassDef):
+                name = f"{cls.name}.{name}"
+            yield Export(
+                argument, node, f"`{name}` (through {inner.via} in {where})", inner.pointer, inner.forbids_copy,
+                through=where,
+            )
+
+
+def _placed_on_several(value: v.Value) -> bool:
+    return value.kind == v.ARRAY and value.placement in (v.MULTI, v.NOT_ADDRESSABLE)
+
+
+def _may_be_placed(argument: ast.AST, bindings: dict, project) -> bool:
+    """A name imported from the project (or an attribute of one, `wp.float32`) can hold a
+    multi-device array only where its own text places one (a module constant made with a
+    `NamedSharding`): asked of the text before the module is parsed. Anything else may."""
+    chain = []
+    while isinstance(argument, ast.Attribute):
+        chain.append(argument.attr)
+        argument = argument.value
+    target = bindings.get(argument.id) if isinstance(argument, ast.Name) else None
+    if not isinstance(target, str) or project.module_of(target) is None:
+        return True
+    return project.name_reaches("placement", holds_placement_text, ".".join([target, *reversed(chain)]), follow=False)
+
+
+def _may_leave(func: ast.AST, bindings: dict, project) -> bool:
+    """Whether a call of ``func`` may run a function of another module of the project that
+    leads to export text: a name imported from it (or an attribute of one, `interop.to_numpy`)
+    whose text does (``View.name_reaches``), or a method of a value (an instance the value
+    analysis may place there); not a library's (`np.asarray`) nor this file's function."""
+    chain = []
+    while isinstance(func, ast.Attribute):
+        chain.append(func.attr)
+        func = func.value
+        if not isinstance(func, (ast.Attribute, ast.Name)):
+            return True  # `Exporter(...).export`, `batches[0].to_torch`
+    if not isinstance(func, ast.Name):
+        return False
+    target = bindings.get(func.id)
+    if not isinstance(target, str):
+        return bool(chain) and func.id not in bindings  # `exporter.export(...)`: a local value's method
+    qualified = ".".join([target, *reversed(chain)])
+    return project.name_reaches("exports", holds_export_text, qualified)
+
+
+def parameter_export(ctx: FileContext, function: ast.AST, parameter: ast.arg, depth: int = 0) -> tuple[Export, str] | None:
+    """An unguarded export, in ``function`` of ``ctx``'s module, of what ``parameter`` holds,
+    and where it is (`` `pkg/interop.py` line 6``): the parameter exported as it arrived, or
+    handed on to a function of this module or of another module of the project that exports
+    it."""
+    memo = ctx.__dict__.setdefault("_parameter_exports", {})
+    key = (function, parameter.arg)
+    if key in memo:
+        return memo[key]
+    memo[key] = None  # a recursion answers no
+    found = None
+    if depth < MAX_HANDOFFS:
+        found = _exported_here(ctx, function, parameter) or _handed_on(ctx, function, parameter, depth)
+    memo[key] = found
+    return found
+
+
+def _exported_here(ctx: FileContext, function: ast.AST, parameter: ast.arg) -> tuple[Export, str] | None:
+    exports = ctx.__dict__.get("_all_exports")
+    if exports is None:
+        exports = ctx.__dict__["_all_exports"] = list(find_exports(ctx)) if holds_export_text(ctx.text) else []
+    analysis = ctx.analysis
+    for export in exports:
+        if export.leaves or export.elements or not (function.lineno <= export.site.lineno <= function.end_lineno):
+            continue
+        if analysis.parameter_source(export.value) is parameter and not is_guarded(ctx, export):
+            return export, f"`{ctx.root_path or ctx.path}` line {export.site.lineno}"
+    return None
+
+
+def _handed_on(ctx: FileContext, function: ast.AST, parameter: ast.arg, depth: int) -> tuple[Export, str] | None:
+    analysis = ctx.analysis
+    for node in scope_nodes(function):
+        if node.__class__ is not ast.Call:
+            continue
+        passed = [a for a in [*node.args, *(k.value for k in node.keywords)] if a.__class__ is ast.Name]
+        if not any(analysis.parameter_source(a) is parameter for a in passed):
+            continue
+        callee = analysis.foreign_callee(node)
+        if callee is not None:
+            owner, target, bound = callee
+            module = owner.ctx
+        else:
+            value = analysis.value_of(node.func)
+            if value.kind != v.FUNCTION or value.node is None or not isinstance(value.node, FUNCTIONS):
+                continue
+            module, target, bound = ctx, value.node, isinstance(node.func, ast.Attribute)
+        for argument, inner in v.call_arguments(node, target, bound):
+            if analysis.parameter_source(argument) is parameter:
+                found = parameter_export(module, target, inner, depth + 1)
+                if found is not None:
+                    return found
+    return None
+
+
 # What is exported ------------------------------------------------------------------------
 
 
@@ -300,9 +478,20 @@ class GatherBeforeExport(Rule):
     def describe(self, source: str, value: v.Value, export: Export) -> str:
         raise NotImplementedError
 
+    # Exports in a function of another module of the project that this file calls with the
+    # value (``through_exports``): reported at the call. JAX006 leaves them to the callee's file,
+    # where the export itself is.
+    PROJECT_PREFILTER = True
+
+    def project_prefilter(self, source: bytes, project) -> bool:
+        return may_export_across(source.decode("utf-8", "replace"), project)
+
     def check(self, ctx: FileContext) -> list[Finding]:
         findings = []
-        for export in find_exports(ctx):
+        exports = find_exports(ctx)
+        if self.PROJECT_PREFILTER and ctx.project is not None:
+            exports = [*exports, *through_exports(ctx)]
+        for export in exports:
             value = exported_value(ctx, export)
             if value.kind != v.ARRAY or value.placement not in self.PLACEMENTS or is_guarded(ctx, export):
                 continue
@@ -332,6 +521,8 @@ class GatherBeforeExport(Rule):
         if export.forbids_copy:
             reason = "a gather is a copy, which `copy=False` forbids"
             return self._report(ctx, export, f"{message}; {by_hand} and drop `copy=False` ({reason})")
+        if export.through is not None:
+            return self._through_finding(ctx, export, message, by_hand)
         if export.pointer:
             return self._pointer_finding(ctx, export, message)
         node_type = WRAPPABLE.get(type(export.value).__name__)
@@ -347,6 +538,20 @@ class GatherBeforeExport(Rule):
         return self.finding(
             ctx, export.value, f"{message}; {fix}", self.WRAP_SAFETY, node_type, (WRAP,), (export.error,)
         )
+
+    def _through_finding(self, ctx: FileContext, export: Export, message: str, by_hand: str) -> Finding:
+        """An export in a function of another module that this call hands the value to: gather
+        the argument. Unsafe: the whole function then sees a single-device array (the same
+        values; its other uses of it, and what it returns, are no longer sharded)."""
+        source = ctx.source_of(export.value)
+        node_type = WRAPPABLE.get(type(export.value).__name__)
+        if export.pointer:
+            advice = "gather it by hand into a variable that outlives the pointer, and pass that"
+            return self._report(ctx, export, f"{message}; {advice}")
+        if node_type is None:
+            return self._report(ctx, export, f"{message}; {by_hand} (no automatic fix for this expression)")
+        fix = f"gather it before the call: `{HELPER}({source})`"
+        return self.finding(ctx, export.value, f"{message}; {fix}", FixSafety.UNSAFE, node_type, (WRAP,), (export.error,))
 
     def _report(self, ctx: FileContext, export: Export, message: str) -> Finding:
         return self.finding(ctx, export.site, message, FixSafety.NONE, raises=(export.error,))

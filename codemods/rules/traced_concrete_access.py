@@ -34,8 +34,9 @@ from jax_codemod.analysis.transforms import (
 )
 from jax_codemod.analysis.words import called_positions, decorated_def_lines, lines_of
 from jax_codemod.rule import Finding, FixSafety, Rule
-from jax_codemod.rules._access_text import AccessText, names_transform
+from jax_codemod.rules._access_text import Access, AccessText, names_transform
 from jax_codemod.rules._hoist import plan_split, split
+from jax_codemod.rules._traced_across import INHERITED, across_region, calls_across, reaches_across
 
 if TYPE_CHECKING:
     import libcst as cst
@@ -158,14 +159,6 @@ STATIC_ATTRS, ARRAY_MODULES, TREE_MAPS, TREE_LEAVES = (
 CREATION_FUNCTIONS, SHAPE_FUNCTIONS = tracing.CREATION_FUNCTIONS, tracing.SHAPE_FUNCTIONS
 
 
-@dataclass(frozen=True)
-class Access:
-    node: ast.AST
-    receiver: ast.AST
-    label: str
-    param: str | None  # the traced parameter it is read from, or None for an intermediate
-
-
 class TracedConcreteAccess(Rule):
     """## What it does
     Finds concrete-only `jax.Array` APIs used on tracers inside a traced function: every
@@ -284,20 +277,38 @@ class TracedConcreteAccess(Rule):
             and TEXT.may_access(source)
         )
 
+    PROJECT_PREFILTER = True
+
+    def project_prefilter(self, source: bytes, project) -> bool:
+        return reaches_across(source, source.decode("utf-8", "replace"), project, TEXT) is not None
+
     def check(self, ctx: FileContext) -> list[Finding]:
+        members = members_in(jax_versions.target(self.options))
+        # A file that may call into another module's access (issue 34), or override a method
+        # another module's trace calls (read whole: the parts do not follow other modules' bases).
+        across = ctx.project is not None and reaches_across(ctx.text.encode("utf-8", "surrogatepass"), ctx.text, ctx.project, TEXT)
         # Most files are decided clean from their blocks before their access lines matter:
         # those are found only once a kept block may hold a traced access.
-        if self.clean_from_parts(ctx):
-            return []
-        members = members_in(jax_versions.target(self.options))
+        if across != INHERITED and self.clean_from_parts(ctx):
+            return self._across(ctx, members) if across else []
+        findings = self._across(ctx, members) if across else []
         access_lines = TEXT.access_lines(ctx.text)
         if not access_lines:
-            return []
-        return [
+            return findings
+        return findings + [
             finding
             for traced, accesses, region in _analyse(ctx, access_lines, members)
             for finding in self._check_function(ctx, region, traced, accesses)
         ]
+
+    def _across(self, ctx: FileContext, members) -> list[Finding]:
+        """Calls handing tracers to another module's function that reads a concrete-only member
+        of them: reported at the call, without a fix (``_traced_across``)."""
+        spellings = Spellings(ctx)
+        region = across_region(ctx, spellings)
+        traced = tracing_for(ctx).traced_functions(region, spellings, _REPORTED) if region is not None else []
+        found = calls_across(ctx, traced, lambda m, t: _accesses(m, t, members, TEXT.ffi_names(m)), _REPORTED)
+        return [self.finding(ctx, h.call, h.message, FixSafety.NONE, raises=(_access_error(h.ctx, h.access),)) for h in found]
 
     def clean_in(self, reading: Reading) -> bool:
         """Whether the blocks that can matter show there is no finding (``Rule.clean_in``).
@@ -423,9 +434,6 @@ def candidate_accesses(ctx: FileContext, members, judged: bool = False) -> set[t
             found.add((node.lineno, node.col_offset, traced.transform, tuple(sorted(traced.traced)),
                        traced.unsplittable, traced.caller, positions))
     return found
-
-
-# Finding the traced functions ---------------------------------------------------------
 
 
 # Finding the accesses -------------------------------------------------------------

@@ -73,6 +73,7 @@ class UnguardedDlpackExport(GatherBeforeExport):
     FIX_SAFETY = FixSafety.UNSAFE
     PLACEMENTS = frozenset({v.PLACEMENT_UNKNOWN})
     WRAP_SAFETY = FixSafety.UNSAFE
+    PROJECT_PREFILTER = False
 
     def describe(self, source: str, value: v.Value, export: Export) -> str:
         return (

@@ -1,0 +1,448 @@
+"""What a module's text says of its imports and top-level definitions, read without parsing it.
+
+Issue 34's gate. A file that holds no export or concrete-only access of its own can still reach
+one through a function, class or method of another module of its project
+(``from .interop import to_torch`` and ``to_torch(batch)``). Parsing every such file, and every
+module it imports, to find out would cost more than the rest of a run: the engine asks here
+first, from texts alone, whether a name the file imports can lead to text a rule looks for.
+
+- ``imports(text)``: the import statements of a text, anywhere in it (``from .a import (b, c)``,
+  ``import a.b as c``), as ``Import`` records.
+- ``definitions(text)``: each top-level ``def`` and ``class`` with the text of its block
+  (decorators included), cut at the next line that starts in column 0 with code.
+- ``Reach``: for one predicate over texts (a rule's "holds an export", "holds an access"),
+  whether a name imported from a module of the root leads to text the predicate accepts: the
+  name's own block, the module's other definitions the block names, the names the module
+  imports and the block names, a re-export, through any number of modules. Answers are
+  memoized per root and key, so a module is scanned once per run and process however many files
+  import it, and never depend on which file asked first.
+
+The gate only narrows what is parsed: it may pass a file that has nothing (the analysis then
+finds nothing), and it must not fail one that has something. Its approximations lean that way:
+a name it cannot place (a module-level variable, a star import, a name bound at run time) is
+judged by its module's whole text.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from functools import lru_cache
+
+# `from .a.b import x, y as z`, `from . import (x,\n y)`, `import a.b as c, d`, matched at the
+# start of a line that holds the word `import` (found with str.find: a regex anchored at every
+# line start of a large module costs more than the rest of the gate).
+_IMPORT = re.compile(
+    r"[ \t]*(?:from[ \t]+(\.*)[ \t]*([\w.]*)[ \t]+import[ \t]*(\([^)]*\)|[^\n#;]*)|import[ \t]+([^\n#;]+))"
+)
+_DEFINITION = re.compile(r"^(?:async[ \t]+)?(?:def|class)[ \t]+([A-Za-z_]\w*)", re.MULTILINE)
+# A module-level assignment (`backend = JaxBackend()`, `to_host: Callable = np.asarray`).
+_ASSIGNMENT = re.compile(r"^([A-Za-z_]\w*)[ \t]*(?::[^=\n]*)?=(?!=)", re.MULTILINE)
+# A line in column 0 that is code: where a top-level block ends. Closing brackets and comments
+# in column 0 continue it (a signature's `):`, a commented-out line).
+_TOP_LEVEL_CODE = re.compile(r"^[^\s#)\]}]", re.MULTILINE)
+_WORD = re.compile(r"[A-Za-z_]\w*")
+
+
+@dataclass(frozen=True)
+class Import:
+    level: int  # leading dots
+    module: str  # as written after the dots ("" for `from . import x`)
+    names: tuple[tuple[str, str], ...] | None  # (name, bound as); None: `import module [as x]`
+    bound: str = ""  # `import a.b as c`: "c"; `import a.b`: "a"
+
+
+@lru_cache(maxsize=16)
+def imports(text: str) -> list[Import]:
+    """Every import statement of ``text``, in order (star imports as the name ``*``)."""
+    if "\\\n" in text:
+        text = text.replace("\\\n", " ")
+    found = []
+    position = text.find("import")
+    while position != -1:
+        start = text.rfind("\n", 0, position) + 1
+        match = _IMPORT.match(text, start)
+        following = text.find("\n", position)
+        if match is not None and match.end() > position:
+            found.extend(_records(*match.groups()))
+            following = max(following, match.end())
+        if following == -1:
+            break
+        position = text.find("import", following)
+    return found
+
+
+def first_parts(text: str) -> list[tuple[str, str]]:
+    """(leading dots, first name) of the module each import statement of ``text`` names (of a
+    plain import's list, the first): a cheap look, for a gate, before ``imports`` reads them."""
+    found = []
+    position = text.find("import")
+    size = len(text)
+    while position != -1:
+        start = text.rfind("\n", 0, position) + 1
+        end = text.find("\n", position)
+        end = size if end == -1 else end
+        line = text[start:end].lstrip(" \t")
+        if line.startswith("from"):
+            words = line[4:].split(None, 1)
+            if words and line[4:5] in (" ", "\t"):
+                module = words[0]
+                name = module.lstrip(".")
+                found.append((module[: len(module) - len(name)], name.split(".", 1)[0]))
+        elif line.startswith("import") and line[6:7] in (" ", "\t"):
+            words = line[6:].split(None, 1)
+            if words:
+                found.append(("", words[0].split(".", 1)[0].rstrip(",")))
+        position = text.find("import", end)
+    return found
+
+
+def _records(dots: str | None, module: str | None, names: str | None, plain: str | None) -> list[Import]:
+    if plain is not None:
+        found = []
+        for part in plain.split(","):
+            words = part.split()
+            if not words or not _dotted(words[0]):
+                continue
+            bound = words[2] if len(words) == 3 and words[1] == "as" else words[0].split(".")[0]
+            found.append(Import(0, words[0], None, bound))
+        return found
+    listed = []
+    for part in names.strip().strip("()").replace("\n", " ").split(","):
+        words = part.split("#")[0].split()
+        if not words:
+            continue
+        name = words[0]
+        listed.append((name, words[2] if len(words) == 3 and words[1] == "as" else name))
+    return [Import(len(dots), module, tuple(listed))] if listed else []
+
+
+def _dotted(word: str) -> bool:
+    return all(part.isidentifier() for part in word.split("."))
+
+
+def definitions(text: str) -> dict[str, tuple[int, int]]:
+    """Top-level ``def``/``class`` and assignment name -> the span of its block in ``text``
+    (decorators first). A name bound twice at the top level spans from its first binding to the
+    end of its last."""
+    found: dict[str, tuple[int, int]] = {}
+    for pattern in (_DEFINITION, _ASSIGNMENT):
+        for match in pattern.finditer(text):
+            start = match.start()
+            # Decorator lines just above belong to the block (`@jax.jit` on a helper).
+            while start > 0:
+                previous = text.rfind("\n", 0, start - 1) + 1
+                if text.startswith("@", previous):
+                    start = previous
+                else:
+                    break
+            header_end = text.find("\n", match.end())
+            following = _TOP_LEVEL_CODE.search(text, header_end + 1) if header_end != -1 else None
+            end = following.start() if following is not None else len(text)
+            name = match.group(1)
+            if name in found:
+                start, end = min(start, found[name][0]), max(end, found[name][1])
+            found[name] = (start, end)
+    return found
+
+
+def nested_definition(text: str, name: str) -> tuple[int, int] | None:
+    """The span of an indented ``def``/``class``/assignment of ``name`` (a module-level binding
+    inside ``try:`` or ``if``, or a method of that name: both are read), from its first line to
+    the end of the last such block; None when the text has none."""
+    spans = []
+    for spelled in (f"def {name}", f"class {name}", name):
+        position = text.find(spelled)
+        while position != -1:
+            start = text.rfind("\n", 0, position) + 1
+            indent = text[start:position]
+            end = position + len(spelled)
+            if indent and not indent.strip(" \t") and _binds_here(text, end, spelled is name):
+                spans.append((start, _block_end(text, start, len(indent))))
+            position = text.find(spelled, end)
+    if not spans:
+        return None
+    spans.sort()
+    return spans[0][0], max(end for _start, end in spans)
+
+
+def _binds_here(text: str, end: int, assignment: bool) -> bool:
+    """After a ``def NAME``/``class NAME`` (``assignment``: after a bare ``NAME`` at a line's
+    start), whether the name ends there and is being bound."""
+    if end < len(text) and (text[end].isalnum() or text[end] == "_"):
+        return False
+    if not assignment:
+        return True
+    rest = text[end : text.find("\n", end) if "\n" in text[end:] else len(text)].lstrip(" \t")
+    return rest.startswith("=") and not rest.startswith("==") or rest.startswith(":") and "=" in rest
+
+
+def _block_end(text: str, start: int, indent: int) -> int:
+    """Where the block whose first line starts at ``start`` (indented by ``indent``) ends: at
+    the next line of code indented no deeper."""
+    end = text.find("\n", start)
+    while end != -1:
+        following = text.find("\n", end + 1)
+        line = text[end + 1 : following if following != -1 else len(text)]
+        stripped = line.lstrip(" \t")
+        if stripped and not stripped.startswith("#") and len(line) - len(stripped) <= indent:
+            return end
+        end = following
+    return len(text)
+
+
+@dataclass(frozen=True)
+class _Module:
+    """What ``Reach`` keeps of one module, whatever the question: compact, so that a large root
+    costs little memory (no text is kept past a few modules)."""
+
+    spans: dict[str, tuple[int, int]]  # top-level name -> its block's span
+    bound: dict[str, list[str]]  # what its imports bind that the root holds: alias -> qualified names
+    stars: tuple[str, ...]  # modules it star-imports
+
+
+# Texts kept while a search walks their blocks (the most recent ones).
+_TEXTS_KEPT = 8
+
+Node = tuple[str, "str | None"]  # (module path, a name bound there, or None: the module as a whole)
+
+
+class Reach:
+    """Whether names imported from a root's modules lead to text a predicate accepts.
+
+    ``text_of(path)``: a module's text ("" when unreadable); ``module_of(qualified, importer)``:
+    the root's module that ``qualified`` lies in and the attribute path after it, or None
+    (``analysis.project.Root.module_of``); ``absolute(importer, level, module)``: a relative
+    import's absolute module. One ``Reach`` per root (the root keeps it), for every question.
+
+    The graph: a node is a name of a module or a module as a whole. A name's block (its
+    top-level ``def``, ``class`` or assignment; else an indented one, as in ``try:``) is wanted
+    when the predicate accepts its text, and leads to the other names of its module it uses and
+    to the names it uses that the module imports; an imported name leads where it is imported
+    from, a name bound nowhere in the text to the module's star imports. A module as a whole (a
+    module object used through its attributes, ``convert.to_numpy(x)``) is wanted when its
+    whole text is. Everything is computed on first need, and a search that finds nothing
+    settles every node it saw, so no answer depends on which question came first.
+    """
+
+    def __init__(
+        self,
+        text_of: Callable[[str], str],
+        module_of: Callable[[str, str], tuple[str, list[str]] | None],
+        absolute: Callable[[str, int, str | None], str | None],
+    ) -> None:
+        self._read_text = text_of
+        self._module_of = module_of
+        self._absolute = absolute
+        self._texts: dict[str, str] = {}
+        self._read: dict[str, _Module] = {}
+        self._places: dict[tuple[str, str], Node | None] = {}
+        # name node -> (its block's span, or None: bound by an import or nowhere; where it leads)
+        self._blocks: dict[Node, tuple[tuple[int, int] | None, list[Node]]] = {}
+        # Per question: node -> answer; path -> whether the module's text holds wanted text,
+        # and whether it or a module it imports (and so on) does.
+        self._answers: dict[str, dict[Node, bool]] = {}
+        self._anywhere: dict[str, dict[str, bool]] = {}
+        self._may_answers: dict[str, dict[str, bool]] = {}
+
+    def from_file(
+        self,
+        key: str,
+        wanted: Callable[[str], bool],
+        importer: str,
+        text: str,
+        names: Callable[[str], bool] | None = None,
+        follow: bool | str = True,
+    ) -> bool:
+        """Whether the file at ``importer`` (its text ``text``) imports something of the root
+        that leads to text ``wanted`` accepts. ``key`` names that question; ``follow``: how far
+        from a block (``_leads``); ``names``: only the imported names it accepts count."""
+        bound, _stars = self._bindings(importer, text)
+        for alias, targets in bound.items():
+            if names is not None and not names(alias):
+                continue
+            for node in self._placed(importer, targets):
+                if self._leads(key, wanted, node, follow):
+                    return True
+        return False
+
+    def from_name(
+        self, key: str, wanted: Callable[[str], bool], qualified: str, importer: str, follow: bool | str = True
+    ) -> bool:
+        """Whether ``qualified`` (a name ``importer`` reads, `pkg.interop.to_torch`) is of the
+        root and leads to text ``wanted`` accepts (``follow`` as for ``_leads``)."""
+        where = self._place(qualified, importer)
+        return where is not None and where[0] != importer and self._leads(key, wanted, where, follow)
+
+    def reexport(self, path: str, name: str) -> str | None:
+        """What ``name`` of the module at ``path`` is, when the module binds it only by one import
+        (``from .core import f`` in a package's ``__init__``): that import's qualified name; else
+        None (defined there, bound more than once, or by an indented statement)."""
+        module = self._module(path)
+        targets = module.bound.get(name)
+        if name in module.spans or not targets or len(targets) != 1:
+            return None
+        text = self._text_of(path)
+        if sum(1 for record in imports(text) for _n, alias in (record.names or ()) if alias == name) != 1:
+            return None  # also bound by an import of a library, or twice
+        return targets[0] if nested_definition(text, name) is None else None
+
+    # Modules ---------------------------------------------------------------------------
+
+    def _text_of(self, path: str) -> str:
+        text = self._texts.get(path)
+        if text is None:
+            if len(self._texts) >= _TEXTS_KEPT:
+                del self._texts[next(iter(self._texts))]
+            text = self._texts[path] = self._read_text(path)
+        return text
+
+    def _module(self, path: str) -> _Module:
+        found = self._read.get(path)
+        if found is None:
+            text = self._text_of(path)
+            bound, stars = self._bindings(path, text)
+            found = self._read[path] = _Module(definitions(text), bound, stars)
+        return found
+
+    def _bindings(self, importer: str, text: str) -> tuple[dict[str, list[str]], tuple[str, ...]]:
+        """What the imports of ``text`` bind, alias -> qualified names, keeping only those the
+        root holds (a library's names lead nowhere here), and the modules it star-imports."""
+        bound: dict[str, list[str]] = {}
+        stars = []
+        for record in imports(text):
+            if record.names is None:
+                # `import a.b` binds `a` and loads `a.b`; `import a.b as c` binds `c` to `a.b`.
+                bound.setdefault(record.bound, []).append(record.module)
+                continue
+            base = self._absolute(importer, record.level, record.module or None)
+            if base is None:
+                continue
+            for name, alias in record.names:
+                if name == "*":
+                    stars.append(base)
+                else:
+                    bound.setdefault(alias, []).append(f"{base}.{name}")
+        held = {}
+        for alias, targets in bound.items():
+            targets = [t for t in targets if self._module_of(t, importer) is not None]
+            if targets:
+                held[alias] = targets
+        return held, tuple(stars)
+
+    def _place(self, qualified: str, importer: str) -> Node | None:
+        """The node ``qualified`` is, read from ``importer``, or None outside the root."""
+        key = (qualified, importer)
+        if key not in self._places:
+            found = self._module_of(qualified, importer)
+            self._places[key] = None if found is None else (found[0], found[1][0] if found[1] else None)
+        return self._places[key]
+
+    def _placed(self, importer: str, qualified: Iterable[str]) -> list[Node]:
+        places = (self._place(name, importer) for name in qualified)
+        return [where for where in places if where is not None and where[0] != importer]
+
+    def _block(self, node: Node) -> tuple[tuple[int, int] | None, list[Node]]:
+        """The span of a name's block in its module (None: bound by an import, or nowhere the
+        text shows) and the nodes it leads to."""
+        found = self._blocks.get(node)
+        if found is None:
+            path, name = node
+            module = self._module(path)
+            span = module.spans.get(name)
+            if span is None and name in module.bound:  # a re-export
+                found = (None, self._placed(path, module.bound[name]))
+            else:
+                text = self._text_of(path)
+                following = [] if span is not None else self._placed(path, [f"{m}.{name}" for m in module.stars])
+                span = span or nested_definition(text, name)
+                if span is not None:
+                    words = set(_WORD.findall(text, span[0], span[1]))
+                    words.discard(name)
+                    following += [(path, word) for word in words if word in module.spans]
+                    following += self._placed(path, [q for word in words if word in module.bound for q in module.bound[word]])
+                found = (span, following)
+            self._blocks[node] = found
+        return found
+
+    def _hit(self, key: str, wanted: Callable[[str], bool], node: Node) -> bool:
+        """Whether ``wanted`` accepts the node's text: its block's, or the whole module's."""
+        path, name = node
+        anywhere = self._anywhere.setdefault(key, {})
+        if path not in anywhere:
+            anywhere[path] = wanted(self._text_of(path))
+        if name is None or not anywhere[path]:
+            return anywhere[path]
+        span = self._block(node)[0]
+        return span is not None and wanted(self._text_of(path)[span[0] : span[1]])
+
+    def _may(self, key: str, wanted: Callable[[str], bool], path: str) -> bool:
+        """Whether the module at ``path``, or one it imports (and so on), holds wanted text at
+        all: no block of it can lead there otherwise."""
+        may = self._may_answers.setdefault(key, {})
+        return self._search(may, path, lambda p: self._hit(key, wanted, (p, None)), self._imported)
+
+    def _imported(self, path: str) -> list[str]:
+        module = self._module(path)
+        names = [q for targets in module.bound.values() for q in targets] + list(module.stars)
+        return list(dict.fromkeys(node[0] for node in self._placed(path, names)))
+
+    def _leads(self, key: str, wanted: Callable[[str], bool], start: Node, follow: bool | str = True) -> bool:
+        """Whether wanted text is reachable from ``start`` along re-exports and star imports to
+        the block that binds a name, and from a block (``follow``) through all it uses, or
+        (``"module"``) through the other names of its module it uses, or (False) not at all."""
+        answers = self._answers.setdefault(f"{key}:{follow}", {})
+
+        def hit(node: Node) -> bool:
+            if follow is True and node[1] is not None and not self._may(key, wanted, node[0]):
+                return False
+            return self._hit(key, wanted, node)
+
+        def edges(node: Node) -> list[Node]:
+            path, name = node
+            if name is None:
+                return []
+            if not follow:  # along re-exports and star imports only: no block is read
+                module = self._module(path)
+                if name in module.spans:
+                    return []
+                if name in module.bound:
+                    return self._placed(path, module.bound[name])
+                return self._placed(path, [f"{m}.{name}" for m in module.stars])
+            span, following = self._block(node)
+            if span is None or follow is True:
+                return following
+            # "module": what the block uses of its own module only (a helper's helper beside it).
+            return [other for other in following if other[0] == path]
+
+        return self._search(answers, start, hit, edges)
+
+    @staticmethod
+    def _search(answers: dict, start, hit, edges) -> bool:
+        """Whether a node ``hit`` accepts is reachable from ``start`` along ``edges``: a search
+        of all it reaches, so the answer never depends on which question came first; one that
+        finds nothing settles every node it saw (all they reach was seen too)."""
+        known = answers.get(start)
+        if known is not None:
+            return known
+        seen = {start}
+        pending = [start]
+        while pending:
+            node = pending.pop()
+            known = answers.get(node)
+            if known is True:
+                answers[start] = True
+                return True
+            if known is False:
+                continue
+            if hit(node):
+                answers[node] = answers[start] = True
+                return True
+            for other in edges(node):
+                if other not in seen:
+                    seen.add(other)
+                    pending.append(other)
+        for node in seen:
+            answers[node] = False
+        return False

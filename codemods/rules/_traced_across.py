@@ -1,0 +1,222 @@
+"""JAX001 across modules (issue 34): a traced function of this file calls a function or method of
+another module of its project with tracers, and that function (or one it calls, there or a
+module further) reads a concrete-only member of what it received.
+
+The access itself is in a file that only sees a parameter; it raises because of this file's
+trace. So the finding is reported here, at the call, naming where the access is. What counts as
+an access is JAX001's own answer (``accesses_of``), asked in the other module's context for the
+function as if traced there with the parameters this call passes tracers to.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from jax_codemod.analysis.classes import classes_for
+from jax_codemod.analysis.context import FileContext
+from jax_codemod.analysis.tracing import CALLED_IN_TRACE, Reported, Traced, tracing_for
+from jax_codemod.analysis.tracing import Region
+from jax_codemod.analysis.words import called_positions, decorated_def_lines, lines_of
+from jax_codemod.rules._access_text import names_transform
+
+# How many modules a tracer is followed through (a helper's helper in a third module).
+MAX_MODULES = 4
+
+
+HELPERS, INHERITED = "helpers", "inherited"
+
+
+def reaches_across(source: bytes, text: str, project, access_text) -> str | None:
+    """From texts alone, whether the file can have a finding through another module of its
+    project: ``INHERITED`` when it has access text and a class whose base it imports leads to a
+    transform (a base class whose traced method may call an override here); ``HELPERS`` when it
+    traces and imports a name that leads to access text (a helper it may call with tracers);
+    else None. ``access_text``: JAX001's ``AccessText``."""
+    if b"class" in source and access_text.may_access(source):
+        bases = _base_words(text)
+        # The base class's own block shows a traced method (or a re-export leads to one).
+        if bases and project.reaches("traced-method", _traces_a_method, text, bases.__contains__, follow=False):
+            return INHERITED
+    if not names_transform(source):
+        return None
+    # A file that traces: it imports JAX, or decorates with a project name that is a transform.
+    traces = b"import jax" in source or b"from jax" in source
+    if not traces and b"@" in source:
+        decorators = {match.group(1) for line in _decorator_lines(text) if (match := _DECORATOR_NAME.match(line))}
+        traces = bool(decorators) and project.reaches(
+            "transform", _names_transform_text, text, decorators.__contains__, follow="module"
+        )
+    # ...and imports a helper, or a helper's helper beside it in its module, with access text.
+    if traces and project.reaches("traced-access", access_text.any_access_line, text, follow="module"):
+        return HELPERS
+    return None
+
+
+_WORD = re.compile(r"[A-Za-z_]\w*")
+
+
+def _base_words(text: str) -> set[str]:
+    """The words of every class statement's bases (`class Child(Base, mixins.Hooks):`)."""
+    found: set[str] = set()
+    position = text.find("class ")
+    while position != -1:
+        start = text.rfind("\n", 0, position) + 1
+        opening = text.find("(", position)
+        if not text[start:position].strip(" \t") and opening != -1:
+            closing = text.find(")", opening)
+            header = text[position + 6 : opening]
+            if closing != -1 and header.strip().isidentifier():
+                found.update(_WORD.findall(text, opening + 1, closing))
+        position = text.find("class ", position + 6)
+    return found
+
+
+# What a base class's block shows where one of its methods is traced: a decorator naming a
+# transform (`@jax.jit`, `@partial(jax.jit, ...)`, `@eqx.filter_jit`) or a transform called on a
+# method (`jax.jit(self.step)`); a project's own alias (`@compiled`) names none of them, but
+# `names_transform` already asked its module (a decorator imported from the project).
+def _names_transform_text(text: str) -> bool:
+    return names_transform(text.encode("utf-8", "surrogatepass"))
+
+
+def _traces_a_method(text: str) -> bool:
+    if not _names_transform_text(text):
+        return False
+    return any(_TRACED_DECORATOR.search(line) for line in _decorator_lines(text)) or _TRACED_CALL.search(text) is not None
+
+
+# A decorator that is a bare name, called or not (`@compiled`, `@compiled(n=2)`), at a line's `@`.
+_DECORATOR_NAME = re.compile(r"@[ \t]*([A-Za-z_]\w*)[ \t]*(?:\(|#|\r?$)")
+
+
+_TRACED_DECORATOR = re.compile(r"\b(?:\w*jit|pmap|vmap|shard_map|grad|value_and_grad|remat|checkpoint|named_call)\b")
+_TRACED_CALL = re.compile(r"(?:jit|pmap|vmap|shard_map|grad|remat|checkpoint)[ \t]*\([ \t]*self\.")
+
+
+def _decorator_lines(text: str) -> list[str]:
+    found = []
+    position = text.find("@")
+    while position != -1:
+        start = text.rfind("\n", 0, position) + 1
+        end = text.find("\n", position)
+        if not text[start:position].strip(" \t"):
+            found.append(text[position : end if end != -1 else len(text)])
+        position = text.find("@", position + 1)
+    return found
+
+
+def across_region(ctx: FileContext, spellings) -> Region | None:
+    """Where a traced function of the file can call another module's function: the lines that
+    call a name imported from the project, and the lines of decorated functions (the whole file
+    when a class derives from a project class: its `self` calls reach that class's methods);
+    None when the file imports nothing of its project it calls."""
+    project = ctx.project
+    imported = {
+        name for name, target in ctx._bindings.items()
+        if isinstance(target, str) and project.module_of(target) is not None
+    }
+    if not imported:
+        return None
+    if imported & _base_words(ctx.text):
+        return Region(ctx.tree, None)
+    text = ctx.text
+    uses = sorted(called_positions(text, imported) + _attribute_positions(text, imported))
+    if not uses:
+        return None
+    lines = lines_of(text, uses) | decorated_def_lines(text) | lines_of(text, sorted(called_positions(text, spellings.call_names)))
+    return Region(ctx.tree, sorted(lines))
+
+
+def _attribute_positions(text: str, names: set[str]) -> list[int]:
+    """Where one of ``names`` is read an attribute of (`interop.to_numpy`): a module's functions."""
+    found = []
+    for name in names:
+        position = text.find(name + ".")
+        while position != -1:
+            if not position or not (text[position - 1].isalnum() or text[position - 1] in "_."):
+                found.append(position)
+            position = text.find(name + ".", position + 1)
+    return found
+
+
+@dataclass(frozen=True)
+class Across:
+    call: ast.Call  # in the checked file
+    callee: str  # `to_host` or `Model.on_batch`
+    traced: Traced  # the traced function of the checked file that makes the call
+    access: object  # JAX001's Access, in ``ctx``
+    ctx: FileContext  # the module that holds the access
+
+    @property
+    def where(self) -> str:
+        return f"`{self.ctx.root_path or self.ctx.path}` line {self.access.node.lineno}"
+
+    @property
+    def message(self) -> str:
+        access = self.access
+        receiver = ast.unparse(access.receiver)
+        what = f"`{receiver}{access.label}`" if access.label.startswith(".") else f"`{access.label[:-1]}{receiver})`"
+        return (
+            f"`{self.callee}` ({self.where}) runs {what} on what this call passes it, a tracer inside "
+            f"`{self.traced.transform}` here, and that needs a concrete array; no automatic fix (the access is in "
+            "another module): call it outside the traced function on the concrete array, or take it from the result"
+        )
+
+
+def calls_across(
+    ctx: FileContext,
+    traced_functions: list[Traced],
+    accesses_of: Callable[[FileContext, Traced], list],
+    reported: Reported,
+) -> list[Across]:
+    """Each call of ``traced_functions`` (this file's) that hands tracers to another module's
+    function whose trace there reaches a concrete-only access."""
+    found = []
+    answer = tracing_for(ctx)
+    for traced in traced_functions:
+        for call, owner, function, params in answer.calls_leaving(traced, reported):
+            caller = _name(tracing_for(ctx), traced.node)
+            hit = _reached(owner, function, params, traced, caller, accesses_of, reported, 0)
+            if hit is not None:
+                access, holder = hit
+                found.append(Across(call, _name(tracing_for(owner), function), traced, access, holder))
+    return found
+
+
+def _reached(owner: FileContext, function, params, traced: Traced, caller: str, accesses_of, reported, depth: int):
+    """The first access ``function`` (of ``owner``) reaches when traced with ``params``: (the
+    access, the context that holds it)."""
+    memo = owner.__dict__.setdefault("_accesses_across", {})
+    key = (function, params, traced.transform)
+    if key in memo:
+        return memo[key]
+    memo[key] = None  # a recursion through modules finds nothing more
+    seed = Traced(
+        function, traced.transform, params, obstacle=(CALLED_IN_TRACE, caller), caller=caller,
+        transforms=set(traced.transforms),
+    )
+    answer = tracing_for(owner)
+    hit = None
+    for reached in answer.reached_from(seed, reported):
+        accesses = accesses_of(owner, reached)
+        if accesses:
+            hit = (accesses[0], owner)
+            break
+        if depth + 1 < MAX_MODULES:
+            for _call, other, target, more in answer.calls_leaving(reached, reported):
+                hit = _reached(other, target, more, reached, _name(answer, reached.node), accesses_of, reported, depth + 1)
+                if hit is not None:
+                    break
+        if hit is not None:
+            break
+    memo[key] = hit
+    return hit
+
+
+def _name(answer, function) -> str:
+    name = getattr(function, "name", "<lambda>")
+    owner = classes_for(answer.ctx).owner(function)
+    return f"{owner.name}.{name}" if owner is not None else name

@@ -1,0 +1,3 @@
+from train.loop import run
+
+run()

@@ -1,0 +1,42 @@
+from functools import partial
+
+import jax
+import jax.numpy as jnp
+
+from util import to_host
+from util.host import HostMixin, Recorder, summarize
+
+recorder = Recorder()
+
+
+@jax.jit
+def step(x):
+    y = x * 2
+    host = to_host(y)
+    return y + 1, host
+
+
+def total(x):
+    return summarize(x)
+
+
+@jax.jit
+def logged(x):
+    return recorder.record(x + 1)
+
+
+class Model(HostMixin):
+    @partial(jax.jit, static_argnums=0)
+    def forward(self, x):
+        return self.host_copy(x * 3)
+
+
+def run(which):
+    x = jnp.arange(4.0)
+    if which == "step":
+        return step(x)
+    if which == "total":
+        return jax.jit(total)(x)
+    if which == "logged":
+        return logged(x)
+    return Model().forward(x)

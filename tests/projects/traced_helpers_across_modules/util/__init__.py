@@ -1,0 +1,3 @@
+from .host import to_host
+
+__all__ = ["to_host"]
