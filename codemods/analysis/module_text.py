@@ -36,12 +36,12 @@ from functools import lru_cache
 _IMPORT = re.compile(
     r"[ \t]*(?:from[ \t]+(\.*)[ \t]*([\w.]*)[ \t]+import[ \t]*(\([^)]*\)|[^\n#;]*)|import[ \t]+([^\n#;]+))"
 )
-_DEFINITION = re.compile(r"^(?:async[ \t]+)?(?:def|class)[ \t]+([A-Za-z_]\w*)", re.MULTILINE)
+_DEFINITION = re.compile(r"(?:async[ \t]+)?(?:def|class)[ \t]+([A-Za-z_]\w*)")
 # A module-level assignment (`backend = JaxBackend()`, `to_host: Callable = np.asarray`).
-_ASSIGNMENT = re.compile(r"^([A-Za-z_]\w*)[ \t]*(?::[^=\n]*)?=(?!=)", re.MULTILINE)
-# A line in column 0 that is code: where a top-level block ends. Closing brackets and comments
-# in column 0 continue it (a signature's `):`, a commented-out line).
-_TOP_LEVEL_CODE = re.compile(r"^[^\s#)\]}]", re.MULTILINE)
+_ASSIGNMENT = re.compile(r"([A-Za-z_]\w*)[ \t]*(?::[^=\n]*)?=(?!=)")
+# What a line in column 0 starts with where it continues the block above instead of ending it:
+# space, a comment, a closing bracket (a signature's `):`).
+_NOT_CODE = frozenset(" \t\r\n\f\v#)]}")
 _WORD = re.compile(r"[A-Za-z_]\w*")
 
 
@@ -126,24 +126,33 @@ def definitions(text: str) -> dict[str, tuple[int, int]]:
     """Top-level ``def``/``class`` and assignment name -> the span of its block in ``text``
     (decorators first). A name bound twice at the top level spans from its first binding to the
     end of its last."""
+    # One pass over the lines: the starts of those that begin in column 0 with code.
+    starts = []
+    position = 0
+    size = len(text)
+    while position < size:
+        first = text[position]
+        if first not in _NOT_CODE:
+            starts.append(position)
+        following = text.find("\n", position)
+        if following == -1:
+            break
+        position = following + 1
     found: dict[str, tuple[int, int]] = {}
-    for pattern in (_DEFINITION, _ASSIGNMENT):
-        for match in pattern.finditer(text):
-            start = match.start()
-            # Decorator lines just above belong to the block (`@jax.jit` on a helper).
-            while start > 0:
-                previous = text.rfind("\n", 0, start - 1) + 1
-                if text.startswith("@", previous):
-                    start = previous
-                else:
-                    break
-            header_end = text.find("\n", match.end())
-            following = _TOP_LEVEL_CODE.search(text, header_end + 1) if header_end != -1 else None
-            end = following.start() if following is not None else len(text)
+    block_start = None  # where a run of decorators began
+    for index, start in enumerate(starts):
+        if text.startswith("@", start):
+            block_start = start if block_start is None else block_start
+            continue
+        match = _DEFINITION.match(text, start) or _ASSIGNMENT.match(text, start)
+        if match is not None:
+            end = starts[index + 1] if index + 1 < len(starts) else size
             name = match.group(1)
+            begin = block_start if block_start is not None else start
             if name in found:
-                start, end = min(start, found[name][0]), max(end, found[name][1])
-            found[name] = (start, end)
+                begin, end = min(begin, found[name][0]), max(end, found[name][1])
+            found[name] = (begin, end)
+        block_start = None
     return found
 
 
@@ -238,6 +247,7 @@ class Reach:
         self._texts: dict[str, str] = {}
         self._read: dict[str, _Module] = {}
         self._places: dict[tuple[str, str], Node | None] = {}
+        self._file: tuple[tuple[str, str], dict[str, list[str]]] | None = None  # the last file's bindings
         # name node -> (its block's span, or None: bound by an import or nowhere; where it leads)
         self._blocks: dict[Node, tuple[tuple[int, int] | None, list[Node]]] = {}
         # Per question: node -> answer; path -> whether the module's text holds wanted text,
@@ -258,7 +268,11 @@ class Reach:
         """Whether the file at ``importer`` (its text ``text``) imports something of the root
         that leads to text ``wanted`` accepts. ``key`` names that question; ``follow``: how far
         from a block (``_leads``); ``names``: only the imported names it accepts count."""
-        bound, _stars = self._bindings(importer, text)
+        key_of_file = (importer, text)
+        if self._file is None or self._file[0] != key_of_file:
+            # Several questions are asked of one file in a row (each rule's, then its check's).
+            self._file = (key_of_file, self._bindings(importer, text)[0])
+        bound = self._file[1]
         for alias, targets in bound.items():
             if names is not None and not names(alias):
                 continue
