@@ -8,8 +8,8 @@ old code raises (``expect``, matched as in test_execution) and what it needs. Fo
 - ``codemod run --dry-run`` over the project reports a finding;
 - ``codemod run`` rewrites it; the diff of every changed file is the snapshot, and the new
   code runs and passes the project's own assertions on the installed JAX. A project whose
-  findings have no automatic fix says ``fix = false`` and lists them (``findings``, each
-  ``path:line:code``): exactly those are reported, and no run changes a byte.
+  findings have no safe automatic fix says ``fix = false`` and lists them (``findings``, each
+  ``path:line:code``): exactly those are reported, and a run (safe fixes) changes no byte.
 
 A project the analysis does not yet handle says why in ``missed``: its tests are strict xfails,
 so the day the analysis reaches it the suite says so, and the marker must go.
@@ -137,7 +137,7 @@ def test_the_project_is_reported_where_no_fix_is_safe(project: Path, tmp_path: P
     before = _sources(folder)
     assert _reported(folder, select) == set(case["findings"])
     assert main(["run", "--check", "--no-cache", "--select", select, str(folder)]) == 1
-    main(["run", "--no-cache", "--unsafe-fixes", "--select", select, str(folder)])
+    main(["run", "--no-cache", "--select", select, str(folder)])
     assert _sources(folder) == before
 
 

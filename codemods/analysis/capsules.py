@@ -83,6 +83,8 @@ TENSORFLOW = "tensorflow"  # tf.experimental.dlpack.to_dlpack(t): TF tensors may
 
 # JAX's consumers: they take an array-protocol object and reject capsules (TypeError).
 JAX_CONSUMERS = api.names(library="jax", takes_arrays=True)
+# Capsules made by another library than JAX (whose own `to_dlpack` this rule fixes in its file).
+_OTHER_LIBRARY_CAPSULES = frozenset({TORCH, TENSORFLOW, DUNDER, CUPY})
 # Consumers that take an array-protocol object; the torch ones take a capsule as well.
 ARRAY_CONSUMERS = api.names(takes_arrays=True)
 CAPSULE_TOLERANT = api.names(takes_capsules=True)
@@ -769,6 +771,62 @@ class CapsuleAnalysis:
         return next(
             (s for s in cls.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)) and s.name == other), None
         )
+
+    def family_capsule(self, function: ast.AST) -> str | None:
+        """For a backend's ``from_`` method (``from_dlpack``): a sibling backend class -- of this
+        module, or of another module of its package -- whose ``to_`` method returns a capsule of
+        another library (a torch capsule, ``x.__dlpack__()``), described for a message. A
+        multi-backend library hands one backend's ``to_dlpack`` result to another's
+        ``from_dlpack`` (tensorcircuit's ``general_args_to_backend``), so this method gets such
+        capsules whatever its own sibling returns."""
+        cls = self.ctx.parent(function) if isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)) else None
+        if not isinstance(cls, ast.ClassDef) or not function.name.startswith("from_"):
+            return None
+        if not _CAPSULE_WORDS.search(function.name):
+            return None
+        other = "to_" + function.name[len("from_"):]
+        for ctx in self._package_modules(f"def {other}"):
+            analysis = capsules(ctx)
+            for klass in ctx.tree.body:
+                if not isinstance(klass, ast.ClassDef) or klass is cls:
+                    continue
+                for method in klass.body:
+                    if not isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)) or method.name != other:
+                        continue
+                    for node in ast.walk(method):
+                        value = node.value if isinstance(node, ast.Return) else None
+                        if value is not None and analysis._other_library_capsule(value):
+                            where = f"`{ctx.root_path or ctx.path}` line {node.lineno}"
+                            return f"`{klass.name}.{other}` ({where}) returns `{ast.unparse(value)}`, a capsule"
+        return None
+
+    def _other_library_capsule(self, value: ast.AST) -> bool:
+        """A capsule made by another library than JAX: a producer this analysis knows, or a call
+        spelled like one through a module bound at run time (`torchlib.utils.dlpack.to_dlpack(a)`
+        with `global torchlib` set in a backend's constructor)."""
+        producer = self.producer(value)
+        if producer is not None:
+            return producer.kind in _OTHER_LIBRARY_CAPSULES
+        if not isinstance(value, ast.Call) or not isinstance(value.func, ast.Attribute):
+            return False
+        spelled = ast.unparse(value.func)
+        return self.qualname(value.func) is None and spelled.endswith(("dlpack.to_dlpack", ".toDlpack"))
+
+    def _package_modules(self, word: str) -> list[FileContext]:
+        """This module's context and those of the other modules of its folder (its package)
+        whose text holds ``word``, read through the project."""
+        found = [self.ctx]
+        project = self.ctx.project
+        here = self.ctx.root_path
+        if project is None or here is None:
+            return found
+        folder = here.rpartition("/")[0]
+        for path in sorted(project.root.modules.paths):
+            if path != here and path.rpartition("/")[0] == folder and word in project.text(path):
+                other = project.context(path)
+                if other is not None:
+                    found.append(other)
+        return found
 
     def pair_parameter(self, function: ast.AST) -> ast.arg | None:
         """The one value parameter of a method (after ``self``), which a pair's ``from_`` side

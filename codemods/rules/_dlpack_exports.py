@@ -225,7 +225,10 @@ MAX_HANDOFFS = 6
 
 # Text a module holds where it may place an array on several devices (`NamedSharding`,
 # `shard_map`, `out_shardings`, `jax.pmap`, `device_put`, a device mesh, `make_array_from_...`).
-_PLACEMENT_WORDS = ("harding", "shard_map", "device_put", "make_array_from", "_mesh", "global_array")
+_PLACEMENT_WORDS = (
+    "harding", "shard_map", "device_put", "make_array_from", "device_mesh", "make_mesh", "set_mesh", "use_mesh",
+    "global_array",
+)
 _PMAP = re.compile(r"\bpmap\b")  # not `mipmap`
 
 

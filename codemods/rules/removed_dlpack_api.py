@@ -362,8 +362,9 @@ class _Check:
         ]
         if not fed or isinstance(producer.source, ast.Starred) or producer.source is None:
             return False
-        for consumer, _name in fed:
-            self.explained.add(id(consumer))
+        if self.analysis.family_capsule(sibling) is None:  # else other backends' capsules reach it too
+            for consumer, _name in fed:
+                self.explained.add(id(consumer))
         self.fix_source(producer.call, f"{message}; its sibling `{sibling.name}` (line {sibling.lineno}) hands "
                         f"what `{function.name}` returns to `{_short(fed[0][1])}`, which takes no "
                         "capsule since JAX 0.7.2: return the array itself, which it and every array-protocol "
@@ -552,6 +553,14 @@ class _Check:
         short = _short(name)
         message = f"`{short}` no longer accepts a DLPack capsule (deprecated since JAX 0.4.32, a TypeError from 0.7.2)"
         shown = ast.unparse(argument)
+        behind = self.analysis._parameter_behind(argument) if isinstance(argument, ast.Name) else None
+        family = self.analysis.family_capsule(behind[0]) if behind is not None else None
+        if family is not None:
+            # A backend's from_dlpack, which its sibling backends' capsules reach (issue 34).
+            self.add(consumer, f"{message}; `{shown}` is what the backends hand `{behind[0].name}`, and {family}: "
+                     "have every backend's to_dlpack return the tensor or array itself (torch and JAX "
+                     "take it), or convert that capsule with its own library first", FixSafety.NONE)
+            return
         if origin.kind == "capsule" and origin.flow is not None:
             producer = origin.flow.producer
             made = f"a capsule of `{ast.unparse(producer.source)}`" if producer.source is not None else "a capsule"
