@@ -333,7 +333,10 @@ class Tracing:
             if not isinstance(node, ast.ClassDef) or not node.bases or node not in region.parents:
                 continue
             # Only a base the file imports can be another module's class (read only then).
-            if not any(isinstance(imported.get(_root_name(base)), str) for base in node.bases):
+            if not any(
+                isinstance(target := imported.get(_root_name(base)), str) and self.ctx.project.module_of(target) is not None
+                for base in node.bases
+            ):
                 continue
             if classes is None:
                 classes = classes_for(self.ctx)
@@ -373,11 +376,13 @@ class Tracing:
                     transforms=set(traced.transforms),
                 )
 
-    def calls_leaving(self, traced: Traced, reported: Reported = NOTHING_REPORTED):
+    def calls_leaving(self, traced: Traced, reported: Reported = NOTHING_REPORTED, may=None):
         """The calls in ``traced`` that run a function or method of another module of the
         project with tracers: (call, that module's context, its ``def``, the traced parameters
         there by name). Through the value analysis (imported functions, methods of instances of
-        imported classes) and through `self` (a method an imported base class defines)."""
+        imported classes) and through `self` (a method an imported base class defines).
+        ``may(call)``: a cheaper first look (the text of what the call names), asked before
+        anything is read of another module."""
         if self.ctx.project is None:
             return []
         function = traced.node
@@ -391,6 +396,8 @@ class Tracing:
                 tainted = self.tainted_names(function, traced.traced, reported)
             # What is passed first (a tracer or not), then where it goes.
             if not any(self.is_traced(a, tainted, reported) for a in [*node.args, *(k.value for k in node.keywords)]):
+                continue
+            if may is not None and not may(node):
                 continue
             targets = []
             callee = self.analysis.foreign_callee(node)

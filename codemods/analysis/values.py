@@ -867,11 +867,13 @@ class Analysis:
         for decorator in reversed(decorators):
             value = self.value_of(decorator)
             if value.kind != TRANSFORM:
-                if self.qualname(decorator) in ("staticmethod", "classmethod", "functools.wraps"):
+                if self.decorator_name(decorator) in ("staticmethod", "classmethod", "functools.wraps"):
                     continue
                 return UNKNOWN_VALUE if transform is None else self._callable(transform, function)
             if transform is None:
                 transform = value.transform.with_options((), function)
+        if transform is None:  # `@staticmethod`, `@classmethod`: the function itself
+            return Value(FUNCTION, f"`{function.name}`", node=function, owner=self._here)
         return self._callable(transform, function)
 
     def _callable(self, transform: Transform, function: ast.AST | None) -> Value:
@@ -1053,9 +1055,9 @@ class Analysis:
             isinstance(owner, ast.ClassDef)
             and positional
             and positional[0] is parameter
-            and not any(self.qualname(d) == "staticmethod" for d in function.decorator_list)
+            and not any(self.decorator_name(d) == "staticmethod" for d in function.decorator_list)
         ):
-            if any(self.qualname(d) == "classmethod" for d in function.decorator_list):
+            if any(self.decorator_name(d) == "classmethod" for d in function.decorator_list):
                 return Value(CLASS, f"class `{owner.name}`", node=owner, owner=self._here)
             return self._self_value(owner, function)
         mapped = self._mapped_parameter(parameter, function)
@@ -1478,6 +1480,12 @@ class Analysis:
                 return found
         return self.apply(self.value_of(func), call)
 
+    def decorator_name(self, decorator: ast.AST) -> str | None:
+        """A decorator's qualified name, a builtin's (`staticmethod`) included."""
+        if isinstance(decorator, ast.Name) and decorator.id in ("staticmethod", "classmethod", "property"):
+            return decorator.id if self._builtin(decorator) else self.qualname(decorator)
+        return self.qualname(decorator)
+
     def _builtin(self, name: ast.Name) -> bool:
         """``name`` reads the builtin of its spelling: the file binds it in no scope it sees."""
         ident = name.id
@@ -1800,7 +1808,7 @@ class Analysis:
             return None
         bound = False
         if isinstance(func, ast.Attribute) and isinstance(owner.ctx.parent(function), ast.ClassDef):
-            decorators = {owner.qualname(d) for d in function.decorator_list}
+            decorators = {owner.decorator_name(d) for d in function.decorator_list}
             if "classmethod" in decorators:
                 bound = True
             elif "staticmethod" not in decorators:

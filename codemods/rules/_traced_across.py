@@ -108,20 +108,28 @@ def _decorator_lines(text: str) -> list[str]:
     return found
 
 
-def across_region(ctx: FileContext, spellings) -> Region | None:
+def across_region(ctx: FileContext, spellings, access_text) -> Region | None:
     """Where a traced function of the file can call another module's function: the lines that
     call a name imported from the project, and the lines of decorated functions (the whole file
     when a class derives from a project class: its `self` calls reach that class's methods);
     None when the file imports nothing of its project it calls."""
     project = ctx.project
     imported = {
-        name for name, target in ctx._bindings.items()
+        name: target for name, target in ctx._bindings.items()
         if isinstance(target, str) and project.module_of(target) is not None
     }
     if not imported:
         return None
-    if imported & _base_words(ctx.text):
+    if set(imported) & _base_words(ctx.text):
         return Region(ctx.tree, None)
+    # Only the names whose own text (or a helper's beside it) holds an access matter (a module
+    # imported whole: its text).
+    imported = {
+        name for name, target in imported.items()
+        if project.name_reaches("traced-access", access_text.any_access_line, target, follow="module")
+    }
+    if not imported:
+        return None
     text = ctx.text
     uses = sorted(called_positions(text, imported) + _attribute_positions(text, imported))
     if not uses:
@@ -171,19 +179,43 @@ def calls_across(
     traced_functions: list[Traced],
     accesses_of: Callable[[FileContext, Traced], list],
     reported: Reported,
+    access_text,
 ) -> list[Across]:
     """Each call of ``traced_functions`` (this file's) that hands tracers to another module's
     function whose trace there reaches a concrete-only access."""
     found = []
     answer = tracing_for(ctx)
+    may = _may_reach(ctx, access_text)
     for traced in traced_functions:
-        for call, owner, function, params in answer.calls_leaving(traced, reported):
+        for call, owner, function, params in answer.calls_leaving(traced, reported, may):
             caller = _name(tracing_for(ctx), traced.node)
             hit = _reached(owner, function, params, traced, caller, accesses_of, reported, 0)
             if hit is not None:
                 access, holder = hit
                 found.append(Across(call, _name(tracing_for(owner), function), traced, access, holder))
     return found
+
+
+def _may_reach(ctx: FileContext, access_text) -> Callable[[ast.Call], bool]:
+    """From the text, whether a call may run another module's function that leads to an
+    access: a name imported from the project (or an attribute of one) whose text does; a
+    method of `self` or of some other value (the analysis decides)."""
+    bindings, project = ctx._bindings, ctx.project
+
+    def may(call: ast.Call) -> bool:
+        func, chain = call.func, []
+        while isinstance(func, ast.Attribute):
+            chain.append(func.attr)
+            func = func.value
+        if not isinstance(func, ast.Name):
+            return bool(chain)
+        target = bindings.get(func.id)
+        if not isinstance(target, str):
+            return bool(chain)  # `self.hook(x)`, `model.apply(x)`: a method of a value
+        qualified = ".".join([target, *reversed(chain)])
+        return project.name_reaches("traced-access", access_text.any_access_line, qualified, follow="module")
+
+    return may
 
 
 def _reached(owner: FileContext, function, params, traced: Traced, caller: str, accesses_of, reported, depth: int):

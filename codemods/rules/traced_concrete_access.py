@@ -305,9 +305,9 @@ class TracedConcreteAccess(Rule):
         """Calls handing tracers to another module's function that reads a concrete-only member
         of them: reported at the call, without a fix (``_traced_across``)."""
         spellings = Spellings(ctx)
-        region = across_region(ctx, spellings)
+        region = across_region(ctx, spellings, TEXT)
         traced = tracing_for(ctx).traced_functions(region, spellings, _REPORTED) if region is not None else []
-        found = calls_across(ctx, traced, lambda m, t: _accesses(m, t, members, TEXT.ffi_names(m)), _REPORTED)
+        found = calls_across(ctx, traced, lambda m, t: _accesses(m, t, members, TEXT.ffi_names(m)), _REPORTED, TEXT)
         return [self.finding(ctx, h.call, h.message, FixSafety.NONE, raises=(_access_error(h.ctx, h.access),)) for h in found]
 
     def clean_in(self, reading: Reading) -> bool:

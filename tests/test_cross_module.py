@@ -1,0 +1,390 @@
+"""Values that cross a module through a function, a method or a base class (issue 34).
+
+The text gate (``analysis/module_text.py``), which files it lets the rules read, and what the
+rules then find through another module: each kind of finding with the near misses that must
+stay silent, in small projects written to a temporary folder.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import textwrap
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from jax_codemod import RULES
+from jax_codemod.analysis import module_text
+from jax_codemod.analysis.module_text import Reach, definitions, first_parts, imports, nested_definition
+from jax_codemod.cli.main import main
+from jax_codemod.engine import project
+from jax_codemod.engine.pipeline import file_active_rules
+
+DEFAULT = tuple(rule() for rule in RULES if rule.DEFAULT_ENABLED)
+
+
+def write(root: Path, files: dict[str, str]) -> Path:
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "pyproject.toml").write_text("[project]\nname = 'proj'\n")
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text))
+    project.forget_roots()
+    return root
+
+
+def findings(root: Path, *args: str, select: str = "ALL") -> set[tuple[str, int, str]]:
+    with CliRunner().isolation() as (out, err, _):
+        code = main(["run", "--dry-run", "--no-cache", "--no-progress", "--format", "json", "--select", select,
+                     *args, *(a for a in [str(root)] if not any(x.endswith(".py") for x in args))])
+        text = out.getvalue().decode()
+    assert code in (0, 1), err.getvalue().decode()
+    return {
+        (Path(f["path"]).resolve().relative_to(root.resolve()).as_posix(), f["line"], f["code"])
+        for f in json.loads(text)["findings"]
+    }
+
+
+def messages(root: Path, select: str) -> list[str]:
+    with CliRunner().isolation() as (out, _err, _):
+        main(["run", "--dry-run", "--no-cache", "--no-progress", "--format", "json", "--select", select, str(root)])
+        return [f["message"] for f in json.loads(out.getvalue().decode())["findings"]]
+
+
+# The text of a module ----------------------------------------------------------------------
+
+
+def test_imports_are_read_in_every_form():
+    text = textwrap.dedent("""\
+        import os, pkg.sub as alias
+        from . import sibling
+        from ..up.mod import (a,
+            b as c,  # a comment
+        )
+        from pkg import \\
+            d
+        def f():
+            from .lazy import e
+        x = "import nothing"
+    """)
+    records = [(r.level, r.module, r.names, r.bound) for r in imports(text)]
+    assert (0, "os", None, "os") in records
+    assert (0, "pkg.sub", None, "alias") in records
+    assert (1, "", (("sibling", "sibling"),), "") in records
+    assert (2, "up.mod", (("a", "a"), ("b", "c")), "") in records
+    assert (0, "pkg", (("d", "d"),), "") in records
+    assert (1, "lazy", (("e", "e"),), "") in records
+    assert len(records) == 6  # the string is no import
+    assert ("", "os") in first_parts(text) and ("..", "up") in first_parts(text)
+
+
+def test_top_level_blocks_keep_their_decorators_signatures_and_comments():
+    text = textwrap.dedent("""\
+        import jax
+
+        @jax.jit
+        @other(
+            1)
+        def step(x,
+                 y):
+            z = x
+        # a comment in column 0 inside the function
+            return z
+
+        class Model(Base):
+            pass
+        LIMIT: int = 3
+        X == 2
+    """)
+    spans = definitions(text)
+    assert set(spans) == {"step", "Model", "LIMIT"}
+    start, end = spans["step"]
+    assert text[start:end].startswith("@jax.jit") and "return z" in text[start:end] and "class" not in text[start:end]
+
+
+def test_a_binding_inside_try_is_found_where_the_top_level_has_none():
+    text = "try:\n    import torch\n    def to_torch(x):\n        return torch.from_dlpack(x)\nexcept ImportError:\n    pass\nafter = 1\n"
+    start, end = nested_definition(text, "to_torch")
+    assert "from_dlpack" in text[start:end] and "after" not in text[start:end]
+    assert nested_definition(text, "missing") is None
+
+
+def _reach(root: Path) -> Reach:
+    view = project.view_for(str(root / "main.py"))
+    return view.root._reacher()
+
+
+CYCLE = {
+    "pkg/__init__.py": "from .a import helper\n",
+    "pkg/a.py": "from .b import inner\n\ndef helper(x):\n    return inner(x)\n",
+    "pkg/b.py": "from . import a\n\ndef inner(x):\n    return a.helper(x) + probe(x)\n\ndef probe(x):\n    return x.__dlpack__()\n",
+    "pkg/c.py": "def plain(x):\n    return x\n",
+    "main.py": "from pkg import helper\nfrom pkg.c import plain\n",
+}
+
+
+def test_answers_do_not_depend_on_the_order_of_the_questions(tmp_path):
+    def ask(order):
+        root = write(tmp_path / ("forward" if order == names else "backward"), CYCLE)
+        reach = _reach(root)
+        wanted = module_text_wanted
+        return {name: reach.from_name("k", wanted, name, "main.py") for name in order}
+
+    names = ["pkg.a.helper", "pkg.b.inner", "pkg.b.probe", "pkg.c.plain", "pkg.helper"]
+    first = ask(names)
+    assert first == ask(list(reversed(names)))
+    assert first == {"pkg.a.helper": True, "pkg.b.inner": True, "pkg.b.probe": True, "pkg.c.plain": False,
+                     "pkg.helper": True}
+
+
+def module_text_wanted(text: str) -> bool:
+    return "__dlpack__" in text
+
+
+def test_how_far_a_question_follows(tmp_path):
+    root = write(tmp_path, CYCLE)
+    reach = _reach(root)
+    # Through a re-export to the block that defines it, but not into what it calls...
+    assert not reach.from_name("only", module_text_wanted, "pkg.helper", "main.py", follow=False)
+    # ...into what it calls in its own module only (b's probe is another module's)...
+    assert not reach.from_name("module", module_text_wanted, "pkg.a.helper", "main.py", follow="module")
+    assert reach.from_name("module", module_text_wanted, "pkg.b.inner", "main.py", follow="module")
+    # ...or everywhere.
+    assert reach.from_name("all", module_text_wanted, "pkg.a.helper", "main.py")
+    assert module_text.Reach is Reach
+
+
+# Which files the rules read -------------------------------------------------------------
+
+HELPERS = {
+    "interop/__init__.py": "from .convert import to_torch\n",
+    "interop/convert.py": """\
+        import numpy as np
+        import torch
+
+        def to_torch(x):
+            return torch.from_dlpack(x)
+
+        def to_host(x):
+            return np.asarray(x)
+    """,
+    "interop/quiet.py": "def double(x):\n    return x * 2\n",
+}
+
+
+def active(root: Path, name: str, text: str) -> set[str]:
+    path = root / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(textwrap.dedent(text))
+    project.forget_roots()
+    return {rule.CODE for rule in file_active_rules(str(path), path.read_bytes(), DEFAULT)}
+
+
+def test_the_gate_reads_a_file_only_where_another_module_can_lead_to_a_finding(tmp_path):
+    root = write(tmp_path, HELPERS)
+    sharded = "import jax\nfrom jax.sharding import NamedSharding\n"
+    assert "JAX002" in active(root, "a.py", sharded + "from interop import to_torch\nto_torch(x)\n")
+    # The module it calls into exports nothing...
+    assert "JAX002" not in active(root, "b.py", sharded + "from interop.quiet import double\ndouble(x)\n")
+    # ...or the file places nothing and imports nothing that does.
+    assert "JAX002" not in active(root, "c.py", "from interop import to_torch\nto_torch(x)\n")
+    # JAX001: a file that traces, calling a helper with an access; not one that does not trace.
+    assert "JAX001" in active(root, "d.py", "import jax\nfrom interop.convert import to_host\njax.jit(to_host)\n")
+    assert "JAX001" not in active(root, "e.py", "from interop.convert import to_host\nto_host(1)\n")
+    assert not active(root, "f.py", "import os\nimport numpy as np\n")
+
+
+# JAX002 through another module ----------------------------------------------------------
+
+PLACED = textwrap.dedent("""\
+    import jax
+    import jax.numpy as jnp
+    from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
+
+    MESH = Mesh(jax.devices(), ("x",))
+    batch = jax.device_put(jnp.zeros((8, 2)), NamedSharding(MESH, P("x")))
+    single = jax.device_put(jnp.zeros(2), jax.devices()[0])
+""")
+
+
+def test_a_sharded_array_handed_to_another_modules_export_is_reported_at_the_call(tmp_path):
+    root = write(tmp_path, {
+        **HELPERS,
+        "interop/classes.py": """\
+            import torch
+
+            class Exporter:
+                @staticmethod
+                def plain(x):
+                    return torch.from_dlpack(x)
+
+                @classmethod
+                def of_class(cls, x):
+                    return torch.from_dlpack(x)
+
+                def keyword(self, *, array):
+                    return torch.from_dlpack(array)
+        """,
+        "relay.py": "from interop.convert import to_torch\n\ndef relay(value):\n    return to_torch(value)\n",
+        "main.py": PLACED + textwrap.dedent("""\
+            import interop.convert as io
+            from interop import to_torch
+            from interop.classes import Exporter
+            from relay import relay
+
+            to_torch(batch)
+            io.to_torch(batch)
+            Exporter.plain(batch)
+            Exporter.of_class(batch)
+            Exporter().keyword(array=batch)
+            relay(batch)
+            to_torch(single)
+        """),
+    })
+    assert findings(root, select="JAX002") == {("main.py", line, "JAX002") for line in range(13, 19)}
+
+
+def test_an_export_the_callee_guards_or_that_takes_another_parameter_is_not_reported(tmp_path):
+    root = write(tmp_path, {
+        "helpers.py": """\
+            import torch
+
+            def caught(x):
+                try:
+                    return torch.from_dlpack(x)
+                except BufferError:
+                    return torch.from_numpy(x.__array__())
+
+            def checked(x):
+                if len(x.sharding.device_set) > 1:
+                    x = x.copy()
+                return torch.from_dlpack(x)
+
+            def other(x, y):
+                return torch.from_dlpack(y)
+        """,
+        "main.py": PLACED + textwrap.dedent("""\
+            from helpers import caught, checked, other
+
+            caught(batch)
+            checked(batch)
+            other(batch, single)
+        """),
+    })
+    assert findings(root, select="JAX002,JAX006") == set()
+
+
+# JAX001 through another module ----------------------------------------------------------
+
+
+def test_a_helper_that_only_reads_static_attributes_or_guards_first_is_not_reported(tmp_path):
+    root = write(tmp_path, {
+        "helpers.py": """\
+            import numpy as np
+            import jax
+
+            def shape_of(x):
+                return x.shape[0] * x.ndim
+
+            def guarded(x):
+                if isinstance(x, jax.core.Tracer):
+                    return x
+                return np.asarray(x)
+
+            def host(x):
+                return np.asarray(x)
+        """,
+        "main.py": """\
+            from functools import partial
+
+            import jax
+            from helpers import guarded, host, shape_of
+
+            @jax.jit
+            def step(x):
+                return x * shape_of(x) + guarded(x)
+
+            @partial(jax.jit, static_argnums=1)
+            def scaled(x, n):
+                return x * host(n).sum()
+        """,
+    })
+    assert findings(root, select="JAX001") == set()
+
+
+def test_an_override_of_a_plain_base_is_not_traced(tmp_path):
+    root = write(tmp_path, {
+        "base.py": "class Agent:\n    def update(self, batch):\n        return self.on_batch(batch)\n\n"
+                   "    def on_batch(self, batch):\n        return batch\n",
+        "child.py": "import numpy as np\nfrom base import Agent\n\nclass Child(Agent):\n"
+                    "    def on_batch(self, batch):\n        return np.asarray(batch)\n",
+    })
+    assert findings(root, select="JAX001") == set()
+
+
+# The same findings however the run is made -------------------------------------------------
+
+
+def test_named_file_pool_and_cache_agree_and_a_change_elsewhere_is_seen(tmp_path, monkeypatch):
+    root = write(tmp_path, {**HELPERS, "main.py": PLACED + "from interop import to_torch\nto_torch(batch)\n"})
+    monkeypatch.chdir(root)
+    whole = findings(root, select="JAX002")
+    assert whole == {("main.py", 9, "JAX002")}
+    assert findings(root, str(root / "main.py"), select="JAX002") == whole
+    assert findings(root, "-j", "2", select="JAX002") == whole
+    cache = str(tmp_path / "cache")
+    with CliRunner().isolation():
+        for _ in range(2):
+            assert main(["run", "--check", "--cache-dir", cache, "--select", "JAX002", str(root)]) == 1
+    # The helper stops exporting: the cached answer for main.py must not survive it.
+    (root / "interop" / "convert.py").write_text("def to_torch(x):\n    return x\n")
+    project.forget_roots()
+    with CliRunner().isolation():
+        assert main(["run", "--check", "--cache-dir", cache, "--select", "JAX002", str(root)]) == 0
+
+
+# JAX005: backends that feed each other capsules ------------------------------------------
+
+
+def test_a_sibling_backend_that_returns_tensors_leaves_the_jax_backend_alone(tmp_path):
+    files = {
+        "backends/__init__.py": "",
+        "backends/jax_backend.py": """\
+            import jax.dlpack
+
+            class JaxBackend:
+                def from_dlpack(self, a):
+                    return jax.dlpack.from_dlpack(a)
+
+                def to_dlpack(self, a):
+                    return a
+        """,
+        "backends/torch_backend.py": """\
+            import torch
+
+            class TorchBackend:
+                def from_dlpack(self, a):
+                    return torch.from_dlpack(a)
+
+                def to_dlpack(self, a):
+                    return torch.utils.dlpack.to_dlpack(a)
+        """,
+    }
+    root = write(tmp_path / "capsules", files)
+    (message,) = messages(root, "JAX005")
+    assert "`TorchBackend.to_dlpack` (`backends/torch_backend.py` line 8)" in message
+    files["backends/torch_backend.py"] = files["backends/torch_backend.py"].replace(
+        "torch.utils.dlpack.to_dlpack(a)", "a.detach()"
+    )
+    root = write(tmp_path / "tensors", files)
+    assert messages(root, "JAX005") == []
+
+
+@pytest.fixture(autouse=True)
+def _fresh_roots():
+    project.forget_roots()
+    yield
+    project.forget_roots()
+    os.environ.pop("CODEMOD_CACHE_DIR", None)
