@@ -19,6 +19,7 @@ from jax_codemod.analysis.classes import classes_for
 from jax_codemod.analysis.context import FileContext
 from jax_codemod.analysis.tracing import CALLED_IN_TRACE, Reported, Traced, tracing_for
 from jax_codemod.analysis.tracing import Region
+from jax_codemod.analysis.transforms import Spellings
 from jax_codemod.analysis.words import called_positions, decorated_def_lines, lines_of
 from jax_codemod.rules._access_text import names_transform
 
@@ -176,15 +177,20 @@ class Across:
 
 def calls_across(
     ctx: FileContext,
-    traced_functions: list[Traced],
     accesses_of: Callable[[FileContext, Traced], list],
     reported: Reported,
     access_text,
 ) -> list[Across]:
-    """Each call of ``traced_functions`` (this file's) that hands tracers to another module's
-    function whose trace there reaches a concrete-only access."""
+    """Each call of a traced function of this file (around the lines that call what the
+    project's other modules define, ``across_region``) that hands tracers to another module's
+    function whose trace there reaches a concrete-only access (``accesses_of``: JAX001's)."""
+    spellings = Spellings(ctx)
+    region = across_region(ctx, spellings, access_text)
+    if region is None:
+        return []
     found = []
     answer = tracing_for(ctx)
+    traced_functions = answer.traced_functions(region, spellings, reported)
     may = _may_reach(ctx, access_text)
     for traced in traced_functions:
         for call, owner, function, params in answer.calls_leaving(traced, reported, may):

@@ -31,6 +31,7 @@ OLD_API = JAX_TO_DLPACK
 SOURCE = "source"  # producer(x) -> x (or x.detach().contiguous()): the array itself
 DUNDER_CALL = "dunder"  # to_dlpack(x, **kw) -> x.__dlpack__(**kw): still a capsule
 INLINE = "inline"  # drop `capsule = producer(x)`, hand x to its one consumer
+CONSUMER = "consumer"  # consumer(producer(x), copy=False) -> consumer(x): the array, copies allowed
 DROP_IMPORT = "drop-import"  # from jax.dlpack import to_dlpack -> (removed)
 DROP_ALIAS = "drop-alias"  # to_dl = jax.dlpack.to_dlpack -> (removed)
 # What the array becomes for the consumer: as is, or a contiguous torch tensor without
@@ -110,7 +111,10 @@ class RemovedDlpackApi(Rule):
     that escapes (returned, stored, passed on, read twice, or fed to a consumer that takes
     only capsules) comes from `x.__dlpack__()` instead, with the same `stream`,
     `max_version`, `dl_device` and `copy` arguments, and the message says so.
-    `take_ownership=False` (the default) is dropped. A torch tensor handed to JAX becomes
+    `take_ownership=False` (the default) is dropped, and so is a JAX consumer's `copy=False`
+    where the capsule is its argument: JAX 0.7.2+ will not alias a CPU buffer that is not
+    64-byte aligned and raises with it, where the capsule was copied (a capsule in a variable
+    keeps it, and that fix is unsafe). A torch tensor handed to JAX becomes
     `t.detach().contiguous()` (less the calls it already ends with: `t.contiguous()`
     becomes `t.contiguous().detach()`): `detach()` accepts tensors that require grad as the capsule
     path did, and `contiguous()` keeps the values right on JAX 0.6.1-0.7.1, whose
@@ -139,7 +143,10 @@ class RemovedDlpackApi(Rule):
     with `__dlpack__`). Unsafe: a caller that gave `from_dlpack` a capsule made by another
     library (torch's `to_dlpack`) must pass the tensor instead; the message says so. A
     `to_dlpack` method with no such sibling gets `a.__dlpack__()` (its capsule may go to
-    another library).
+    another library). Where a sibling backend class of the same package (a module beside
+    it) has a `to_dlpack` that returns another library's capsule (torch's), a dispatcher can
+    hand that capsule to this `from_dlpack`: its `jax.dlpack.from_dlpack` call is reported,
+    naming the sibling, fix or no fix of the pair.
 
     A value fed to a JAX consumer that the file does not show the making of -- a
     parameter, an element of `*args`, an attribute, an item, what an unknown function
@@ -184,6 +191,14 @@ class RemovedDlpackApi(Rule):
         action = finding.data[0]
         if action == SOURCE:
             return _source_expression(updated, finding.data[1], finding.data[2])
+        if action == CONSUMER:
+            import libcst as cst
+
+            first = updated.args[0]
+            kept = [first.with_changes(value=_source_expression(first.value, finding.data[1], finding.data[2]))]
+            kept += [a for a in updated.args[1:] if not _is_copy_false(a, cst)]
+            kept[-1] = kept[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+            return updated.with_changes(args=kept)
         if action == DUNDER_CALL:
             import libcst as cst
 
@@ -410,10 +425,24 @@ class _Check:
                          f"from one given a capsule: check the callers, pass it, and annotate its type{typed})",
                          FixSafety.NONE)
                 return
+            if _copy_false(consumer.consumer):
+                # JAX 0.7.2+ will not alias a CPU buffer that is not 64-byte aligned (ValueError
+                # with copy=False); the capsule path copied it (0.4.30 gives the values).
+                finding = self.add(consumer.consumer, f"{message}; pass {what} itself: `{shown}`, and drop "
+                                   "`copy=False`: from JAX 0.7.2 a buffer it cannot alias (a CPU tensor not "
+                                   "64-byte aligned) raises ValueError with it, where the capsule was copied"
+                                   f"{_why(wrap, safety)}", safety, anchor=consumer.consumer,
+                                   data=(CONSUMER, wrap, _kind(producer.call)))
+                self.mark_fixed(producer.call, finding)
+                return
             self.fix_source(producer.call, f"{message}; pass {what} itself: `{shown}`{_why(wrap, safety)}",
                             wrap, safety, at=consumer.consumer)
             return
         if flow.via == "variable" and single:
+            if _copy_false(consumer.consumer):
+                safety = FixSafety.UNSAFE
+                message += (" (unsafe: `copy=False` stays, and from JAX 0.7.2 a buffer it cannot alias, a CPU "
+                            "tensor not 64-byte aligned, then raises ValueError: drop it where a copy is fine)")
             self.fix_variable(producer, flow, consumer, f"{message}; `{flow.variable}` holds a capsule made "
                               f"from {what} `{source}`", wrap,
                               safety, at=consumer.consumer)
@@ -791,6 +820,15 @@ def _source_expression(call, wrap: str, kind: str):
     if wrap == TORCH_FOR_JAX:
         return _torch_for_jax(value, call)
     return _parenthesized_like(value, call)
+
+
+def _copy_false(call: ast.Call) -> bool:
+    return any(k.arg == "copy" and isinstance(k.value, ast.Constant) and k.value.value is False for k in call.keywords)
+
+
+def _is_copy_false(arg, cst) -> bool:
+    return (arg.keyword is not None and arg.keyword.value == "copy" and isinstance(arg.value, cst.Name)
+            and arg.value.value == "False")
 
 
 def _is_false_take_ownership(arg, cst) -> bool:

@@ -79,7 +79,9 @@ class ShardedDlpackExport(GatherBeforeExport):
     from an expression, or taken from a name the function does not own, exports with
     `copy=False`, and files where `ensure_single_device` already names something else are
     reported without a fix. Arrays spanning several processes (not fully addressable)
-    cannot be gathered onto one device this way.
+    cannot be gathered onto one device this way. An export in another module is fixed at
+    the call, `to_torch(ensure_single_device(batch))`, and that is unsafe: the whole callee
+    then sees a single-device array (the same values; what it returns is no longer sharded).
     """
 
     CODE = "JAX002"

@@ -36,7 +36,7 @@ from jax_codemod.analysis.words import called_positions, decorated_def_lines, li
 from jax_codemod.rule import Finding, FixSafety, Rule
 from jax_codemod.rules._access_text import Access, AccessText, names_transform
 from jax_codemod.rules._hoist import plan_split, split
-from jax_codemod.rules._traced_across import INHERITED, across_region, calls_across, reaches_across
+from jax_codemod.rules._traced_across import INHERITED, calls_across, reaches_across
 
 if TYPE_CHECKING:
     import libcst as cst
@@ -177,7 +177,12 @@ class TracedConcreteAccess(Rule):
     decorator factories, `jax.jit(f)` and `jax.jit(self._step)` calls, jitted dicts and
     comprehensions, `equinox.filter_jit`, `flax.nnx.jit`, the other transforms (`vmap`,
     `grad`, `pmap`, `shard_map`, `checkpoint`, `lax` control flow, equinox's and flax's),
-    helpers called from inside a trace, and the pytree leaves of a traced argument.
+    helpers called from inside a trace, and the pytree leaves of a traced argument. Across
+    the modules of a project: a traced function that hands a tracer to another module's
+    function or method (imported, of an instance of an imported class, or inherited from an
+    imported base) whose body reads such a member of it is reported at the call, naming
+    where the access is; an override of a hook that an imported base class's traced method
+    calls through `self` is reported in the override.
 
     ## Why is this bad?
     Inside a trace the arguments are abstract tracers with no buffer behind them: these
@@ -242,7 +247,7 @@ class TracedConcreteAccess(Rule):
     result, is read from an intermediate of the trace, the function is traced by `vmap`,
     `grad`, `pmap`, `shard_map`, `checkpoint`, a `lax` control-flow body, a lifted linen
     transform or a `jax.jit(f)` call (where `f` may also run eagerly), or it is a helper
-    called from inside a trace, the rule reports without a fix.
+    called from inside a trace (in this module or another), the rule reports without a fix.
     """
 
     CODE = "JAX001"
@@ -302,12 +307,7 @@ class TracedConcreteAccess(Rule):
         ]
 
     def _across(self, ctx: FileContext, members) -> list[Finding]:
-        """Calls handing tracers to another module's function that reads a concrete-only member
-        of them: reported at the call, without a fix (``_traced_across``)."""
-        spellings = Spellings(ctx)
-        region = across_region(ctx, spellings, TEXT)
-        traced = tracing_for(ctx).traced_functions(region, spellings, _REPORTED) if region is not None else []
-        found = calls_across(ctx, traced, lambda m, t: _accesses(m, t, members, TEXT.ffi_names(m)), _REPORTED, TEXT)
+        found = calls_across(ctx, lambda m, t: _accesses(m, t, members, TEXT.ffi_names(m)), _REPORTED, TEXT)
         return [self.finding(ctx, h.call, h.message, FixSafety.NONE, raises=(_access_error(h.ctx, h.access),)) for h in found]
 
     def clean_in(self, reading: Reading) -> bool:
