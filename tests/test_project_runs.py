@@ -16,6 +16,8 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from jax_codemod.cli.main import main
 from jax_codemod.analysis import project as project_analysis
 from jax_codemod.engine import project
@@ -209,3 +211,18 @@ def test_a_jit_alias_reexported_through_a_module_that_never_names_jax(tree, monk
     )
     _, document = run("--no-cache", "--select", "JAX001", "pipeline/step.py")
     assert _all(document) == [] and "pipeline/api.py" not in parsed
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    st.lists(st.sampled_from(["import", "import (", "imports", "from", " ", "\n", "\r\n", "(", ")", "*", ",", ".", "jax", "jaxx",
+                              "name", "_name", "name2", "é", "\t"]), max_size=30).map("".join),
+    st.sampled_from(["name", "jax", "import", "é"]),
+)
+def test_a_modules_spelling_facts_answer_as_its_text_does(text, name):
+    """``_may_spell`` asks each module's text once, for every name imported from it; the answer
+    is the pattern's, asked of the text for each name."""
+    from jax_codemod.analysis.transforms import _imports_spelling, _spelling_facts
+
+    names_library, imported = _spelling_facts(text)
+    assert (names_library or "*" in imported or name in imported) == _imports_spelling(text, name)

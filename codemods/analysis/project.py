@@ -28,6 +28,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterable
 from functools import cached_property
 from pathlib import PurePosixPath
+from typing import TypeVar
 
 from jax_codemod.analysis.context import FileContext
 from jax_codemod.analysis.modules import ModuleMap
@@ -43,6 +44,10 @@ MAX_MODULE_DEPTH = 8
 # View.module_of's answers kept per root (each checked file asks about its imports many times).
 MODULE_ANSWERS = 100_000
 TREE_CACHE_CHARS = 2**19
+# View.about's answers kept per root: small facts read from a module's text, by content.
+MODULE_FACTS = 10_000
+
+_T = TypeVar("_T")
 
 
 class Root:
@@ -57,6 +62,7 @@ class Root:
         self._files = files
         self._read = read
         self.module_answers: dict[tuple[str, str], tuple[str, tuple[str, ...]] | None] = {}  # View.module_of's
+        self.facts: dict[tuple[str, str, Callable[[str], object]], object] = {}  # View.about's
         self._trees: OrderedDict[tuple[str, str], tuple[str, ast.Module] | None] = OrderedDict()
         self._chars = 0
 
@@ -163,6 +169,22 @@ class View:
         text, digest = self.root._read(path)
         self.reads[path] = digest
         return text or ""
+
+    def about(self, path: str, fact: Callable[[str], _T]) -> _T:
+        """``fact(text)`` of the root's module at ``path`` (``text`` as ``View.text`` gives it).
+        ``fact`` must depend on the text alone: its answer is kept per content for every file
+        checked under the root (the files of a package ask the same of the same modules)."""
+        facts = self.root.facts
+        digest = self.reads.get(path)
+        key = (path, digest, fact)
+        if digest is None or key not in facts:
+            text = self.text(path)
+            key = (path, self.reads[path], fact)
+            if key not in facts:
+                if len(facts) >= MODULE_FACTS:
+                    facts.clear()
+                facts[key] = fact(text)
+        return facts[key]  # type: ignore[return-value]
 
     def asking(self, path: str):
         """A guard around a question to the module at ``path``: False (answer unknown) when it is
