@@ -226,3 +226,36 @@ def test_a_modules_spelling_facts_answer_as_its_text_does(text, name):
 
     names_library, imported = _spelling_facts(text)
     assert (names_library or "*" in imported or name in imported) == _imports_spelling(text, name)
+
+
+def test_parsed_modules_are_kept_for_the_files_of_one_root_in_a_row(tmp_path, monkeypatch):
+    """A module's tree is kept while files of its root are checked, dropped at a file of another
+    root (held, it raised the peak memory of every later file), and never kept when larger than
+    the cache (it would push out every other tree for itself)."""
+    for name in ("a", "b"):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "pyproject.toml").write_text("")
+        (tmp_path / name / "shared.py").write_text("VALUE = 1\n")
+        (tmp_path / name / "one.py").write_text("from shared import VALUE\n")
+        (tmp_path / name / "two.py").write_text("from shared import VALUE\n")
+    parsed = []
+    original = project_analysis._parse
+    monkeypatch.setattr(project_analysis, "_parse", lambda text, path: parsed.append(path) or original(text, path))
+    project.forget_roots()
+
+    def read(root: str, name: str) -> None:
+        view = project.view_for(str(tmp_path / root / name))
+        assert view.context("shared.py") is not None
+        view.release()
+
+    read("a", "one.py")
+    read("a", "two.py")
+    assert len(parsed) == 1
+    read("b", "one.py")
+    read("a", "two.py")
+    assert len(parsed) == 3
+    monkeypatch.setattr(project_analysis, "TREE_CACHE_CHARS", 4)
+    project.forget_roots()
+    read("a", "one.py")
+    read("a", "two.py")
+    assert len(parsed) == 5

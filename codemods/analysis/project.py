@@ -39,10 +39,12 @@ LIBRARIES = frozenset(
 ) | frozenset(sys.stdlib_module_names)
 # How deep one question may go through modules (a re-export of a re-export of ...).
 MAX_MODULE_DEPTH = 8
-# Parsed trees kept per process (source characters, all roots together): the modules most files
-# import (a package's `core`, its `config`) stay parsed across the files that import them.
 # View.module_of's answers kept per root (each checked file asks about its imports many times).
 MODULE_ANSWERS = 100_000
+# Parsed trees kept per root (source characters): the modules most files import (a package's
+# `core`, its `config`) stay parsed across the files that import them. A tree takes ~30 bytes
+# of memory per character of source, so a larger module is parsed for each file that reads it
+# rather than kept, and the engine drops a root's trees when it checks a file of another root.
 TREE_CACHE_CHARS = 2**19
 # View.about's answers kept per root: small facts read from a module's text, by content.
 MODULE_FACTS = 10_000
@@ -81,12 +83,20 @@ class Root:
             kept = self._trees[key]
             return digest, text, kept[1] if kept else None
         tree = _parse(text, path)
-        self._trees[key] = (text, tree) if tree is not None else None
-        self._chars += len(text)
-        while self._chars > TREE_CACHE_CHARS and len(self._trees) > 1:
-            (_, _), old = self._trees.popitem(last=False)
-            self._chars -= len(old[0]) if old else 0
+        if tree is None:
+            self._trees[key] = None
+        elif len(text) <= TREE_CACHE_CHARS:
+            self._trees[key] = (text, tree)
+            self._chars += len(text)
+            while self._chars > TREE_CACHE_CHARS:
+                _, old = self._trees.popitem(last=False)
+                self._chars -= len(old[0]) if old else 0
         return digest, text, tree
+
+    def forget_trees(self) -> None:
+        """Free the parsed trees kept for this root (the files that share them are done)."""
+        self._trees.clear()
+        self._chars = 0
 
 
 def _parse(text: str, path: str) -> ast.Module | None:
