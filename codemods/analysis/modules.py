@@ -148,10 +148,17 @@ class ModuleMap:
     def script_folder(self, path: str) -> str:
         """The folder put first on ``sys.path`` when ``path`` runs as a script or a pytest
         test module (the first ancestor that is not a regular package)."""
-        folder = PurePosixPath(path).parent
-        while str(folder) not in ("", ".") and str(folder) in self._packages:
-            folder = folder.parent
-        return "" if str(folder) == "." else str(folder)
+        found = self._script_folders.get(path)
+        if found is None:
+            folder = PurePosixPath(path).parent
+            while str(folder) not in ("", ".") and str(folder) in self._packages:
+                folder = folder.parent
+            found = self._script_folders[path] = "" if str(folder) == "." else str(folder)
+        return found
+
+    @cached_property
+    def _script_folders(self) -> dict[str, str]:
+        return {}  # ``script_folder``'s answers: a file's imports are found from its folder
 
     def absolute(self, importer: str, level: int, module: str | None) -> str | None:
         """The absolute module an import in the file ``importer`` names: ``level`` leading dots
@@ -175,17 +182,18 @@ class ModuleMap:
     def find(self, importer: str, name: str) -> Module | None:
         """The module an absolute ``import name`` in ``importer`` loads: the importer's script
         folder first (as ``sys.path[0]`` is), then the source roots."""
-        key = (importer, name)
+        folder = self.script_folder(importer)
+        key = (folder, name)
         found = self._found.get(key, _UNSEEN)
         if found is _UNSEEN:
-            folder = self.script_folder(importer)
             found = self._name_under_folder(folder, name) if folder not in self.source_roots else None
             found = self._found[key] = found if found is not None else self.module(name)
         return found
 
     @cached_property
     def _found(self) -> dict[tuple[str, str], Module | None]:
-        return {}  # ``find``'s answers: each file asks about the same imports many times
+        # ``find``'s answers by script folder: the files of a folder import the same modules.
+        return {}
 
     def _name_under_folder(self, folder: str, name: str) -> Module | None:
         base = "/".join(part for part in (folder, *name.split(".")) if part)

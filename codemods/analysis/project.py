@@ -132,7 +132,9 @@ class View:
         if qualified.split(".", 1)[0] in LIBRARIES:
             return None
         importer = importer or self.path
-        key = (qualified, importer)
+        # The answer depends on the importer only through its script folder (``find``): the
+        # files of one folder share it.
+        key = (qualified, self.root.modules.script_folder(importer))
         answers = self.root.module_answers
         if key not in answers:
             if len(answers) >= MODULE_ANSWERS:
