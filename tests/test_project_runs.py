@@ -259,3 +259,28 @@ def test_parsed_modules_are_kept_for_the_files_of_one_root_in_a_row(tmp_path, mo
     read("a", "one.py")
     read("a", "two.py")
     assert len(parsed) == 5
+
+
+def test_a_module_is_parsed_once_a_run_to_say_which_names_it_spells(tree, monkeypatch):
+    """A module whose text may spell a transform (its star import hides what it binds) is
+    parsed to say which of its names are spellings once a run, however many files ask of it
+    and with no tree kept: a class imported from it is no transform, the alias it imports is."""
+    (tree / "pipeline" / "aliases.py").write_text(
+        "import functools\nimport jax\n\ncompiled = functools.partial(jax.jit, static_argnames=(\"scale\",))\n"
+    )
+    (tree / "pipeline" / "common.py").write_text(
+        "from os.path import *\nfrom .aliases import compiled\n\n\nclass Helper:\n    pass\n"
+    )
+    host = "@Helper\ndef host(x):\n    return x.unsafe_buffer_pointer()\n"
+    (tree / "pipeline" / "step_a.py").write_text(
+        "import jax\n\nfrom pipeline.common import Helper, compiled\n\n\n" + host
+        + "\n\n@compiled\ndef step(scale, x):\n    return x.unsafe_buffer_pointer()\n"
+    )
+    (tree / "pipeline" / "step_b.py").write_text("import jax\n\nfrom pipeline.common import Helper\n\n\n" + host)
+    parsed = []
+    original = project_analysis._parse
+    monkeypatch.setattr(project_analysis, "_parse", lambda text, path: parsed.append(path) or original(text, path))
+    monkeypatch.setattr(project_analysis, "TREE_CACHE_CHARS", 0)
+    _, document = run("--no-cache", "-j", "1", "--select", "JAX001", "pipeline/step_a.py", "pipeline/step_b.py")
+    assert findings(document) == [("pipeline/step_a.py", 13, "JAX001")]
+    assert parsed.count("pipeline/common.py") == 1 and parsed.count("pipeline/aliases.py") == 1

@@ -46,7 +46,7 @@ MODULE_ANSWERS = 100_000
 # of memory per character of source, so a larger module is parsed for each file that reads it
 # rather than kept, and the engine drops a root's trees when it checks a file of another root.
 TREE_CACHE_CHARS = 2**19
-# View.about's answers kept per root: small facts read from a module's text, by content.
+# View.about's and View.known's answers kept per root: small facts of a module, by content.
 MODULE_FACTS = 10_000
 
 _T = TypeVar("_T")
@@ -64,7 +64,7 @@ class Root:
         self._files = files
         self._read = read
         self.module_answers: dict[tuple[str, str], tuple[str, tuple[str, ...]] | None] = {}  # View.module_of's
-        self.facts: dict[tuple[str, str, Callable[[str], object]], object] = {}  # View.about's
+        self.facts: dict[tuple[str, str, Callable], object] = {}  # View.about's and View.known's
         self._trees: OrderedDict[tuple[str, str], tuple[str, ast.Module] | None] = OrderedDict()
         self._chars = 0
 
@@ -196,6 +196,25 @@ class View:
                 if len(facts) >= MODULE_FACTS:
                     facts.clear()
                 facts[key] = fact(text)
+        return facts[key]  # type: ignore[return-value]
+
+    def known(self, path: str, fact: Callable[[FileContext], _T]) -> _T | None:
+        """``fact(context)`` of the root's module at ``path``, or None where ``context`` gives
+        none. ``fact`` must depend on that module alone (its text, its place in the root, its
+        own analysis): its answer is kept per content, so a module that many files ask the same
+        of is parsed once a run for them, not once a file."""
+        facts = self.root.facts
+        digest = self.reads.get(path)
+        key = (path, digest, fact)
+        if digest is None or key not in facts:
+            ctx = self.context(path)
+            if ctx is None:
+                return None
+            key = (path, self.reads[path], fact)
+            if key not in facts:
+                if len(facts) >= MODULE_FACTS:
+                    facts.clear()
+                facts[key] = fact(ctx)
         return facts[key]  # type: ignore[return-value]
 
     def asking(self, path: str):

@@ -266,10 +266,13 @@ class Spellings:
             return cache[name]
         cache[name] = None  # a cycle of modules answers: not a transform
         where = self._project_imports.get(name)
-        if where is not None and _may_spell(self.ctx.project, where[0], where[1]):
-            project = self.ctx.project
+        project = self.ctx.project
+        if where is not None and _may_spell(project, where[0], where[1]):
             guard = project.asking(where[0])
-            other = project.context(where[0]) if guard is not None else None
+            # Most names imported from a module are no spelling there (a class, a helper): which
+            # are is kept per content, so the module is parsed once a run to say, not once a file.
+            spelled = project.known(where[0], _spelled_names) if guard is not None else None
+            other = project.context(where[0]) if spelled is not None and where[1] in spelled else None
             if other is not None:
                 with guard:
                     theirs = spellings_of(other)
@@ -692,6 +695,13 @@ def _may_spell(project, path: str, name: str) -> bool:
         return _imports_spelling(project.text(path), name)
     names_library, imported = project.about(path, _spelling_facts)
     return names_library or "*" in imported or name in imported
+
+
+def _spelled_names(ctx: FileContext) -> frozenset[str]:
+    """The names a module's spellings may answer for (``Spellings._imported``): its aliases,
+    its decorator factories, and what it imports from its project (a re-export)."""
+    theirs = spellings_of(ctx)
+    return frozenset({*theirs.aliases, *theirs.factories, *theirs._project_imports})
 
 
 def _spelling_facts(text: str) -> tuple[bool, frozenset[str]]:
