@@ -40,6 +40,14 @@ MAX_HOPS = 16
 _UNSEEN = object()
 
 
+def _normal(path: str) -> bool:
+    """Whether ``str(PurePosixPath(path))`` is ``path`` itself: a relative path without empty
+    or ``.`` parts (what a root's listing gives)."""
+    return bool(path) and not (
+        path[0] == "/" or path.endswith(("/", "/.")) or path.startswith("./") or "//" in path or "/./" in path or path == "."
+    )
+
+
 @dataclass(frozen=True)
 class Module:
     name: str  # dotted: "pkg.sub.mod"; a package's own module is "pkg.sub"
@@ -60,7 +68,9 @@ class ModuleMap:
 
     @classmethod
     def of(cls, paths: Iterable[str], source_roots: Mapping[str, str] | None = None) -> ModuleMap:
-        clean = frozenset(str(PurePosixPath(path)) for path in paths if path.endswith((".py", ".pyi")))
+        clean = frozenset(
+            path if _normal(path) else str(PurePosixPath(path)) for path in paths if path.endswith((".py", ".pyi"))
+        )
         roots = dict(DEFAULT_SOURCE_ROOTS if source_roots is None else source_roots)
         return cls(clean, roots)
 
@@ -75,11 +85,17 @@ class ModuleMap:
     @cached_property
     def _packages(self) -> frozenset[str]:
         """Folders with an ``__init__.py``: regular packages."""
-        return frozenset(
-            str(PurePosixPath(path).parent) if str(PurePosixPath(path).parent) != "." else ""
-            for path in self.paths
-            if PurePosixPath(path).name in ("__init__.py", "__init__.pyi")
-        )
+        # (On the normalized paths ``of`` makes: PurePosixPath's parent and name, by string work.)
+        found = set()
+        for path in self.paths:
+            if _normal(path):
+                folder, _, name = path.rpartition("/")
+            else:
+                pure = PurePosixPath(path)
+                folder, name = (str(pure.parent) if str(pure.parent) != "." else ""), pure.name
+            if name in ("__init__.py", "__init__.pyi"):
+                found.add(folder)
+        return frozenset(found)
 
     @cached_property
     def _by_name(self) -> dict[str, Module]:

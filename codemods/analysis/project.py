@@ -113,6 +113,8 @@ def _parse(text: str, path: str) -> ast.Module | None:
 class View:
     """What the checked file at ``path`` (relative to the root) sees of its root."""
 
+    libraries = LIBRARIES  # top-level packages never looked up in the root
+
     def __init__(self, root: Root, path: str) -> None:
         self.root = root
         self.path = str(PurePosixPath(path))

@@ -251,8 +251,15 @@ class Spellings:
         if project is None:
             return {}
         found = {}
+        libraries = project.libraries  # (module_of's first test, here: most of a file's names)
         for name, target in self.ctx._bindings.items():
-            if isinstance(target, str) and "." in target and name not in self.aliases and name not in self.factories:
+            if (
+                isinstance(target, str)
+                and "." in target
+                and target.partition(".")[0] not in libraries
+                and name not in self.aliases
+                and name not in self.factories
+            ):
                 where = project.module_of(target, self.ctx.root_path)
                 if where is not None and len(where[1]) == 1:
                     found[name] = (where[0], where[1][0])

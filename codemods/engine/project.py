@@ -46,7 +46,11 @@ def root_of(path: str) -> str:
     above it with a project marker; without one, the working directory when the file is under
     it, else the first folder above the file's packages (where ``python main.py`` beside them,
     or pytest's default import mode, puts the path's start)."""
-    folder = os.path.dirname(os.path.abspath(path))
+    return _root_of_absolute(os.path.abspath(path))
+
+
+def _root_of_absolute(path: str) -> str:
+    folder = os.path.dirname(path)
     marked = _marked_root(folder)
     if marked is not None:
         return marked
@@ -78,7 +82,8 @@ def view_for(path: str) -> View | None:
     global _last_root
     if not path.endswith((".py", ".pyi")) or path.startswith("<"):
         return None
-    top = root_of(path)
+    absolute = os.path.abspath(path)
+    top = _root_of_absolute(absolute)
     root = _roots.get(top)
     if root is None:
         root = _roots[top] = Root(lambda: list_files(top), lambda relative: read_module(top, relative))
@@ -89,8 +94,10 @@ def view_for(path: str) -> View | None:
         if _last_root is not None:
             _last_root.forget_trees()
         _last_root = root
-    relative = PurePosixPath(*os.path.relpath(os.path.abspath(path), top).split(os.sep))
-    return View(root, str(relative))
+    # (A root is a folder above the file: os.path.relpath's answer, by string work.)
+    inside = absolute.startswith(top.rstrip(os.sep) + os.sep)
+    under = absolute[len(top.rstrip(os.sep)) + 1 :] if inside else os.path.relpath(absolute, top)
+    return View(root, str(PurePosixPath(*under.split(os.sep))))
 
 
 def forget_roots() -> None:
