@@ -87,3 +87,29 @@ def test_the_real_rules_leave_no_cycle_behind():
     texts += [(Path(__file__).parent / "snapshots" / "traced_concrete_access" / "rewrite_method.py").read_bytes()]
     for text in texts:
         assert _cyclic_garbage_of(text, [rule() for rule in RULES]) == []
+
+
+def test_every_context_the_real_rules_make_is_freed_with_its_file(monkeypatch):
+    # The capsule analysis (JAX005) was kept in a table keyed weakly by its context, but it
+    # refers back to the context: neither was ever freed, nor the file's tree and values.
+    from jax_codemod.analysis.context import FileContext
+    from jax_codemod.rules import RULES
+
+    made: list[weakref.ref] = []
+    original = FileContext.__init__
+
+    def init(self, *args, **kwargs):
+        original(self, *args, **kwargs)
+        made.append(weakref.ref(self))
+
+    monkeypatch.setattr(FileContext, "__init__", init)
+    snapshots = Path(__file__).parent / "snapshots"
+    texts = [path.read_bytes() for path in sorted((snapshots / "removed_dlpack_api").glob("rewrite_*.py"))[:4]]
+    gc.collect()
+    gc.disable()
+    try:
+        for text in texts:
+            process_source(text, "m.py", Settings(tuple(rule() for rule in RULES)))
+        assert made and [ref for ref in made if ref() is not None] == []
+    finally:
+        gc.enable()

@@ -98,3 +98,31 @@ def test_each_transform_spelling_with_each_access_form():
 
 def test_every_transform_spelling_is_scanned():
     assert sorted(access_text.TRANSFORMS_COMMON_FIRST) == sorted(access_text.TRANSFORM_SPELLINGS)
+
+
+def decorates_with_import_per_name(source: bytes) -> bool:
+    """The imported-decorator scan as first written: one search of the file per decorator name."""
+    if b"@" not in source or b"import" not in source:
+        return False
+    for name in set(access_text._DECORATOR.findall(source)):
+        pattern = rb"^[ \t]*from[ \t]+([\w.]+)[ \t]+import\b[^\r\n]*\b" + name + rb"\b"
+        for match in re.finditer(pattern, source, re.MULTILINE):
+            module = match.group(1)
+            if module.startswith(b".") or module.split(b".", 1)[0] not in access_text._LIBRARY_TOPS:
+                return True
+    return False
+
+
+DECORATOR_PIECES = st.sampled_from(
+    [b"@", b"@ ", b"from", b"from ", b" import ", b"import", b"(", b")", b",", b"#", b" ", b"\t", b"\n", b"\r\n", b"\r",
+     b".", b"..mod", b"mod", b"jax", b"jax.numpy", b"os.path", b"name", b"name2", b"_n", b"as", b"9",
+     b"\n@name\n", b"\n@name(", b"\nfrom .mod import name", b"\nfrom mod import x, name", b"\nfrom jax import name",
+     b"\n  from os.path import name"]
+)
+
+
+@settings(max_examples=2000, deadline=None)
+@given(st.lists(DECORATOR_PIECES, max_size=24))
+def test_the_imported_decorator_scan_answers_as_a_search_per_name(pieces):
+    source = b"".join(pieces)
+    assert access_text._decorates_with_import(source) == decorates_with_import_per_name(source)

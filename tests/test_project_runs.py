@@ -16,6 +16,8 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from jax_codemod.cli.main import main
 from jax_codemod.analysis import project as project_analysis
 from jax_codemod.engine import project
@@ -209,3 +211,76 @@ def test_a_jit_alias_reexported_through_a_module_that_never_names_jax(tree, monk
     )
     _, document = run("--no-cache", "--select", "JAX001", "pipeline/step.py")
     assert _all(document) == [] and "pipeline/api.py" not in parsed
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    st.lists(st.sampled_from(["import", "import (", "imports", "from", " ", "\n", "\r\n", "(", ")", "*", ",", ".", "jax", "jaxx",
+                              "name", "_name", "name2", "é", "\t"]), max_size=30).map("".join),
+    st.sampled_from(["name", "jax", "import", "é"]),
+)
+def test_a_modules_spelling_facts_answer_as_its_text_does(text, name):
+    """``_may_spell`` asks each module's text once, for every name imported from it; the answer
+    is the pattern's, asked of the text for each name."""
+    from jax_codemod.analysis.transforms import _imports_spelling, _spelling_facts
+
+    names_library, imported = _spelling_facts(text)
+    assert (names_library or "*" in imported or name in imported) == _imports_spelling(text, name)
+
+
+def test_parsed_modules_are_kept_for_the_files_of_one_root_in_a_row(tmp_path, monkeypatch):
+    """A module's tree is kept while files of its root are checked, dropped at a file of another
+    root (held, it raised the peak memory of every later file), and never kept when larger than
+    the cache (it would push out every other tree for itself)."""
+    for name in ("a", "b"):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "pyproject.toml").write_text("")
+        (tmp_path / name / "shared.py").write_text("VALUE = 1\n")
+        (tmp_path / name / "one.py").write_text("from shared import VALUE\n")
+        (tmp_path / name / "two.py").write_text("from shared import VALUE\n")
+    parsed = []
+    original = project_analysis._parse
+    monkeypatch.setattr(project_analysis, "_parse", lambda text, path: parsed.append(path) or original(text, path))
+    project.forget_roots()
+
+    def read(root: str, name: str) -> None:
+        view = project.view_for(str(tmp_path / root / name))
+        assert view.context("shared.py") is not None
+        view.release()
+
+    read("a", "one.py")
+    read("a", "two.py")
+    assert len(parsed) == 1
+    read("b", "one.py")
+    read("a", "two.py")
+    assert len(parsed) == 3
+    monkeypatch.setattr(project_analysis, "TREE_CACHE_CHARS", 4)
+    project.forget_roots()
+    read("a", "one.py")
+    read("a", "two.py")
+    assert len(parsed) == 5
+
+
+def test_a_module_is_parsed_once_a_run_to_say_which_names_it_spells(tree, monkeypatch):
+    """A module whose text may spell a transform (its star import hides what it binds) is
+    parsed to say which of its names are spellings once a run, however many files ask of it
+    and with no tree kept: a class imported from it is no transform, the alias it imports is."""
+    (tree / "pipeline" / "aliases.py").write_text(
+        "import functools\nimport jax\n\ncompiled = functools.partial(jax.jit, static_argnames=(\"scale\",))\n"
+    )
+    (tree / "pipeline" / "common.py").write_text(
+        "from os.path import *\nfrom .aliases import compiled\n\n\nclass Helper:\n    pass\n"
+    )
+    host = "@Helper\ndef host(x):\n    return x.unsafe_buffer_pointer()\n"
+    (tree / "pipeline" / "step_a.py").write_text(
+        "import jax\n\nfrom pipeline.common import Helper, compiled\n\n\n" + host
+        + "\n\n@compiled\ndef step(scale, x):\n    return x.unsafe_buffer_pointer()\n"
+    )
+    (tree / "pipeline" / "step_b.py").write_text("import jax\n\nfrom pipeline.common import Helper\n\n\n" + host)
+    parsed = []
+    original = project_analysis._parse
+    monkeypatch.setattr(project_analysis, "_parse", lambda text, path: parsed.append(path) or original(text, path))
+    monkeypatch.setattr(project_analysis, "TREE_CACHE_CHARS", 0)
+    _, document = run("--no-cache", "-j", "1", "--select", "JAX001", "pipeline/step_a.py", "pipeline/step_b.py")
+    assert findings(document) == [("pipeline/step_a.py", 13, "JAX001")]
+    assert parsed.count("pipeline/common.py") == 1 and parsed.count("pipeline/aliases.py") == 1

@@ -33,7 +33,6 @@ from __future__ import annotations
 import ast
 import bisect
 import re
-import weakref
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -170,15 +169,14 @@ class Origin:
     evidence: str | None = None  # why we think it is a capsule, in words
 
 
-_ANALYSES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-
-
 def capsules(ctx: FileContext) -> CapsuleAnalysis:
-    """The file's capsule analysis, computed once and shared by every rule that asks."""
-    analysis = _ANALYSES.get(ctx)
-    if analysis is None:
-        analysis = _ANALYSES[ctx] = CapsuleAnalysis(ctx)
-    return analysis
+    """The file's capsule analysis, computed once and shared by every rule that asks (kept on
+    the context, which the engine clears when the file is done: a table keyed weakly by the
+    context kept every one alive, since the analysis refers back to its context)."""
+    found = ctx.__dict__.get("_capsules")
+    if found is None:
+        found = ctx.__dict__["_capsules"] = CapsuleAnalysis(ctx)
+    return found
 
 
 class CapsuleAnalysis:

@@ -29,6 +29,7 @@ from functools import cached_property
 
 from jax_codemod.analysis import api
 from jax_codemod.analysis.context import FileContext
+from jax_codemod.analysis.scopes import walk_values
 
 EXPECTED = "expected"
 INSIDE = "inside"
@@ -52,6 +53,7 @@ _ANY = frozenset({"BaseException"})
 _ASSERT_RAISES_FUNCTIONS = frozenset(
     {"pytest.raises", "numpy.testing.assert_raises", "numpy.testing.assert_raises_regex"}
 )
+_ASSERT_RAISES_LEAVES = frozenset(name.rpartition(".")[2] for name in _ASSERT_RAISES_FUNCTIONS)
 _XFAIL = frozenset({"pytest.mark.xfail"})
 _EXPECTED_FAILURE = frozenset({"unittest.expectedFailure", "unittest.case.expectedFailure"})
 # Where an error class is taken to be the one a rule means: Python's own, or JAX's.
@@ -95,7 +97,9 @@ class ExpectedErrors:
         if not any(word in text for word in _WORDS):
             return ()
         found: list[Region] = []
-        for node in ast.walk(self.ctx.tree):
+        # (walk_values: ast.walk's nodes and order but the contexts and operators, at ~2x its
+        # speed; a whole-tree walk of a 300 kB test module took 0.08 s.)
+        for node in walk_values(self.ctx.tree):
             if isinstance(node, (ast.With, ast.AsyncWith)):
                 for item in node.items:
                     classes = self._asserted(item.context_expr, context=True)
@@ -136,6 +140,8 @@ class ExpectedErrors:
         func = call.func
         if isinstance(func, ast.Attribute) and func.attr.startswith("assertRaises"):
             spelled = func.attr
+        elif isinstance(func, ast.Attribute) and func.attr not in _ASSERT_RAISES_LEAVES:
+            return None  # (its qualified name ends with its attribute: asked of every call)
         else:
             spelled = self.ctx.qualname(func)
             if spelled not in _ASSERT_RAISES_FUNCTIONS:
@@ -187,7 +193,7 @@ class ExpectedErrors:
     @cached_property
     def _functions(self) -> list[tuple[tuple[int, int], tuple[int, int], ast.AST]]:
         spans = []
-        for node in ast.walk(self.ctx.tree):
+        for node in walk_values(self.ctx.tree):
             if isinstance(node, _FUNCTIONS):
                 span = self.ctx.span(node)
                 spans.append(((span.start_line, span.start_column), (span.end_line, span.end_column), node))
@@ -251,7 +257,7 @@ class ExpectedErrors:
 
 def _reads_outside(scope: ast.AST, name: str, definition: ast.AST | None):
     """The reads of ``name`` in ``scope``, but not inside ``definition`` (its own body)."""
-    for use in ast.walk(scope):
+    for use in walk_values(scope):
         if (
             isinstance(use, ast.Name)
             and use.id == name
@@ -288,7 +294,7 @@ def runs_only_under_disable_jit(ctx: FileContext, function: ast.AST) -> bool:
         return False
     blocks = [
         (node.body[0], node.body[-1])
-        for node in ast.walk(scope)
+        for node in walk_values(scope)
         if isinstance(node, (ast.With, ast.AsyncWith)) and node.body
         and any(isinstance(i.context_expr, ast.Call) and ctx.qualname(i.context_expr.func) in DISABLE_JIT
                 for i in node.items)

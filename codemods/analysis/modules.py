@@ -40,6 +40,14 @@ MAX_HOPS = 16
 _UNSEEN = object()
 
 
+def _normal(path: str) -> bool:
+    """Whether ``str(PurePosixPath(path))`` is ``path`` itself: a relative path without empty
+    or ``.`` parts (what a root's listing gives)."""
+    return bool(path) and not (
+        path[0] == "/" or path.endswith(("/", "/.")) or path.startswith("./") or "//" in path or "/./" in path or path == "."
+    )
+
+
 @dataclass(frozen=True)
 class Module:
     name: str  # dotted: "pkg.sub.mod"; a package's own module is "pkg.sub"
@@ -60,7 +68,9 @@ class ModuleMap:
 
     @classmethod
     def of(cls, paths: Iterable[str], source_roots: Mapping[str, str] | None = None) -> ModuleMap:
-        clean = frozenset(str(PurePosixPath(path)) for path in paths if path.endswith((".py", ".pyi")))
+        clean = frozenset(
+            path if _normal(path) else str(PurePosixPath(path)) for path in paths if path.endswith((".py", ".pyi"))
+        )
         roots = dict(DEFAULT_SOURCE_ROOTS if source_roots is None else source_roots)
         return cls(clean, roots)
 
@@ -75,11 +85,17 @@ class ModuleMap:
     @cached_property
     def _packages(self) -> frozenset[str]:
         """Folders with an ``__init__.py``: regular packages."""
-        return frozenset(
-            str(PurePosixPath(path).parent) if str(PurePosixPath(path).parent) != "." else ""
-            for path in self.paths
-            if PurePosixPath(path).name in ("__init__.py", "__init__.pyi")
-        )
+        # (On the normalized paths ``of`` makes: PurePosixPath's parent and name, by string work.)
+        found = set()
+        for path in self.paths:
+            if _normal(path):
+                folder, _, name = path.rpartition("/")
+            else:
+                pure = PurePosixPath(path)
+                folder, name = (str(pure.parent) if str(pure.parent) != "." else ""), pure.name
+            if name in ("__init__.py", "__init__.pyi"):
+                found.add(folder)
+        return frozenset(found)
 
     @cached_property
     def _by_name(self) -> dict[str, Module]:
@@ -159,7 +175,7 @@ class ModuleMap:
 
     @cached_property
     def _script_folders(self) -> dict[str, str]:
-        return {}
+        return {}  # ``script_folder``'s answers: a file's imports are found from its folder
 
     def absolute(self, importer: str, level: int, module: str | None) -> str | None:
         """The absolute module an import in the file ``importer`` names: ``level`` leading dots
@@ -183,17 +199,18 @@ class ModuleMap:
     def find(self, importer: str, name: str) -> Module | None:
         """The module an absolute ``import name`` in ``importer`` loads: the importer's script
         folder first (as ``sys.path[0]`` is), then the source roots."""
-        key = (importer, name)
+        folder = self.script_folder(importer)
+        key = (folder, name)
         found = self._found.get(key, _UNSEEN)
         if found is _UNSEEN:
-            folder = self.script_folder(importer)
             found = self._name_under_folder(folder, name) if folder not in self.source_roots else None
             found = self._found[key] = found if found is not None else self.module(name)
         return found
 
     @cached_property
     def _found(self) -> dict[tuple[str, str], Module | None]:
-        return {}  # ``find``'s answers: each file asks about the same imports many times
+        # ``find``'s answers by script folder: the files of a folder import the same modules.
+        return {}
 
     def _name_under_folder(self, folder: str, name: str) -> Module | None:
         base = "/".join(part for part in (folder, *name.split(".")) if part)

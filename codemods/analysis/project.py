@@ -28,6 +28,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterable
 from functools import cached_property
 from pathlib import PurePosixPath
+from typing import TypeVar
 
 from jax_codemod.analysis.context import FileContext
 from jax_codemod.analysis.module_text import Reach, first_parts, imports
@@ -39,13 +40,19 @@ LIBRARIES = frozenset(
 ) | frozenset(sys.stdlib_module_names)
 # How deep one question may go through modules (a re-export of a re-export of ...).
 MAX_MODULE_DEPTH = 8
-# Parsed trees kept per process (source characters, all roots together): the modules most files
-# import (a package's `core`, its `config`) stay parsed across the files that import them.
 # View.module_of's answers kept per root (each checked file asks about its imports many times).
 MODULE_ANSWERS = 100_000
+# Parsed trees kept per root (source characters): the modules most files import (a package's
+# `core`, its `config`) stay parsed across the files that import them. A tree takes ~30 bytes
+# of memory per character of source, so a larger module is parsed for each file that reads it
+# rather than kept, and the engine drops a root's trees when it checks a file of another root.
 TREE_CACHE_CHARS = 2**19
 # The largest module of a root read for its values (source characters): the cache's size.
 MAX_PARSED_CHARS = TREE_CACHE_CHARS // 2
+# View.about's and View.known's answers kept per root: small facts of a module, by content.
+MODULE_FACTS = 10_000
+
+_T = TypeVar("_T")
 
 
 class Root:
@@ -61,6 +68,7 @@ class Root:
         self._read = read
         self.module_answers: dict[tuple[str, str], tuple[str, tuple[str, ...]] | None] = {}  # module_of's
         self._reach: Reach | None = None  # reaches' answers
+        self.facts: dict[tuple[str, str, Callable], object] = {}  # View.about's and View.known's
         self._trees: OrderedDict[tuple[str, str], tuple[str, ast.Module] | None] = OrderedDict()
         self._chars = 0
 
@@ -73,7 +81,9 @@ class Root:
         ``importer`` as Python finds it), and the attribute path after it; None outside the root."""
         if qualified.split(".", 1)[0] in LIBRARIES:
             return None
-        key = (qualified, importer)
+        # The answer depends on the importer only through its script folder (``find``): the
+        # files of one folder share it.
+        key = (qualified, self.modules.script_folder(importer))
         answers = self.module_answers
         if key not in answers:
             if len(answers) >= MODULE_ANSWERS:
@@ -162,14 +172,22 @@ class Root:
             return digest, text, kept[1] if kept else None
         # A module this large is read as a library is (its names' values unknown): parsing it
         # again for every file that imports a name of it costs more than the rest of their
-        # checks, and its tree would not fit the cache (the texts still feed ``reaches``).
+        # checks (the texts still feed ``reaches``).
         tree = _parse(text, path) if len(text) <= MAX_PARSED_CHARS else None
-        self._trees[key] = (text, tree) if tree is not None else None
-        self._chars += len(text)
-        while self._chars > TREE_CACHE_CHARS and len(self._trees) > 1:
-            (_, _), old = self._trees.popitem(last=False)
-            self._chars -= len(old[0]) if old else 0
+        if tree is None:
+            self._trees[key] = None
+        elif len(text) <= TREE_CACHE_CHARS:
+            self._trees[key] = (text, tree)
+            self._chars += len(text)
+            while self._chars > TREE_CACHE_CHARS:
+                _, old = self._trees.popitem(last=False)
+                self._chars -= len(old[0]) if old else 0
         return digest, text, tree
+
+    def forget_trees(self) -> None:
+        """Free the parsed trees kept for this root (the files that share them are done)."""
+        self._trees.clear()
+        self._chars = 0
 
 
 def _parse(text: str, path: str) -> ast.Module | None:
@@ -185,6 +203,8 @@ def _parse(text: str, path: str) -> ast.Module | None:
 
 class View:
     """What the checked file at ``path`` (relative to the root) sees of its root."""
+
+    libraries = LIBRARIES  # top-level packages never looked up in the root
 
     def __init__(self, root: Root, path: str) -> None:
         self.root = root
@@ -255,6 +275,41 @@ class View:
         text, digest = self.root._read(path)
         self.reads[path] = digest
         return text or ""
+
+    def about(self, path: str, fact: Callable[[str], _T]) -> _T:
+        """``fact(text)`` of the root's module at ``path`` (``text`` as ``View.text`` gives it).
+        ``fact`` must depend on the text alone: its answer is kept per content for every file
+        checked under the root (the files of a package ask the same of the same modules)."""
+        facts = self.root.facts
+        digest = self.reads.get(path)
+        key = (path, digest, fact)
+        if digest is None or key not in facts:
+            text = self.text(path)
+            key = (path, self.reads[path], fact)
+            if key not in facts:
+                if len(facts) >= MODULE_FACTS:
+                    facts.clear()
+                facts[key] = fact(text)
+        return facts[key]  # type: ignore[return-value]
+
+    def known(self, path: str, fact: Callable[[FileContext], _T]) -> _T | None:
+        """``fact(context)`` of the root's module at ``path``, or None where ``context`` gives
+        none. ``fact`` must depend on that module alone (its text, its place in the root, its
+        own analysis): its answer is kept per content, so a module that many files ask the same
+        of is parsed once a run for them, not once a file."""
+        facts = self.root.facts
+        digest = self.reads.get(path)
+        key = (path, digest, fact)
+        if digest is None or key not in facts:
+            ctx = self.context(path)
+            if ctx is None:
+                return None
+            key = (path, self.reads[path], fact)
+            if key not in facts:
+                if len(facts) >= MODULE_FACTS:
+                    facts.clear()
+                facts[key] = fact(ctx)
+        return facts[key]  # type: ignore[return-value]
 
     def asking(self, path: str):
         """A guard around a question to the module at ``path``: False (answer unknown) when it is

@@ -18,7 +18,6 @@ from itertools import accumulate
 from typing import TYPE_CHECKING
 
 from jax_codemod.analysis import api
-from jax_codemod.analysis.module_text import imports
 from jax_codemod.analysis.names import canonical
 
 if TYPE_CHECKING:  # for annotations only: context reaches this module through values, lazily
@@ -252,8 +251,15 @@ class Spellings:
         if project is None:
             return {}
         found = {}
+        libraries = project.libraries  # (module_of's first test, here: most of a file's names)
         for name, target in self.ctx._bindings.items():
-            if isinstance(target, str) and "." in target and name not in self.aliases and name not in self.factories:
+            if (
+                isinstance(target, str)
+                and "." in target
+                and target.partition(".")[0] not in libraries
+                and name not in self.aliases
+                and name not in self.factories
+            ):
                 where = project.module_of(target, self.ctx.root_path)
                 if where is not None and len(where[1]) == 1:
                     found[name] = (where[0], where[1][0])
@@ -267,10 +273,13 @@ class Spellings:
             return cache[name]
         cache[name] = None  # a cycle of modules answers: not a transform
         where = self._project_imports.get(name)
-        if where is not None and _may_spell(self.ctx.project.text(where[0]), where[1]):
-            project = self.ctx.project
+        project = self.ctx.project
+        if where is not None and _may_spell(project, where[0], where[1]):
             guard = project.asking(where[0])
-            other = project.context(where[0]) if guard is not None else None
+            # Most names imported from a module are no spelling there (a class, a helper): which
+            # are is kept per content, so the module is parsed once a run to say, not once a file.
+            spelled = project.known(where[0], _spelled_names) if guard is not None else None
+            other = project.context(where[0]) if spelled is not None and where[1] in spelled else None
             if other is not None:
                 with guard:
                     theirs = spellings_of(other)
@@ -678,28 +687,65 @@ def all_params(function) -> list[ast.arg]:
 # A module's alias or factory spells a transform of a library it imports, or is imported from
 # another module: a module whose text names none of those libraries, and does not import the
 # name, defines neither (it is not parsed to be asked).
-_LIBRARIES = tuple(sorted({n.split(".", 1)[0] for n in TRANSFORMS}))
+_LIBRARIES = sorted({n.split(".", 1)[0] for n in TRANSFORMS})
+_LIBRARY_WORD = re.compile(r"\b(?:%s)\b" % "|".join(_LIBRARIES))
+_IMPORT = re.compile(r"\bimport\b")
+_IMPORT_PARENS = re.compile(r"\bimport\s*\(")
+_WORD = re.compile(r"\w+")
 
 
-def _may_spell(text: str, name: str) -> bool:
-    # Substring checks, then the imports of the text (``module_text.imports``, kept for the
-    # last texts asked): a regex with a word boundary first scans a large module slowly.
-    if any(_has_word(text, library) for library in _LIBRARIES):
+def _may_spell(project, path: str, name: str) -> bool:
+    """Whether the module at ``path`` may spell ``name`` as a transform: its text names a
+    transform library, or ``import`` is followed by ``*`` or the word ``name`` on its line or
+    within its parentheses."""
+    if _WORD.fullmatch(name) is None:  # not one word: asked of the text itself
+        return _imports_spelling(project.text(path), name)
+    names_library, imported = project.about(path, _spelling_facts)
+    return names_library or "*" in imported or name in imported
+
+
+def _spelled_names(ctx: FileContext) -> frozenset[str]:
+    """The names a module's spellings may answer for (``Spellings._imported``): its aliases,
+    its decorator factories, and what it imports from its project (a re-export)."""
+    theirs = spellings_of(ctx)
+    return frozenset({*theirs.aliases, *theirs.factories, *theirs._project_imports})
+
+
+def _spelling_facts(text: str) -> tuple[bool, frozenset[str]]:
+    """What ``_may_spell`` asks of a module's text, read once per content (a module that many
+    names are imported from was scanned again for each): whether it names a transform library,
+    and the words after ``import`` on its line or within ``import (...)`` (``*`` for a star).
+    Being among those words is what ``_imports_spelling``'s pattern asks of a one-word name: the
+    text after a whole word ``import`` starts with no word character, so its runs of word
+    characters are whole words."""
+    if any(True for library in _LIBRARIES for _ in _matches(_LIBRARY_WORD, library, text)):
+        return True, frozenset()
+    words: set[str] = set()
+    for found in _matches(_IMPORT, "import", text):
+        end = text.find("\n", found.end())
+        line = text[found.end() : end if end >= 0 else len(text)]
+        words.update(_WORD.findall(line))
+        if "*" in line:
+            words.add("*")
+    for found in _matches(_IMPORT_PARENS, "import", text):
+        end = text.find(")", found.end())
+        words.update(_WORD.findall(text[found.end() : end if end >= 0 else len(text)]))
+    return False, frozenset(words)
+
+
+def _matches(pattern: re.Pattern[str], word: str, text: str):
+    """``pattern.finditer(text)`` for a pattern whose every match starts with ``word`` and none
+    overlaps another: found with ``str.find``, since a pattern that opens with ``\\b`` is tried
+    at every position of the text (for a module of 680 kB, 30 ms a pattern)."""
+    at = text.find(word)
+    while at >= 0:
+        found = pattern.match(text, at)  # `\b` there still sees the character before `at`
+        if found is not None:
+            yield found
+        at = text.find(word, at + 1)
+
+
+def _imports_spelling(text: str, name: str) -> bool:
+    if _LIBRARY_WORD.search(text):
         return True
-    return any(
-        record.names is None and record.bound == name
-        or record.names is not None and any(imported in ("*", name) or alias == name for imported, alias in record.names)
-        for record in imports(text)
-    )
-
-
-def _has_word(text: str, word: str) -> bool:
-    position = text.find(word)
-    while position != -1:
-        end = position + len(word)
-        before = text[position - 1] if position else " "
-        after = text[end] if end < len(text) else " "
-        if not (before.isalnum() or before == "_") and not (after.isalnum() or after == "_"):
-            return True
-        position = text.find(word, end)
-    return False
+    return re.search(rf"\bimport\b[^\n]*(?:\*|\b{re.escape(name)}\b)|\bimport\s*\([^)]*\b{re.escape(name)}\b", text) is not None

@@ -281,6 +281,20 @@ class Value:
 UNKNOWN_VALUE = Value()
 
 
+# ``Analysis._mapped_result``'s walks, at module level: a nested function that calls itself
+# is a cycle (function, closure cell) that holds the value until the collector runs.
+def _keyed(value: Value, depth: int) -> bool:
+    if value.kind in (MAPPING, INSTANCE):
+        return True
+    return value.kind == CONTAINER and depth < 8 and any(_keyed(v, depth + 1) for _, v in value.items)
+
+
+def _shaped(value: Value, leaf: Value, depth: int) -> Value:
+    if value.kind in (CONTAINER, MAPPING, INSTANCE) and depth < 8:
+        return replace(value, items=tuple((k, _shaped(v, leaf, depth + 1)) for k, v in value.items))
+    return leaf
+
+
 def join(values: Iterable[Value]) -> Value:
     """What a value is when it may be any of ``values``: the claim all of them support."""
     values = list(values)
@@ -1604,18 +1618,7 @@ class Analysis:
         if function is None:
             return leaf
         returned = owner.arrived(owner.returns_of(function), self, getattr(function, "lineno", None))
-
-        def keyed(value: Value, depth: int) -> bool:
-            if value.kind in (MAPPING, INSTANCE):
-                return True
-            return value.kind == CONTAINER and depth < 8 and any(keyed(v, depth + 1) for _, v in value.items)
-
-        def shaped(value: Value, depth: int) -> Value:
-            if value.kind in (CONTAINER, MAPPING, INSTANCE) and depth < 8:
-                return replace(value, items=tuple((k, shaped(v, depth + 1)) for k, v in value.items))
-            return leaf
-
-        return shaped(returned, 0) if keyed(returned, 0) else leaf
+        return _shaped(returned, leaf, 0) if _keyed(returned, 0) else leaf
 
     def _shaped_like(self, returned: Value, placed: Value, why: str) -> Value:
         """Results placed by ``out_shardings`` (a sharding, or a tuple/dict of them)."""

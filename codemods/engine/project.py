@@ -20,7 +20,6 @@ import io
 import os
 import stat
 import tokenize
-from pathlib import PurePosixPath
 
 from jax_codemod.analysis.project import Root, View
 
@@ -37,6 +36,7 @@ _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 
 _roots: dict[str, Root] = {}  # root folder -> Root, for this process's run
+_last_root: Root | None = None  # the root of the last file given a view
 _marked: dict[str, str | None] = {}  # folder -> its nearest marked folder, for this run
 
 
@@ -45,7 +45,11 @@ def root_of(path: str) -> str:
     above it with a project marker; without one, the working directory when the file is under
     it, else the first folder above the file's packages (where ``python main.py`` beside them,
     or pytest's default import mode, puts the path's start)."""
-    folder = os.path.dirname(os.path.abspath(path))
+    return _root_of_absolute(os.path.abspath(path))
+
+
+def _root_of_absolute(path: str) -> str:
+    folder = os.path.dirname(path)
     marked = _marked_root(folder)
     if marked is not None:
         return marked
@@ -74,24 +78,33 @@ def _marked_root(folder: str) -> str | None:
 def view_for(path: str) -> View | None:
     """The view of its project for the checked file at ``path``; None for what has no project
     (stdin without a file name, a notebook)."""
+    global _last_root
     if not path.endswith((".py", ".pyi")) or path.startswith("<"):
         return None
-    top = root_of(path)
+    absolute = os.path.abspath(path)
+    top = _root_of_absolute(absolute)
     root = _roots.get(top)
     if root is None:
         root = _roots[top] = Root(lambda: list_files(top), lambda relative: read_module(top, relative))
-    absolute = os.path.abspath(path)
-    if absolute.startswith(top.rstrip(os.sep) + os.sep):
-        relative = absolute[len(top.rstrip(os.sep)) + 1 :]
-    else:
-        relative = os.path.relpath(absolute, top)
-    return View(root, relative.replace(os.sep, "/") if os.sep != "/" else relative)
+    if root is not _last_root:
+        # The files of a root come in a row in a serial run (a pool's chunks mix roots): the
+        # trees kept for the last root are of no more use, and held they raise the peak memory
+        # of every later file (warp's context.py, 19 MiB, was held through all of jax's).
+        if _last_root is not None:
+            _last_root.forget_trees()
+        _last_root = root
+    # (A root is a folder above the file: os.path.relpath's answer, by string work.)
+    inside = absolute.startswith(top.rstrip(os.sep) + os.sep)
+    under = absolute[len(top.rstrip(os.sep)) + 1 :] if inside else os.path.relpath(absolute, top)
+    return View(root, under.replace(os.sep, "/") if os.sep != "/" else under)
 
 
 def forget_roots() -> None:
     """Drop what this process knows of every root (tests that rewrite a tree between runs)."""
+    global _last_root
     _roots.clear()
     _marked.clear()
+    _last_root = None
 
 
 def list_files(top: str) -> list[str]:

@@ -49,19 +49,29 @@ def names_transform(source: bytes) -> bool:
 
 # A decorator that is a bare name, called or not (`@compiled`, `@compiled(n=2)`).
 _DECORATOR = re.compile(rb"^[ \t]*@[ \t]*([A-Za-z_]\w*)[ \t]*(?:\(|#|\r?$)", re.MULTILINE)
-_LIBRARY_TOPS = tuple(name.encode() for name in LIBRARIES)
+_LIBRARY_TOPS = frozenset(name.encode() for name in LIBRARIES)
+
+
+# A `from` import and what follows `import` on its line.
+_FROM_IMPORT = re.compile(rb"^[ \t]*from[ \t]+([\w.]+)[ \t]+import\b([^\r\n]*)", re.MULTILINE)
+_WORD = re.compile(rb"\w+")
 
 
 def _decorates_with_import(source: bytes) -> bool:
-    """A bare-name decorator that a ``from`` import of a module outside the libraries binds."""
+    """A bare-name decorator that a ``from`` import of a module outside the libraries binds
+    (the name a whole word after that import's ``import``, on its line). One scan for the
+    imports, not one per decorator name: a pattern that opens with ``^`` is tried at every
+    position of the file."""
     if b"@" not in source or b"import" not in source:
         return False
-    for name in set(_DECORATOR.findall(source)):
-        pattern = rb"^[ \t]*from[ \t]+([\w.]+)[ \t]+import\b[^\r\n]*\b" + name + rb"\b"
-        for match in re.finditer(pattern, source, re.MULTILINE):
-            module = match.group(1)
-            if module.startswith(b".") or module.split(b".", 1)[0] not in _LIBRARY_TOPS:
-                return True
+    names = set(_DECORATOR.findall(source))
+    if not names:
+        return False
+    for module, rest in _FROM_IMPORT.findall(source):
+        if (module.startswith(b".") or module.split(b".", 1)[0] not in _LIBRARY_TOPS) and not names.isdisjoint(
+            _WORD.findall(rest)
+        ):
+            return True
     return False
 
 
