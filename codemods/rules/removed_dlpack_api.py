@@ -691,12 +691,30 @@ class _Check:
                 # `from torch.utils.dlpack import to_dlpack` is another library's name.
                 loads = [load for load in self.analysis.name_loads(local) if self._reads_import(load, node)]
                 read = {id(load) for load in loads}
-                calls = [p.call for p in self.analysis.producers
-                         if isinstance(p.call.func, ast.Name) and id(p.call.func) in read]
+                producers = [p for p in self.analysis.producers
+                             if isinstance(p.call.func, ast.Name) and id(p.call.func) in read]
+                calls = [p.call for p in producers]
+                for producer in producers:
+                    self.gated_call(producer)
                 removable = len(loads) == len(calls) and all(id(c) in self.fixed_calls for c in calls)
                 self.add(node, "`jax.dlpack.to_dlpack` no longer exists: this import raises ImportError on "
                          "JAX 0.7+", FixSafety.SAFE if removable else FixSafety.NONE, node_type="ImportFrom",
                          data=(DROP_IMPORT, alias.name))
+
+
+    def gated_call(self, producer: Producer) -> None:
+        """A call through this import that runs only where the new API failed (a fallback
+        handler, an old-version branch) works there, but the import fails first on JAX 0.7+:
+        `x.__dlpack__()` makes the same capsule on every supported JAX, so the import can go."""
+        call = producer.call
+        if id(call) in self.fixed_calls or not self.gated(call) or producer.source is None:
+            return
+        if call.keywords or len(call.args) != 1 or _argument_problem(call, self.ctx):
+            return
+        finding = self.add(call, f"{self.spelled(producer)}; this call runs only where the first way failed, "
+                           f"but the import above fails first on JAX 0.7+: `{ast.unparse(producer.source)}.__dlpack__()` "
+                           "makes the same capsule on every supported JAX", FixSafety.SAFE, data=(DUNDER_CALL,))
+        self.mark_fixed(call, finding)
 
 
 # Check-time helpers ---------------------------------------------------------------------
