@@ -18,8 +18,8 @@ import pytest
 from click.testing import CliRunner
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from jax_codemod.cli.main import main
 from jax_codemod.analysis import project as project_analysis
+from jax_codemod.cli.main import main
 from jax_codemod.engine import project
 
 DATA = '''import jax

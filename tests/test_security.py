@@ -20,11 +20,10 @@ import time
 from pathlib import Path
 
 import pytest
-from jax_codemod.engine.pipeline import file_active_rules
 from jax_codemod.cli.main import EXIT_ATTENTION, EXIT_OK, EXIT_USAGE
 from jax_codemod.engine import cache as cache_module
 from jax_codemod.engine import interrupts, runner
-from jax_codemod.engine.pipeline import MAX_FIX_BYTES, Settings
+from jax_codemod.engine.pipeline import MAX_FIX_BYTES, Settings, file_active_rules
 from jax_codemod.rules.removed_dlpack_api import RemovedDlpackApi
 from test_bulk import git, make_repo
 from test_cli import BROKEN, FIXED, REPO, invoke

@@ -51,13 +51,13 @@ from jax_codemod.analysis.scopes import (
 from jax_codemod.analysis.values import (
     ARRAY,
     ARRAY_KINDS,
-    OTHER_ARRAYS,
     CAPSULE,
     CAPSULE_PRODUCERS,
     FUNCTION,
     LIBRARY,
     MODULE,
     NUMPY,
+    OTHER_ARRAYS,
     TRACER,
 )
 from jax_codemod.analysis.values import CUPY as CUPY_ARRAY

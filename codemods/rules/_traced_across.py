@@ -17,8 +17,7 @@ from dataclasses import dataclass
 
 from jax_codemod.analysis.classes import classes_for
 from jax_codemod.analysis.context import FileContext
-from jax_codemod.analysis.tracing import CALLED_IN_TRACE, Reported, Traced, tracing_for
-from jax_codemod.analysis.tracing import Region
+from jax_codemod.analysis.tracing import CALLED_IN_TRACE, Region, Reported, Traced, tracing_for
 from jax_codemod.analysis.transforms import Spellings
 from jax_codemod.analysis.words import called_positions, decorated_def_lines, lines_of
 from jax_codemod.rules._access_text import names_transform

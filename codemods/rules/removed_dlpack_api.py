@@ -114,7 +114,10 @@ class RemovedDlpackApi(Rule):
     `take_ownership=False` (the default) is dropped, and so is a JAX consumer's `copy=False`
     where the capsule is its argument: JAX 0.7.2+ will not alias a CPU buffer that is not
     64-byte aligned and raises with it, where the capsule was copied (a capsule in a variable
-    keeps it, and that fix is unsafe). A torch tensor handed to JAX becomes
+    keeps it, and that fix is unsafe). A call that runs only where the new API failed (a
+    fallback handler, an old-version branch) is left alone, unless the module-level import it
+    calls through would fail first: it then becomes `x.__dlpack__()` (the same capsule on
+    every supported JAX) and the import goes. A torch tensor handed to JAX becomes
     `t.detach().contiguous()` (less the calls it already ends with: `t.contiguous()`
     becomes `t.contiguous().detach()`): `detach()` accepts tensors that require grad as the capsule
     path did, and `contiguous()` keeps the values right on JAX 0.6.1-0.7.1, whose
