@@ -350,6 +350,14 @@ def test_named_file_pool_and_cache_agree_and_a_change_elsewhere_is_seen(tmp_path
 
 def test_a_sibling_backend_that_returns_tensors_leaves_the_jax_backend_alone(tmp_path):
     files = {
+        # The dispatcher: one backend's to_dlpack handed to another's from_dlpack.
+        "interfaces/convert.py": """\
+            from backends.jax_backend import JaxBackend
+            from backends.torch_backend import TorchBackend
+
+            def torch_to_jax(t):
+                return JaxBackend().from_dlpack(TorchBackend().to_dlpack(t))
+        """,
         "backends/__init__.py": "",
         "backends/jax_backend.py": """\
             import jax.dlpack
@@ -380,6 +388,53 @@ def test_a_sibling_backend_that_returns_tensors_leaves_the_jax_backend_alone(tmp
     )
     root = write(tmp_path / "tensors", files)
     assert messages(root, "JAX005") == []
+    # Each backend only round-trips its own values where nothing hands one's to another.
+    files["backends/torch_backend.py"] = files["backends/torch_backend.py"].replace(
+        "a.detach()", "torch.utils.dlpack.to_dlpack(a)"
+    )
+    # A dispatcher that catches the TypeError (tensorcircuit-ng falls back to NumPy there).
+    files["interfaces/convert.py"] = files["interfaces/convert.py"].replace(
+        "    return JaxBackend().from_dlpack(TorchBackend().to_dlpack(t))",
+        "    try:\n                    return JaxBackend().from_dlpack(TorchBackend().to_dlpack(t))\n"
+        "                except TypeError:\n                    return JaxBackend().from_dlpack(t.numpy())",
+    )
+    root = write(tmp_path / "caught", files)
+    assert messages(root, "JAX005") == []
+    # Through a helper and a pytree map, and not caught: reported.
+    files["interfaces/convert.py"] = """\
+        from backends import jax_backend, torch_backend
+
+        def to_capsule(t):
+            return torch_backend.TorchBackend().to_dlpack(t)
+
+        def torch_to_jax(ts, tree_map):
+            caps = tree_map(to_capsule, ts)
+            return tree_map(jax_backend.JaxBackend().from_dlpack, caps)
+    """
+    root = write(tmp_path / "mapped", files)
+    assert len(messages(root, "JAX005")) == 1
+    del files["interfaces/convert.py"]
+    root = write(tmp_path / "no-dispatcher", files)
+    assert messages(root, "JAX005") == []
+
+
+@pytest.mark.parametrize(
+    ("line", "receiver"),
+    [
+        ("TorchBackend().to_dlpack", "TorchBackend()"),
+        ("x = backends[name] . to_dlpack", "backends[name]"),
+        ("which_backend(t, True).to_dlpack", "which_backend(t,True)"),
+        ("torch.utils.dlpack.to_dlpack", "torch.utils.dlpack"),
+        ("(a + b).to_dlpack", None),
+        ("f(g(x)).to_dlpack", None),  # nested calls are not read
+        ("a" * 500 + ".to_dlpack", None),  # longer than any real receiver
+        ("x" + ".to_dlpack" * 1000, None),  # a chain is not read back to its start at every link
+    ],
+)
+def test_the_receiver_of_a_method_is_read_back_from_the_dot(line, receiver):
+    from jax_codemod.analysis.capsules import _receiver_before
+
+    assert _receiver_before(line, line.rindex(".")) == receiver
 
 
 @pytest.fixture(autouse=True)

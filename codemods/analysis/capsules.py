@@ -38,8 +38,10 @@ from functools import cached_property
 
 from jax_codemod.analysis import api
 from jax_codemod.analysis.context import FileContext
+from jax_codemod.analysis.guards import caught
 from jax_codemod.analysis.scopes import (
     COMPREHENSIONS,
+    FUNCTIONS,
     ITER,
     TRY_STAR,
     Definition,
@@ -783,6 +785,8 @@ class CapsuleAnalysis:
         if not _CAPSULE_WORDS.search(function.name):
             return None
         other = "to_" + function.name[len("from_"):]
+        if not self._hands_across(function.name, other):
+            return None
         for ctx in self._package_modules(f"def {other}"):
             analysis = capsules(ctx)
             for klass in ctx.tree.body:
@@ -809,6 +813,30 @@ class CapsuleAnalysis:
             return False
         spelled = ast.unparse(value.func)
         return self.qualname(value.func) is None and spelled.endswith(("dlpack.to_dlpack", ".toDlpack"))
+
+    def _hands_across(self, taker: str, maker: str) -> bool:
+        """Whether some module of the project (this one included) hands what one object's
+        ``maker`` method returns to another object's ``taker`` (``target.from_dlpack(c)`` with
+        ``c`` from ``which_backend(t).to_dlpack(t)``): a dispatcher between backends. Read from
+        the texts (the modules that spell both calls); without one, each backend's pair only
+        round-trips its own values."""
+        project = self.ctx.project
+        here = self.ctx.root_path or ""
+        dispatchers = [self.ctx] if _hands_across(self.ctx.text, taker, maker) else []
+        # Another module counts when its text names the backends' package (`from ..backends
+        # import get_backend`): a module of the root that knows nothing of them is no dispatcher.
+        package = here.rpartition("/")[0].rpartition("/")[2]
+        if project is not None and package:
+            for path in sorted(project.root.modules.paths):
+                if path != here:
+                    text = project.text(path)
+                    if f".{taker}" in text and package in text and _hands_across(text, taker, maker):
+                        other = project.context(path)
+                        if other is not None:
+                            dispatchers.append(other)
+        # A dispatcher that catches the TypeError where it hands a capsule over has its own way
+        # around (tensorcircuit-ng's `except TypeError:` falls back to NumPy): nothing raises.
+        return any(_uncaught_take(ctx, taker, maker) for ctx in dispatchers)
 
     def _package_modules(self, word: str) -> list[FileContext]:
         """This module's context and those of the other modules of its folder (its package)
@@ -1213,6 +1241,175 @@ class CapsuleAnalysis:
         if library is None and method in ("detach", "contiguous", "requires_grad_"):
             return "torch"  # torch's own methods, whatever the receiver
         return library
+
+
+def _hands_across(text: str, taker: str, maker: str) -> bool:
+    """``CapsuleAnalysis._hands_across`` of one text: an object's ``taker`` method, called or
+    passed on (`tree_map(target.from_dlpack, caps)`), given what another object's ``maker``
+    returns (in its argument, or anywhere else in the text when not in its argument)."""
+    makers = _receivers(text, maker)
+    for match in re.finditer(rf"\.\s*{taker}\b(\s*\()?", text):
+        receiver = _receiver_before(text, match.start())
+        if receiver is None or _library_receiver(receiver):
+            continue
+        inner = set()
+        if match.group(1):
+            line_end = text.find("\n", match.end())
+            inner = _receivers(text[match.end() : line_end if line_end >= 0 else len(text)], maker)
+        if inner - {receiver} or (not inner and makers - {receiver}):
+            return True
+    return False
+
+
+def _uncaught_take(ctx: FileContext, taker: str, maker: str) -> bool:
+    """Whether ``ctx`` hands what some object's ``maker`` returns to another object's ``taker``
+    (not a library's module) outside every try body that catches TypeError: called on it
+    (`jax_b.from_dlpack(torch_b.to_dlpack(t))`), or passed with it to a call
+    (`tree_map(target.from_dlpack, caps)`, `caps` from `tree_map(tensor_to_dlpack, args)`)."""
+    feeds = _Feeds(ctx, maker)
+    for node in ast.walk(ctx.tree):
+        if not isinstance(node, ast.Attribute) or node.attr != taker:
+            continue
+        receiver = _spelled(node.value)
+        if _library_receiver(receiver) or caught(ctx, node, _TYPE_ERROR):
+            continue
+        parent = ctx.parent(node)
+        if not isinstance(parent, ast.Call):
+            continue
+        given = [*parent.args, *(k.value for k in parent.keywords)]
+        if parent.func is not node:
+            given = [g for g in given if g is not node]
+        scope = next((a for a in ctx.ancestors(node) if isinstance(a, FUNCTIONS)), ctx.tree)
+        if any(feeds.fed(g, receiver, scope, 3) for g in given):
+            return True
+    return False
+
+
+class _Feeds:
+    """Whether an expression holds what ``maker`` returns on an object other than the taker's:
+    directly, through a name bound in its function (`c = ...`, `for c in caps`), or through a
+    module-level function of the file that returns it (called, or passed on as in
+    ``tree_map(tensor_to_dlpack, args)``); a few steps deep. Each function's bindings are
+    gathered once and each answer kept, so a large file costs one walk per function."""
+
+    def __init__(self, ctx: FileContext, maker: str) -> None:
+        self.maker = maker
+        self.functions = {
+            s.name: s for s in ctx.tree.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))
+        }
+        self._bindings: dict[int, dict[str, list[ast.AST]]] = {}
+        self._answers: dict[tuple[int, str | None, int], bool] = {}
+        self._returns: dict[int, list[ast.AST]] = {}
+
+    def bindings(self, scope: ast.AST) -> dict[str, list[ast.AST]]:
+        found = self._bindings.get(id(scope))
+        if found is None:
+            found = self._bindings[id(scope)] = {}
+            for binding in ast.walk(scope):
+                if isinstance(binding, ast.Assign):
+                    targets, value = binding.targets, binding.value
+                elif isinstance(binding, (ast.For, ast.AsyncFor, ast.comprehension)):
+                    targets, value = [binding.target], binding.iter
+                else:
+                    continue
+                for target in targets:
+                    if isinstance(target, ast.Name):
+                        found.setdefault(target.id, []).append(value)
+        return found
+
+    def returns(self, function: ast.AST) -> list[ast.AST]:
+        found = self._returns.get(id(function))
+        if found is None:
+            found = self._returns[id(function)] = [
+                r.value for r in ast.walk(function) if isinstance(r, ast.Return) and r.value is not None
+            ]
+        return found
+
+    def fed(self, expression: ast.AST, taker: str | None, scope: ast.AST, depth: int) -> bool:
+        key = (id(expression), taker, depth)
+        if key not in self._answers:
+            self._answers[key] = False  # a name bound to itself (`c = f(c)`) ends here
+            self._answers[key] = self._fed(expression, taker, scope, depth)
+        return self._answers[key]
+
+    def _fed(self, expression: ast.AST, taker: str | None, scope: ast.AST, depth: int) -> bool:
+        for node in ast.walk(expression):
+            if isinstance(node, ast.Attribute) and node.attr == self.maker:
+                receiver = _spelled(node.value)
+                if not _library_receiver(receiver) and receiver != taker:
+                    return True
+            elif isinstance(node, ast.Name) and depth:
+                function = self.functions.get(node.id)
+                if function is not None and any(self.fed(r, None, function, depth - 1) for r in self.returns(function)):
+                    return True
+                if any(self.fed(v, taker, scope, depth - 1) for v in self.bindings(scope).get(node.id, ())):
+                    return True
+        return False
+
+
+def _spelled(node: ast.AST) -> str:
+    return re.sub(r"\s+", "", ast.unparse(node))
+
+
+_TYPE_ERROR = frozenset({"TypeError"})
+
+
+def _receivers(text: str, method: str) -> set[str]:
+    """The objects ``method`` is looked up on in ``text``, but libraries' modules and self."""
+    found = (_receiver_before(text, m.start()) for m in re.finditer(rf"\.\s*{method}\b", text))
+    return {r for r in found if r is not None and not _library_receiver(r)}
+
+
+def _receiver_before(text: str, dot: int) -> str | None:
+    """The object whose attribute is looked up at ``text[dot] == "."``, spelled without spaces:
+    dotted names, each maybe called or indexed with flat arguments on one line
+    (`TorchBackend().to_dlpack`, `backends[name].from_dlpack`, `get_backend(t).to_dlpack`).
+    Read backwards, at most ``_LONGEST_RECEIVER`` characters: a regex tried at every start, or
+    a chain read whole at each of its links, is quadratic on a long line, and the text is
+    anyone's. A longer receiver is None, as is anything else."""
+    parts: list[str] = []
+    at = dot
+    while True:
+        if dot - at > _LONGEST_RECEIVER:
+            return None
+        at = _skip_blanks_back(text, at)
+        closed = at
+        while at > 0 and text[at - 1] in ")]":
+            opener = "(" if text[at - 1] == ")" else "["
+            found = at - 2
+            while found >= 0 and text[found] not in "()[]\n" and dot - found <= _LONGEST_RECEIVER:
+                found -= 1
+            if found < 0 or text[found] != opener:
+                return None
+            at = found
+        word = at
+        while word > 0 and (text[word - 1].isalnum() or text[word - 1] == "_") and dot - word <= _LONGEST_RECEIVER:
+            word -= 1
+        if word == at or word > 0 and (text[word - 1].isalnum() or text[word - 1] == "_"):
+            return None
+        parts.append(text[word:at] + re.sub(r"\s+", "", text[at:closed]))
+        at = _skip_blanks_back(text, word)
+        if at == 0 or text[at - 1] != ".":
+            return ".".join(reversed(parts))
+        at -= 1
+
+
+def _skip_blanks_back(text: str, at: int) -> int:
+    stop = max(0, at - _LONGEST_RECEIVER)
+    while at > stop and text[at - 1] in " \t":
+        at -= 1
+    return at
+
+
+_LONGEST_RECEIVER = 200
+
+
+# Receivers of a `from_dlpack`/`to_dlpack` that are a library's module, or the object itself.
+_LIBRARY_RECEIVERS = frozenset({"np", "numpy", "jnp", "jax", "torch", "cupy", "cp", "tf", "self", "cls"})
+
+
+def _library_receiver(receiver: str) -> bool:
+    return receiver in _LIBRARY_RECEIVERS or receiver.rpartition(".")[2] in ("dlpack", "numpy")
 
 
 def _single_name_assignment(statement: ast.AST | None, value: ast.AST) -> bool:
