@@ -2103,6 +2103,11 @@ class Analysis:
                 (key, self._put(leaf, target.element(key) if tree else target)) for key, leaf in data.items
             )
             return replace(data, items=items)
+        if data.kind == UNKNOWN and target is not None and target.kind in (CONTAINER, MAPPING, INSTANCE):
+            # The shardings' tree is a prefix of the data's (else device_put raises), so what
+            # comes back has its shape whatever the data: `put(batch, {"x": rows})["x"]` is
+            # placed by `rows`.
+            return replace(target, items=tuple((key, self._put(data, leaf)) for key, leaf in target.items))
         if target is None:
             if data.kind in ARRAY_KINDS:
                 return data if data.placement != PLACEMENT_UNKNOWN else Value(ARRAY, "`jax.device_put`")
