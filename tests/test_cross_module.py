@@ -276,6 +276,63 @@ def test_an_export_the_callee_guards_or_that_takes_another_parameter_is_not_repo
     assert findings(root, select="JAX002,JAX006") == set()
 
 
+def test_a_method_of_another_module_that_exports_a_field_of_a_sharded_instance_is_reported(tmp_path):
+    root = write(tmp_path, {
+        "holders.py": """\
+            import torch
+
+            class Exporter:
+                def __init__(self, arr, scale=1):
+                    self.arr = arr
+                    self.scale = scale
+
+                def export(self):
+                    return torch.from_dlpack(self.arr)
+
+                def guarded(self):
+                    try:
+                        return torch.from_dlpack(self.arr)
+                    except BufferError:
+                        return torch.from_numpy(self.arr.__array__())
+
+                def export_scale(self):
+                    return torch.from_dlpack(self.scale)
+        """,
+        "main.py": PLACED + textwrap.dedent("""\
+            from holders import Exporter
+
+            def built_here():
+                return Exporter(batch).export()
+
+            def through_a_name():
+                e = Exporter(batch)
+                return e.export()
+
+            def one_device():
+                return Exporter(single).export()
+
+            def guarded():
+                return Exporter(batch).guarded()
+
+            def another_field():
+                return Exporter(single, scale=batch).export()
+
+            def overwritten():
+                e = Exporter(batch)
+                e.arr = single
+                return e.export()
+        """),
+    })
+    lines = PLACED.count("\n")
+    assert findings(root, select="JAX002") == {
+        ("main.py", lines + 4, "JAX002"),
+        ("main.py", lines + 8, "JAX002"),
+    }
+    (message, _) = messages(root, "JAX002")
+    assert "`Exporter.export` (through `torch.from_dlpack` of `self.arr` in `holders.py` line 9)" in message
+    assert "no automatic fix" in message
+
+
 # JAX001 through another module ----------------------------------------------------------
 
 

@@ -509,6 +509,7 @@ class Analysis:
         self._blocks: dict[int, tuple] = {}  # id(statement list) -> _early_exits (and the list, kept alive)
         self._self_values: dict[ast.AST, Value] = {}  # method -> `self` (_self_value)
         self._attribute_index: dict[str, list[ast.Attribute]] | None = None
+        self._field_stores: dict[tuple[str, str], list[tuple[ast.stmt, ast.expr | None]]] | None = None
 
     @cached_property
     def nodes(self) -> list[ast.AST]:
@@ -1367,6 +1368,9 @@ class Analysis:
             return receiver if attr in ARRAY_ATTRIBUTES or attr in ("data", "grad") else UNKNOWN_VALUE
         if kind == INSTANCE:
             fields = [v for k, v in receiver.items if k == attr]
+            if isinstance(node, ast.Attribute):
+                # `e.arr = other` anywhere in the file: `e.arr` may be either.
+                fields += self.stored_fields(node.value, attr, receiver)
             if fields:
                 return join(fields)
             owner = self._owner(receiver)
@@ -1381,6 +1385,47 @@ class Analysis:
         if kind == MODULE and receiver.qualname:
             return self._qualified_value(canonical(f"{receiver.qualname}.{attr}"))
         return UNKNOWN_VALUE
+
+    def stored_fields(self, receiver: ast.AST, attr: str, instance: Value | None = None) -> list[Value]:
+        """What the file stores in ``<receiver>.<attr>`` (``receiver`` a name), anywhere: an
+        instance's field written after it was built (``e.arr = np.ones(3)``). An augmented or
+        unpacking store is unknown. The stores in the class of ``instance`` itself (``self.arr =
+        arr`` in ``__init__``) are what its fields already say."""
+        if not isinstance(receiver, ast.Name):
+            return []
+        cls = instance.node if instance is not None and instance.owner in (None, self._here) else None
+        index = self._field_stores
+        if index is None:
+            index = self._field_stores = {}
+            for statement in ast.walk(self.ctx.tree):
+                if isinstance(statement, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+                    targets = statement.targets if isinstance(statement, ast.Assign) else [statement.target]
+                    for target in targets:
+                        for part in ast.walk(target):
+                            if isinstance(part, ast.Attribute) and isinstance(part.value, ast.Name):
+                                exact = isinstance(statement, ast.Assign) and target is part
+                                value = statement.value if exact else None
+                                index.setdefault((part.value.id, part.attr), []).append((statement, value))
+                elif isinstance(statement, (ast.For, ast.AsyncFor, ast.With, ast.AsyncWith)):
+                    targets = (
+                        [statement.target]
+                        if isinstance(statement, (ast.For, ast.AsyncFor))
+                        else [i.optional_vars for i in statement.items if i.optional_vars is not None]
+                    )
+                    for target in targets:
+                        for part in ast.walk(target):
+                            if isinstance(part, ast.Attribute) and isinstance(part.value, ast.Name):
+                                index.setdefault((part.value.id, part.attr), []).append((statement, None))
+        stored = index.get((receiver.id, attr))
+        if not stored:
+            return []
+        if isinstance(cls, ast.ClassDef):
+            stored = [(s, v) for s, v in stored if not cls.lineno <= s.lineno <= cls.end_lineno]
+        # Only where the name is the same variable: its own scope (an `e` of another function is
+        # another `e`).
+        scope = self.scopes.scope_of(receiver)
+        stored = [(s, v) for s, v in stored if self.scopes.scope_of(s) is scope]
+        return [UNKNOWN_VALUE if value is None else self.value_of(value) for _, value in stored]
 
     def _class_attribute(self, cls: ast.ClassDef, attr: str, instance: bool = True) -> Value:
         """``self.attr``: what the class body and its methods assign to it, joined."""
@@ -1549,6 +1594,10 @@ class Analysis:
             return returned
         if kind == CLASS and callee.node is not None:
             return owner.arrived(owner._instance(callee.node, call, self), self)
+        if kind == LIBRARY and callee.qualname is not None and callee.owner is not None:
+            # A library function another module binds to a name (`put_rows = partial(jax.device_put,
+            # device=rows)`, `asarray = np.asarray`), called here: that call, as its qualified name says.
+            return self._library_call(callee.qualname, call) or UNKNOWN_VALUE
         return UNKNOWN_VALUE
 
     def _forwarded(self, transform: Transform, factory: ast.AST, call: ast.Call) -> Transform:

@@ -104,6 +104,10 @@ class Export:
     # The export happens in another module of the project, in a function ``site`` calls with
     # ``value`` (issue 34): where, for messages ("`to_torch` in `pkg/interop.py` line 6").
     through: str | None = None
+    # ... or in a method of another module's class that exports ``self.<field>``, called on an
+    # instance (``value``) this file built: the field, and what it holds here.
+    field: str | None = None
+    held: v.Value | None = None
 
     @property
     def error(self) -> str:
@@ -260,7 +264,11 @@ def through_exports(ctx: FileContext) -> Iterator[Export]:
     analysis = ctx.analysis
     bindings = ctx._bindings
     for node in ast.walk(ctx.tree):
-        if node.__class__ is not ast.Call or not node.args and not node.keywords or not _may_leave(node.func, bindings, project):
+        if node.__class__ is not ast.Call or not _may_leave(node.func, bindings, project):
+            continue
+        if node.func.__class__ is ast.Attribute:
+            yield from _field_exports(ctx, node)
+        if not node.args and not node.keywords:
             continue
         if isinstance(node.func, ast.Attribute) and ctx.qualname(node.func) is None:
             # A method: of an instance or class another module of the project defines.
@@ -295,6 +303,53 @@ def through_exports(ctx: FileContext) -> Iterator[Export]:
                 argument, node, f"`{name}` (through {inner.via} in {where})", inner.pointer, inner.forbids_copy,
                 through=where,
             )
+
+
+def _field_exports(ctx: FileContext, call: ast.Call) -> Iterator[Export]:
+    """``Exporter(batch).export()``: a method of another module's class that exports one of
+    its instance's fields (``torch.from_dlpack(self.arr)``), called on an instance this file
+    built with a multi-device array in that field. Reported at the call, where the value is
+    known; the method's own file sees only ``self``."""
+    analysis = ctx.analysis
+    if ctx.qualname(call.func) is not None:
+        return
+    receiver = analysis.value_of(call.func.value)
+    if receiver.kind != v.INSTANCE or receiver.owner in (None, ctx.root_path):
+        return
+    callee = analysis.foreign_callee(call)
+    if callee is None or not callee[2]:
+        return
+    owner, function, _bound = callee
+    positional = [*function.args.posonlyargs, *function.args.args]
+    if not positional:
+        return
+    this = positional[0]
+    exports = owner.ctx.__dict__.get("_all_exports")
+    if exports is None:
+        exports = owner.ctx.__dict__["_all_exports"] = (
+            list(find_exports(owner.ctx)) if holds_export_text(owner.ctx.text) else []
+        )
+    for export in exports:
+        value = export.value
+        if (
+            export.leaves
+            or export.elements
+            or not (function.lineno <= export.site.lineno <= function.end_lineno)
+            or not isinstance(value, ast.Attribute)
+            or owner.parameter_source(value.value) is not this
+            or is_guarded(owner.ctx, export)
+        ):
+            continue
+        held = v.join([receiver.element(value.attr), *analysis.stored_fields(call.func.value, value.attr)])
+        if not _placed_on_several(held):
+            continue
+        cls = owner.ctx.parent(function)
+        name = f"{cls.name}.{function.name}" if isinstance(cls, ast.ClassDef) else function.name
+        where = f"`{owner.ctx.root_path or owner.ctx.path}` line {export.site.lineno}"
+        yield Export(
+            call.func.value, call, f"`{name}` (through {export.via} of `self.{value.attr}` in {where})",
+            export.pointer, export.forbids_copy, through=where, field=value.attr, held=held,
+        )
 
 
 def _placed_on_several(value: v.Value) -> bool:
@@ -492,7 +547,7 @@ class GatherBeforeExport(Rule):
         if self.PROJECT_PREFILTER and ctx.project is not None:
             exports = [*exports, *through_exports(ctx)]
         for export in exports:
-            value = exported_value(ctx, export)
+            value = export.held if export.held is not None else exported_value(ctx, export)
             if value.kind != v.ARRAY or value.placement not in self.PLACEMENTS or is_guarded(ctx, export):
                 continue
             findings.append(self._finding(ctx, export, value))
@@ -500,6 +555,14 @@ class GatherBeforeExport(Rule):
 
     def _finding(self, ctx: FileContext, export: Export, value: v.Value) -> Finding:
         source = ctx.source_of(export.value)
+        if export.field is not None:
+            # The array sits in an object the method reads it from: nothing here to wrap.
+            message = self.describe(f"{source}.{export.field}", value, export)
+            advice = (
+                f"gather it before it is stored in the object (`{HELPER}(...)` where `.{export.field}` is "
+                f"set), or in the method; no automatic fix: the method reads it from `self.{export.field}`"
+            )
+            return self._report(ctx, export, f"{message}; {advice}")
         if value.placement == v.NOT_ADDRESSABLE:
             outcome = (
                 "works only while this process holds exactly one shard of it"
