@@ -366,9 +366,23 @@ def test_a_helper_that_only_reads_static_attributes_or_guards_first_is_not_repor
             @partial(jax.jit, static_argnums=1)
             def scaled(x, n):
                 return x * host(n).sum()
+
+            # Transformed as they are: static, guarded, or a host callback (concrete there).
+            sizes = jax.jit(shape_of)
+            checked = jax.vmap(guarded)
+            static = jax.jit(host, static_argnums=0)
+
+            @jax.jit
+            def called_back(x):
+                return jax.pure_callback(host, jax.ShapeDtypeStruct(x.shape, x.dtype), x)
         """,
     })
     assert findings(root, select="JAX001") == set()
+    # The same module's host function transformed as it is: reported where it is transformed.
+    (root / "main.py").write_text((root / "main.py").read_text() + "hosted = jax.jit(host)\n")
+    project.forget_roots()
+    lines = (root / "main.py").read_text().count("\n")
+    assert findings(root, select="JAX001") == {("main.py", lines, "JAX001")}
 
 
 def test_an_override_of_a_plain_base_is_not_traced(tmp_path):

@@ -17,7 +17,8 @@ from dataclasses import dataclass
 
 from jax_codemod.analysis.classes import classes_for
 from jax_codemod.analysis.context import FileContext
-from jax_codemod.analysis.tracing import CALLED_IN_TRACE, Region, Reported, Traced, tracing_for
+from jax_codemod.analysis.tracing import CALLED_IN_TRACE, Region, Reported, Traced, traced_parameters, tracing_for
+from jax_codemod.analysis.values import FUNCTION
 from jax_codemod.analysis.transforms import Spellings
 from jax_codemod.analysis.words import called_positions, decorated_def_lines, lines_of
 from jax_codemod.rules._access_text import names_transform
@@ -157,6 +158,8 @@ class Across:
     traced: Traced  # the traced function of the checked file that makes the call
     access: object  # JAX001's Access, in ``ctx``
     ctx: FileContext  # the module that holds the access
+    # ``call`` applies the transform to the other module's function itself (`jax.jit(to_host)`).
+    applied: bool = False
 
     @property
     def where(self) -> str:
@@ -167,6 +170,13 @@ class Across:
         access = self.access
         receiver = ast.unparse(access.receiver)
         what = f"`{receiver}{access.label}`" if access.label.startswith(".") else f"`{access.label[:-1]}{receiver})`"
+        if self.applied:
+            return (
+                f"`{self.callee}` ({self.where}) runs {what} on its argument, which `{self.traced.transform}` "
+                "makes a tracer here, and that needs a concrete array; no automatic fix (the access is in "
+                "another module): transform a function that does not need concrete values, or do that "
+                "access on the concrete result"
+            )
         return (
             f"`{self.callee}` ({self.where}) runs {what} on what this call passes it, a tracer inside "
             f"`{self.traced.transform}` here, and that needs a concrete array; no automatic fix (the access is in "
@@ -198,6 +208,45 @@ def calls_across(
             if hit is not None:
                 access, holder = hit
                 found.append(Across(call, _name(tracing_for(owner), function), traced, access, holder))
+    found += _transformed_across(ctx, region, spellings, may, accesses_of, reported)
+    return found
+
+
+def _transformed_across(ctx: FileContext, region: Region, spellings: Spellings, may, accesses_of, reported) -> list[Across]:
+    """Transforms this file applies to another module's function itself (`jax.jit(to_host)`,
+    `jax.vmap(interop.to_numpy)(x)`): that function runs in the trace with the parameters the
+    transform traces, so an access it reaches raises here."""
+    found = []
+    analysis = ctx.analysis
+    for node in region.nodes:
+        if node.__class__ is not ast.Call:
+            continue
+        hit = spellings.applied(node)
+        if hit is None:
+            continue
+        transform, positions = hit
+        for position in positions:
+            if position >= len(node.args):
+                continue
+            argument = node.args[position]
+            if not isinstance(argument, (ast.Name, ast.Attribute)) or not may(ast.Call(func=argument, args=[], keywords=[])):
+                continue
+            value = analysis.value_of(argument)
+            if value.kind != FUNCTION or value.owner in (None, ctx.root_path) or not isinstance(value.node, ast.FunctionDef):
+                continue
+            other = ctx.project.context(value.owner)
+            if other is None:
+                continue
+            parameters = traced_parameters(value.node, transform, False)
+            if not parameters or not parameters[0]:
+                continue  # options this file cannot read: which arguments are traced is unknown
+            seed = Traced(value.node, transform.name, parameters[0])
+            # As a helper: only what surely runs on the tracer counts (a library-like function
+            # often guards, `if isinstance(x, core.Tracer): return x`).
+            reached = _reached(other, value.node, parameters[0], seed, transform.name, accesses_of, reported, 0)
+            if reached is not None:
+                access, holder = reached
+                found.append(Across(node, _name(tracing_for(other), value.node), seed, access, holder, applied=True))
     return found
 
 

@@ -7,6 +7,8 @@ from util import to_host
 from util.host import HostMixin, Recorder, summarize
 
 recorder = Recorder()
+# Another module's function transformed here as it is.
+compiled_host = jax.jit(to_host)
 
 
 @jax.jit
@@ -39,4 +41,8 @@ def run(which):
         return jax.jit(total)(x)
     if which == "logged":
         return logged(x)
+    if which == "compiled":
+        return compiled_host(x)
+    if which == "mapped":
+        return jax.vmap(summarize)(x.reshape(2, 2))
     return Model().forward(x)
