@@ -385,6 +385,49 @@ def test_a_helper_that_only_reads_static_attributes_or_guards_first_is_not_repor
     assert findings(root, select="JAX001") == {("main.py", lines, "JAX001")}
 
 
+def test_a_file_that_names_no_jax_but_decorates_with_anothers_transform_is_checked(tmp_path):
+    root = write(tmp_path, {
+        "lib/__init__.py": "",
+        "lib/compile.py": """\
+            import functools
+            import jax
+
+            def my_jit(fn):
+                return jax.jit(fn)
+
+            def compiled(**options):
+                return functools.partial(jax.jit, **options)
+
+            jit_static = functools.partial(jax.jit, static_argnums=(1,))
+
+            def plain(fn):
+                return fn
+        """,
+        "main.py": """\
+            from lib.compile import compiled, jit_static, my_jit, plain
+
+            @my_jit
+            def bare(x):
+                return x.unsafe_buffer_pointer()
+
+            @compiled(static_argnums=(1,))
+            def called(x, n):
+                static = n.unsafe_buffer_pointer()
+                return x.unsafe_buffer_pointer() + static
+
+            @jit_static
+            def aliased(x, n):
+                return x.unsafe_buffer_pointer()
+
+            @plain
+            def untraced(x):
+                return x.unsafe_buffer_pointer()
+        """,
+    })
+    # `n` is static in `called`: concrete, so only `x`'s access there.
+    assert findings(root, select="JAX001") == {("main.py", 5, "JAX001"), ("main.py", 10, "JAX001"), ("main.py", 14, "JAX001")}
+
+
 def test_an_override_of_a_plain_base_is_not_traced(tmp_path):
     root = write(tmp_path, {
         "base.py": "class Agent:\n    def update(self, batch):\n        return self.on_batch(batch)\n\n"

@@ -180,6 +180,8 @@ class Spellings:
             imported = self._imported(expr.id)
             if isinstance(imported, Transform):
                 return imported
+            if isinstance(imported, _Factory) and imported.bare:  # `@my_jit` from another module
+                return self._substituted(imported, None)
         if isinstance(expr, ast.Name) and expr.id in self.factories:
             factory = self.factories[expr.id]
             if factory.bare:  # `@compile` with `def compile(fn): return jax.jit(fn, ...)`

@@ -50,6 +50,10 @@ def reaches_across(source: bytes, text: str, project, access_text) -> str | None
         traces = bool(decorators) and project.reaches(
             "transform", _names_transform_text, text, decorators.__contains__, follow="module"
         )
+        # Decorated with another module's transform alias, in a file that names no `jax` (which
+        # JAX001's own prefilter needs): its own accesses run in that trace.
+        if traces and access_text.may_access(source):
+            return HELPERS
     # ...and imports a helper, or a helper's helper beside it in its module, with access text.
     if traces and project.reaches("traced-access", access_text.any_access_line, text, follow="module"):
         return HELPERS

@@ -82,6 +82,10 @@ class ShardedDlpackExport(GatherBeforeExport):
     cannot be gathered onto one device this way. An export in another module is fixed at
     the call, `to_torch(ensure_single_device(batch))`, and that is unsafe: the whole callee
     then sees a single-device array (the same values; what it returns is no longer sharded).
+    A method of another module that exports `self.<field>` of an instance built here with a
+    sharded array in that field is reported at the method call without a fix: the array
+    sits in the object, and gathering it where the object is built changes what the
+    object holds for every other use.
     """
 
     CODE = "JAX002"

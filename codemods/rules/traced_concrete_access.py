@@ -181,8 +181,9 @@ class TracedConcreteAccess(Rule):
     the modules of a project: a traced function that hands a tracer to another module's
     function or method (imported, of an instance of an imported class, or inherited from an
     imported base) whose body reads such a member of it is reported at the call, naming
-    where the access is; an override of a hook that an imported base class's traced method
-    calls through `self` is reported in the override.
+    where the access is, and so is such a function transformed here as it is
+    (`jax.jit(to_host)`, at the transform); an override of a hook that an imported base
+    class's traced method calls through `self` is reported in the override.
 
     ## Why is this bad?
     Inside a trace the arguments are abstract tracers with no buffer behind them: these
