@@ -276,6 +276,12 @@ class Tracing:
         ones, factories that take the function (``def jit(fn=None, **kw)``)."""
         return Spellings(self.ctx)
 
+    @cached_property
+    def whole_region(self) -> Region:
+        """The region of every node of the file, built once: each module another module's
+        trace reaches is asked again for every seed (its caches are the parents' and scopes')."""
+        return Region(self.ctx.tree, None)
+
     # Traced functions ----------------------------------------------------------------
 
     def traced_functions(
@@ -286,9 +292,17 @@ class Tracing:
     ) -> list[Traced]:
         """Every function of ``region`` (None: of the file) that runs on tracers; see the module
         docstring. ``reported``: what the caller's rule reports (the helpers' taint skips it)."""
-        if region is None:
-            region = Region(self.ctx.tree, None)
-        spellings = spellings or self.spellings
+        if region is None and spellings is None:
+            # The whole file's answer is asked again by every module whose classes derive from
+            # one here (``_add_inherited``): computed once.
+            memo = self.__dict__.setdefault("_whole_traced", {})
+            if reported not in memo:
+                memo[reported] = []  # a cycle of bases through modules finds nothing more
+                memo[reported] = self._traced_functions(self.whole_region, self.spellings, reported)
+            return list(memo[reported])
+        return self._traced_functions(region or self.whole_region, spellings or self.spellings, reported)
+
+    def _traced_functions(self, region: Region, spellings: Spellings, reported: Reported) -> list[Traced]:
         found: dict[ast.AST, Traced] = {}
         index: dict[str, list[ast.FunctionDef]] | None = None
         for node in region.nodes:
@@ -314,7 +328,7 @@ class Tracing:
         """``seed`` (a function of this file that another module's trace calls with tracers)
         and the functions of this file it runs in that trace, as ``traced_functions`` finds
         helpers."""
-        region = Region(self.ctx.tree, None)
+        region = self.whole_region
         found = {seed.node: seed}
         helpers = region.functions(decorated=True)
         if helpers:

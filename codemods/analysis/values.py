@@ -1393,6 +1393,16 @@ class Analysis:
         arr`` in ``__init__``) are what its fields already say."""
         if not isinstance(receiver, ast.Name):
             return []
+        # Most fields are never stored to from outside: the text says so before any walk (a
+        # spelling that only may be a store, `f(e.arr, 1)`, costs the walk, never an answer).
+        if not any(
+            not (m.start() and (self.ctx.text[m.start() - 1].isalnum() or self.ctx.text[m.start() - 1] in "_."))
+            for m in re.finditer(
+                rf"{re.escape(receiver.id)}\s*\.\s*{re.escape(attr)}\b\s*(?:[-+*/%&|^@<>]{{0,2}}=(?!=)|[:,]|in\b)",
+                self.ctx.text,
+            )
+        ):
+            return []
         cls = instance.node if instance is not None and instance.owner in (None, self._here) else None
         index = self._field_stores
         if index is None:

@@ -126,7 +126,7 @@ def across_region(ctx: FileContext, spellings, access_text) -> Region | None:
     if not imported:
         return None
     if set(imported) & _base_words(ctx.text):
-        return Region(ctx.tree, None)
+        return tracing_for(ctx).whole_region
     # Only the names whose own text (or a helper's beside it) holds an access matter (a module
     # imported whole: its text).
     imported = {
