@@ -510,6 +510,7 @@ class Analysis:
         self._self_values: dict[ast.AST, Value] = {}  # method -> `self` (_self_value)
         self._attribute_index: dict[str, list[ast.Attribute]] | None = None
         self._field_stores: dict[tuple[str, str], list[tuple[ast.stmt, ast.expr | None]]] | None = None
+        self._class_attributes: dict[tuple[ast.ClassDef, str, bool], Value] = {}
 
     @cached_property
     def nodes(self) -> list[ast.AST]:
@@ -1438,14 +1439,23 @@ class Analysis:
         return [UNKNOWN_VALUE if value is None else self.value_of(value) for _, value in stored]
 
     def _class_attribute(self, cls: ast.ClassDef, attr: str, instance: bool = True) -> Value:
-        """``self.attr``: what the class body and its methods assign to it, joined."""
-        values = []
+        """``self.attr``: what the class body and its methods assign to it, joined. An update
+        from the field itself (``self.state = self.state + action``) is read with the field as
+        the other assignments make it (one round of a fixed point: a placement the update keeps
+        stays, one it changes joins in)."""
+        key = (cls, attr, instance)
+        memo = self._class_attributes
+        if key in memo:
+            return memo[key]
+        memo[key] = UNKNOWN_VALUE  # a cycle before the first round answers nothing
+        known: list[Value] = []
+        assigned: list[ast.expr] = []
         # A method assigns ``self.<attr>`` only where its lines spell ``attr``.
         lines = name_lines(self.ctx.text, attr) if instance and self._spelled_as_parsed else None
         for statement in cls.body:
             if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 if statement.name == attr:
-                    values.append(self._function_value(statement))
+                    known.append(self._function_value(statement))
                     continue
                 if not instance:
                     continue
@@ -1456,12 +1466,11 @@ class Analysis:
                 positional = [*statement.args.posonlyargs, *statement.args.args]
                 if not positional:
                     continue
-                for assigned in self._self_assignments(statement, positional[0].arg).get(attr, ()):
-                    values.append(self.value_of(assigned))
+                assigned += self._self_assignments(statement, positional[0].arg).get(attr, ())
             elif isinstance(statement, ast.Assign) and any(
                 isinstance(t, ast.Name) and t.id == attr for t in statement.targets
             ):
-                values.append(self.value_of(statement.value))
+                assigned.append(statement.value)
             elif (
                 isinstance(statement, ast.AnnAssign)
                 and isinstance(statement.target, ast.Name)
@@ -1470,10 +1479,16 @@ class Analysis:
                 if statement.value is None:
                     annotated = self.annotation_value(statement.annotation)
                     source = self.ctx.source_of(statement.annotation)
-                    values.append(replace(annotated, why=annotated.why or f"`{cls.name}.{attr}: {source}`"))
+                    known.append(replace(annotated, why=annotated.why or f"`{cls.name}.{attr}: {source}`"))
                 else:
-                    values.append(self.value_of(statement.value))
-        return join(values)
+                    assigned.append(statement.value)
+        updates = [e for e in assigned if _reads_attribute(e, attr)]
+        values = known + [self.value_of(e) for e in assigned if not any(e is u for u in updates)]
+        if updates:
+            memo[key] = _field_join(values)
+            values += [self.value_of(e) for e in updates]
+        found = memo[key] = _field_join(values)
+        return found
 
     def _self_assignments(self, method: ast.AST, this: str) -> dict[str, list[ast.expr]]:
         """What ``method`` assigns to ``this.<attr>``, by attr, in ``scope_nodes``' order (one
@@ -2197,6 +2212,18 @@ _DTYPE_POSITIONS = {
     "jax.numpy.astype": 1,
 }
 _DTYPE_KEYWORDS = frozenset({"dtype", "new_dtype"})
+
+
+def _reads_attribute(expr: ast.AST, attr: str) -> bool:
+    return any(isinstance(node, ast.Attribute) and node.attr == attr for node in ast.walk(expr))
+
+
+def _field_join(values: list[Value]) -> Value:
+    """A field's values joined. `self.state = None` in `__init__`, set for real in `reset()`: a
+    placeholder. What reads the field either gets the real value or fails on None whatever it
+    is (a gather of None is None), so the placeholder does not weaken the claim."""
+    real = [v for v in values if not (v.kind == CONSTANT and v.constant is None)]
+    return join(real or values)
 
 
 def _placement_free(value: Value) -> bool:

@@ -1,0 +1,3 @@
+from agents.policy import rollout
+
+rollout()
