@@ -2028,6 +2028,10 @@ class Analysis:
             )
         if qualified in SHARDING_TYPES or qualified in _MESH_MAKERS or qualified == "jax.sharding.PartitionSpec":
             return self._placement_object(qualified, call)
+        if qualified in api.TREE_MAPS and len(call.args) > 1:
+            mapped = self._tree_map(call)
+            if mapped is not None:
+                return mapped
         if qualified in TREE_LEAVES and call.args:
             return Value(CONTAINER, label, items=((None, self.leaves(call.args[0])),))
         if qualified in TREE_FLATTEN and call.args:
@@ -2047,6 +2051,29 @@ class Analysis:
         ):
             return Value(CONTAINER, items=((None, self._iterated(self.value_of(call.args[0]))),))
         return None
+
+    def _tree_map(self, call: ast.Call) -> Value | None:
+        """``jax.tree.map(f, tree, ...)``: ``tree`` with each leaf what ``f`` returns for it, when
+        that is an array whose placement is known (`lambda x: jax.device_put(x, rows)`); None
+        (nothing known) otherwise. A tree the file cannot see comes back as a container of such
+        leaves, whatever its keys."""
+        function = call.args[0]
+        if isinstance(function, ast.Lambda):
+            leaf = self.value_of(function.body)
+        else:
+            callee = self.value_of(function)
+            owner = self._owner(callee) if callee.kind == FUNCTION and callee.node is not None else None
+            if owner is None:
+                return None
+            leaf = owner.arrived(owner.returns_of(callee.node), self)
+        if leaf.kind not in ARRAY_KINDS or leaf.placement == PLACEMENT_UNKNOWN:
+            return None
+        tree = self.value_of(call.args[1])
+        if tree.kind in ARRAY_KINDS or tree.kind in OTHER_ARRAYS or tree.kind == NUMPY:
+            return leaf  # the tree is one leaf
+        if tree.kind in (CONTAINER, MAPPING, INSTANCE):
+            return _with_leaves(tree, leaf)
+        return Value(CONTAINER, leaf.why, items=((None, leaf),))
 
     def _partial_call(self, call: ast.Call) -> Value:
         """``functools.partial(f, ...)``: a transform with options, or what calling it gives."""
@@ -2212,6 +2239,13 @@ _DTYPE_POSITIONS = {
     "jax.numpy.astype": 1,
 }
 _DTYPE_KEYWORDS = frozenset({"dtype", "new_dtype"})
+
+
+def _with_leaves(tree: Value, leaf: Value, depth: int = 0) -> Value:
+    """``tree`` (a container, mapping or record) with every leaf ``leaf``."""
+    if tree.kind not in (CONTAINER, MAPPING, INSTANCE) or depth > 8:
+        return leaf
+    return replace(tree, items=tuple((key, _with_leaves(value, leaf, depth + 1)) for key, value in tree.items))
 
 
 def _reads_attribute(expr: ast.AST, attr: str) -> bool:
