@@ -333,6 +333,43 @@ def test_a_method_of_another_module_that_exports_a_field_of_a_sharded_instance_i
     assert "no automatic fix" in message
 
 
+def test_a_name_bound_here_to_another_modules_export_is_followed(tmp_path):
+    root = write(tmp_path, {
+        "exporters.py": """\
+            import torch
+
+            def to_torch(x):
+                return torch.from_dlpack(x)
+
+            def make_exporter():
+                def export(x):
+                    return torch.from_dlpack(x)
+                return export
+
+            class Exporter:
+                def __init__(self, arr):
+                    self.arr = arr
+
+                def export(self):
+                    return torch.from_dlpack(self.arr)
+        """,
+        "main.py": PLACED + textwrap.dedent("""\
+            from exporters import Exporter, make_exporter, to_torch
+
+            convert = to_torch
+            module_level = Exporter(batch)
+
+            def run():
+                export = make_exporter()
+                return export(batch), convert(batch), module_level.export(), export(single)
+        """),
+    })
+    lines = PLACED.count("\n")
+    found = messages(root, "JAX002")
+    assert len(found) == 3, found
+    assert findings(root, select="JAX002") == {("main.py", lines + 8, "JAX002")}
+
+
 # JAX001 through another module ----------------------------------------------------------
 
 

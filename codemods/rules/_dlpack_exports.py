@@ -373,8 +373,9 @@ def _may_be_placed(argument: ast.AST, bindings: dict, project) -> bool:
 def _may_leave(func: ast.AST, bindings: dict, project) -> bool:
     """Whether a call of ``func`` may run a function of another module of the project that
     leads to export text: a name imported from it (or an attribute of one, `interop.to_numpy`)
-    whose text does (``View.name_reaches``), or a method of a value (an instance the value
-    analysis may place there); not a library's (`np.asarray`) nor this file's function."""
+    whose text does (``View.name_reaches``), or a name or method of a value that is no import
+    (an instance, a function another module's factory returned: the value analysis says where
+    it is defined); not a library's (`np.asarray`)."""
     chain = []
     while isinstance(func, ast.Attribute):
         chain.append(func.attr)
@@ -385,7 +386,9 @@ def _may_leave(func: ast.AST, bindings: dict, project) -> bool:
         return False
     target = bindings.get(func.id)
     if not isinstance(target, str):
-        return bool(chain) and func.id not in bindings  # `exporter.export(...)`: a local value's method
+        # Not an import: `exporter.export(...)` (a value's method), `export(x)` with `export =
+        # make_exporter()` (a name maybe bound to another module's function): the values decide.
+        return True
     qualified = ".".join([target, *reversed(chain)])
     return project.name_reaches("exports", holds_export_text, qualified)
 
