@@ -263,6 +263,8 @@ def through_exports(ctx: FileContext) -> Iterator[Export]:
         return
     analysis = ctx.analysis
     bindings = ctx._bindings
+    # This file's own functions and classes: their calls stay here.
+    own = {s.name for s in ctx.tree.body if isinstance(s, (*FUNCTIONS, ast.ClassDef))}
     for node in ast.walk(ctx.tree):
         if node.__class__ is not ast.Call or not _may_leave(node.func, bindings, project):
             continue
@@ -270,6 +272,11 @@ def through_exports(ctx: FileContext) -> Iterator[Export]:
             yield from _field_exports(ctx, node)
         if not node.args and not node.keywords:
             continue
+        if node.func.__class__ is ast.Name and not isinstance(bindings.get(node.func.id), str):
+            # A name that is no import (`export = make_exporter()`): where it is defined first,
+            # as most such calls run this file's functions.
+            if node.func.id in own or analysis.foreign_callee(node) is None:
+                continue
         if isinstance(node.func, ast.Attribute) and ctx.qualname(node.func) is None:
             # A method: of an instance or class another module of the project defines.
             receiver = analysis.value_of(node.func.value)
