@@ -178,12 +178,11 @@ class TracedConcreteAccess(Rule):
     comprehensions, `equinox.filter_jit`, `flax.nnx.jit`, the other transforms (`vmap`,
     `grad`, `pmap`, `shard_map`, `checkpoint`, `lax` control flow, equinox's and flax's),
     helpers called from inside a trace, and the pytree leaves of a traced argument. Across
-    the modules of a project: a traced function that hands a tracer to another module's
-    function or method (imported, of an instance of an imported class, or inherited from an
-    imported base) whose body reads such a member of it is reported at the call, naming
-    where the access is, and so is such a function transformed here as it is
-    (`jax.jit(to_host)`, at the transform); an override of a hook that an imported base
-    class's traced method calls through `self` is reported in the override.
+    the modules of a project: a tracer handed to another module's function or method
+    (imported, of an imported class's instance, or inherited) that reads such a member of it
+    is reported at the call, naming where the access is, as is such a function transformed
+    as it is (`jax.jit(to_host)`); an override of a hook an imported base class's traced
+    method calls through `self` is reported in the override.
 
     ## Why is this bad?
     Inside a trace the arguments are abstract tracers with no buffer behind them: these
