@@ -113,6 +113,8 @@ def read(ctx: FileContext, parts: Parts) -> Reading | None:
     if relevant is None:
         return None
     targets, roots = relevant
+    if targets and _names_an_instance(cut, roots, targets):
+        return None
     if not targets or not reached(cut, roots, targets):
         # No target on a chain from a root (the same reading that drops the other blocks):
         # what the rule finds is in none of the blocks, whatever the base holds.
@@ -224,6 +226,25 @@ def _cut_inside_brackets(cut: Cut, verbatim: list[bool]) -> bool:
         ) and not brackets_balance(text, block.begin, block.finish, interiors, starts):
             return True
     return False
+
+
+def _names_an_instance(cut: Cut, roots: set[int], targets: set[int]) -> bool:
+    """Whether a root names a module-level instance (`model = Model()`) of a class of the file
+    that holds a target: a trace runs `model.apply(x)` or `model(x)`, but the chains go by
+    the names of functions, not of instances, so such a file is read whole."""
+    blocks = cut.blocks
+    holders = set()
+    for index in targets:
+        head = index
+        if blocks[head].indent:
+            while head > 0 and blocks[head].kind != "head":
+                head -= 1
+        if blocks[head].kind in ("class", "head") and blocks[head].name:
+            holders.add(blocks[head].name)
+    if not holders:
+        return False
+    instances = {b.name for b in blocks if b.kind == "call" and not b.indent and b.name and b.callee in holders}
+    return bool(instances) and any(cut.words(root) & instances for root in roots)
 
 
 # The chains from the roots to the targets ---------------------------------------------------

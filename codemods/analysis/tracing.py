@@ -487,7 +487,8 @@ class Tracing:
                     tainted = self.tainted_names(traced.node, traced.traced, reported)
                 params = self._called_params(function, arguments, node.keywords, tainted, reported, bound)
                 # A method called through `self` or `super()`: the traced method, by its class.
-                via = f"{classes_for(self.ctx).owner(traced.node).name}.{caller}" if bound else caller
+                owner = classes_for(self.ctx).owner(traced.node) if bound else None
+                via = f"{owner.name}.{caller}" if owner is not None else caller
                 if params and function in found:
                     # A traced function called inside another trace: it runs in that trace too.
                     known = found[function]
@@ -544,7 +545,11 @@ class Tracing:
             return [f for e in elements for f in self._functions_passed(region, index, spellings, call, e, scope)]
         if isinstance(argument, ast.Attribute):
             if scope is not None:  # a call inside a traced method: `self.hook(x)`, `super().hook(x)`
-                return [(method, True) for method in self._dispatched(scope, argument)]
+                found = self._dispatched(scope, argument)
+                if not found and isinstance(argument.value, ast.Name):
+                    # `model.apply(x)`: a method of a module-level instance of the file's class.
+                    found = self._instance_methods(argument.value.id, argument.attr, scope)
+                return [(method, True) for method in found]
             return [(method, True) for method in _self_methods(region, call, argument)]
         if not isinstance(argument, ast.Name):
             return []
@@ -554,6 +559,9 @@ class Tracing:
         # Only functions of the region matter. The name resolves like a closure: the call's own
         # scope first, then the enclosing ones.
         definitions = index.get(argument.id, [])
+        if not definitions and scope is not None:
+            # `model(x)` inside a trace: the `__call__` of a module-level instance.
+            return [(method, True) for method in self._instance_methods(argument.id, "__call__", scope)]
         scope = scope or region.scope_of(call)
         while definitions:
             here = [node for node in definitions if region.scope_of(node) is scope]
@@ -561,6 +569,55 @@ class Tracing:
                 return [(node, False) for node in here]
             scope = region.scope_of(scope)
         return []
+
+    def _instance_methods(self, name: str, attr: str, scope: ast.AST) -> list[ast.FunctionDef]:
+        """The method ``attr`` of the file's class that ``name`` holds an instance of: ``name``
+        bound once in the whole module, at its top level, to ``Class(...)`` (a class of this
+        module, bound once), and not in ``scope`` or a function around it; else nothing."""
+        # Stores anywhere make the module-level count more than one; a parameter is no store.
+        for function in (scope, *(a for a in self.ctx.ancestors(scope) if isinstance(a, _FUNCTIONS))):
+            if isinstance(function, _FUNCTIONS) and name in {p.arg for p in all_params(function)}:
+                return []
+        instances = self.__dict__.get("_module_instances")
+        if instances is None:
+            instances = self.__dict__["_module_instances"] = self._find_module_instances()
+        cls = instances.get(name)
+        if cls is None:
+            return []
+        target = classes_for(self.ctx).resolve(cls, attr)
+        if target is None or target[0] is not self.ctx or not isinstance(target[1], (ast.FunctionDef, ast.AsyncFunctionDef)):
+            return []
+        if any(isinstance(d, ast.Name) and d.id in ("staticmethod", "classmethod", "property") for d in target[1].decorator_list):
+            return []
+        return [target[1]]
+
+    def _find_module_instances(self) -> dict[str, ast.ClassDef]:
+        """Module-level names bound once, to an instance of a module-level class of the file."""
+        tree = self.ctx.tree
+        classes = classes_for(self.ctx)._module
+        counts: dict[str, int] = {}
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
+                counts[node.id] = counts.get(node.id, 0) + 1
+            elif isinstance(node, (*_FUNCTIONS, ast.ClassDef)) and not isinstance(node, ast.Lambda):
+                counts[node.name] = counts.get(node.name, 0) + 1
+            elif isinstance(node, (ast.Global, ast.Nonlocal)):
+                for global_name in node.names:
+                    counts[global_name] = counts.get(global_name, 0) + 2
+        found = {}
+        for statement in tree.body:
+            if (
+                isinstance(statement, ast.Assign)
+                and len(statement.targets) == 1
+                and isinstance(statement.targets[0], ast.Name)
+                and isinstance(statement.value, ast.Call)
+                and isinstance(statement.value.func, ast.Name)
+                and statement.value.func.id in classes
+            ):
+                name = statement.targets[0].id
+                if counts.get(name) == 1:
+                    found[name] = classes[statement.value.func.id]
+        return found
 
     def _dispatched(self, method: ast.AST, func: ast.Attribute) -> list[ast.FunctionDef]:
         """The methods of the file's classes a call of ``func`` in ``method`` runs
