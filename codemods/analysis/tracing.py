@@ -574,16 +574,16 @@ class Tracing:
         """The method ``attr`` of the file's class that ``name`` holds an instance of: ``name``
         bound once in the whole module, at its top level, to ``Class(...)`` (a class of this
         module, bound once), and not in ``scope`` or a function around it; else nothing."""
-        # Stores anywhere make the module-level count more than one; a parameter is no store.
-        for function in (scope, *(a for a in self.ctx.ancestors(scope) if isinstance(a, _FUNCTIONS))):
-            if isinstance(function, _FUNCTIONS) and name in {p.arg for p in all_params(function)}:
-                return []
         instances = self.__dict__.get("_module_instances")
         if instances is None:
             instances = self.__dict__["_module_instances"] = self._find_module_instances()
         cls = instances.get(name)
         if cls is None:
-            return []
+            return []  # most calls: `jnp.sum(x)`, `len(x)`, a library's function
+        # Stores anywhere make the module-level count more than one; a parameter is no store.
+        for function in (scope, *(a for a in self.ctx.ancestors(scope) if isinstance(a, _FUNCTIONS))):
+            if isinstance(function, _FUNCTIONS) and name in {p.arg for p in all_params(function)}:
+                return []
         target = classes_for(self.ctx).resolve(cls, attr)
         if target is None or target[0] is not self.ctx or not isinstance(target[1], (ast.FunctionDef, ast.AsyncFunctionDef)):
             return []
@@ -594,7 +594,18 @@ class Tracing:
     def _find_module_instances(self) -> dict[str, ast.ClassDef]:
         """Module-level names bound once, to an instance of a module-level class of the file."""
         tree = self.ctx.tree
+        candidates = [
+            statement for statement in tree.body
+            if isinstance(statement, ast.Assign)
+            and isinstance(statement.value, ast.Call)
+            and isinstance(statement.value.func, ast.Name)
+        ]
+        if not candidates:
+            return {}  # most files: no walk
         classes = classes_for(self.ctx)._module
+        candidates = [s for s in candidates if s.value.func.id in classes]
+        if not candidates:
+            return {}
         counts: dict[str, int] = {}
         for node in ast.walk(tree):
             if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
@@ -605,15 +616,8 @@ class Tracing:
                 for global_name in node.names:
                     counts[global_name] = counts.get(global_name, 0) + 2
         found = {}
-        for statement in tree.body:
-            if (
-                isinstance(statement, ast.Assign)
-                and len(statement.targets) == 1
-                and isinstance(statement.targets[0], ast.Name)
-                and isinstance(statement.value, ast.Call)
-                and isinstance(statement.value.func, ast.Name)
-                and statement.value.func.id in classes
-            ):
+        for statement in candidates:
+            if len(statement.targets) == 1 and isinstance(statement.targets[0], ast.Name):
                 name = statement.targets[0].id
                 if counts.get(name) == 1:
                     found[name] = classes[statement.value.func.id]
