@@ -331,12 +331,7 @@ def _field_exports(ctx: FileContext, call: ast.Call) -> Iterator[Export]:
     if not positional:
         return
     this = positional[0]
-    exports = owner.ctx.__dict__.get("_all_exports")
-    if exports is None:
-        exports = owner.ctx.__dict__["_all_exports"] = (
-            list(find_exports(owner.ctx)) if holds_export_text(owner.ctx.text) else []
-        )
-    for export in exports:
+    for export in _module_exports(owner.ctx):
         value = export.value
         if (
             export.leaves
@@ -417,10 +412,16 @@ def parameter_export(ctx: FileContext, function: ast.AST, parameter: ast.arg, de
     return found
 
 
-def _exported_here(ctx: FileContext, function: ast.AST, parameter: ast.arg) -> tuple[Export, str] | None:
+def _module_exports(ctx: FileContext) -> list[Export]:
+    """Every export of another module's context, found once (asked for each call into it)."""
     exports = ctx.__dict__.get("_all_exports")
     if exports is None:
         exports = ctx.__dict__["_all_exports"] = list(find_exports(ctx)) if holds_export_text(ctx.text) else []
+    return exports
+
+
+def _exported_here(ctx: FileContext, function: ast.AST, parameter: ast.arg) -> tuple[Export, str] | None:
+    exports = _module_exports(ctx)
     analysis = ctx.analysis
     for export in exports:
         if export.leaves or export.elements or not (function.lineno <= export.site.lineno <= function.end_lineno):
