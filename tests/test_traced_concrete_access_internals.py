@@ -13,6 +13,7 @@ from jax_codemod.analysis import partial as partial_reading
 from jax_codemod.analysis import words
 from jax_codemod.analysis.partial import Cut, is_word_char
 from jax_codemod.analysis.partial_receivers import PartialReceivers
+from jax_codemod.analysis.transforms import TRANSFORM_LEAVES
 from jax_codemod.rules import traced_concrete_access as jax001
 from test_traced_concrete_access_partial import (
     CASES,
@@ -392,6 +393,19 @@ def test_the_called_lines_are_the_word_lines_of_the_calls(path):
     text = path.read_text(encoding="utf-8")
     names = sorted(jax001.Spellings(whole(text, str(path))).call_names)
     assert words.lines_of(text, sorted(words.called_positions(text, names))) == _called_lines(text, names)
+
+
+@pytest.mark.parametrize("path", [*CORPUS, *INSTALLED_JAX[::3]], ids=lambda p: p.name)
+def test_the_finds_of_a_files_own_names_agree_with_the_reversed_regex(path):
+    # A file's own names (its imports) are found one str.find each, the table's names with the
+    # cached reversed-text regex: every split of the same words gives the same positions.
+    text = path.read_text(encoding="utf-8")
+    names = frozenset(jax001.Spellings(whole(text, str(path))).call_names) | {"f", "x", "np", "asarray", "jit_x"}
+    expected = words.called_positions(text, names)
+    assert words.called_positions(text, names, table=frozenset()) == expected
+    assert words.called_positions(text, names, table=TRANSFORM_LEAVES) == expected
+    consumers = frozenset(jax001.TEXT.consumer_names)
+    assert words.called_positions(text, consumers, "jnp.", table=frozenset()) == words.called_positions(text, consumers, "jnp.")
 
 
 def _called_lines(text: str, names) -> set[int]:

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass
+from functools import cached_property
 from typing import TYPE_CHECKING
 
 from jax_codemod.analysis.names import canonical
@@ -49,6 +50,14 @@ _NOT_BOUND = frozenset({"staticmethod", "classmethod"})
 _ABSENT = object()  # a class body that does not bind the name
 _UNKNOWN = "?"  # the order past a class whose bases C3 cannot merge (Python raises there)
 _BODIES = ("body", "orelse", "finalbody", "handlers")
+# The statements (and except clauses) that hold statements.
+_COMPOUND = frozenset(
+    kind
+    for kind in vars(ast).values()
+    if isinstance(kind, type)
+    and issubclass(kind, (ast.stmt, ast.excepthandler))
+    and {*_BODIES, "cases"} & set(kind._fields)
+)
 
 
 @dataclass(frozen=True, eq=False)
@@ -81,6 +90,8 @@ def statements(body: list[ast.stmt], into_classes: bool = False, into_functions:
     while stack:
         node = stack.pop()
         yield node
+        if node.__class__ not in _COMPOUND:
+            continue  # most statements hold none (an assignment, a call, a return)
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and not into_functions:
             continue
         if isinstance(node, ast.ClassDef) and not into_classes:
@@ -112,25 +123,35 @@ class Classes:
 
     def __init__(self, ctx: FileContext) -> None:
         self.ctx = ctx
-        self._owners: dict[ast.AST, ast.ClassDef] = {}
-        # Module-level classes by name, where nothing else at module level binds the name.
-        self._module: dict[str, ast.ClassDef] = {}
         self._mro: dict[ast.ClassDef, list] = {}
         self._members: dict[ast.ClassDef, dict[str, object]] = {}
         self._subclasses: dict[ast.ClassDef, list[ast.ClassDef]] = {}
-        tree = ctx.tree
+
+    @cached_property
+    def _owners(self) -> dict[ast.AST, ast.ClassDef]:
+        """Each method's class, nested classes' too (built on first need: most files that
+        ask anything of their classes ask it of few, or none)."""
+        owners = {}
+        if "class" not in self.ctx.text:
+            return owners
+        for node in statements(self.ctx.tree.body, into_classes=True, into_functions=True):
+            if isinstance(node, ast.ClassDef):
+                for member in node.body:
+                    if isinstance(member, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                        owners[member] = node
+        return owners
+
+    @cached_property
+    def _module(self) -> dict[str, ast.ClassDef]:
+        """Module-level classes by name, where nothing else at module level binds the name."""
+        tree = self.ctx.tree
+        if not any(isinstance(node, ast.ClassDef) for node in tree.body):
+            return {}
         bindings: dict[str, int] = {}
         for node in statements(tree.body):
             for name in _bound_names(node):
                 bindings[name] = bindings.get(name, 0) + 1
-        for node in tree.body:
-            if isinstance(node, ast.ClassDef) and bindings.get(node.name) == 1:
-                self._module[node.name] = node
-        for node in statements(tree.body, into_classes=True, into_functions=True):
-            if isinstance(node, ast.ClassDef):
-                for member in node.body:
-                    if isinstance(member, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                        self._owners[member] = node
+        return {node.name: node for node in tree.body if isinstance(node, ast.ClassDef) and bindings.get(node.name) == 1}
 
     def owner(self, method: ast.AST) -> ast.ClassDef | None:
         return self._owners.get(method)

@@ -240,14 +240,17 @@ class Reach:
         text_of: Callable[[str], str],
         module_of: Callable[[str, str], tuple[str, list[str]] | None],
         absolute: Callable[[str, int, str | None], str | None],
+        may_import: Callable[[str], bool] | None = None,
     ) -> None:
         self._read_text = text_of
         self._module_of = module_of
         self._absolute = absolute
+        self._may_import = may_import
         self._texts: dict[str, str] = {}
         self._read: dict[str, _Module] = {}
         self._places: dict[tuple[str, str], Node | None] = {}
-        self._file: tuple[tuple[str, str], dict[str, list[str]]] | None = None  # the last file's bindings
+        # the last file's bindings
+        self._file: tuple[tuple[str, str], tuple[dict[str, list[str]], tuple[str, ...]]] | None = None
         # name node -> (its block's span, or None: bound by an import or nowhere; where it leads)
         self._blocks: dict[Node, tuple[tuple[int, int] | None, list[Node]]] = {}
         # Per question: node -> answer; path -> whether the module's text holds wanted text,
@@ -268,11 +271,7 @@ class Reach:
         """Whether the file at ``importer`` (its text ``text``) imports something of the root
         that leads to text ``wanted`` accepts. ``key`` names that question; ``follow``: how far
         from a block (``_leads``); ``names``: only the imported names it accepts count."""
-        key_of_file = (importer, text)
-        if self._file is None or self._file[0] != key_of_file:
-            # Several questions are asked of one file in a row (each rule's, then its check's).
-            self._file = (key_of_file, self._bindings(importer, text)[0])
-        bound = self._file[1]
+        bound = self.file_bindings(importer, text)[0]
         for alias, targets in bound.items():
             if names is not None and not names(alias):
                 continue
@@ -280,6 +279,16 @@ class Reach:
                 if self._leads(key, wanted, node, follow):
                     return True
         return False
+
+    def file_bindings(self, importer: str, text: str) -> tuple[dict[str, list[str]], tuple[str, ...]]:
+        """``_bindings`` of the file at ``importer`` (its text ``text``): several questions are
+        asked of one file in a row (whether it imports the project, each rule's, its check's)."""
+        key_of_file = (importer, text)
+        if self._file is None or self._file[0] != key_of_file:
+            # ``may_import``: a cheap look at the text that shows it imports nothing of the root.
+            nothing = self._may_import is not None and not self._may_import(text)
+            self._file = (key_of_file, ({}, ()) if nothing else self._bindings(importer, text))
+        return self._file[1]
 
     def from_name(
         self, key: str, wanted: Callable[[str], bool], qualified: str, importer: str, follow: bool | str = True

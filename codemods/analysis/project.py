@@ -31,7 +31,7 @@ from pathlib import PurePosixPath
 from typing import TypeVar
 
 from jax_codemod.analysis.context import FileContext
-from jax_codemod.analysis.module_text import Reach, first_parts, imports
+from jax_codemod.analysis.module_text import Reach, first_parts
 from jax_codemod.analysis.modules import ModuleMap
 
 # Top-level packages never read from a root: the API table's libraries and Python's own.
@@ -111,23 +111,18 @@ class Root:
                 found.add(part.partition(".")[0])
         return frozenset(found - LIBRARIES)
 
+    def _may_import(self, text: str) -> bool:
+        """From the first part of each import, one scan: whether ``text`` may import anything
+        from the root (most files of a tree import only libraries, whose names no module of the
+        root has)."""
+        return any(dots or name in self._names for dots, name in first_parts(text))
+
     def imports_project(self, importer: str, text: str) -> bool:
         """Whether the file at ``importer`` (its text ``text``) imports anything from the root."""
-        # The first part of each import, from one scan: most files of a tree import only
-        # libraries, and no module of the root has their names.
-        if not any(dots or name in self._names for dots, name in first_parts(text)):
-            return False
-        for record in imports(text):
-            if record.names is None:
-                named = [record.module]
-            else:
-                base = self.modules.absolute(importer, record.level, record.module or None)
-                if base is None:
-                    continue
-                named = [base, *(f"{base}.{name}" for name, _ in record.names if name != "*")]
-            if any(self.module_of(name, importer) is not None for name in named):
-                return True
-        return False
+        # What the imports bind in the root (none, from one scan, where every import's first
+        # part is a library's): the questions that follow read the same.
+        bound, stars = self._reacher().file_bindings(importer, text)
+        return bool(bound) or any(self.module_of(star, importer) is not None for star in stars)
 
     def reaches(
         self,
@@ -157,7 +152,9 @@ class Root:
 
     def _reacher(self) -> Reach:
         if self._reach is None:
-            self._reach = Reach(lambda path: self._read(path)[0] or "", self.module_of, self.modules.absolute)
+            self._reach = Reach(
+                lambda path: self._read(path)[0] or "", self.module_of, self.modules.absolute, self._may_import
+            )
         return self._reach
 
     def tree(self, path: str) -> tuple[str, str, ast.Module | None]:

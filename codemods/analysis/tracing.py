@@ -67,6 +67,7 @@ from jax_codemod.analysis.transforms import (
     Transform,
     all_params,
     positional_params,
+    spellings_of,
     traced_parameters,
 )
 
@@ -165,10 +166,9 @@ class Region:
         self.nodes: list[ast.AST] = []
         self._scopes: dict[ast.AST, ast.AST | None] = {}
         self._indexes: tuple[dict, dict] | None = None
-        if lines is None:
-            lines = range(1, max((getattr(node, "end_lineno", 0) for node in tree.body), default=0) + 1)
+        whole = lines is None  # every node: no line to look up
         parents, nodes = self.parents, self.nodes
-        bisect_left, count = bisect.bisect_left, len(lines)
+        bisect_left, count = bisect.bisect_left, 0 if whole else len(lines)
         leaves, node_class = _LEAVES, ast.AST
         stack: list[ast.AST] = [tree]
         found: list[ast.AST] = []
@@ -188,7 +188,7 @@ class Region:
             for child in found:
                 if child.__class__ in leaves:
                     continue
-                start = getattr(child, "lineno", None)
+                start = None if whole else getattr(child, "lineno", None)
                 if start is not None:
                     # A candidate line within the child's lines.
                     index = bisect_left(lines, start)
@@ -274,7 +274,7 @@ class Tracing:
     def spellings(self) -> Spellings:
         """How the file spells transforms (``analysis.transforms``): aliases, equinox and flax
         ones, factories that take the function (``def jit(fn=None, **kw)``)."""
-        return Spellings(self.ctx)
+        return spellings_of(self.ctx)
 
     @cached_property
     def whole_region(self) -> Region:

@@ -291,11 +291,6 @@ class Spellings:
                 cache[name] = found
         return cache[name]
 
-    @cached_property
-    def call_pattern(self) -> re.Pattern[str]:
-        names = "|".join(sorted(map(re.escape, self.call_names)))
-        return re.compile(rf"\b(?:{names})\s*\(")
-
     # Reading spellings -----------------------------------------------------------------
 
     def _may_name(self, expr: ast.AST) -> bool:

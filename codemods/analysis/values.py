@@ -58,6 +58,7 @@ from functools import cached_property
 
 from jax_codemod.analysis import api
 from jax_codemod.analysis import transforms as spelled
+from jax_codemod.analysis.classes import statements
 from jax_codemod.analysis.names import Resolver, canonical
 from jax_codemod.analysis.scopes import (
     CHILD_FIELDS,
@@ -1408,7 +1409,8 @@ class Analysis:
         index = self._field_stores
         if index is None:
             index = self._field_stores = {}
-            for statement in ast.walk(self.ctx.tree):
+            # Statements only (no store is an expression's but a walrus's, which binds a name).
+            for statement in statements(self.ctx.tree.body, into_classes=True, into_functions=True):
                 if isinstance(statement, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
                     targets = statement.targets if isinstance(statement, ast.Assign) else [statement.target]
                     for target in targets:

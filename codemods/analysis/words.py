@@ -37,18 +37,50 @@ def reversed_calls(words: frozenset[str], not_after: str) -> re.Pattern[str]:
     return re.compile(rf"\([ \t]*(?:{names})(?!\w){guard}")
 
 
-def called_positions(text: str, words, not_after: str = "") -> list[int]:
+def called_positions(text: str, words, not_after: str = "", table: frozenset[str] | None = None) -> list[int]:
     """Where one of ``words`` is called as a whole word (`word (`, not `xword(`), not right
     after ``not_after`` (`jnp.asarray(` is not NumPy's), in decreasing order.
 
     Searched in the reversed text, where the parenthesis comes first: a regex whose branches
     start with a literal runs at the engine's speed, one str.find per word over the text
-    (tens of them: the transforms' names) does not.
+    (tens of them: the transforms' names) does not. ``table``: the part of ``words`` that is a
+    fixed table (the transforms' names), searched that way; the rest, a file's own names, one
+    find each (a regex of them would be compiled for this file alone, which costs more than
+    the finds: a millisecond a file).
     """
     if not words:
         return []
-    last = len(text) - 1
-    return [last - (match.end() - 1) for match in reversed_calls(frozenset(words), not_after).finditer(text[::-1])]
+    words = frozenset(words)
+    own = frozenset() if table is None else words - table
+    common = words - own
+    found = []
+    if common:
+        last = len(text) - 1
+        found = [last - (match.end() - 1) for match in reversed_calls(common, not_after).finditer(text[::-1])]
+    if own:
+        found += own_calls(text, own, not_after)
+        found.sort(reverse=True)
+    return found
+
+
+def own_calls(text: str, words, not_after: str = "") -> list[int]:
+    """``called_positions`` of ``words``, one ``str.find`` per word: for words a single file
+    asks about (its imports), whose regex would be compiled once and used once."""
+    found = []
+    size = len(text)
+    for word in words:
+        length = len(word)
+        at = text.find(word)
+        while at != -1:
+            before = text[at - 1] if at else " "
+            if not (before.isalnum() or before == "_") and not (not_after and text.endswith(not_after, 0, at)):
+                after = at + length
+                while after < size and text[after] in " \t":
+                    after += 1
+                if after < size and text[after] == "(":
+                    found.append(at)
+            at = text.find(word, at + 1)
+    return found
 
 
 def decorated_def_lines(text: str) -> set[int]:

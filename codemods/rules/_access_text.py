@@ -44,7 +44,22 @@ def names_transform(source: bytes) -> bool:
     """Whether ``source`` names anything that can trace (``TRANSFORM_BYTES`` finds a match), or
     decorates a function with a name it imports (``from .compile import compiled`` and
     ``@compiled``: a transform alias of another module of its project, issue 34)."""
-    return any(spelling in source for spelling in TRANSFORMS_COMMON_FIRST) or _decorates_with_import(source)
+    # The prefilter, the project gate and the check ask it of the same bytes in a row.
+    last = _last_names_transform
+    if last and last[0] is source:
+        return last[1]
+    answer = any(spelling in source for spelling in TRANSFORMS_COMMON_FIRST) or _decorates_with_import(source)
+    last[:] = [source, answer]
+    return answer
+
+
+_last_names_transform: list = []  # [bytes, answer]: held, so its identity is not reused
+
+
+def transform_calls(text: str, spellings: Spellings) -> list[int]:
+    """Where ``text`` calls a name that may apply a transform (``spellings.call_names``): the
+    table's names with one cached regex, the file's own (aliases, imports) one find each."""
+    return called_positions(text, spellings.call_names, table=TRANSFORM_LEAVES)
 
 
 # A decorator that is a bare name, called or not (`@compiled`, `@compiled(n=2)`).
@@ -145,6 +160,15 @@ class AccessText:
 
     def may_access(self, source: bytes) -> bool:
         """``re.search(access_pattern().encode(), source) is not None``, several times faster."""
+        # The prefilter and the project gate ask it of the same bytes in a row.
+        last = self.__dict__.get("_last_may_access")
+        if last is not None and last[0] is source:
+            return last[1]
+        answer = self._may_access(source)
+        self.__dict__["_last_may_access"] = (source, answer)
+        return answer
+
+    def _may_access(self, source: bytes) -> bool:
         for match in self._member_bytes.finditer(source):
             if match.group(1) is None or source[max(0, match.start() - 3) : match.start()] != b"jax":
                 return True

@@ -229,11 +229,11 @@ MAX_HANDOFFS = 6
 
 # Text a module holds where it may place an array on several devices (`NamedSharding`,
 # `shard_map`, `out_shardings`, `jax.pmap`, `device_put`, a device mesh, `make_array_from_...`).
-_PLACEMENT_WORDS = (
-    "harding", "shard_map", "device_put", "make_array_from", "device_mesh", "make_mesh", "set_mesh", "use_mesh",
-    "global_array",
-)
+_PLACEMENT_WORDS = ("harding", "shard_map", "device_put", "make_array_from", "device_mesh", "global_array")
 _PMAP = re.compile(r"\bpmap\b")  # not `mipmap`
+# `jax.set_mesh(mesh)`, `use_mesh`, `make_mesh`, not within a longer name (warp's geometry tests
+# call `test_set_mesh_points`).
+_MESH_WORDS = ("set_mesh", "use_mesh", "make_mesh")
 
 
 def holds_export_text(text: str) -> bool:
@@ -241,7 +241,21 @@ def holds_export_text(text: str) -> bool:
 
 
 def holds_placement_text(text: str) -> bool:
-    return any(word in text for word in _PLACEMENT_WORDS) or ("pmap" in text and _PMAP.search(text) is not None)
+    return (
+        any(word in text for word in _PLACEMENT_WORDS)
+        or ("pmap" in text and _PMAP.search(text) is not None)
+        or ("_mesh" in text and any(_starts_word(text, word) for word in _MESH_WORDS))
+    )
+
+
+def _starts_word(text: str, word: str) -> bool:
+    """Whether ``word`` occurs in ``text`` not right after a letter, digit or underscore."""
+    at = text.find(word)
+    while at != -1:
+        if not at or not (text[at - 1].isalnum() or text[at - 1] == "_"):
+            return True
+        at = text.find(word, at + 1)
+    return False
 
 
 def may_export_across(text: str, project) -> bool:

@@ -17,11 +17,18 @@ from dataclasses import dataclass
 
 from jax_codemod.analysis.classes import classes_for
 from jax_codemod.analysis.context import FileContext
-from jax_codemod.analysis.tracing import CALLED_IN_TRACE, Region, Reported, Traced, traced_parameters, tracing_for
+from jax_codemod.analysis.tracing import (
+    CALLED_IN_TRACE,
+    Region,
+    Reported,
+    Traced,
+    traced_parameters,
+    tracing_for,
+)
+from jax_codemod.analysis.transforms import Spellings, spellings_of
 from jax_codemod.analysis.values import FUNCTION
-from jax_codemod.analysis.transforms import Spellings
 from jax_codemod.analysis.words import called_positions, decorated_def_lines, lines_of
-from jax_codemod.rules._access_text import names_transform
+from jax_codemod.rules._access_text import names_transform, transform_calls
 
 # How many modules a tracer is followed through (a helper's helper in a third module).
 MAX_MODULES = 4
@@ -44,7 +51,7 @@ def reaches_across(source: bytes, text: str, project, access_text) -> str | None
     if not names_transform(source):
         return None
     # A file that traces: it imports JAX, or decorates with a project name that is a transform.
-    traces = b"import jax" in source or b"from jax" in source
+    traces = imports_jax(source)
     if not traces and b"@" in source:
         decorators = {match.group(1) for line in _decorator_lines(text) if (match := _DECORATOR_NAME.match(line))}
         traces = bool(decorators) and project.reaches(
@@ -58,6 +65,19 @@ def reaches_across(source: bytes, text: str, project, access_text) -> str | None
     if traces and project.reaches("traced-access", access_text.any_access_line, text, follow="module"):
         return HELPERS
     return None
+
+
+def imports_jax(source: bytes) -> bool:
+    """Whether ``source`` spells an import of jax (`import jax`, `from jax.numpy import ...`), not
+    of a name that starts with it (warp's `from warp._src.jax.ffi import jax_kernel`)."""
+    for spelled in (b"import jax", b"from jax"):
+        at = source.find(spelled)
+        while at != -1:
+            after = source[at + len(spelled) : at + len(spelled) + 1]
+            if not (after.isalnum() or after == b"_"):
+                return True
+            at = source.find(spelled, at + 1)
+    return False
 
 
 _WORD = re.compile(r"[A-Za-z_]\w*")
@@ -136,10 +156,10 @@ def across_region(ctx: FileContext, spellings, access_text) -> Region | None:
     if not imported:
         return None
     text = ctx.text
-    uses = sorted(called_positions(text, imported) + _attribute_positions(text, imported))
+    uses = sorted(called_positions(text, imported, table=frozenset()) + _attribute_positions(text, imported))
     if not uses:
         return None
-    lines = lines_of(text, uses) | decorated_def_lines(text) | lines_of(text, sorted(called_positions(text, spellings.call_names)))
+    lines = lines_of(text, uses) | decorated_def_lines(text) | lines_of(text, sorted(transform_calls(text, spellings)))
     return Region(ctx.tree, sorted(lines))
 
 
@@ -197,7 +217,7 @@ def calls_across(
     """Each call of a traced function of this file (around the lines that call what the
     project's other modules define, ``across_region``) that hands tracers to another module's
     function whose trace there reaches a concrete-only access (``accesses_of``: JAX001's)."""
-    spellings = Spellings(ctx)
+    spellings = spellings_of(ctx)
     region = across_region(ctx, spellings, access_text)
     if region is None:
         return []

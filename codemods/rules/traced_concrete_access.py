@@ -27,14 +27,10 @@ from jax_codemod.analysis.tracing import (
     param_root,
     tracing_for,
 )
-from jax_codemod.analysis.transforms import (
-    JIT_LIKE,
-    Spellings,
-    all_params,
-)
-from jax_codemod.analysis.words import called_positions, decorated_def_lines, lines_of
+from jax_codemod.analysis.transforms import JIT_LIKE, Spellings, all_params, spellings_of
+from jax_codemod.analysis.words import decorated_def_lines, lines_of
 from jax_codemod.rule import Finding, FixSafety, Rule
-from jax_codemod.rules._access_text import Access, AccessText, names_transform
+from jax_codemod.rules._access_text import Access, AccessText, names_transform, transform_calls
 from jax_codemod.rules._hoist import plan_split, split
 from jax_codemod.rules._traced_across import INHERITED, calls_across, reaches_across
 
@@ -379,7 +375,7 @@ def _analyse(ctx: FileContext, access_lines: set[int], members, exact: bool = Tr
     ``exact=False``: ``ctx`` is a partial context (``analysis.partial``); an access whose
     receiver only the whole-file value analysis can judge raises ``_Undecided``.
     """
-    spellings = Spellings(ctx)
+    spellings = spellings_of(ctx)
     region = _candidate_region(ctx, access_lines, spellings)
     buffers = TEXT.ffi_names(ctx)
     found = []
@@ -392,7 +388,7 @@ def _analyse(ctx: FileContext, access_lines: set[int], members, exact: bool = Tr
 
 def _candidate_region(ctx: FileContext, access_lines: set[int], spellings: Spellings) -> Region:
     # Decorated functions too: a helper with an access may be called from one.
-    candidates = access_lines | lines_of(ctx.text, sorted(called_positions(ctx.text, spellings.call_names)))
+    candidates = access_lines | lines_of(ctx.text, sorted(transform_calls(ctx.text, spellings)))
     if "\r" in ctx.text:
         # `_decorated_def_lines` reads `\n` line ends only; a file with old Mac ones (rare) asks
         # the tree: a jitted function without candidate lines of its own was missed there.
@@ -420,7 +416,7 @@ def candidate_accesses(ctx: FileContext, members, judged: bool = False) -> set[t
             found.add((node.lineno, node.col_offset, traced.transform, tuple(sorted(traced.traced)),
                        traced.unsplittable, traced.caller, positions))
         return found
-    spellings = Spellings(ctx)
+    spellings = spellings_of(ctx)
     region = _candidate_region(ctx, TEXT.access_lines(ctx.text), spellings)
     buffers = TEXT.ffi_names(ctx)
     for traced in tracing_for(ctx).traced_functions(region, spellings, _REPORTED):
