@@ -288,6 +288,9 @@ class TracedConcreteAccess(Rule):
         # A file that may call into another module's access (issue 34), or override a method
         # another module's trace calls (read whole: the parts do not follow other modules' bases).
         across = ctx.project is not None and reaches_across(ctx.text.encode("utf-8", "surrogatepass"), ctx.text, ctx.project, TEXT)
+        if across and across != INHERITED and not TEXT.any_access_line(ctx.text):
+            # Nothing of its own to find (the project gate passed it for its calls).
+            return self._across(ctx, members)
         # Most files are decided clean from their blocks before their access lines matter:
         # those are found only once a kept block may hold a traced access.
         if across != INHERITED and self.clean_from_parts(ctx):
