@@ -46,7 +46,7 @@ def names_transform(source: bytes) -> bool:
     ``@compiled``: a transform alias of another module of its project, issue 34)."""
     # The prefilter, the project gate and the check ask it of the same bytes in a row.
     last = _last_names_transform
-    if last and last[0] is source:
+    if last and (last[0] is source or last[0] == source):  # the check asks of the text's own bytes
         return last[1]
     answer = any(spelling in source for spelling in TRANSFORMS_COMMON_FIRST) or _decorates_with_import(source)
     last[:] = [source, answer]
@@ -162,7 +162,7 @@ class AccessText:
         """``re.search(access_pattern().encode(), source) is not None``, several times faster."""
         # The prefilter and the project gate ask it of the same bytes in a row.
         last = self.__dict__.get("_last_may_access")
-        if last is not None and last[0] is source:
+        if last is not None and (last[0] is source or last[0] == source):  # (the check: equal bytes)
             return last[1]
         answer = self._may_access(source)
         self.__dict__["_last_may_access"] = (source, answer)
