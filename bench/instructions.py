@@ -57,6 +57,10 @@ def instructions(run: list[str], pythonpath: str | None, scratch: Path) -> int:
     found = _REFS.search(done.stderr)
     if found is None:
         raise SystemExit(f"valgrind reported no count (exit {done.returncode}):\n{done.stderr[-2000:]}")
+    # A run that died part way (killed, out of memory, a traceback) still has a count, a smaller
+    # one: one such run once showed a revision at half its instructions.
+    if done.returncode not in (0, 1) or "Traceback (most recent call last)" in done.stderr:
+        raise SystemExit(f"the run under valgrind failed (exit {done.returncode}):\n{done.stderr[-2000:]}")
     return int(found.group(1).replace(",", ""))
 
 

@@ -7,6 +7,8 @@ import os
 import sys
 from pathlib import Path
 
+import pytest
+
 REPO = Path(__file__).resolve().parent.parent
 
 
@@ -114,6 +116,13 @@ def test_instructions_counts_the_checkout_and_a_baseline_with_the_same_command(t
     assert counting.instructions(run, "/pkg", tmp_path) == 1234567
     assert seen[0][0][0] == "valgrind" and seen[0][0][-len(run):] == run
     assert seen[0][1:] == ("/pkg", "0")
+    # A run that died part way has a count too, of less work: it is refused, not reported.
+    Done.returncode = -9
+    with pytest.raises(SystemExit, match="failed"):
+        counting.instructions(run, "/pkg", tmp_path)
+    Done.returncode, Done.stderr = 1, Done.stderr + "Traceback (most recent call last):\nMemoryError\n"
+    with pytest.raises(SystemExit, match="failed"):
+        counting.instructions(run, "/pkg", tmp_path)
 
 
 def test_text_proof_tells_an_untraced_method_from_a_named_helper():
