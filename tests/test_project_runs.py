@@ -105,6 +105,76 @@ def test_a_change_to_the_imported_module_alone_invalidates_the_cached_result(tre
     assert run("--cache-dir", cache, ".")[0] == 1
 
 
+# A caller that holds a DLPack call of its own (so its rules are the same whatever interop.py
+# says) and asks of interop.py only from the text whether `to_torch` exports.
+CALLER = """import jax
+import numpy as np
+import torch
+from jax.sharding import Mesh, NamedSharding, PartitionSpec
+
+from pipeline.interop import to_torch
+
+MESH = Mesh(np.array(jax.devices()[:4]), ("batch",))
+
+
+def export(values):
+    batch = jax.device_put(values, NamedSharding(MESH, PartitionSpec("batch")))
+    torch.from_dlpack(np.ones(3))
+    return to_torch(batch)
+"""
+PASSES_ON = "def to_torch(x):\n    return x\n"
+EXPORTS = "import torch\n\n\ndef to_torch(x):\n    return torch.from_dlpack(x)\n"
+# JAX001: a traced function hands its tracer to another module's helper; the caller's own access
+# (in a function nothing traces) keeps its rules the same whatever the helper says.
+TRACED_CALLER = """import jax
+
+from pipeline.stats import summarize
+
+
+def on_host(x):
+    return x.item()
+
+
+@jax.jit
+def step(x):
+    return summarize(x)
+"""
+PURE = "def summarize(x):\n    return x * 2\n"
+CONCRETE = "def summarize(x):\n    return x.sum().item()\n"
+
+
+@pytest.mark.parametrize(
+    ("select", "module", "before", "after", "caller_name", "caller"),
+    [
+        ("JAX002", "interop", PASSES_ON, EXPORTS, "caller", CALLER),
+        ("JAX001", "stats", PURE, CONCRETE, "traced", TRACED_CALLER),
+    ],
+    ids=["export-through-a-call", "access-through-a-traced-call"],
+)
+def test_a_module_asked_of_only_from_its_text_invalidates_the_cached_result(
+    tree, tmp_path, select, module, before, after, caller_name, caller
+):
+    # Whether the callee can lead to an export (an access) is read from its text alone, and
+    # that answer is kept for the run: the cached result of the caller rests on those bytes too.
+    (tree / "pipeline" / f"{module}.py").write_text(before)
+    (tree / "pipeline" / f"{caller_name}.py").write_text(caller)
+    cache = str(tmp_path / "cache")
+
+    def caller_findings(*argv):
+        with CliRunner().isolation() as (out, err, _):
+            code = main(["run", "--dry-run", "--format", "json", "--no-progress", "--select", select, *argv, "."])
+            text = out.getvalue().decode()
+        assert code in (0, 1), err.getvalue().decode()
+        return [f for f in findings(json.loads(text)) if f[0].endswith(f"{caller_name}.py")]
+
+    assert caller_findings("--cache-dir", cache) == caller_findings("--no-cache") == []
+    (tree / "pipeline" / f"{module}.py").write_text(after)  # the caller is byte-identical
+    warm = caller_findings("--cache-dir", cache)
+    assert warm and warm == caller_findings("--no-cache")
+    (tree / "pipeline" / f"{module}.py").write_text(before)
+    assert caller_findings("--cache-dir", cache) == []
+
+
 def test_one_process_and_a_pool_agree(tree, pool_calls):
     for index in range(12):  # more files, so that the pool gets several chunks
         (tree / "pipeline" / f"export_{index}.py").write_text(EXPORT)

@@ -298,6 +298,21 @@ class Reach:
         where = self._place(qualified, importer)
         return where is not None and where[0] != importer and self._leads(key, wanted, where, follow)
 
+    def read_closure(self, starts: Iterable[str]) -> set[str]:
+        """The modules reachable from ``starts`` through the imports of the modules read so far:
+        every module an answer about them can have read (a search reads a module before it
+        follows that module's imports, and follows nothing else)."""
+        found: set[str] = set()
+        pending = list(starts)
+        while pending:
+            path = pending.pop()
+            if path in found:
+                continue
+            found.add(path)
+            if path in self._read:
+                pending.extend(self._imported(path))
+        return found
+
     def reexport(self, path: str, name: str) -> str | None:
         """What ``name`` of the module at ``path`` is, when the module binds it only by one import
         (``from .core import f`` in a package's ``__init__``): that import's qualified name; else

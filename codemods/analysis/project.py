@@ -67,6 +67,10 @@ class Root:
         self._files = files
         self._read = read
         self.module_answers: dict[tuple[str, str], tuple[str, tuple[str, ...]] | None] = {}  # module_of's
+        # The digest of each module whose text the text-level questions (``Reach``) read this
+        # run, as first read: their answers are kept for the run, so a file whose question
+        # was answered from them depends on those bytes though it read nothing itself.
+        self.seen: dict[str, str] = {}
         self._reach: Reach | None = None  # reaches' answers
         self.facts: dict[tuple[str, str, Callable], object] = {}  # View.about's and View.known's
         self._trees: OrderedDict[tuple[str, str], tuple[str, ast.Module] | None] = OrderedDict()
@@ -152,10 +156,22 @@ class Root:
 
     def _reacher(self) -> Reach:
         if self._reach is None:
-            self._reach = Reach(
-                lambda path: self._read(path)[0] or "", self.module_of, self.modules.absolute, self._may_import
-            )
+            self._reach = Reach(self._reach_text, self.module_of, self.modules.absolute, self._may_import)
         return self._reach
+
+    def _reach_text(self, path: str) -> str:
+        text, digest = self._read(path)
+        self.seen.setdefault(path, digest)
+        return text or ""
+
+    def text_depends(self, starts: Iterable[str]) -> dict[str, str]:
+        """The modules the text-level answers about ``starts`` (module paths) may have read,
+        with the digests read: those reachable from them through the imports of the modules
+        read (``Reach.read_closure``)."""
+        if self._reach is None:
+            return {}
+        seen = self.seen
+        return {path: seen[path] for path in self._reach.read_closure(starts) if path in seen}
 
     def tree(self, path: str) -> tuple[str, str, ast.Module | None]:
         """(digest, text, tree) of ``path``; tree None when it cannot be read or parsed."""
@@ -207,6 +223,11 @@ class View:
         self.root = root
         self.path = str(PurePosixPath(path))
         self.reads: dict[str, str] = {}  # module path -> digest of the bytes read
+        # What the text-level questions started from (``text_depends``): module paths, names
+        # asked about, and the file's own text (its imports), resolved only when asked.
+        self._text_starts: set[str] = set()
+        self._asked_names: set[str] = set()
+        self._asked_text: str | None = None
         self._contexts: dict[str, FileContext | None] = {}
         self._asking: list[str] = []
 
@@ -222,15 +243,36 @@ class View:
 
     def imports_project(self, text: str) -> bool:
         """``Root.imports_project`` for this file, whose text is ``text``."""
+        self._start_from_file(text)
         return self.root.imports_project(self.path, text)
 
     def reexport(self, path: str, name: str) -> str | None:
         """``Root.reexport``."""
+        self._text_starts.add(path)
         return self.root.reexport(path, name)
 
     def name_reaches(self, key: str, wanted: Callable[[str], bool], qualified: str, follow: bool | str = True) -> bool:
         """``Root.name_reaches`` from this file."""
+        self._asked_names.add(qualified)
         return self.root.name_reaches(key, wanted, qualified, self.path, follow)
+
+    def text_depends(self) -> dict[str, str]:
+        """The modules (and the digests read) that the text-level answers this file was given
+        may depend on: a cached result of it is good only while they are unchanged."""
+        starts = set(self._text_starts)
+        names = set(self._asked_names)
+        if self._asked_text is not None:
+            bound, stars = self.root._reacher().file_bindings(self.path, self._asked_text)
+            names.update(q for targets in bound.values() for q in targets)
+            names.update(stars)
+        for qualified in names:
+            found = self.module_of(qualified)
+            if found is not None and found[0] != self.path:
+                starts.add(found[0])
+        return self.root.text_depends(starts) if starts else {}
+
+    def _start_from_file(self, text: str) -> None:
+        self._asked_text = text
 
     def reaches(
         self,
@@ -241,6 +283,7 @@ class View:
         follow: bool | str = True,
     ) -> bool:
         """``Root.reaches`` for this file, whose text is ``text``."""
+        self._start_from_file(text)
         return self.root.reaches(key, wanted, self.path, text, names, follow)
 
     # Modules ------------------------------------------------------------------------

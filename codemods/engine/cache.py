@@ -177,7 +177,7 @@ class Cache:
             if cached.fixed is not None:
                 cached.verify_with = settings  # checked again before anything is written
             return cached
-        result = process_source(source, path, settings, active)
+        result = process_source(source, path, settings, active, text_depends=True)
         if result.error is None:
             self.store(key, result)
         return result
@@ -335,6 +335,7 @@ def _unchanged(path: str, depends: dict[str, str]) -> bool:
         isinstance(relative, str) and project.digest_of(top, relative) == digest
         for relative, digest in depends.items()
     )
+
 
 
 def _finding_json(finding: Finding) -> dict:

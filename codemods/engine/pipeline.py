@@ -209,7 +209,7 @@ def _check_active(source: bytes, path: str, active: list[Rule]) -> tuple[FileCon
         ctx.project = ctx.owned_project = view
         ctx.root_path = view.path
         if _module_reads:
-            _module_reads[-1].append(view.reads)
+            _module_reads[-1].append(view)
     if _made_contexts:
         _made_contexts[-1].append(ctx)
     findings = [
@@ -273,17 +273,21 @@ def _parse(source: bytes, text: str, path: str) -> ast.Module:
         return parse_newer(text, path, error)
 
 
-def process_source(source: bytes, path: str, settings: Settings, active: Sequence[Rule] | None = None) -> FileResult:
+def process_source(
+    source: bytes, path: str, settings: Settings, active: Sequence[Rule] | None = None, *, text_depends: bool = False
+) -> FileResult:
     """Check ``source`` and compute its fixed form. Pure: reads and writes nothing.
 
     ``active``: ``file_active_rules(path, source, settings.rules)`` when the caller has it already.
     A notebook (``.ipynb``) is checked as the module of its code cells (``engine/notebook.py``).
+    ``text_depends``: the result's ``depends`` also names the modules that the answers read from
+    the texts alone may rest on (``View.text_depends``), for a result cache.
     """
     if path.endswith(".ipynb"):
         from jax_codemod.engine import notebook
 
         return notebook.process_notebook(source, path, settings, _process_python)
-    return _process_python(source, path, settings, active)
+    return _process_python(source, path, settings, active, text_depends)
 
 
 def file_active_rules(path: str, source: bytes, rules: Sequence[Rule]) -> tuple[Rule, ...]:
@@ -318,16 +322,22 @@ def _project_active(path: str, source: bytes, rules: Sequence[Rule], active: tup
     return tuple(rule for rule in rules if id(rule) in more)
 
 
-def _process_python(source: bytes, path: str, settings: Settings, active: Sequence[Rule] | None = None) -> FileResult:
+def _process_python(
+    source: bytes, path: str, settings: Settings, active: Sequence[Rule] | None = None, text_depends: bool = False
+) -> FileResult:
     made: list[FileContext] = []
-    reads: list[dict[str, str]] = []
+    views: list = []
     _made_contexts.append(made)
-    _module_reads.append(reads)
+    _module_reads.append(views)
     with _gc_paused():
         try:
             result = _process_source(source, path, settings, active)
-            for read in reads:
-                result.depends.update(read)
+            for view in views:
+                result.depends.update(view.reads)
+            if text_depends:
+                for view in views:
+                    for module, digest in view.text_depends().items():
+                        result.depends.setdefault(module, digest)
             return result
         finally:
             # Before the collection pass: a released context's tree is freed by reference counting.
@@ -339,8 +349,9 @@ def _process_python(source: bytes, path: str, settings: Settings, active: Sequen
 
 # The contexts each process_source in progress has made (fix passes make more than one).
 _made_contexts: list[list[FileContext]] = []
-# The project modules each of those contexts read (``View.reads``), for the result's ``depends``.
-_module_reads: list[list[dict[str, str]]] = []
+# The views of those contexts, whose reads (``View.reads``, ``View.text_depends``) make the
+# result's ``depends``.
+_module_reads: list[list] = []
 
 
 def _process_source(source: bytes, path: str, settings: Settings, active: Sequence[Rule] | None) -> FileResult:
