@@ -175,6 +175,24 @@ def test_a_module_asked_of_only_from_its_text_invalidates_the_cached_result(
     assert caller_findings("--cache-dir", cache) == []
 
 
+def test_check_file_with_a_cache_sees_an_imported_module_changed_between_calls(tree, tmp_path):
+    # One file at a time in a long-lived process (runner.check_file): the digests a cached result
+    # is checked against are read again for each call, not kept from the last one.
+    from jax_codemod.engine.cache import Cache
+    from jax_codemod.engine.pipeline import Settings
+    from jax_codemod.engine.runner import check_file
+    from jax_codemod.registry import MANIFEST, LazyRule
+
+    settings = Settings(tuple(LazyRule(info, {}) for info in MANIFEST if info.CODE == "JAX002"))
+    cache = Cache.open(str(tmp_path / "cache"), settings)
+    export = str(tree / "pipeline" / "export.py")
+    assert [f.code for f in check_file(export, settings, cache).findings] == ["JAX002"]
+    (tree / "pipeline" / "data.py").write_text(ONE_DEVICE)
+    assert check_file(export, settings, cache).findings == []
+    (tree / "pipeline" / "data.py").write_text(DATA)
+    assert [f.code for f in check_file(export, settings, cache).findings] == ["JAX002"]
+
+
 def test_one_process_and_a_pool_agree(tree, pool_calls):
     for index in range(12):  # more files, so that the pool gets several chunks
         (tree / "pipeline" / f"export_{index}.py").write_text(EXPORT)

@@ -38,8 +38,7 @@ _CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 _roots: dict[str, Root] = {}  # root folder -> Root, for this process's run
 _last_root: Root | None = None  # the root of the last file given a view
 _marked: dict[str, str | None] = {}  # folder -> its nearest marked folder, for this run
-# digest_of's answers for this run, by the file's path, modification time, size and inode.
-_digests: dict[tuple, str] = {}
+_digests: dict[tuple[str, str], str] = {}  # (root, module) -> digest_of's answer, for this run
 
 
 def root_of(path: str) -> str:
@@ -181,17 +180,16 @@ def read_bytes(path: str) -> bytes | None:
 
 def digest_of(top: str, relative: str) -> str:
     """What ``read_module`` would record for the module now (the cache checks it). Kept for the
-    run while the file's stat is the same: the files of a package depend on the same modules."""
-    path = os.path.join(top, *relative.split("/"))
-    try:
-        info = os.stat(path, follow_symlinks=False)
-        key = (path, info.st_mtime_ns, info.st_size, info.st_ino)
-    except OSError:
-        key = None
-    found = _digests.get(key) if key is not None else None
+    run (``forget_roots``, ``forget_digests``): the files of a package depend on the same
+    modules, and a run's files do not change while it checks them."""
+    key = (top, relative)
+    found = _digests.get(key)
     if found is None:
-        data = read_bytes(path)
-        found = "unreadable" if data is None else hashlib.blake2b(data, digest_size=16).hexdigest()
-        if key is not None:
-            _digests[key] = found
+        data = read_bytes(os.path.join(top, *relative.split("/")))
+        found = _digests[key] = "unreadable" if data is None else hashlib.blake2b(data, digest_size=16).hexdigest()
     return found
+
+
+def forget_digests() -> None:
+    """Forget ``digest_of``'s answers (a caller that checks files one at a time between edits)."""
+    _digests.clear()

@@ -65,6 +65,7 @@ class RunResult:
 
 
 def check_file(path: str, settings: Settings, cache: Cache | None = None) -> FileResult:
+    project.forget_digests()  # a cached result is validated against the modules as they are now
     source, error, identity = _read(path, settings)
     if error is not None:
         return FileResult(path=path, error=error)
