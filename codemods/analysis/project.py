@@ -243,7 +243,7 @@ class View:
 
     def imports_project(self, text: str) -> bool:
         """``Root.imports_project`` for this file, whose text is ``text``."""
-        self._start_from_file(text)
+        self._asked_text = text
         return self.root.imports_project(self.path, text)
 
     def reexport(self, path: str, name: str) -> str | None:
@@ -271,9 +271,6 @@ class View:
                 starts.add(found[0])
         return self.root.text_depends(starts) if starts else {}
 
-    def _start_from_file(self, text: str) -> None:
-        self._asked_text = text
-
     def reaches(
         self,
         key: str,
@@ -283,7 +280,7 @@ class View:
         follow: bool | str = True,
     ) -> bool:
         """``Root.reaches`` for this file, whose text is ``text``."""
-        self._start_from_file(text)
+        self._asked_text = text
         return self.root.reaches(key, wanted, self.path, text, names, follow)
 
     # Modules ------------------------------------------------------------------------

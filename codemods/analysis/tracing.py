@@ -270,7 +270,7 @@ class Tracing:
         ``is_tracer`` read (built on first use: JAX001's questions mostly need none)."""
         return self.ctx.analysis
 
-    @cached_property
+    @property
     def spellings(self) -> Spellings:
         """How the file spells transforms (``analysis.transforms``): aliases, equinox and flax
         ones, factories that take the function (``def jit(fn=None, **kw)``)."""

@@ -63,6 +63,16 @@ def called_positions(text: str, words, not_after: str = "", table: frozenset[str
     return found
 
 
+def word_starts(text: str, word: str):
+    """Where ``word`` occurs in ``text`` not right after a letter, digit or underscore (`set_mesh`
+    in `jax.set_mesh(`, not in `test_set_mesh_points`), one ``str.find`` at a time."""
+    at = text.find(word)
+    while at != -1:
+        if not at or not (text[at - 1].isalnum() or text[at - 1] == "_"):
+            yield at
+        at = text.find(word, at + 1)
+
+
 def own_calls(text: str, words, not_after: str = "") -> list[int]:
     """``called_positions`` of ``words``, one ``str.find`` per word: for words a single file
     asks about (its imports), whose regex would be compiled once and used once."""
@@ -70,16 +80,13 @@ def own_calls(text: str, words, not_after: str = "") -> list[int]:
     size = len(text)
     for word in words:
         length = len(word)
-        at = text.find(word)
-        while at != -1:
-            before = text[at - 1] if at else " "
-            if not (before.isalnum() or before == "_") and not (not_after and text.endswith(not_after, 0, at)):
+        for at in word_starts(text, word):
+            if not (not_after and text.endswith(not_after, 0, at)):
                 after = at + length
                 while after < size and text[after] in " \t":
                     after += 1
                 if after < size and text[after] == "(":
                     found.append(at)
-            at = text.find(word, at + 1)
     return found
 
 

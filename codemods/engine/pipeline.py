@@ -208,8 +208,8 @@ def _check_active(source: bytes, path: str, active: list[Rule]) -> tuple[FileCon
     if view is not None:
         ctx.project = ctx.owned_project = view
         ctx.root_path = view.path
-        if _module_reads:
-            _module_reads[-1].append(view)
+        if _made_views:
+            _made_views[-1].append(view)
     if _made_contexts:
         _made_contexts[-1].append(ctx)
     findings = [
@@ -328,7 +328,7 @@ def _process_python(
     made: list[FileContext] = []
     views: list = []
     _made_contexts.append(made)
-    _module_reads.append(views)
+    _made_views.append(views)
     with _gc_paused():
         try:
             result = _process_source(source, path, settings, active)
@@ -342,7 +342,7 @@ def _process_python(
         finally:
             # Before the collection pass: a released context's tree is freed by reference counting.
             _made_contexts.pop()
-            _module_reads.pop()
+            _made_views.pop()
             for ctx in made:
                 ctx.release()
 
@@ -351,7 +351,7 @@ def _process_python(
 _made_contexts: list[list[FileContext]] = []
 # The views of those contexts, whose reads (``View.reads``, ``View.text_depends``) make the
 # result's ``depends``.
-_module_reads: list[list] = []
+_made_views: list[list] = []
 
 
 def _process_source(source: bytes, path: str, settings: Settings, active: Sequence[Rule] | None) -> FileResult:

@@ -13,7 +13,7 @@ import ast
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cached_property, wraps
 
 from jax_codemod.analysis.blocks import CONTAINER_CALLS
 from jax_codemod.analysis.context import FileContext
@@ -40,20 +40,30 @@ _COMMENTED_GAP = rf"{_GAP}(?:#[^\n]*\n{_GAP})*"
 _TRANSFORM_WORDS = "|".join(sorted(TRANSFORM_LEAVES - {"partial"}))
 
 
+def last_answer(function):
+    """``function`` answering the arguments of its last call again without work: the prefilter,
+    the project gate and the check ask the same question of the same bytes in a row (the check
+    of equal bytes, the text encoded again). The arguments are held, so an identity is never
+    reused for other bytes."""
+    last: list = []  # [arguments, answer]
+
+    @wraps(function)
+    def ask(*arguments):
+        if last and last[0] == arguments:  # identity first, then equality, element by element
+            return last[1]
+        answer = function(*arguments)
+        last[:] = [arguments, answer]
+        return answer
+
+    return ask
+
+
+@last_answer
 def names_transform(source: bytes) -> bool:
     """Whether ``source`` names anything that can trace (``TRANSFORM_BYTES`` finds a match), or
     decorates a function with a name it imports (``from .compile import compiled`` and
     ``@compiled``: a transform alias of another module of its project, issue 34)."""
-    # The prefilter, the project gate and the check ask it of the same bytes in a row.
-    last = _last_names_transform
-    if last and (last[0] is source or last[0] == source):  # the check asks of the text's own bytes
-        return last[1]
-    answer = any(spelling in source for spelling in TRANSFORMS_COMMON_FIRST) or _decorates_with_import(source)
-    last[:] = [source, answer]
-    return answer
-
-
-_last_names_transform: list = []  # [bytes, answer]: held, so its identity is not reused
+    return any(spelling in source for spelling in TRANSFORMS_COMMON_FIRST) or _decorates_with_import(source)
 
 
 def transform_calls(text: str, spellings: Spellings) -> list[int]:
@@ -158,17 +168,9 @@ class AccessText:
 
     # The prefilter and the lines an access may be on ------------------------------------
 
+    @last_answer
     def may_access(self, source: bytes) -> bool:
         """``re.search(access_pattern().encode(), source) is not None``, several times faster."""
-        # The prefilter and the project gate ask it of the same bytes in a row.
-        last = self.__dict__.get("_last_may_access")
-        if last is not None and (last[0] is source or last[0] == source):  # (the check: equal bytes)
-            return last[1]
-        answer = self._may_access(source)
-        self.__dict__["_last_may_access"] = (source, answer)
-        return answer
-
-    def _may_access(self, source: bytes) -> bool:
         for match in self._member_bytes.finditer(source):
             if match.group(1) is None or source[max(0, match.start() - 3) : match.start()] != b"jax":
                 return True

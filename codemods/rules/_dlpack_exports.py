@@ -22,6 +22,7 @@ from jax_codemod.analysis import values as v
 from jax_codemod.analysis.context import FileContext
 from jax_codemod.analysis.guards import caught
 from jax_codemod.analysis.scopes import COMPREHENSIONS, FUNCTIONS, TRY_STAR, bound_names, scope_nodes
+from jax_codemod.analysis.words import word_starts
 from jax_codemod.engine.fixer import Fixer, insert_after_preamble
 from jax_codemod.rule import Finding, FixSafety, Rule
 from jax_codemod.rules._shared import alone_on_its_lines
@@ -244,18 +245,8 @@ def holds_placement_text(text: str) -> bool:
     return (
         any(word in text for word in _PLACEMENT_WORDS)
         or ("pmap" in text and _PMAP.search(text) is not None)
-        or ("_mesh" in text and any(_starts_word(text, word) for word in _MESH_WORDS))
+        or ("_mesh" in text and any(next(word_starts(text, word), None) is not None for word in _MESH_WORDS))
     )
-
-
-def _starts_word(text: str, word: str) -> bool:
-    """Whether ``word`` occurs in ``text`` not right after a letter, digit or underscore."""
-    at = text.find(word)
-    while at != -1:
-        if not at or not (text[at - 1].isalnum() or text[at - 1] == "_"):
-            return True
-        at = text.find(word, at + 1)
-    return False
 
 
 def may_export_across(text: str, project) -> bool:
