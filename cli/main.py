@@ -247,12 +247,35 @@ class _LazyCache:
     def bound(self, settings: Settings) -> _LazyCache:
         return _LazyCache(self.directory, self.config_path, settings)
 
-    def process(self, source: bytes, path: str, settings: Settings, active=None):
+    def _opened(self, settings: Settings | None = None):
         if self._cache is None:
             from jax_codemod.engine.cache import Cache, default_directory
 
             self._cache = Cache.open(self.directory or default_directory(self.config_path), self.settings or settings)
-        return self._cache.process(source, path, settings, active)
+        return self._cache
+
+    def process(self, source: bytes, path: str, settings: Settings, active=None):
+        return self._opened(settings).process(source, path, settings, active)
+
+    # The project gate's answers (``Cache.gate``): the cache opens for a file the gate asks about.
+    def gate(self, path: str, source: bytes, rules, active):
+        return self._opened().gate(path, source, rules, active)
+
+    def forget_gates(self) -> None:
+        opened = sys.modules.get("jax_codemod.engine.cache")
+        if opened is not None:  # what an earlier run in this process kept
+            opened.forget_gates()
+
+    def new_gates(self) -> list:
+        return self._cache.new_gates() if self._cache is not None else []
+
+    def add_gates(self, found: list) -> None:
+        if found:
+            self._opened().add_gates(found)
+
+    def save_gates(self) -> None:
+        if self._cache is not None:
+            self._cache.save_gates()
 
 
 def _discover_root(path, group, allowed, shard, seen, warnings) -> tuple[output.Root, list[str]]:

@@ -175,6 +175,98 @@ def test_a_module_asked_of_only_from_its_text_invalidates_the_cached_result(
     assert caller_findings("--cache-dir", cache) == []
 
 
+# A caller whose own text fails JAX002's prefilter (no DLPack call): only the project gate,
+# which reads interop.py's text, switches the rule on for it.
+GATED_CALLER = """import jax
+import numpy as np
+from jax.sharding import Mesh, NamedSharding, PartitionSpec
+
+from pipeline.interop import to_torch
+
+MESH = Mesh(np.array(jax.devices()[:4]), ("batch",))
+
+
+def export(values):
+    batch = jax.device_put(values, NamedSharding(MESH, PartitionSpec("batch")))
+    return to_torch(batch)
+"""
+
+
+@pytest.fixture
+def gate_calls(monkeypatch) -> list[str]:
+    """Record each file the project gate is asked about (not answered from the cache)."""
+    from jax_codemod.engine import cache as cache_module
+
+    calls: list[str] = []
+    real = cache_module.project_active
+
+    def spy(path, *args):
+        calls.append(os.path.basename(path))
+        return real(path, *args)
+
+    monkeypatch.setattr(cache_module, "project_active", spy)
+    return calls
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_the_gates_answers_are_kept_while_the_root_is_unchanged(tree, tmp_path, monkeypatch, gate_calls, pool_calls, jobs):
+    monkeypatch.setattr(project, "RACY_NS", 0)  # the tree was written just now
+    (tree / "pipeline" / "interop.py").write_text(PASSES_ON)
+    (tree / "pipeline" / "caller.py").write_text(GATED_CALLER)
+    cache = str(tmp_path / "cache")
+
+    def caller_findings(*argv):
+        _, document = run(*argv, "-j", jobs, ".")
+        return [f for f in findings(document) if f[0].endswith("caller.py")]
+
+    assert caller_findings("--cache-dir", cache) == []
+    assert "caller.py" in gate_calls
+    gate_calls.clear()
+    assert caller_findings("--cache-dir", cache) == []
+    assert gate_calls == []  # a warm run over the same tree asks the gate nothing
+    # The caller is byte-identical; the gate's answer for it rests on interop.py's text.
+    (tree / "pipeline" / "interop.py").write_text(EXPORTS)
+    warm = caller_findings("--cache-dir", cache)
+    assert "caller.py" in gate_calls
+    assert warm and warm == caller_findings("--no-cache")
+    (tree / "pipeline" / "interop.py").write_text(PASSES_ON)
+    assert caller_findings("--cache-dir", cache) == []
+
+
+def test_the_gates_answers_are_not_kept_for_a_root_changed_a_moment_ago(tree, tmp_path, gate_calls):
+    # Another edit within the file system's timestamp granularity could leave the root's state
+    # as it is: such a state keys nothing.
+    (tree / "pipeline" / "interop.py").write_text(PASSES_ON)
+    (tree / "pipeline" / "caller.py").write_text(GATED_CALLER)
+    cache = str(tmp_path / "cache")
+    run("--cache-dir", cache, ".")
+    gate_calls.clear()
+    run("--cache-dir", cache, ".")
+    assert "caller.py" in gate_calls
+
+
+def test_a_roots_state_changes_with_any_file_of_it(tree, monkeypatch):
+    monkeypatch.setattr(project, "RACY_NS", 0)
+    top = str(tree)
+
+    def state():
+        project.forget_roots()
+        return project.state_of(top)
+
+    first = state()
+    assert first is not None and state() == first
+    (tree / "pipeline" / "new.py").write_text("")  # a module that may change how an import resolves
+    added = state()
+    assert added != first
+    (tree / "pipeline" / "new.py").rename(tree / "pipeline" / "other.py")
+    assert state() not in (first, added)
+    (tree / "pipeline" / "other.py").unlink()
+    (tree / "pipeline" / "data.py").write_text(ONE_DEVICE)
+    assert state() not in (first, added)
+    monkeypatch.setattr(project, "RACY_NS", 10**12)
+    assert state() is None  # changed a moment ago
+
+
 def test_check_file_with_a_cache_sees_an_imported_module_changed_between_calls(tree, tmp_path):
     # One file at a time in a long-lived process (runner.check_file): the digests a cached result
     # is checked against are read again for each call, not kept from the last one.
@@ -191,6 +283,28 @@ def test_check_file_with_a_cache_sees_an_imported_module_changed_between_calls(t
     assert check_file(export, settings, cache).findings == []
     (tree / "pipeline" / "data.py").write_text(DATA)
     assert [f.code for f in check_file(export, settings, cache).findings] == ["JAX002"]
+
+
+@pytest.mark.parametrize("cached", [False, True], ids=["no-cache", "cache"])
+def test_check_file_sees_the_gates_module_changed_between_calls(tree, tmp_path, monkeypatch, cached):
+    # A long-lived caller: what the gate read of interop.py at the first call is not its
+    # answer at the second.
+    from jax_codemod.engine.cache import Cache
+    from jax_codemod.engine.pipeline import Settings
+    from jax_codemod.engine.runner import check_file
+    from jax_codemod.registry import MANIFEST, LazyRule
+
+    monkeypatch.setattr(project, "RACY_NS", 0)
+    (tree / "pipeline" / "interop.py").write_text(PASSES_ON)
+    caller = tree / "pipeline" / "caller.py"
+    caller.write_text(GATED_CALLER)
+    settings = Settings(tuple(LazyRule(info, {}) for info in MANIFEST if info.CODE == "JAX002"))
+    cache = Cache.open(str(tmp_path / "cache"), settings) if cached else None
+    assert check_file(str(caller), settings, cache).findings == []
+    (tree / "pipeline" / "interop.py").write_text(EXPORTS)
+    assert [f.code for f in check_file(str(caller), settings, cache).findings] == ["JAX002"]
+    (tree / "pipeline" / "interop.py").write_text(PASSES_ON)
+    assert check_file(str(caller), settings, cache).findings == []
 
 
 def test_one_process_and_a_pool_agree(tree, pool_calls):

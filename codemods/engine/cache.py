@@ -43,7 +43,7 @@ from pathlib import Path
 
 import jax_codemod
 from jax_codemod.engine import project
-from jax_codemod.engine.pipeline import FileResult, Settings, file_active_rules, process_source
+from jax_codemod.engine.pipeline import FileResult, Settings, file_active_rules, process_source, project_active
 from jax_codemod.rule import Finding, FixSafety, Span
 
 ENV_VAR = "CODEMOD_CACHE_DIR"
@@ -151,6 +151,27 @@ def _create_key(home: str, path: str) -> None:
         os.unlink(temporary)
 
 
+@dataclass
+class _Gates:
+    """A root's project-gate answers for this process's run (``Cache.gate``)."""
+
+    top: str
+    state: str | None  # project.state_of(top); None: nothing is kept
+    # relative path -> [digest of the file's bytes, codes of the rules its prefilter passed,
+    # codes of those the gate added]
+    answers: dict[str, list]
+    new: dict[str, list]  # the answers found by this process, not yet written or handed over
+
+
+# (cache directory, settings fingerprint, root) -> its answers; ``forget_gates`` clears them.
+_gates: dict[tuple[str, str, str], _Gates] = {}
+
+
+def forget_gates() -> None:
+    """Drop the gate answers this process holds (each run reads the roots' states afresh)."""
+    _gates.clear()
+
+
 @dataclass(frozen=True)
 class Cache:
     directory: str
@@ -168,7 +189,7 @@ class Cache:
         ``active``: the rules whose prefilter passes ``source``, if the caller knows them.
         """
         if active is None:
-            active = file_active_rules(path, source, settings.rules)
+            active = self.active_rules(path, source, settings.rules)
         if self.secret is None or not active:
             return process_source(source, path, settings, active)
         key = self.key(source, path, active)
@@ -181,6 +202,102 @@ class Cache:
         if result.error is None:
             self.store(key, result)
         return result
+
+    def forget_gates(self) -> None:
+        """``forget_gates``: each run reads its roots' states afresh."""
+        forget_gates()
+
+    def active_rules(self, path: str, source: bytes, rules) -> tuple:
+        """``file_active_rules``, with the project gate's answers kept (``gate``)."""
+        return file_active_rules(path, source, rules, self.gate)
+
+    def gate(self, path: str, source: bytes, rules, active: tuple) -> tuple:
+        """``project_active``, answered from what an earlier run found for the same bytes of
+        the file while its root held the same files in the same states (``project.state_of``).
+
+        The gate reads other modules' texts, so its answer for a file rests on the whole root;
+        a warm run over an unchanged tree would otherwise spend most of its time asking it
+        again. The answers of a root are kept in one entry (``save_gates`` writes it), not one
+        per file: every edit in the root changes the state, and per-file entries would then
+        leave the whole root's worth behind at each edit."""
+        place = project.locate(path) if self.secret is not None else None
+        gates = self._gates_of(place[0]) if place is not None else None
+        if gates is None or gates.state is None:
+            return project_active(path, source, rules, active)
+        digest = hashlib.blake2b(source, digest_size=16).hexdigest()
+        base = [rule.CODE for rule in active]
+        known = gates.answers.get(place[1])
+        if known is not None and known[0] == digest and known[1] == base:
+            more = set(known[2])
+            return tuple(rule for rule in rules if rule in active or rule.CODE in more)
+        found = project_active(path, source, rules, active)
+        gates.answers[place[1]] = gates.new[place[1]] = [digest, base, [r.CODE for r in found if r not in active]]
+        return found
+
+    def _gates_of(self, top: str) -> _Gates | None:
+        key = (self.directory, self.fingerprint, top)
+        gates = _gates.get(key)
+        state = project.state_of(top)  # kept for the run: a new run reads it afresh
+        if gates is None or gates.state != state:
+            answers = self._load_gates(top, state) if state is not None else None
+            gates = _gates[key] = _Gates(top, state, answers or {}, {})
+        return gates
+
+    def _gates_key(self, top: str) -> str:
+        digest = hashlib.sha256(self.fingerprint.encode() + b"\0gate\0")
+        digest.update(os.path.normpath(top).encode("utf-8", "surrogateescape"))
+        return digest.hexdigest()
+
+    def _load_gates(self, top: str, state: str) -> dict | None:
+        key = self._gates_key(top)
+        folders, name = self._location(key)
+        try:
+            data = _read_entry(self.directory, folders, name)
+            if data is None:
+                return None
+            mac, _, body = data.partition(b"\n")
+            if not hmac.compare_digest(mac, self._mac(key, body).encode()):
+                return None
+            document = json.loads(body)
+            if document["state"] != state or not isinstance(document["answers"], dict):
+                return None
+            return document["answers"]
+        except (OSError, ValueError, KeyError, TypeError):
+            return None
+
+    def new_gates(self) -> list[tuple[str, str, dict]]:
+        """The answers this process found since last asked, as (root, state, answers): a pool's
+        workers hand theirs to the parent, the one process that writes the entries."""
+        found = []
+        for (directory, fingerprint, top), gates in _gates.items():
+            if directory == self.directory and fingerprint == self.fingerprint and gates.new and gates.state:
+                found.append((top, gates.state, gates.new))
+                gates.new = {}
+        return found
+
+    def add_gates(self, found: list[tuple[str, str, dict]]) -> None:
+        """Take a worker's ``new_gates``: kept where this process sees the root in that state."""
+        for top, state, answers in found:
+            gates = self._gates_of(top)
+            if gates is not None and gates.state == state:
+                gates.answers.update(answers)
+                gates.new.update(answers)
+
+    def save_gates(self) -> None:
+        """Write each root's answers where this run found new ones (one entry per root)."""
+        if self.secret is None:
+            return
+        for (directory, fingerprint, top), gates in _gates.items():
+            if directory != self.directory or fingerprint != self.fingerprint or not gates.new or not gates.state:
+                continue
+            key = self._gates_key(top)
+            body = json.dumps({"state": gates.state, "answers": gates.answers}).encode("utf-8", "surrogateescape")
+            folders, name = self._location(key)
+            try:
+                _write_entry(self.directory, folders, name, self._mac(key, body).encode() + b"\n" + body)
+            except (OSError, UnicodeError):
+                pass
+            gates.new = {}
 
     def key(self, source: bytes, path: str, active=()) -> str:
         digest = hashlib.sha256(self.fingerprint.encode())

@@ -17,7 +17,7 @@ import re
 import sys
 import tokenize
 import warnings
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from functools import cache, lru_cache, wraps
@@ -290,27 +290,43 @@ def process_source(
     return _process_python(source, path, settings, active, text_depends)
 
 
-def file_active_rules(path: str, source: bytes, rules: Sequence[Rule]) -> tuple[Rule, ...]:
+# ``project_active``'s signature: (path, source, rules, active) -> the rules to check with.
+ProjectGate = Callable[[str, bytes, Sequence[Rule], tuple[Rule, ...]], tuple[Rule, ...]]
+
+
+def file_active_rules(
+    path: str, source: bytes, rules: Sequence[Rule], gate: ProjectGate | None = None
+) -> tuple[Rule, ...]:
     """``active_rules`` of what the rules see in the file: a notebook's code, not its JSON (where a
-    trigger's quote or backslash is escaped)."""
+    trigger's quote or backslash is escaped). A Python file's is widened by ``project_active``,
+    or by ``gate`` (a result cache's, which keeps its answers) when the file needs asking."""
     if path.endswith(".ipynb"):
         from jax_codemod.engine import notebook
 
         code = notebook.prefilter_code(source)
         return tuple(rules) if code is None else active_rules(code, rules)
-    return _project_active(path, source, rules, active_rules(source, rules))
+    active = active_rules(source, rules)
+    if not needs_project_gate(source, rules, active):
+        return active
+    return (gate or project_active)(path, source, rules, active)
 
 
-def _project_active(path: str, source: bytes, rules: Sequence[Rule], active: tuple[Rule, ...]) -> tuple[Rule, ...]:
+def needs_project_gate(source: bytes, rules: Sequence[Rule], active: tuple[Rule, ...]) -> bool:
+    """Whether a rule with a ``project_prefilter`` failed the file's prefilter, and the file
+    imports something (so might import from its project): else the gate has nothing to ask."""
+    return (
+        len(active) != len(rules)
+        and b"import" in source
+        and any(rule.PROJECT_PREFILTER and rule not in active for rule in rules)
+    )
+
+
+def project_active(path: str, source: bytes, rules: Sequence[Rule], active: tuple[Rule, ...]) -> tuple[Rule, ...]:
     """``active`` and the rules whose ``project_prefilter`` passes a file their prefilter failed:
     one that calls into another module of its project (issue 34)."""
-    if len(active) == len(rules):
+    if not needs_project_gate(source, rules, active):
         return active
     waiting = [rule for rule in rules if rule.PROJECT_PREFILTER and rule not in active]
-    if not waiting:
-        return active
-    if b"import" not in source:
-        return active
     view = project.view_for(path)
     # No rule is asked (nor imported) about a file that imports nothing of its project.
     if view is None or not view.imports_project(source.decode("utf-8", "replace")):

@@ -19,6 +19,7 @@ import hashlib
 import io
 import os
 import stat
+import time
 import tokenize
 
 from jax_codemod.analysis.project import Root, View
@@ -39,6 +40,9 @@ _roots: dict[str, Root] = {}  # root folder -> Root, for this process's run
 _last_root: Root | None = None  # the root of the last file given a view
 _marked: dict[str, str | None] = {}  # folder -> its nearest marked folder, for this run
 _digests: dict[tuple[str, str], str] = {}  # (root, module) -> digest_of's answer, for this run
+_states: dict[str, str | None] = {}  # root -> state_of's answer, for this run
+# How long after a file's last change its root's state is not trusted (state_of).
+RACY_NS = 2 * 10**9
 
 
 def root_of(path: str) -> str:
@@ -80,10 +84,10 @@ def view_for(path: str) -> View | None:
     """The view of its project for the checked file at ``path``; None for what has no project
     (stdin without a file name, a notebook)."""
     global _last_root
-    if not path.endswith((".py", ".pyi")) or path.startswith("<"):
+    place = locate(path)
+    if place is None:
         return None
-    absolute = os.path.abspath(path)
-    top = _root_of_absolute(absolute)
+    top, under = place
     root = _roots.get(top)
     if root is None:
         root = _roots[top] = Root(lambda: list_files(top), lambda relative: read_module(top, relative))
@@ -94,10 +98,20 @@ def view_for(path: str) -> View | None:
         if _last_root is not None:
             _last_root.forget_trees()
         _last_root = root
+    return View(root, under)
+
+
+def locate(path: str) -> tuple[str, str] | None:
+    """(root, the file's relative posix path in it) of the checked file at ``path``; None for
+    what has no project (stdin without a file name, a notebook)."""
+    if not path.endswith((".py", ".pyi")) or path.startswith("<"):
+        return None
+    absolute = os.path.abspath(path)
+    top = _root_of_absolute(absolute)
     # (A root is a folder above the file: os.path.relpath's answer, by string work.)
     inside = absolute.startswith(top.rstrip(os.sep) + os.sep)
     under = absolute[len(top.rstrip(os.sep)) + 1 :] if inside else os.path.relpath(absolute, top)
-    return View(root, under.replace(os.sep, "/") if os.sep != "/" else under)
+    return top, under.replace(os.sep, "/") if os.sep != "/" else under
 
 
 def forget_roots() -> None:
@@ -106,13 +120,47 @@ def forget_roots() -> None:
     _roots.clear()
     _marked.clear()
     _digests.clear()
+    _states.clear()
     _last_root = None
 
 
 def list_files(top: str) -> list[str]:
     """The Python files under ``top``, relative posix paths: no hidden folder, no folder of
     another environment (one with ``pyvenv.cfg``), no symlinked folder, at most MAX_ROOT_FILES."""
-    found: list[str] = []
+    return [relative for relative, _entry in _listing(top)]
+
+
+def state_of(top: str) -> str | None:
+    """A digest of what the root at ``top`` holds now, from each listed file's path and status
+    (size, inode, modification and change times): an edit, a new module, a removed or renamed
+    one changes it. Answers that rest on every module of the root (the project gate's) are
+    cached under it. None when a file changed within ``RACY_NS`` of now: a second edit within
+    the file system's timestamp granularity could leave its status as it is (git's "racily
+    clean" files), so no answer is kept under such a state. Kept for the run."""
+    if top in _states:
+        return _states[top]
+    digest = hashlib.blake2b(digest_size=16)
+    recent = time.time_ns() - RACY_NS
+    state: str | None = None
+    try:
+        for relative, entry in _listing(top):
+            info = entry.stat(follow_symlinks=False)
+            if max(info.st_mtime_ns, info.st_ctime_ns) >= recent:
+                break
+            digest.update(f"{relative}\0{info.st_size}\0{info.st_ino}\0{info.st_mtime_ns}\0{info.st_ctime_ns}\n".encode(
+                "utf-8", "surrogateescape"
+            ))
+        else:
+            state = digest.hexdigest()
+    except OSError:
+        pass  # a file gone while listed: the root is changing
+    _states[top] = state
+    return state
+
+
+def _listing(top: str) -> list[tuple[str, os.DirEntry]]:
+    """``list_files``' files with their directory entries."""
+    found: list[tuple[str, os.DirEntry]] = []
     pending = [""]
     while pending and len(found) < MAX_ROOT_FILES:
         relative = pending.pop()
@@ -131,7 +179,7 @@ def list_files(top: str) -> list[str]:
                     if not name.startswith(".") and name not in SKIPPED_FOLDERS:
                         pending.append(inner)
                 elif name.endswith((".py", ".pyi")) and entry.is_file(follow_symlinks=False):
-                    found.append(inner)
+                    found.append((inner, entry))
             except OSError:
                 continue
     return found[:MAX_ROOT_FILES]
@@ -180,7 +228,7 @@ def read_bytes(path: str) -> bytes | None:
 
 def digest_of(top: str, relative: str) -> str:
     """What ``read_module`` would record for the module now (the cache checks it). Kept for the
-    run (``forget_roots``, ``forget_digests``): the files of a package depend on the same
+    run (``forget_roots``): the files of a package depend on the same
     modules, and a run's files do not change while it checks them."""
     key = (top, relative)
     found = _digests.get(key)
@@ -188,8 +236,3 @@ def digest_of(top: str, relative: str) -> str:
         data = read_bytes(os.path.join(top, *relative.split("/")))
         found = _digests[key] = "unreadable" if data is None else hashlib.blake2b(data, digest_size=16).hexdigest()
     return found
-
-
-def forget_digests() -> None:
-    """Forget ``digest_of``'s answers (a caller that checks files one at a time between edits)."""
-    _digests.clear()

@@ -65,13 +65,20 @@ class RunResult:
 
 
 def check_file(path: str, settings: Settings, cache: Cache | None = None) -> FileResult:
-    project.forget_digests()  # a cached result is validated against the modules as they are now
+    # What the last call read of the project may have changed since: the modules' texts and the
+    # answers from them, the digests a cached result is checked against, the roots' states.
+    project.forget_roots()
+    if cache:
+        cache.forget_gates()
     source, error, identity = _read(path, settings)
     if error is not None:
         return FileResult(path=path, error=error)
     if source is None:
         return FileResult(path=path)
-    return _check_source(path, source, settings, cache, identity=identity)
+    result = _check_source(path, source, settings, cache, identity=identity)
+    if cache:
+        cache.save_gates()
+    return result
 
 
 # (st_dev, st_ino) of the file a result's source was read from: a fix is written only to that file.
@@ -216,8 +223,11 @@ def _init_worker(settings: Settings, cache: Cache | None = None) -> None:
 _Pending = tuple[int, str, int, "int | None", "tuple[int, ...] | None"]
 
 
-def _check_chunk(chunk: Sequence[_Pending]) -> list[FileResult]:
-    return [_check_pending(item, _worker_settings, _worker_cache) for item in chunk]
+def _check_chunk(chunk: Sequence[_Pending]) -> tuple[list[FileResult], list]:
+    """The chunk's results, and the project gate's answers found on the way (``Cache.new_gates``),
+    for the parent to write."""
+    results = [_check_pending(item, _worker_settings, _worker_cache) for item in chunk]
+    return results, _worker_cache.new_gates() if _worker_cache else []
 
 
 def _check_pending(item: _Pending, settings: Settings, cache: Cache | None = None) -> FileResult:
@@ -233,7 +243,7 @@ def _check_pending(item: _Pending, settings: Settings, cache: Cache | None = Non
     if indexes is not None and len(source) == size and zlib.crc32(source) == crc:
         active = tuple(settings.rules[i] for i in indexes)
     else:
-        active = file_active_rules(path, source, settings.rules)
+        active = file_active_rules(path, source, settings.rules, cache.gate if cache else None)
         if not active:
             return FileResult(path=path)
     return _check_source(path, source, settings, cache, active, identity)
@@ -259,12 +269,22 @@ def check_files(
     already read go as their paths, sizes, CRCs and prefilter answers; workers read every
     file themselves (from the page cache) rather than receive its bytes, so memory stays
     bounded on a large tree. ``cache`` (a result cache) is consulted only for files that
-    pass the prefilter.
+    pass the prefilter; it also keeps the project gate's answers, one entry per root, which
+    this process writes at the end (a pool's workers hand theirs over with their results).
     """
     # More workers than CPUs only cost memory (each holds a parser and its trees).
     jobs = min(jobs or available_cpus(), available_cpus())
     # What a root holds is read afresh each run (an earlier run in this process may predate edits).
     project.forget_roots()
+    if cache:
+        cache.forget_gates()
+    results = _check_files(paths, settings, jobs, on_result, cache)
+    if cache:
+        cache.save_gates()
+    return results
+
+
+def _check_files(paths, settings: Settings, jobs: int, on_result, cache: Cache | None) -> list[FileResult]:
     results: list[FileResult | None] = [None] * len(paths)
     rules = tuple(settings.rules)
     position = {id(rule): number for number, rule in enumerate(rules)}
@@ -282,7 +302,7 @@ def check_files(
         if error is not None:
             done(index, FileResult(path=path, error=error))
             continue
-        active = file_active_rules(path, source, rules) if source is not None else ()
+        active = file_active_rules(path, source, rules, cache.gate if cache else None) if source is not None else ()
         if not active:
             done(index, FileResult(path=path))
         elif jobs == 1:
@@ -324,7 +344,9 @@ def _check_in_pool(pending, settings: Settings, jobs: int, done, cache: Cache | 
         futures = [pool.submit(_check_chunk, chunk) for chunk in chunks]
         for chunk, future in zip(chunks, futures):
             try:
-                chunk_results = future.result()
+                chunk_results, gates = future.result()
+                if cache:
+                    cache.add_gates(gates)
             except BrokenProcessPool:
                 # A worker died (out of memory, a crash in a native parser): the pool is
                 # broken, so this and every later chunk is reported unchecked rather than
