@@ -245,6 +245,30 @@ def test_the_gates_answers_are_not_kept_for_a_root_changed_a_moment_ago(tree, tm
     assert "caller.py" in gate_calls
 
 
+def test_a_forged_gate_entry_is_not_believed(tree, tmp_path, monkeypatch, gate_calls):
+    # A checkout can carry a cache of its own: a gate entry saying the caller needs no more rules
+    # must not silence the finding unless this user's key made it.
+    monkeypatch.setattr(project, "RACY_NS", 0)
+    (tree / "pipeline" / "interop.py").write_text(EXPORTS)
+    (tree / "pipeline" / "caller.py").write_text(GATED_CALLER)
+    cache = tmp_path / "cache"
+    assert run("--cache-dir", str(cache), ".")[0] == 1
+    entries = [p for p in cache.rglob("*.json") if b'"state"' in p.read_bytes().partition(b"\n")[2][:10]]
+    assert len(entries) == 1
+    mac, _, body = entries[0].read_bytes().partition(b"\n")
+    document = json.loads(body)
+    for answer in document["answers"].values():
+        answer[2] = []  # no rule switched on by another module
+    entries[0].write_bytes(b"0" * len(mac) + b"\n" + json.dumps(document).encode())
+    for leftover in cache.rglob("*.json"):  # results too, so the gate is consulted
+        if leftover != entries[0]:
+            leftover.unlink()
+    gate_calls.clear()
+    code, document = run("--cache-dir", str(cache), ".")
+    assert code == 1 and any(f[0].endswith("caller.py") for f in findings(document))
+    assert "caller.py" in gate_calls
+
+
 def test_a_roots_state_changes_with_any_file_of_it(tree, monkeypatch):
     monkeypatch.setattr(project, "RACY_NS", 0)
     top = str(tree)

@@ -249,21 +249,10 @@ class Cache:
         return digest.hexdigest()
 
     def _load_gates(self, top: str, state: str) -> dict | None:
-        key = self._gates_key(top)
-        folders, name = self._location(key)
-        try:
-            data = _read_entry(self.directory, folders, name)
-            if data is None:
-                return None
-            mac, _, body = data.partition(b"\n")
-            if not hmac.compare_digest(mac, self._mac(key, body).encode()):
-                return None
-            document = json.loads(body)
-            if document["state"] != state or not isinstance(document["answers"], dict):
-                return None
-            return document["answers"]
-        except (OSError, ValueError, KeyError, TypeError):
+        document = self._read_document(self._gates_key(top))
+        if document is None or document.get("state") != state or not isinstance(document.get("answers"), dict):
             return None
+        return document["answers"]
 
     def new_gates(self) -> list[tuple[str, str, dict]]:
         """The answers this process found since last asked, as (root, state, answers): a pool's
@@ -285,18 +274,10 @@ class Cache:
 
     def save_gates(self) -> None:
         """Write each root's answers where this run found new ones (one entry per root)."""
-        if self.secret is None:
-            return
         for (directory, fingerprint, top), gates in _gates.items():
             if directory != self.directory or fingerprint != self.fingerprint or not gates.new or not gates.state:
                 continue
-            key = self._gates_key(top)
-            body = json.dumps({"state": gates.state, "answers": gates.answers}).encode("utf-8", "surrogateescape")
-            folders, name = self._location(key)
-            try:
-                _write_entry(self.directory, folders, name, self._mac(key, body).encode() + b"\n" + body)
-            except (OSError, UnicodeError):
-                pass
+            self._write_document(self._gates_key(top), {"state": gates.state, "answers": gates.answers})
             gates.new = {}
 
     def key(self, source: bytes, path: str, active=()) -> str:
@@ -316,6 +297,32 @@ class Cache:
         return [FORMAT, key[:2]], key[2:] + ".json"
 
     def load(self, key: str, source: bytes, path: str) -> FileResult | None:
+        document = self._read_document(key)
+        if document is None:
+            return None
+        try:
+            findings = [_finding(item, path) for item in document["findings"]]
+            fixed = base64.b64decode(document["fixed"], validate=True) if document["fixed"] is not None else None
+            depends = dict(document.get("depends") or {})
+        except (ValueError, KeyError, TypeError):
+            return None
+        if depends and not _unchanged(path, depends):
+            return None  # a module of the project it read has changed since
+        # An entry that claims a fix must say which finding it fixes, and the reverse.
+        if (fixed is not None) != any(finding.applied for finding in findings) or fixed == source:
+            return None
+        return FileResult(path=path, findings=findings, source=source, fixed=fixed, depends=depends)
+
+    def store(self, key: str, result: FileResult) -> None:
+        self._write_document(key, {
+            "findings": [_finding_json(finding) for finding in result.findings],
+            "fixed": base64.b64encode(result.fixed).decode("ascii") if result.fixed is not None else None,
+            "depends": result.depends,
+        })
+
+    def _read_document(self, key: str) -> dict | None:
+        """The JSON object stored under ``key``; None when there is none, or it is damaged or
+        not authenticated."""
         if self.secret is None:
             return None
         folders, name = self._location(key)
@@ -327,29 +334,16 @@ class Cache:
             if not hmac.compare_digest(mac, self._mac(key, body).encode()):
                 return None
             document = json.loads(body)
-            findings = [_finding(item, path) for item in document["findings"]]
-            fixed = base64.b64decode(document["fixed"], validate=True) if document["fixed"] is not None else None
-            depends = dict(document.get("depends") or {})
-        except (OSError, ValueError, KeyError, TypeError):
+        except (OSError, ValueError):
             return None
-        if depends and not _unchanged(path, depends):
-            return None  # a module of the project it read has changed since
-        # An entry that claims a fix must say which finding it fixes, and the reverse.
-        if (fixed is not None) != any(finding.applied for finding in findings) or fixed == source:
-            return None
-        return FileResult(path=path, findings=findings, source=source, fixed=fixed, depends=depends)
+        return document if isinstance(document, dict) else None
 
-    def store(self, key: str, result: FileResult) -> None:
+    def _write_document(self, key: str, document: dict) -> None:
         if self.secret is None:
             return
-        document = {
-            "findings": [_finding_json(finding) for finding in result.findings],
-            "fixed": base64.b64encode(result.fixed).decode("ascii") if result.fixed is not None else None,
-            "depends": result.depends,
-        }
-        body = json.dumps(document).encode("utf-8", "surrogateescape")
         folders, name = self._location(key)
         try:
+            body = json.dumps(document).encode("utf-8", "surrogateescape")
             _write_entry(self.directory, folders, name, self._mac(key, body).encode() + b"\n" + body)
         except (OSError, UnicodeError):
             pass
