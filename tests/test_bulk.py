@@ -231,6 +231,25 @@ def test_tool_change_invalidates(cached_tree, parses, monkeypatch):
     assert set(parses) == {"broken.py", "ref.py"}
 
 
+def test_the_cache_fingerprint_follows_the_installed_libcst(tmp_path, monkeypatch):
+    # Read from libcst's version module, not through importlib.metadata (start-up time): a
+    # different libcst (a different parser) must still change every key.
+    import importlib.util
+    import types
+
+    package = tmp_path / "libcst"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name: types.SimpleNamespace(origin=str(package / "__init__.py"))
+    )
+    assert cache_module._libcst_version() == "unknown"  # no version module: still a value
+    (package / "_version.py").write_text("__version__ = '1.8.5'\n")
+    first = cache_module._libcst_version()
+    (package / "_version.py").write_text("__version__ = '1.8.6'\n")
+    assert cache_module._libcst_version() not in (first, "unknown")
+
+
 def test_damaged_entries_are_misses(cached_tree, parses):
     tree, cache_dir = cached_tree
     expected = run_json(tree, "--dry-run")
