@@ -32,18 +32,24 @@ from __future__ import annotations
 import base64
 import hashlib
 import hmac
+import importlib.util
 import json
 import os
 import stat
 import sys
 from dataclasses import dataclass, field
 from functools import lru_cache
-import importlib.util
 from pathlib import Path
 
 import jax_codemod
 from jax_codemod.engine import project
-from jax_codemod.engine.pipeline import FileResult, Settings, file_active_rules, process_source, project_active
+from jax_codemod.engine.pipeline import (
+    FileResult,
+    Settings,
+    file_active_rules,
+    process_source,
+    project_active,
+)
 from jax_codemod.rule import Finding, FixSafety, Span
 
 ENV_VAR = "CODEMOD_CACHE_DIR"
