@@ -125,8 +125,13 @@ class Root:
         """Whether the file at ``importer`` (its text ``text``) imports anything from the root."""
         # What the imports bind in the root (none, from one scan, where every import's first
         # part is a library's): the questions that follow read the same.
-        bound, stars = self._reacher().file_bindings(importer, text)
+        bound, stars = self.file_bindings(importer, text)
         return bool(bound) or any(self.module_of(star, importer) is not None for star in stars)
+
+    def file_bindings(self, importer: str, text: str) -> tuple[dict[str, list[str]], tuple[str, ...]]:
+        """``module_text.Reach.file_bindings``: what the imports of the file at ``importer`` bind
+        in the root, and the modules it star-imports."""
+        return self._reacher().file_bindings(importer, text)
 
     def reaches(
         self,
@@ -262,7 +267,7 @@ class View:
         starts = set(self._text_starts)
         names = set(self._asked_names)
         if self._asked_text is not None:
-            bound, stars = self.root._reacher().file_bindings(self.path, self._asked_text)
+            bound, stars = self.root.file_bindings(self.path, self._asked_text)
             names.update(q for targets in bound.values() for q in targets)
             names.update(stars)
         for qualified in names:

@@ -167,7 +167,6 @@ def _create_key(home: str, path: str) -> None:
 class _Gates:
     """A root's project-gate answers for this process's run (``Cache.gate``)."""
 
-    top: str
     state: str | None  # project.state_of(top); None: nothing is kept
     # relative path -> [digest of the file's bytes, codes of the rules its prefilter passed,
     # codes of those the gate added]
@@ -234,7 +233,7 @@ class Cache:
         leave the whole root's worth behind at each edit."""
         place = project.locate(path) if self.secret is not None else None
         gates = self._gates_of(place[0]) if place is not None else None
-        if gates is None or gates.state is None:
+        if gates is None or gates.state is None:  # no cache, no project, or a root changing now
             return project_active(path, source, rules, active)
         digest = hashlib.blake2b(source, digest_size=16).hexdigest()
         base = [rule.CODE for rule in active]
@@ -246,14 +245,21 @@ class Cache:
         gates.answers[place[1]] = gates.new[place[1]] = [digest, base, [r.CODE for r in found if r not in active]]
         return found
 
-    def _gates_of(self, top: str) -> _Gates | None:
+    def _gates_of(self, top: str) -> _Gates:
         key = (self.directory, self.fingerprint, top)
         gates = _gates.get(key)
         state = project.state_of(top)  # kept for the run: a new run reads it afresh
         if gates is None or gates.state != state:
             answers = self._load_gates(top, state) if state is not None else None
-            gates = _gates[key] = _Gates(top, state, answers or {}, {})
+            gates = _gates[key] = _Gates(state, answers or {}, {})
         return gates
+
+    def _unwritten(self):
+        """(root, its answers) of this cache where this process found answers not yet written
+        or handed over, under a state that keeps them."""
+        for (directory, fingerprint, top), gates in _gates.items():
+            if directory == self.directory and fingerprint == self.fingerprint and gates.new and gates.state:
+                yield top, gates
 
     def _gates_key(self, top: str) -> str:
         digest = hashlib.sha256(self.fingerprint.encode() + b"\0gate\0")
@@ -270,25 +276,22 @@ class Cache:
         """The answers this process found since last asked, as (root, state, answers): a pool's
         workers hand theirs to the parent, the one process that writes the entries."""
         found = []
-        for (directory, fingerprint, top), gates in _gates.items():
-            if directory == self.directory and fingerprint == self.fingerprint and gates.new and gates.state:
-                found.append((top, gates.state, gates.new))
-                gates.new = {}
+        for top, gates in self._unwritten():
+            found.append((top, gates.state, gates.new))
+            gates.new = {}
         return found
 
     def add_gates(self, found: list[tuple[str, str, dict]]) -> None:
         """Take a worker's ``new_gates``: kept where this process sees the root in that state."""
         for top, state, answers in found:
             gates = self._gates_of(top)
-            if gates is not None and gates.state == state:
+            if gates.state == state:
                 gates.answers.update(answers)
                 gates.new.update(answers)
 
     def save_gates(self) -> None:
         """Write each root's answers where this run found new ones (one entry per root)."""
-        for (directory, fingerprint, top), gates in _gates.items():
-            if directory != self.directory or fingerprint != self.fingerprint or not gates.new or not gates.state:
-                continue
+        for top, gates in self._unwritten():
             self._write_document(self._gates_key(top), {"state": gates.state, "answers": gates.answers})
             gates.new = {}
 

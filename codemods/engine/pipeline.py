@@ -323,9 +323,8 @@ def needs_project_gate(source: bytes, rules: Sequence[Rule], active: tuple[Rule,
 
 def project_active(path: str, source: bytes, rules: Sequence[Rule], active: tuple[Rule, ...]) -> tuple[Rule, ...]:
     """``active`` and the rules whose ``project_prefilter`` passes a file their prefilter failed:
-    one that calls into another module of its project (issue 34)."""
-    if not needs_project_gate(source, rules, active):
-        return active
+    one that calls into another module of its project (issue 34). Asked where
+    ``needs_project_gate`` holds (``file_active_rules``, a cache's ``gate``)."""
     waiting = [rule for rule in rules if rule.PROJECT_PREFILTER and rule not in active]
     view = project.view_for(path)
     # No rule is asked (nor imported) about a file that imports nothing of its project.

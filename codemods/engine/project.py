@@ -41,6 +41,7 @@ _last_root: Root | None = None  # the root of the last file given a view
 _marked: dict[str, str | None] = {}  # folder -> its nearest marked folder, for this run
 _digests: dict[tuple[str, str], str] = {}  # (root, module) -> digest_of's answer, for this run
 _states: dict[str, str | None] = {}  # root -> state_of's answer, for this run
+_listings: dict[str, list[tuple[str, os.DirEntry]]] = {}  # root -> _listing's answer, for this run
 # How long after a file's last change its root's state is not trusted (state_of).
 RACY_NS = 2 * 10**9
 
@@ -121,6 +122,7 @@ def forget_roots() -> None:
     _marked.clear()
     _digests.clear()
     _states.clear()
+    _listings.clear()
     _last_root = None
 
 
@@ -159,7 +161,15 @@ def state_of(top: str) -> str | None:
 
 
 def _listing(top: str) -> list[tuple[str, os.DirEntry]]:
-    """``list_files``' files with their directory entries."""
+    """``list_files``' files with their directory entries, walked once a run (``state_of`` and
+    the root's module map both need them)."""
+    found = _listings.get(top)
+    if found is None:
+        found = _listings[top] = _walk(top)
+    return found
+
+
+def _walk(top: str) -> list[tuple[str, os.DirEntry]]:
     found: list[tuple[str, os.DirEntry]] = []
     pending = [""]
     while pending and len(found) < MAX_ROOT_FILES:
@@ -228,8 +238,8 @@ def read_bytes(path: str) -> bytes | None:
 
 def digest_of(top: str, relative: str) -> str:
     """What ``read_module`` would record for the module now (the cache checks it). Kept for the
-    run (``forget_roots``): the files of a package depend on the same
-    modules, and a run's files do not change while it checks them."""
+    run (``forget_roots``): the files of a package depend on the same modules, and a run's files
+    do not change while it checks them."""
     key = (top, relative)
     found = _digests.get(key)
     if found is None:

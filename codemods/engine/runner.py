@@ -8,6 +8,7 @@ import stat
 import time
 import zlib
 from collections.abc import Callable, Iterable, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
@@ -65,20 +66,28 @@ class RunResult:
 
 
 def check_file(path: str, settings: Settings, cache: Cache | None = None) -> FileResult:
-    # What the last call read of the project may have changed since: the modules' texts and the
-    # answers from them, the digests a cached result is checked against, the roots' states.
+    # A run of its own: the project may have changed since the last call.
+    with _one_run(cache):
+        source, error, identity = _read(path, settings)
+        if error is not None:
+            return FileResult(path=path, error=error)
+        if source is None:
+            return FileResult(path=path)
+        return _check_source(path, source, settings, cache, identity=identity)
+
+
+@contextmanager
+def _one_run(cache: Cache | None):
+    """What this process knows of each root is read afresh for a run (an earlier run in this
+    process may predate edits): the modules' texts and the answers from them, the digests a
+    cached result is checked against, the roots' states and the gate answers kept under them.
+    The gate answers the run found are written when it ends (not when it is interrupted)."""
     project.forget_roots()
     if cache:
         cache.forget_gates()
-    source, error, identity = _read(path, settings)
-    if error is not None:
-        return FileResult(path=path, error=error)
-    if source is None:
-        return FileResult(path=path)
-    result = _check_source(path, source, settings, cache, identity=identity)
+    yield
     if cache:
         cache.save_gates()
-    return result
 
 
 # (st_dev, st_ino) of the file a result's source was read from: a fix is written only to that file.
@@ -274,14 +283,8 @@ def check_files(
     """
     # More workers than CPUs only cost memory (each holds a parser and its trees).
     jobs = min(jobs or available_cpus(), available_cpus())
-    # What a root holds is read afresh each run (an earlier run in this process may predate edits).
-    project.forget_roots()
-    if cache:
-        cache.forget_gates()
-    results = _check_files(paths, settings, jobs, on_result, cache)
-    if cache:
-        cache.save_gates()
-    return results
+    with _one_run(cache):
+        return _check_files(paths, settings, jobs, on_result, cache)
 
 
 def _check_files(paths, settings: Settings, jobs: int, on_result, cache: Cache | None) -> list[FileResult]:
