@@ -422,6 +422,64 @@ def test_a_helper_that_only_reads_static_attributes_or_guards_first_is_not_repor
     assert findings(root, select="JAX001") == {("main.py", lines, "JAX001")}
 
 
+def test_a_flax_module_of_another_module_applied_in_a_trace_runs_the_method_it_names(tmp_path):
+    """`model.apply(variables, x)` runs the Module's `__call__(x)`; `method=` names another (by
+    attribute or by name), and apply's own keywords are not passed on. A Module applied with a
+    method chosen at run time, one that defines its own `apply`, and an argument that is no
+    tracer stay silent."""
+    root = write(tmp_path, {
+        "nets.py": """\
+            import flax.linen as nn
+            import numpy as np
+
+            class Encoder(nn.Module):
+                @nn.compact
+                def __call__(self, x):
+                    return nn.Dense(2)(x) * np.asarray(x).std()
+
+                def pointer(self, x):
+                    return x.unsafe_buffer_pointer()
+
+                def scaled(self, n, x):
+                    return x * np.asarray(n)
+
+            class Own(nn.Module):
+                def apply(self, variables, x):
+                    return x * variables
+
+                def __call__(self, x):
+                    return np.asarray(x)
+        """,
+        "train.py": """\
+            import jax
+
+            from nets import Encoder, Own
+
+            model = Encoder()
+
+            @jax.jit
+            def forward(variables, x):
+                return model.apply(variables, x)
+
+            @jax.jit
+            def pointer(variables, x):
+                return Encoder().apply(variables, x, method="pointer", mutable=False)
+
+            @jax.jit
+            def scaled(variables, x):
+                return model.apply(variables, 3, x, method=Encoder.scaled, rngs=x)
+
+            def chosen(variables, x, method):
+                return jax.jit(lambda v, y: model.apply(v, y, method=method))(variables, x)
+
+            @jax.jit
+            def own(variables, x):
+                return Own().apply(variables, x)
+        """,
+    })
+    assert findings(root, select="JAX001") == {("train.py", 9, "JAX001"), ("train.py", 13, "JAX001")}
+
+
 def test_a_file_that_names_no_jax_but_decorates_with_anothers_transform_is_checked(tmp_path):
     root = write(tmp_path, {
         "lib/__init__.py": "",

@@ -40,7 +40,10 @@ class Api:
     ``differentiates``: it only differentiates, so its tracers carry concrete primal values
     (checked against the installed JAX by tests/test_traced_concrete_access.py::
     test_differentiation_table_matches_installed_jax); ``multi_device``: what it makes is
-    placed on several devices. ``public``: the
+    placed on several devices. ``applies``: a library base class whose instances' method of
+    that name runs another method of the instance (flax linen's ``Module.apply(variables,
+    *args, method=None, **kwargs)`` runs ``method``, else ``__call__``, on the rest of the
+    arguments), ``apply_options`` that method's own keywords (not passed on). ``public``: the
     public name a private or legacy spelling stands for.
     """
 
@@ -60,6 +63,8 @@ class Api:
     traced_by: str | None = None
     differentiates: bool = False
     multi_device: bool = False
+    applies: str | None = None
+    apply_options: tuple[str, ...] = ()
     public: str | None = None
 
     @property
@@ -175,6 +180,12 @@ API: tuple[Api, ...] = (
     *(
         Api(f"flax.linen.{name}", transform="wraps", traced_args=(0,))
         for name in ("jit", "vmap", "remat", "checkpoint", "scan")
+    ),
+    # Classes whose instances run their own methods: `model.apply(variables, x)` runs
+    # `Model.__call__(x)` (`method=Model.encode` or `method="encode"`: that method) ---------
+    *(
+        Api(name, applies="apply", apply_options=("method", "rngs", "mutable", "capture_intermediates"), public=public)
+        for name, public in (("flax.linen.Module", None), ("flax.linen.module.Module", "flax.linen.Module"))
     ),
     # Creation: a new array from no array arguments - on the default device (or, in explicit
     # mode, the mesh), and a tracer inside a trace. `data`: from host data (`jnp.array([1, 2])`),
@@ -299,3 +310,5 @@ def table(fact: str, **facts) -> dict[str, object]:
 # Views more than one module asks for.
 # Pytree maps, public spellings (``names.canonical`` maps the others to them).
 TREE_MAPS = public_names(tree="map")
+# The methods by which a library base class runs its instance's own methods (`apply`).
+APPLIERS = frozenset(record.applies for record in records(applies=True))

@@ -44,7 +44,10 @@ if TYPE_CHECKING:
     from jax_codemod.analysis.context import FileContext
 
 # Decorators that return the function itself: a method with only these is a plain one.
-TRANSPARENT = frozenset({"typing.override", "typing_extensions.override"})
+TRANSPARENT = frozenset(
+    # flax linen's `compact` and `nowrap` mark a Module's method; it runs with the arguments given.
+    {"typing.override", "typing_extensions.override", "flax.linen.compact", "flax.linen.nowrap"}
+)
 # Decorators that make a method no method of the instance (its first parameter is no `self`).
 _NOT_BOUND = frozenset({"staticmethod", "classmethod"})
 _ABSENT = object()  # a class body that does not bind the name
@@ -153,6 +156,10 @@ class Classes:
                 bindings[name] = bindings.get(name, 0) + 1
         return {node.name: node for node in tree.body if isinstance(node, ast.ClassDef) and bindings.get(node.name) == 1}
 
+    def method_names(self) -> frozenset[str]:
+        """The names of the methods the file's classes define."""
+        return frozenset(method.name for method in self._owners)
+
     def owner(self, method: ast.AST) -> ast.ClassDef | None:
         return self._owners.get(method)
 
@@ -219,6 +226,31 @@ class Classes:
             if member is not _ABSENT:
                 return (ctx, member) if member is not None else None
         return None
+
+    def method(self, cls: ast.ClassDef, name: str) -> tuple[FileContext, ast.FunctionDef] | None:
+        """The plain method ``name`` of an instance of ``cls`` (``resolve``), with the context of
+        the module that defines it; None when it is unknown, not a method, or decorated."""
+        found = self.resolve(cls, name)
+        if found is None or not classes_for(found[0])._plain(found[1]):
+            return None
+        return found  # type: ignore[return-value]
+
+    def library_bases(self, cls: ast.ClassDef) -> frozenset[str]:
+        """The qualified names of the bases, outside the project, of ``cls`` and of its
+        ancestors in the project (`flax.linen.Module`)."""
+        found = set()
+        for entry in self.mro(cls):
+            if isinstance(entry, ast.ClassDef):
+                ctx, node = self.ctx, entry
+            elif isinstance(entry, Foreign):
+                ctx, node = entry.ctx, entry.node
+            else:
+                continue
+            for base in node.bases:
+                qualified = ctx.qualname(base)
+                if qualified is not None:
+                    found.add(canonical(qualified))
+        return frozenset(found)
 
     def called_across(self, method: ast.AST, func: ast.AST) -> list[tuple[FileContext, ast.FunctionDef]]:
         """The plain methods of other modules' classes a call `self.hook(...)` inside ``method``

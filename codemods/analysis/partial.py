@@ -229,9 +229,10 @@ def _cut_inside_brackets(cut: Cut, verbatim: list[bool]) -> bool:
 
 
 def _names_an_instance(cut: Cut, roots: set[int], targets: set[int]) -> bool:
-    """Whether a root names a module-level instance (`model = Model()`) of a class of the file
-    that holds a target: a trace runs `model.apply(x)` or `model(x)`, but the chains go by
-    the names of functions, not of instances, so such a file is read whole."""
+    """Whether a root names a class of the file that holds a target, or a module-level instance
+    of one (`model = Model()`): a trace runs `Model()(x)`, `model.apply(x)` or `model(x)`, but
+    the chains go by the names of functions, not of classes or instances, so such a file is
+    read whole."""
     blocks = cut.blocks
     holders = set()
     for index in targets:
@@ -243,8 +244,8 @@ def _names_an_instance(cut: Cut, roots: set[int], targets: set[int]) -> bool:
             holders.add(blocks[head].name)
     if not holders:
         return False
-    instances = {b.name for b in blocks if b.kind == "call" and not b.indent and b.name and b.callee in holders}
-    return bool(instances) and any(cut.words(root) & instances for root in roots)
+    named = holders | {b.name for b in blocks if b.kind == "call" and not b.indent and b.name and b.callee in holders}
+    return any(cut.words(root) & named for root in roots)
 
 
 # The chains from the roots to the targets ---------------------------------------------------

@@ -86,6 +86,7 @@ CREATION_FUNCTIONS = api.members(creates=True)
 SHAPE_FUNCTIONS = api.members(static=True)
 # Pytree maps: their function runs on the leaves of the trees (canonical spellings).
 TREE_MAPS = api.TREE_MAPS
+APPLIERS = api.APPLIERS
 # Pytree helpers whose results are the leaves of their argument: tracers when it is traced.
 TREE_LEAVES = frozenset(record.name for record in api.records(tree=True) if record.tree != "map")
 # A block where JAX computes eagerly inside a trace: values not computed from the traced
@@ -414,14 +415,15 @@ class Tracing:
             if may is not None and not may(node):
                 continue
             targets = []
-            callee = self.analysis.foreign_callee(node)
-            if callee is not None:
-                owner, target, bound = callee
-                targets.append((owner.ctx, target, bound))
+            callee = self.analysis.callee(node)
+            if callee is not None and callee.analysis is not self.analysis:
+                targets.append((callee.analysis.ctx, callee.function, callee.bound, callee.args, callee.keywords))
             elif isinstance(node.func, ast.Attribute):
-                targets += [(ctx, method, True) for ctx, method in classes.called_across(function, node.func)]
-            for ctx, target, bound in targets:
-                params = self._called_params(target, list(node.args), node.keywords, tainted, reported, bound)
+                targets += [
+                    (ctx, method, True, node.args, node.keywords) for ctx, method in classes.called_across(function, node.func)
+                ]
+            for ctx, target, bound, arguments, keywords in targets:
+                params = self._called_params(target, list(arguments), keywords, tainted, reported, bound)
                 if params:
                     found.append((node, ctx, target, params))
         return found
@@ -479,13 +481,21 @@ class Tracing:
         for node in self.scope_nodes(traced.node):
             if not isinstance(node, ast.Call) or (after is not None and node.lineno >= after):
                 continue
-            callee, arguments = node.func, list(node.args)
+            callee, arguments, keywords = node.func, list(node.args), node.keywords
             if node.args and canonical(self.ctx.qualname(callee)) in TREE_MAPS:
                 callee, arguments = node.args[0], node.args[1:]  # a leaf of a traced tree is traced
-            for function, bound in self._functions_passed(region, index, spellings, node, callee, traced.node):
+            passed = self._functions_passed(region, index, spellings, node, callee, traced.node)
+            if not passed and callee is node.func and self._may_run_method(callee):
+                # `Model().encode(x)`, `model(x)` with `model = Model()` inside the trace,
+                # `model.apply(variables, x)`: a method of an instance of this file's class.
+                method = self.analysis.callee(node)
+                if method is not None and method.analysis is self.analysis:
+                    passed = [(method.function, method.bound)]
+                    arguments, keywords = method.args, method.keywords
+            for function, bound in passed:
                 if tainted is None:
                     tainted = self.tainted_names(traced.node, traced.traced, reported)
-                params = self._called_params(function, arguments, node.keywords, tainted, reported, bound)
+                params = self._called_params(function, arguments, keywords, tainted, reported, bound)
                 # A method called through `self` or `super()`: the traced method, by its class.
                 owner = classes_for(self.ctx).owner(traced.node) if bound else None
                 via = f"{owner.name}.{caller}" if owner is not None else caller
@@ -506,6 +516,20 @@ class Tracing:
                     found[function] = helper
                     added.append(helper)
         return added
+
+    def _may_run_method(self, callee: ast.expr) -> bool:
+        """From names alone, whether calling ``callee`` may run a method of this file's classes
+        (``Analysis.callee`` decides): an attribute one of them defines or a library base's
+        ``applies`` (`model.apply`), or an instance called (`model(x)`, `Model()(x)`) where one
+        of them defines `__call__`."""
+        names = self.__dict__.get("_method_names")
+        if names is None:
+            names = self.__dict__["_method_names"] = classes_for(self.ctx).method_names()
+        if not names:
+            return False  # most files: no class with a method
+        if callee.__class__ is ast.Attribute:
+            return callee.attr in names or callee.attr in APPLIERS
+        return "__call__" in names and callee.__class__ in (ast.Name, ast.Call)
 
     def _called_params(self, function, arguments, keywords, tainted: set[str], reported: Reported, bound=False):
         """The parameters of ``function`` that a call passes a tracer to (``bound``: a method

@@ -58,7 +58,7 @@ from functools import cached_property
 
 from jax_codemod.analysis import api
 from jax_codemod.analysis import transforms as spelled
-from jax_codemod.analysis.classes import statements
+from jax_codemod.analysis.classes import classes_for, statements
 from jax_codemod.analysis.names import Resolver, canonical
 from jax_codemod.analysis.scopes import (
     CHILD_FIELDS,
@@ -240,6 +240,26 @@ _TORCH_NON_TENSORS = (
 MAX_DEPTH = 40
 # The helper JAX002/JAX006 insert: what it returns is known, whatever the file defines it as.
 GATHER_HELPER = "ensure_single_device"
+
+
+# Library base classes whose instances run their own methods (``api`` ``applies``): the
+# method's name -> {the class's qualified name: that method's own keywords}.
+_APPLIERS: dict[str, dict[str, tuple[str, ...]]] = {}
+for _record in api.records(applies=True):
+    _APPLIERS.setdefault(_record.applies, {})[_record.name] = _record.apply_options
+
+
+@dataclass(frozen=True)
+class Callee:
+    """What a call runs (``Analysis.callee``): the analysis of the module that defines it, its
+    ``def``, whether the call binds its first parameter (a method of an instance), and the
+    arguments and keywords the call passes to it."""
+
+    analysis: Analysis
+    function: ast.AST
+    bound: bool
+    args: list
+    keywords: list
 
 
 @dataclass(frozen=True)
@@ -1879,8 +1899,11 @@ class Analysis:
         if not isinstance(func, (ast.Name, ast.Attribute)):
             return None
         callee = self.value_of(func)
-        if callee.kind != FUNCTION or callee.node is None or callee.owner is None or callee.owner == self._here:
+        if callee.kind != FUNCTION or callee.owner is None or callee.owner == self._here:
             return None
+        return self._function_callee(func, callee)
+
+    def _function_callee(self, func: ast.expr, callee: Value) -> tuple[Analysis, ast.AST, bool] | None:
         owner = self._owner(callee)
         function = callee.node
         if owner is None or not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -1893,6 +1916,64 @@ class Analysis:
             elif "staticmethod" not in decorators:
                 bound = self.value_of(func.value).kind == INSTANCE
         return owner, function, bound
+
+    def callee(self, call: ast.Call) -> Callee | None:
+        """The function or method of the project (this module's or another's) that ``call``
+        runs, with what it passes: a function (`helper(x)`, `interop.to_host(x)`), a method of
+        an instance (`model.encode(x)`, `Model().encode(x)`), an instance's `__call__`
+        (`model(x)`), and the method a library base class's method runs on the instance
+        (``api`` ``applies``: flax's `model.apply(variables, x, method=Model.encode)` runs
+        `encode(x)`, without `method=` `__call__`). None for anything else."""
+        func = call.func
+        if not isinstance(func, (ast.Name, ast.Attribute, ast.Call)):
+            return None
+        value = self.value_of(func)
+        if value.kind == FUNCTION and value.node is not None and not isinstance(func, ast.Call):
+            found = self._function_callee(func, value)
+            return Callee(*found, call.args, call.keywords) if found is not None else None
+        if value.kind == INSTANCE:
+            return self._method_callee(value, "__call__", call.args, call.keywords)
+        if isinstance(func, ast.Attribute) and func.attr in _APPLIERS and call.args:
+            receiver = self.value_of(func.value)
+            if receiver.kind == INSTANCE:
+                return self._applied_callee(receiver, func.attr, call)
+        return None
+
+    def _method_callee(self, instance: Value, name: str, args, keywords) -> Callee | None:
+        """The plain method ``name`` of ``instance``'s class (through its project bases)."""
+        owner = self._owner(instance)
+        if owner is None or not isinstance(instance.node, ast.ClassDef):
+            return None
+        found = classes_for(owner.ctx).method(instance.node, name)
+        if found is None:
+            return None
+        ctx, function = found
+        return Callee(ctx.analysis, function, True, list(args), list(keywords))
+
+    def _applied_callee(self, instance: Value, applier: str, call: ast.Call) -> Callee | None:
+        owner = self._owner(instance)
+        cls = instance.node
+        if owner is None or not isinstance(cls, ast.ClassDef):
+            return None
+        classes = classes_for(owner.ctx)
+        if classes.resolve(cls, applier) is not None:
+            return None  # the project's own `apply`: a method like any other
+        bases = classes.library_bases(cls)
+        options = next((options for name, options in _APPLIERS[applier].items() if name in bases), None)
+        if options is None:
+            return None
+        method = "__call__"
+        for keyword in call.keywords:
+            if keyword.arg == "method":
+                chosen = keyword.value
+                if isinstance(chosen, ast.Constant) and isinstance(chosen.value, str):
+                    method = chosen.value
+                elif isinstance(chosen, ast.Attribute):
+                    method = chosen.attr  # `Model.encode`, `self.encode`: looked up on the instance
+                else:
+                    return None  # a function or an expression: what runs is not known here
+        keywords = [k for k in call.keywords if k.arg not in options]
+        return self._method_callee(instance, method, call.args[1:], keywords)
 
     def parameter_source(self, expr: ast.AST) -> ast.arg | None:
         """The parameter ``expr`` holds as its function received it: the parameter's name, or a

@@ -279,9 +279,12 @@ def _may_reach(ctx: FileContext, access_text) -> Callable[[ast.Call], bool]:
     access: a name imported from the project (or an attribute of one) whose text does; a
     method of `self` or of some other value (the analysis decides)."""
     bindings, project = ctx._bindings, ctx.project
+    defined = {s.name for s in ctx.tree.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
 
     def may(call: ast.Call) -> bool:
         func, chain = call.func, []
+        if isinstance(func, ast.Call):
+            func = func.func  # `Model(scale)(x)`: the `__call__` of what the class's module defines
         while isinstance(func, ast.Attribute):
             chain.append(func.attr)
             func = func.value
@@ -289,7 +292,9 @@ def _may_reach(ctx: FileContext, access_text) -> Callable[[ast.Call], bool]:
             return bool(chain)
         target = bindings.get(func.id)
         if not isinstance(target, str):
-            return bool(chain)  # `self.hook(x)`, `model.apply(x)`: a method of a value
+            # `self.hook(x)`, `model.apply(x)`: a method of a value; `model(x)`: a value called,
+            # unless the name is this file's own function or class.
+            return bool(chain) or (func.id not in defined and call.func.__class__ is ast.Name)
         qualified = ".".join([target, *reversed(chain)])
         return project.name_reaches("traced-access", access_text.any_access_line, qualified, follow="module")
 

@@ -173,9 +173,10 @@ class TracedConcreteAccess(Rule):
     decorator factories, `jax.jit(f)` and `jax.jit(self._step)` calls, jitted dicts and
     comprehensions, `equinox.filter_jit`, `flax.nnx.jit`, the other transforms (`vmap`,
     `grad`, `pmap`, `shard_map`, `checkpoint`, `lax` control flow, equinox's and flax's),
-    helpers called from inside a trace, and the pytree leaves of a traced argument. Across
+    helpers called from inside a trace (methods too: `model(x)`, `Model().encode(x)`, flax's
+    `model.apply(variables, x, method=...)`), and the pytree leaves of a traced argument. Across
     the modules of a project: a tracer handed to another module's function or method
-    (imported, of an imported class's instance, or inherited) that reads such a member of it
+    (imported, of an imported class's instance, called or applied, or inherited) that reads such a member of it
     is reported at the call, naming where the access is, as is such a function transformed
     as it is (`jax.jit(to_host)`); an override of a hook an imported base class's traced
     method calls through `self` is reported in the override.
