@@ -475,9 +475,14 @@ def test_a_flax_module_of_another_module_applied_in_a_trace_runs_the_method_it_n
             @jax.jit
             def own(variables, x):
                 return Own().apply(variables, x)
+
+            apply_fn = jax.jit(model.apply)  # `__call__` with every argument traced
+            static_fn = jax.jit(model.apply, static_argnums=1)  # apply's positions: not followed
         """,
     })
-    assert findings(root, select="JAX001") == {("train.py", 9, "JAX001"), ("train.py", 13, "JAX001")}
+    assert findings(root, select="JAX001") == {
+        ("train.py", 9, "JAX001"), ("train.py", 13, "JAX001"), ("train.py", 26, "JAX001")
+    }
 
 
 def test_a_file_that_names_no_jax_but_decorates_with_anothers_transform_is_checked(tmp_path):

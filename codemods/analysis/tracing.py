@@ -453,7 +453,14 @@ class Tracing:
             inner = _transformed_within(spellings, argument)
             if inner is not None:
                 argument, fixed = self._partial_binding(inner)
-            for function, bound in self._functions_passed(region, index, spellings, node, argument):
+            passed = self._functions_passed(region, index, spellings, node, argument)
+            if not passed and fixed is None and not transform.options:
+                # `jax.jit(model.apply)`: flax runs the Module's `__call__` with every argument
+                # but the variables, all traced (options would name apply's positions, not its).
+                applied = self.analysis.applied_method(argument)
+                if applied is not None and applied.analysis is self.analysis:
+                    passed = [(applied.function, True)]
+            for function, bound in passed:
                 # `jax.jit(partial(loss, model=model))`: bound arguments are constants.
                 constants = _bound_names(function, fixed, bound) if fixed else frozenset()
                 _add(found, function, transform, (BY_CALL, ""), bound=bound, constants=constants)

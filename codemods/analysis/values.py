@@ -1950,7 +1950,21 @@ class Analysis:
         ctx, function = found
         return Callee(ctx.analysis, function, True, list(args), list(keywords))
 
-    def _applied_callee(self, instance: Value, applier: str, call: ast.Call) -> Callee | None:
+    def applied_method(self, expr: ast.AST) -> Callee | None:
+        """The method that ``expr``, a library base class's ``applies`` method of an instance
+        (`model.apply`, not called: `jax.jit(model.apply)`), runs when called without `method=`:
+        its `__call__`, which gets the call's arguments after the first (the variables)."""
+        if not isinstance(expr, ast.Attribute) or expr.attr not in _APPLIERS:
+            return None
+        receiver = self.value_of(expr.value)
+        if receiver.kind != INSTANCE or self._apply_options(receiver, expr.attr) is None:
+            return None
+        return self._method_callee(receiver, "__call__", [], [])
+
+    def _apply_options(self, instance: Value, applier: str) -> tuple[str, ...] | None:
+        """The keywords of the library method ``applier`` by which ``instance``'s class runs its
+        own methods (``_APPLIERS``); None when its class has no such base, or defines
+        ``applier`` itself."""
         owner = self._owner(instance)
         cls = instance.node
         if owner is None or not isinstance(cls, ast.ClassDef):
@@ -1959,7 +1973,10 @@ class Analysis:
         if classes.resolve(cls, applier) is not None:
             return None  # the project's own `apply`: a method like any other
         bases = classes.library_bases(cls)
-        options = next((options for name, options in _APPLIERS[applier].items() if name in bases), None)
+        return next((options for name, options in _APPLIERS[applier].items() if name in bases), None)
+
+    def _applied_callee(self, instance: Value, applier: str, call: ast.Call) -> Callee | None:
+        options = self._apply_options(instance, applier)
         if options is None:
             return None
         method = "__call__"

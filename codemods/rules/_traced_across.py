@@ -256,21 +256,27 @@ def _transformed_across(ctx: FileContext, region: Region, spellings: Spellings, 
             if not isinstance(argument, (ast.Name, ast.Attribute)) or not may(ast.Call(func=argument, args=[], keywords=[])):
                 continue
             value = analysis.value_of(argument)
-            if value.kind != FUNCTION or value.owner in (None, ctx.root_path) or not isinstance(value.node, ast.FunctionDef):
+            function, bound = value.node, False
+            applied = analysis.applied_method(argument) if not transform.options else None
+            if applied is not None and applied.analysis is not analysis:
+                # `jax.jit(model.apply)`: flax runs `__call__` of another module's Module.
+                other, function, bound = applied.analysis.ctx, applied.function, True
+            elif value.kind != FUNCTION or value.owner in (None, ctx.root_path) or not isinstance(function, ast.FunctionDef):
                 continue
-            other = ctx.project.context(value.owner)
+            else:
+                other = ctx.project.context(value.owner)
             if other is None:
                 continue
-            parameters = traced_parameters(value.node, transform, False)
+            parameters = traced_parameters(function, transform, bound)
             if not parameters or not parameters[0]:
                 continue  # options this file cannot read: which arguments are traced is unknown
-            seed = Traced(value.node, transform.name, parameters[0])
+            seed = Traced(function, transform.name, parameters[0])
             # As a helper: only what surely runs on the tracer counts (a library-like function
             # often guards, `if isinstance(x, core.Tracer): return x`).
-            reached = _reached(other, value.node, parameters[0], seed, transform.name, accesses_of, reported, 0)
+            reached = _reached(other, function, parameters[0], seed, transform.name, accesses_of, reported, 0)
             if reached is not None:
                 access, holder = reached
-                found.append(Across(node, _name(tracing_for(other), value.node), seed, access, holder, applied=True))
+                found.append(Across(node, _name(tracing_for(other), function), seed, access, holder, applied=True))
     return found
 
 
