@@ -454,12 +454,15 @@ class Tracing:
             if inner is not None:
                 argument, fixed = self._partial_binding(inner)
             passed = self._functions_passed(region, index, spellings, node, argument)
-            if not passed and fixed is None and not transform.options:
+            if not passed and fixed is None and self._may_run_method(argument):
+                # `jax.vmap(model)`: the instance's `__call__`, its arguments the call's.
                 # `jax.jit(model.apply)`: flax runs the Module's `__call__` with every argument
                 # but the variables, all traced (options would name apply's positions, not its).
-                applied = self.analysis.applied_method(argument)
-                if applied is not None and applied.analysis is self.analysis:
-                    passed = [(applied.function, True)]
+                method = self.analysis.instance_call(argument)
+                if method is None and not transform.options:
+                    method = self.analysis.applied_method(argument)
+                if method is not None and method.analysis is self.analysis:
+                    passed = [(method.function, True)]
             for function, bound in passed:
                 # `jax.jit(partial(loss, model=model))`: bound arguments are constants.
                 constants = _bound_names(function, fixed, bound) if fixed else frozenset()

@@ -1950,6 +1950,14 @@ class Analysis:
         ctx, function = found
         return Callee(ctx.analysis, function, True, list(args), list(keywords))
 
+    def instance_call(self, expr: ast.AST) -> Callee | None:
+        """The `__call__` that ``expr``, an instance of a class of the project, runs when it is
+        called (`jax.vmap(model)(xs)`): it gets the call's arguments."""
+        if not isinstance(expr, (ast.Name, ast.Attribute, ast.Call)):
+            return None
+        value = self.value_of(expr)
+        return self._method_callee(value, "__call__", [], []) if value.kind == INSTANCE else None
+
     def applied_method(self, expr: ast.AST) -> Callee | None:
         """The method that ``expr``, a library base class's ``applies`` method of an instance
         (`model.apply`, not called: `jax.jit(model.apply)`), runs when called without `method=`:

@@ -48,3 +48,11 @@ def on_host(x):
 
 
 print(rows(jnp.ones(3)), scaled(jnp.ones(3)), on_host(np.ones(3)))
+
+
+class Sized:
+    def __call__(self, x):
+        return np.asarray(x) + 1
+
+
+sized = jax.jit(Sized(), static_argnums=0)
