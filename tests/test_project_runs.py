@@ -510,3 +510,30 @@ def test_a_module_is_parsed_once_a_run_to_say_which_names_it_spells(tree, monkey
     _, document = run("--no-cache", "-j", "1", "--select", "JAX001", "pipeline/step_a.py", "pipeline/step_b.py")
     assert findings(document) == [("pipeline/step_a.py", 13, "JAX001")]
     assert parsed.count("pipeline/common.py") == 1 and parsed.count("pipeline/aliases.py") == 1
+
+
+# A caller whose own DLPack call keeps its rules the same whatever the root holds, and whose
+# helper does not exist yet: its name resolves to nothing, or to an attribute of a package.
+EARLY_CALLER = """import jax
+import numpy as np
+import torch
+from jax.sharding import Mesh, NamedSharding, PartitionSpec
+
+from {module} import to_torch
+
+MESH = Mesh(np.array(jax.devices()[:4]), ("batch",))
+batch = jax.device_put(np.ones((8, 4), np.float32), NamedSharding(MESH, PartitionSpec("batch")))
+out = to_torch(batch)
+local = torch.from_dlpack(np.ones(3))
+"""
+
+
+@pytest.mark.parametrize("module, added", [("helpers", "helpers.py"), ("pipeline.interop", "pipeline/interop.py")])
+def test_a_module_added_that_answers_for_a_name_invalidates_the_cached_result(tree, tmp_path, module, added):
+    (tree / "caller.py").write_text(EARLY_CALLER.format(module=module))
+    cache = str(tmp_path / "cache")
+    assert run("--cache-dir", cache, "caller.py")[1]["findings"] == []
+    (tree / added).write_text("import torch\n\n\ndef to_torch(x):\n    return torch.from_dlpack(x)\n")
+    project.forget_roots()
+    warm, cold = run("--cache-dir", cache, "caller.py")[1], run("--no-cache", "caller.py")[1]
+    assert findings(warm) == findings(cold) == [("caller.py", 10, "JAX002")]

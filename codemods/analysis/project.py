@@ -228,6 +228,11 @@ class View:
         self.root = root
         self.path = str(PurePosixPath(path))
         self.reads: dict[str, str] = {}  # module path -> digest of the bytes read
+        # (importer, name) -> ``resolution`` of each name asked about that a module added to
+        # the root could answer for otherwise: no module holds it (`helpers.to_torch` before
+        # `helpers.py` exists; `absl.flags`), or a package holds it as an attribute
+        # (`pkg.helpers` before `pkg/helpers.py` exists).
+        self.unresolved: dict[tuple[str, str], str] = {}
         # What the text-level questions started from (``text_depends``): module paths, names
         # asked about, and the file's own text (its imports), resolved only when asked.
         self._text_starts: set[str] = set()
@@ -244,7 +249,16 @@ class View:
 
     def module_of(self, qualified: str, importer: str | None = None) -> tuple[str, list[str]] | None:
         """``Root.module_of`` from ``importer`` (default: this file)."""
-        return self.root.module_of(qualified, importer or self.path)
+        importer = importer or self.path
+        found = self.root.module_of(qualified, importer)
+        if found is None and qualified.split(".", 1)[0] not in LIBRARIES or found and found[1] and _package(found[0]):
+            self.unresolved[(importer, qualified)] = resolution(found)
+        return found
+
+    def absent(self) -> dict[str, str]:
+        """``unresolved`` as entries of a result's ``depends`` (``absent_key`` -> its
+        ``resolution``): a cached result is good only while those names resolve as they did."""
+        return {absent_key(importer, qualified): found for (importer, qualified), found in self.unresolved.items()}
 
     def imports_project(self, text: str) -> bool:
         """``Root.imports_project`` for this file, whose text is ``text``."""
@@ -270,6 +284,9 @@ class View:
             bound, stars = self.root.file_bindings(self.path, self._asked_text)
             names.update(q for targets in bound.values() for q in targets)
             names.update(stars)
+            # The imports the text showed are of no module of the root (so nothing was asked of
+            # them): a module added under that name would be (``unresolved``).
+            names.update(name for dots, name in first_parts(self._asked_text) if not dots and name not in LIBRARIES)
         for qualified in names:
             found = self.module_of(qualified)
             if found is not None and found[0] != self.path:
@@ -367,6 +384,31 @@ class View:
         for ctx in contexts.values():
             if ctx is not None:
                 ctx.release()
+
+
+# A ``depends`` entry for a name no module of the root holds (``View.absent``), never a path.
+ABSENT = "?"
+
+
+def absent_key(importer: str, qualified: str) -> str:
+    return f"{ABSENT}{importer}\0{qualified}"
+
+
+def resolution(found: tuple[str, list[str]] | None) -> str:
+    """``module_of``'s answer as text: the module and how many attributes follow it; "" for none."""
+    return "" if found is None else f"{found[0]}\0{len(found[1])}"
+
+
+def _package(path: str) -> bool:
+    """Whether the module at ``path`` is a package (an `__init__`, or a namespace folder): its
+    attribute may be a submodule added later, unlike a plain module's."""
+    return path.rsplit("/", 1)[-1].startswith("__init__.") or not path.endswith((".py", ".pyi"))
+
+
+def absent_name(key: str) -> tuple[str, str]:
+    """(importer, name) of an ``absent_key``."""
+    importer, _, qualified = key[len(ABSENT) :].partition("\0")
+    return importer, qualified
 
 
 class _Asking:

@@ -455,10 +455,17 @@ def _mark(fd: int) -> None:
 
 
 def _unchanged(path: str, depends: dict[str, str]) -> bool:
-    """Whether every module of the project a cached result read still has the bytes it read."""
+    """Whether every module of the project a cached result read still has the bytes it read,
+    and each name a module added since could answer for still resolves as it did
+    (``View.absent``)."""
     top = project.root_of(path)
     return all(
-        isinstance(relative, str) and project.digest_of(top, relative) == digest
+        isinstance(relative, str)
+        and (
+            project.resolves_as(top, relative, digest)
+            if relative.startswith(project.ABSENT)
+            else project.digest_of(top, relative) == digest
+        )
         for relative, digest in depends.items()
     )
 

@@ -353,6 +353,8 @@ def _process_python(
                 for view in views:
                     for module, digest in view.text_depends().items():
                         result.depends.setdefault(module, digest)
+                for view in views:
+                    result.depends.update(view.absent())
             return result
         finally:
             # Before the collection pass: a released context's tree is freed by reference counting.

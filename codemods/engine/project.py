@@ -22,7 +22,7 @@ import stat
 import time
 import tokenize
 
-from jax_codemod.analysis.project import Root, View
+from jax_codemod.analysis.project import ABSENT, Root, View, absent_name, resolution
 
 # Above this many Python files a root is listed no further (its other modules are then outside
 # what the analysis reads, as third-party ones are); real monorepos hold a few tens of thousands.
@@ -89,9 +89,7 @@ def view_for(path: str) -> View | None:
     if place is None:
         return None
     top, under = place
-    root = _roots.get(top)
-    if root is None:
-        root = _roots[top] = Root(lambda: list_files(top), lambda relative: read_module(top, relative))
+    root = _root(top)
     if root is not _last_root:
         # The files of a root come in a row in a serial run (a pool's chunks mix roots): the
         # trees kept for the last root are of no more use, and held they raise the peak memory
@@ -100,6 +98,20 @@ def view_for(path: str) -> View | None:
             _last_root.forget_trees()
         _last_root = root
     return View(root, under)
+
+
+def _root(top: str) -> Root:
+    root = _roots.get(top)
+    if root is None:
+        root = _roots[top] = Root(lambda: list_files(top), lambda relative: read_module(top, relative))
+    return root
+
+
+def resolves_as(top: str, key: str, found: str) -> bool:
+    """Whether the name of ``key`` (``View.absent``) still resolves as ``found`` says in the
+    root at ``top``."""
+    importer, qualified = absent_name(key)
+    return resolution(_root(top).module_of(qualified, importer)) == found
 
 
 def locate(path: str) -> tuple[str, str] | None:
