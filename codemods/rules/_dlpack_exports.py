@@ -280,7 +280,7 @@ def through_exports(ctx: FileContext) -> Iterator[Export]:
         if node.func.__class__ is ast.Name and not isinstance(bindings.get(node.func.id), str):
             # A name that is no import (`export = make_exporter()`): where it is defined first,
             # as most such calls run this file's functions.
-            if node.func.id in own or analysis.foreign_callee(node) is None:
+            if node.func.id in own or _foreign_callee(analysis, node) is None:
                 continue
         if isinstance(node.func, ast.Attribute) and ctx.qualname(node.func) is None:
             # A method: of an instance or class another module of the project defines.
@@ -296,7 +296,7 @@ def through_exports(ctx: FileContext) -> Iterator[Export]:
         ]
         if not sharded:
             continue
-        callee = analysis.foreign_callee(node)
+        callee = _foreign_callee(analysis, node)
         if callee is None:
             continue
         owner, function, bound = callee
@@ -315,6 +315,17 @@ def through_exports(ctx: FileContext) -> Iterator[Export]:
                 argument, node, f"`{name}` (through {inner.via} in {where})", inner.pointer, inner.forbids_copy,
                 through=where,
             )
+
+
+def _foreign_callee(analysis, call: ast.Call):
+    """``Analysis.foreign_callee``, and the `__call__` of an instance of another module's class
+    called with the call's own arguments (`bridge(batch)`, `ToTorch()(batch)`)."""
+    found = analysis.foreign_callee(call)
+    if found is None:
+        method = analysis.instance_call(call.func)
+        if method is not None and method.analysis is not analysis:
+            found = (method.analysis, method.function, True)
+    return found
 
 
 def _field_exports(ctx: FileContext, call: ast.Call) -> Iterator[Export]:
@@ -384,6 +395,8 @@ def _may_leave(func: ast.AST, bindings: dict, project) -> bool:
     (an instance, a function another module's factory returned: the value analysis says where
     it is defined); not a library's (`np.asarray`)."""
     chain = []
+    if isinstance(func, ast.Call):
+        func = func.func  # `ToTorch()(batch)`: the `__call__` of what the class's module defines
     while isinstance(func, ast.Attribute):
         chain.append(func.attr)
         func = func.value
