@@ -996,6 +996,21 @@ class Analysis:
     def _calls_passing(self, name: str) -> list[ast.Call]:
         return self._uses(name)["first"]
 
+    def _instance_calls(self, cls: ast.ClassDef) -> list[ast.Call]:
+        """The file's calls of an instance of ``cls`` it makes there: at once (`ToTorch()(x)`)
+        or through the name it is bound to (`bridge = ToTorch()`, `bridge(x)`)."""
+        calls = []
+        for made in self._uses(cls.name)["func"]:
+            parent = self.ctx.parent(made)
+            if parent.__class__ is ast.Call and parent.func is made:
+                calls.append(parent)
+            elif parent.__class__ is ast.Assign and len(parent.targets) == 1 and parent.targets[0].__class__ is ast.Name:
+                calls += self._uses(parent.targets[0].id)["func"]
+        return [
+            call for call in dict.fromkeys(calls)
+            if (value := self.value_of(call.func)).kind == INSTANCE and value.node is cls
+        ]
+
     def _argument_value(self, parameter: ast.arg, function: ast.AST) -> Value:
         """What the file's own calls of ``function`` pass for ``parameter``, joined; unknown
         unless every use of the function is such a call."""
@@ -1015,6 +1030,9 @@ class Analysis:
                 for call in self._uses(owner.name)["func"]
                 if self.value_of(call.func).kind == CLASS and self.value_of(call.func).node is owner
             ]
+            positional = positional[1:]
+        elif isinstance(owner, ast.ClassDef) and function.name == "__call__":
+            calls = self._instance_calls(owner)
             positional = positional[1:]
         elif isinstance(owner, ast.ClassDef):
             calls = [
