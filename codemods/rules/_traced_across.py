@@ -253,14 +253,18 @@ def _transformed_across(ctx: FileContext, region: Region, spellings: Spellings, 
             if position >= len(node.args):
                 continue
             argument = node.args[position]
-            if not isinstance(argument, (ast.Name, ast.Attribute)) or not may(ast.Call(func=argument, args=[], keywords=[])):
+            if not isinstance(argument, (ast.Name, ast.Attribute, ast.Call)) or not may(ast.Call(func=argument, args=[], keywords=[])):
                 continue
             value = analysis.value_of(argument)
             function, bound = value.node, False
-            applied = analysis.applied_method(argument) if not transform.options else None
-            if applied is not None and applied.analysis is not analysis:
-                # `jax.jit(model.apply)`: flax runs `__call__` of another module's Module.
-                other, function, bound = applied.analysis.ctx, applied.function, True
+            # `jax.vmap(model)`: the `__call__` of another module's class; `jax.jit(model.apply)`:
+            # flax runs a Module's `__call__` with every argument but the variables (options
+            # would count apply's positions, not `__call__`'s).
+            method = analysis.instance_call(argument)
+            if method is None and not transform.options:
+                method = analysis.applied_method(argument)
+            if method is not None and method.analysis is not analysis:
+                other, function, bound = method.analysis.ctx, method.function, True
             elif value.kind != FUNCTION or value.owner in (None, ctx.root_path) or not isinstance(function, ast.FunctionDef):
                 continue
             else:

@@ -27,5 +27,8 @@ def fine(x):
     return x * Net(4.0).shape_of(x)[0]
 
 
+mapped = jax.vmap(model)  # the instance transformed: its `__call__` gets the tracers
+
+
 assert float(fine(jnp.ones(3))[0]) == 3.0  # a method that reads only static facts traces fine
 forward(jnp.arange(4.0))
