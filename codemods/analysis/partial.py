@@ -229,10 +229,10 @@ def _cut_inside_brackets(cut: Cut, verbatim: list[bool]) -> bool:
 
 
 def _names_an_instance(cut: Cut, roots: set[int], targets: set[int]) -> bool:
-    """Whether a root names a class of the file that holds a target, or a module-level instance
-    of one (`model = Model()`): a trace runs `Model()(x)`, `model.apply(x)` or `model(x)`, but
-    the chains go by the names of functions, not of classes or instances, so such a file is
-    read whole."""
+    """Whether a root calls a class of the file that holds a target, or names a module-level
+    instance of one (`model = Model()`): a trace runs `Model()(x)`, `model.apply(x)` or
+    `model(x)`, but the chains go by the names of functions, not of classes or instances, so
+    such a file is read whole."""
     blocks = cut.blocks
     holders = set()
     for index in targets:
@@ -244,8 +244,17 @@ def _names_an_instance(cut: Cut, roots: set[int], targets: set[int]) -> bool:
             holders.add(blocks[head].name)
     if not holders:
         return False
-    named = holders | {b.name for b in blocks if b.kind == "call" and not b.indent and b.name and b.callee in holders}
-    return any(cut.words(root) & named for root in roots)
+    instances = {b.name for b in blocks if b.kind == "call" and not b.indent and b.name and b.callee in holders}
+    for root in roots:
+        words = cut.words(root)
+        if words & instances:
+            return True
+        # A class called (`Model(s)(x)`, `m = Model(s)`), not only named (`super(Model, self)`).
+        block = blocks[root]
+        for name in words & holders:
+            if re.compile(rf"\b{re.escape(name)}[ \t]*\(").search(cut.text, block.begin, block.finish):
+                return True
+    return False
 
 
 # The chains from the roots to the targets ---------------------------------------------------

@@ -537,9 +537,35 @@ class Tracing:
             names = self.__dict__["_method_names"] = classes_for(self.ctx).method_names()
         if not names:
             return False  # most files: no class with a method
+        bindings = self.ctx._bindings
         if callee.__class__ is ast.Attribute:
-            return callee.attr in names or callee.attr in APPLIERS
-        return "__call__" in names and callee.__class__ in (ast.Name, ast.Call)
+            receiver = callee.value
+            # Not a module's function (`np.asarray`, `nn.Dense`).
+            imported = receiver.__class__ is ast.Name and isinstance(bindings.get(receiver.id), str)
+            return (callee.attr in names or callee.attr in APPLIERS) and not imported
+        if "__call__" not in names:
+            return False
+        if callee.__class__ is ast.Call:  # `Model(s)(x)`: a class of the file, called
+            return callee.func.__class__ is ast.Name and callee.func.id in classes_for(self.ctx)._module
+        # `model(x)`: a name the file binds to an instance of its class (`model = Model(s)`).
+        return callee.__class__ is ast.Name and callee.id in self._instance_names()
+
+    def _instance_names(self) -> frozenset[str]:
+        """The names the file assigns an instance of one of its module-level classes to, in any
+        scope (`model = Model(s)`)."""
+        found = self.__dict__.get("_instances_named")
+        if found is None:
+            uses = self.analysis._uses
+            found = frozenset(
+                parent.targets[0].id
+                for name in classes_for(self.ctx)._module
+                for made in uses(name)["func"]
+                if (parent := self.ctx.parent(made)).__class__ is ast.Assign
+                and len(parent.targets) == 1
+                and parent.targets[0].__class__ is ast.Name
+            )
+            self.__dict__["_instances_named"] = found
+        return found
 
     def _called_params(self, function, arguments, keywords, tainted: set[str], reported: Reported, bound=False):
         """The parameters of ``function`` that a call passes a tracer to (``bound``: a method
