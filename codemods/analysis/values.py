@@ -1102,6 +1102,10 @@ class Analysis:
             passed = self._argument_value(parameter, function)
             if self._leaves(passed).kind in ARRAY_KINDS | OTHER_ARRAYS | {SHARDING, DEVICE, MESH}:
                 return replace(passed, why=f"{passed.why}, passed to `{function.name}`" if passed.why else "")
+            if passed.kind == INSTANCE and not isinstance(self.ctx.parent(function), ast.ClassDef):
+                # Instances of one class of the file, every call's (`export(state)`): their
+                # fields, as the calls made them (`state.params`).
+                return self._passed_instance(parameter, function, passed)
         if self._registered_for_jax(parameter, function):
             return Value(ARRAY, "a function registered for `jax.Array`")
         owner = self.ctx.parent(function)
@@ -1134,6 +1138,17 @@ class Analysis:
         if not complete or None in complete:
             return annotated
         return join(complete)
+
+    def _passed_instance(self, parameter: ast.arg, function: ast.AST, passed: Value) -> Value:
+        """``passed``, joined from the file's calls of ``function``, where each passed an
+        instance of the same class of this module; else unknown."""
+        values = self._passed_values(parameter, function)
+        cls = passed.node
+        if not isinstance(cls, ast.ClassDef) or any(
+            v.kind != INSTANCE or v.node is not cls or self._owner(v) is not self for v in values
+        ):
+            return UNKNOWN_VALUE
+        return passed
 
     def _self_value(self, cls: ast.ClassDef, method: ast.AST) -> Value:
         """``self`` in a method of a record class (a NamedTuple, a dataclass): the instances the
