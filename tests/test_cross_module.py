@@ -473,6 +473,10 @@ def test_a_flax_module_of_another_module_applied_in_a_trace_runs_the_method_it_n
                 return jax.jit(lambda v, y: model.apply(v, y, method=method))(variables, x)
 
             @jax.jit
+            def starred(head, x):
+                return model.apply(*head, x)  # where the variables end is not known here
+
+            @jax.jit
             def own(variables, x):
                 return Own().apply(variables, x)
 
@@ -481,7 +485,7 @@ def test_a_flax_module_of_another_module_applied_in_a_trace_runs_the_method_it_n
         """,
     })
     assert findings(root, select="JAX001") == {
-        ("train.py", 9, "JAX001"), ("train.py", 13, "JAX001"), ("train.py", 26, "JAX001")
+        ("train.py", 9, "JAX001"), ("train.py", 13, "JAX001"), ("train.py", 30, "JAX001")
     }
 
 

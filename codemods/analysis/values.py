@@ -2018,8 +2018,8 @@ class Analysis:
 
     def _applied_callee(self, instance: Value, applier: str, call: ast.Call) -> Callee | None:
         options = self._apply_options(instance, applier)
-        if options is None:
-            return None
+        if options is None or isinstance(call.args[0], ast.Starred):
+            return None  # `model.apply(*args)`: which argument is the variables is not known
         method = "__call__"
         for keyword in call.keywords:
             if keyword.arg == "method":
