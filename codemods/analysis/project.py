@@ -251,7 +251,7 @@ class View:
         """``Root.module_of`` from ``importer`` (default: this file)."""
         importer = importer or self.path
         found = self.root.module_of(qualified, importer)
-        if found is None and qualified.split(".", 1)[0] not in LIBRARIES or found and found[1] and _package(found[0]):
+        if (found is None and qualified.split(".", 1)[0] not in LIBRARIES) or (found and found[1] and _package(found[0])):
             self.unresolved[(importer, qualified)] = resolution(found)
         return found
 
@@ -386,7 +386,7 @@ class View:
                 ctx.release()
 
 
-# A ``depends`` entry for a name no module of the root holds (``View.absent``), never a path.
+# How a ``depends`` key for a name's resolution (``View.absent``) starts: never a module path.
 ABSENT = "?"
 
 

@@ -463,7 +463,7 @@ def _unchanged(path: str, depends: dict[str, str]) -> bool:
         isinstance(relative, str)
         and (
             project.resolves_as(top, relative, digest)
-            if relative.startswith(project.ABSENT)
+            if project.is_resolution(relative)
             else project.digest_of(top, relative) == digest
         )
         for relative, digest in depends.items()

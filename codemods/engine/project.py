@@ -107,6 +107,11 @@ def _root(top: str) -> Root:
     return root
 
 
+def is_resolution(key: str) -> bool:
+    """Whether a ``depends`` key is a name's resolution (``View.absent``), not a module path."""
+    return key.startswith(ABSENT)
+
+
 def resolves_as(top: str, key: str, found: str) -> bool:
     """Whether the name of ``key`` (``View.absent``) still resolves as ``found`` says in the
     root at ``top``."""
