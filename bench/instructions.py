@@ -32,10 +32,19 @@ from run import baseline_package  # bench/run.py lays a revision's package out
 _REFS = re.compile(r"I\s+refs:\s+([\d,]+)")
 
 
-def command(tree: str, only: list[str]) -> list[str]:
+def command(tree: str, only: list[str], budget: bool = True) -> list[str]:
+    """The run counted. ``budget``: the revision has the analysis budget, whose CPU alarm is
+    turned off: under valgrind (~50x slower) a file's analysis passes it, and a SIGVTALRM
+    that valgrind delivers after the handler is put back ends the whole run."""
     selected = [f"--select={code}" for code in only]
+    unlimited = ["--analysis-budget-seconds=0", "--analysis-budget-mib=0"] if budget else []
     return [sys.executable, "-m", "jax_codemod.cli", "run", "--check", "--no-cache", "--no-progress",
-            "-j", "1", *selected, tree]
+            "-j", "1", *unlimited, *selected, tree]
+
+
+def _has_budget(cli: Path) -> bool:
+    """Whether the CLI at ``cli`` (a folder) takes the analysis budget's options."""
+    return "--analysis-budget-seconds" in (cli / "main.py").read_text(encoding="utf-8")
 
 
 def compiled(path: Path) -> None:
@@ -74,21 +83,22 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if shutil.which("valgrind") is None:
         raise SystemExit("valgrind is not on PATH")
-    run = command(args.tree, args.only)
+    run = command(args.tree, args.only, _has_budget(REPO / "cli"))
     with tempfile.TemporaryDirectory(prefix="codemod-instructions-") as name:
         scratch = Path(name)
         compiled(REPO / "codemods")
         compiled(REPO / "cli")
-        sides: list[tuple[str, str | None]] = [("this checkout", None)]
+        sides: list[tuple[str, str | None, list[str]]] = [("this checkout", None, run)]
         for number, revision in enumerate(args.baseline):
             package = baseline_package(revision, scratch / f"baseline{number}")
             compiled(package)
-            sides.append((revision, str(package)))
+            own = command(args.tree, args.only, _has_budget(package / "jax_codemod" / "cli"))
+            sides.append((revision, str(package), own))
         with ThreadPoolExecutor(max_workers=max(1, os.cpu_count() or 1)) as pool:
-            counts = list(pool.map(lambda side: instructions(run, side[1], scratch), sides))
+            counts = list(pool.map(lambda side: instructions(side[2], side[1], scratch), sides))
     reference = counts[0]
     print(f"instructions of `{' '.join(run[1:])}` (cachegrind, PYTHONHASHSEED=0)")
-    for (label, _), count in zip(sides, counts):
+    for (label, _, _), count in zip(sides, counts):
         change = "" if count is reference else f"  (this checkout: {(reference - count) / count:+.1%})"
         print(f"  {label:>16}: {count / 1e9:7.2f} G{change}")
     return 0

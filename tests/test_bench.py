@@ -102,6 +102,9 @@ def test_instructions_counts_the_checkout_and_a_baseline_with_the_same_command(t
     counting = _bench_script("instructions")
     run = counting.command("tree", ["JAX001"])
     assert run[-1] == "tree" and "--select=JAX001" in run and run[run.index("-j") + 1] == "1"
+    # The CPU alarm is off (valgrind runs ~50x slower), where the revision's CLI has the option.
+    assert "--analysis-budget-seconds=0" in run and counting._has_budget(counting.REPO / "cli")
+    assert not any(a.startswith("--analysis-budget") for a in counting.command("tree", [], budget=False))
     seen = []
 
     class Done:
