@@ -156,10 +156,6 @@ class Classes:
                 bindings[name] = bindings.get(name, 0) + 1
         return {node.name: node for node in tree.body if isinstance(node, ast.ClassDef) and bindings.get(node.name) == 1}
 
-    def method_names(self) -> frozenset[str]:
-        """The names of the methods the file's classes define."""
-        return frozenset(method.name for method in self._owners)
-
     def owner(self, method: ast.AST) -> ast.ClassDef | None:
         return self._owners.get(method)
 

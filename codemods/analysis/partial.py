@@ -245,16 +245,11 @@ def _names_an_instance(cut: Cut, roots: set[int], targets: set[int]) -> bool:
     if not holders:
         return False
     instances = {b.name for b in blocks if b.kind == "call" and not b.indent and b.name and b.callee in holders}
-    for root in roots:
-        words = cut.words(root)
-        if words & instances:
-            return True
-        # A class called (`Model(s)(x)`, `m = Model(s)`), not only named (`super(Model, self)`).
-        block = blocks[root]
-        for name in words & holders:
-            if re.compile(rf"\b{re.escape(name)}[ \t]*\(").search(cut.text, block.begin, block.finish):
-                return True
-    return False
+    if instances and any(cut.words(root) & instances for root in roots):
+        return True
+    # A class called (`Model(s)(x)`, `m = Model(s)`), not only named (`super(Model, self)`).
+    called = re.compile(r"\b(?:" + "|".join(map(re.escape, sorted(holders))) + r")[ \t]*\(")
+    return not roots.isdisjoint(cut.matching(called))
 
 
 # The chains from the roots to the targets ---------------------------------------------------

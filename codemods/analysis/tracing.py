@@ -534,7 +534,7 @@ class Tracing:
         of them defines `__call__`."""
         names = self.__dict__.get("_method_names")
         if names is None:
-            names = self.__dict__["_method_names"] = classes_for(self.ctx).method_names()
+            names = self.__dict__["_method_names"] = _module_method_names(self.ctx.tree)
         if not names:
             return False  # most files: no class with a method
         bindings = self.ctx._bindings
@@ -908,6 +908,18 @@ class Tracing:
         if isinstance(expr, ast.Call) and expr.args and canonical(self.ctx.qualname(expr.func)) in TREE_LEAVES:
             return expr.args[0]
         return expr
+
+
+def _module_method_names(tree: ast.Module) -> frozenset[str]:
+    """The names of the methods the module-level classes of ``tree`` define (the classes whose
+    instances a traced call is asked about: ``Tracing._may_run_method``)."""
+    return frozenset(
+        member.name
+        for node in tree.body
+        if node.__class__ is ast.ClassDef
+        for member in node.body
+        if member.__class__ in (ast.FunctionDef, ast.AsyncFunctionDef)
+    )
 
 
 def _root_name(expr: ast.AST) -> str | None:
