@@ -244,12 +244,29 @@ def _names_an_instance(cut: Cut, roots: set[int], targets: set[int]) -> bool:
             holders.add(blocks[head].name)
     if not holders:
         return False
+    # A class related to one by their bases (`class Child(Base)`) runs its methods too.
+    for heads in cut.group_heads:
+        names = {blocks[first].name for first in heads}
+        if names & holders:
+            holders |= names
     instances = {b.name for b in blocks if b.kind == "call" and not b.indent and b.name and b.callee in holders}
     if instances and any(cut.words(root) & instances for root in roots):
         return True
-    # A class called (`Model(s)(x)`, `m = Model(s)`), not only named (`super(Model, self)`).
-    called = re.compile(r"\b(?:" + "|".join(map(re.escape, sorted(holders))) + r")[ \t]*\(")
-    return not roots.isdisjoint(cut.matching(called))
+    # A class called (`Model(s)(x)`, `m = Model(s)`), not only named (`super(Model, self)`):
+    # a class's name stands in few places of its file, found with `str.find`.
+    text = cut.text
+    for name in holders:
+        at = text.find(name)
+        while at != -1:
+            end = next_char = at + len(name)
+            while text[next_char : next_char + 1] in (" ", "\t"):
+                next_char += 1
+            before = text[at - 1] if at else ""
+            if text[next_char : next_char + 1] == "(" and not (before.isalnum() or before == "_"):
+                if cut.block_of(at) in roots:
+                    return True
+            at = text.find(name, end)
+    return False
 
 
 # The chains from the roots to the targets ---------------------------------------------------

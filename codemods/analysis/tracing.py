@@ -551,14 +551,14 @@ class Tracing:
         return callee.__class__ is ast.Name and callee.id in self._instance_names()
 
     def _instance_names(self) -> frozenset[str]:
-        """The names the file assigns an instance of one of its module-level classes to, in any
-        scope (`model = Model(s)`)."""
+        """The names the file assigns an instance of one of its module-level classes with a
+        `__call__` to, in any scope (`model = Model(s)`)."""
         found = self.__dict__.get("_instances_named")
         if found is None:
             uses = self.analysis._uses
             found = frozenset(
                 parent.targets[0].id
-                for name in classes_for(self.ctx)._module
+                for name in _callable_classes(classes_for(self.ctx)._module)
                 for made in uses(name)["func"]
                 if (parent := self.ctx.parent(made)).__class__ is ast.Assign
                 and len(parent.targets) == 1
@@ -908,6 +908,23 @@ class Tracing:
         if isinstance(expr, ast.Call) and expr.args and canonical(self.ctx.qualname(expr.func)) in TREE_LEAVES:
             return expr.args[0]
         return expr
+
+
+def _callable_classes(classes: dict[str, ast.ClassDef]) -> set[str]:
+    """The names of ``classes`` (a module's, by name) that define `__call__`, or derive from
+    one of them that does (read from the names of their bases: no other module is read)."""
+    found = {
+        name for name, cls in classes.items()
+        if any(m.__class__ is ast.FunctionDef and m.name == "__call__" for m in cls.body)
+    }
+    grown = True
+    while grown:
+        grown = False
+        for name, cls in classes.items():
+            if name not in found and any(getattr(base, "id", None) in found for base in cls.bases):
+                found.add(name)
+                grown = True
+    return found
 
 
 def _module_method_names(tree: ast.Module) -> frozenset[str]:
