@@ -262,9 +262,13 @@ def _names_an_instance(cut: Cut, roots: set[int], targets: set[int]) -> bool:
             while text[next_char : next_char + 1] in (" ", "\t"):
                 next_char += 1
             before = text[at - 1] if at else ""
-            if text[next_char : next_char + 1] == "(" and not (before.isalnum() or before == "_"):
-                if cut.block_of(at) in roots:
-                    return True
+            if (
+                text[next_char : next_char + 1] == "("
+                and not (before.isalnum() or before == "_")
+                and not text[max(0, at - 16) : at].rstrip(" \t").endswith("class")  # its own header
+                and cut.block_of(at) in roots
+            ):
+                return True
             at = text.find(name, end)
     return False
 
