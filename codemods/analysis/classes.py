@@ -212,15 +212,22 @@ class Classes:
         """The statement that binds ``name`` for an instance of ``cls``, through the classes of
         other modules too, with the context of the module that holds it; None when unknown."""
         for entry in self.mro(cls):
-            if isinstance(entry, ast.ClassDef):
-                ctx, node = self.ctx, entry
-            elif isinstance(entry, Foreign):
-                ctx, node = entry.ctx, entry.node
-            else:
+            place = self._place(entry)
+            if place is None:
                 return None
+            ctx, node = place
             member = classes_for(ctx)._members_of(node).get(name, _ABSENT)
             if member is not _ABSENT:
                 return (ctx, member) if member is not None else None
+        return None
+
+    def _place(self, entry: ast.ClassDef | Foreign | str) -> tuple[FileContext, ast.ClassDef] | None:
+        """An entry of ``mro``: (the context of the module that defines it, its class); None for
+        a class outside the project."""
+        if isinstance(entry, ast.ClassDef):
+            return self.ctx, entry
+        if isinstance(entry, Foreign):
+            return entry.ctx, entry.node
         return None
 
     def method(self, cls: ast.ClassDef, name: str) -> tuple[FileContext, ast.FunctionDef] | None:
@@ -235,13 +242,7 @@ class Classes:
         """The qualified names of the bases, outside the project, of ``cls`` and of its
         ancestors in the project (`flax.linen.Module`)."""
         found = set()
-        for entry in self.mro(cls):
-            if isinstance(entry, ast.ClassDef):
-                ctx, node = self.ctx, entry
-            elif isinstance(entry, Foreign):
-                ctx, node = entry.ctx, entry.node
-            else:
-                continue
+        for ctx, node in filter(None, map(self._place, self.mro(cls))):
             for base in node.bases:
                 qualified = ctx.qualname(base)
                 if qualified is not None:

@@ -555,14 +555,10 @@ class Tracing:
         `__call__` to, in any scope (`model = Model(s)`)."""
         found = self.__dict__.get("_instances_named")
         if found is None:
-            uses = self.analysis._uses
             found = frozenset(
-                parent.targets[0].id
+                bound
                 for name in _callable_classes(classes_for(self.ctx)._module)
-                for made in uses(name)["func"]
-                if (parent := self.ctx.parent(made)).__class__ is ast.Assign
-                and len(parent.targets) == 1
-                and parent.targets[0].__class__ is ast.Name
+                for bound in self.analysis.instance_names(name)
             )
             self.__dict__["_instances_named"] = found
         return found

@@ -996,16 +996,25 @@ class Analysis:
     def _calls_passing(self, name: str) -> list[ast.Call]:
         return self._uses(name)["first"]
 
+    def instance_names(self, cls: str) -> list[str]:
+        """The names that statements `name = <cls>(...)` bind, in any scope (`bridge = ToTorch()`)."""
+        return [
+            parent.targets[0].id
+            for made in self._uses(cls)["func"]
+            if (parent := self.ctx.parent(made)).__class__ is ast.Assign
+            and len(parent.targets) == 1
+            and parent.targets[0].__class__ is ast.Name
+        ]
+
     def _instance_calls(self, cls: ast.ClassDef) -> list[ast.Call]:
         """The file's calls of an instance of ``cls`` it makes there: at once (`ToTorch()(x)`)
         or through the name it is bound to (`bridge = ToTorch()`, `bridge(x)`)."""
-        calls = []
-        for made in self._uses(cls.name)["func"]:
-            parent = self.ctx.parent(made)
-            if parent.__class__ is ast.Call and parent.func is made:
-                calls.append(parent)
-            elif parent.__class__ is ast.Assign and len(parent.targets) == 1 and parent.targets[0].__class__ is ast.Name:
-                calls += self._uses(parent.targets[0].id)["func"]
+        calls = [
+            parent for made in self._uses(cls.name)["func"]
+            if (parent := self.ctx.parent(made)).__class__ is ast.Call and parent.func is made
+        ]
+        for name in self.instance_names(cls.name):
+            calls += self._uses(name)["func"]
         return [
             call for call in dict.fromkeys(calls)
             if (value := self.value_of(call.func)).kind == INSTANCE and value.node is cls
