@@ -289,14 +289,15 @@ class TracedConcreteAccess(Rule):
         # A file that may call into another module's access (issue 34), or override a method
         # another module's trace calls (read whole: the parts do not follow other modules' bases).
         across = ctx.project is not None and reaches_across(ctx.text.encode("utf-8", "surrogatepass"), ctx.text, ctx.project, TEXT)
+        # Following calls into other modules reads the whole tree: a partial reading of the
+        # file's own accesses would then be a second parse, so they are judged on that tree.
+        findings = self._across(ctx, members) if across else []
         if across and across != INHERITED and not TEXT.any_access_line(ctx.text):
-            # Nothing of its own to find (the project gate passed it for its calls).
-            return self._across(ctx, members)
+            return findings  # nothing of its own to find (the project gate passed it for its calls)
         # Most files are decided clean from their blocks before their access lines matter:
         # those are found only once a kept block may hold a traced access.
-        if across != INHERITED and self.clean_from_parts(ctx):
-            return self._across(ctx, members) if across else []
-        findings = self._across(ctx, members) if across else []
+        if not across and self.clean_from_parts(ctx):
+            return []
         access_lines = TEXT.access_lines(ctx.text)
         if not access_lines:
             return findings
