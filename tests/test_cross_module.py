@@ -16,7 +16,15 @@ import pytest
 from click.testing import CliRunner
 from jax_codemod import RULES
 from jax_codemod.analysis import module_text
-from jax_codemod.analysis.module_text import Reach, definitions, first_parts, imports, nested_definition
+from jax_codemod.analysis.module_text import (
+    Reach,
+    attributes_read,
+    definitions,
+    first_parts,
+    imports,
+    nested_definition,
+    star_names,
+)
 from jax_codemod.cli.main import main
 from jax_codemod.engine import project
 from jax_codemod.engine.pipeline import file_active_rules
@@ -194,6 +202,65 @@ def test_the_gate_reads_a_file_only_where_another_module_can_lead_to_a_finding(t
     assert "JAX001" in active(root, "d.py", "import jax\nfrom interop.convert import to_host\njax.jit(to_host)\n")
     assert "JAX001" not in active(root, "e.py", "from interop.convert import to_host\nto_host(1)\n")
     assert not active(root, "f.py", "import os\nimport numpy as np\n")
+
+
+def test_the_gate_follows_the_names_a_file_reads_of_a_package_it_imports_whole(tmp_path):
+    # `interop/__init__.py` holds no export text; `interop.to_torch` is re-exported from
+    # `interop/convert.py`, which does. The names read through the package decide, not its text.
+    root = write(tmp_path, HELPERS)
+    sharded = "import jax\nfrom jax.sharding import NamedSharding\n"
+    assert "JAX002" in active(root, "a.py", sharded + "import interop\ninterop.to_torch(x)\n")
+    assert "JAX002" in active(root, "b.py", sharded + "import interop.convert as cv\ncv.to_torch(x)\n")
+    assert "JAX002" in active(root, "c.py", sharded + "import interop.convert\ninterop.convert.to_torch(x)\n")
+    assert "JAX002" not in active(root, "d.py", sharded + "import interop.quiet\ninterop.quiet.double(x)\n")
+    assert "JAX001" in active(root, "e.py", "import jax\nimport interop\njax.jit(interop.convert.to_host)\n")
+
+
+def test_what_a_star_import_binds_is_read_from_the_modules_text():
+    text = textwrap.dedent("""\
+        import numpy as np
+        import torch.utils.dlpack
+        from .convert import to_torch as export, *
+        from jax import numpy as jnp
+        def helper(x): ...
+        class Bridge: ...
+        LIMIT = 3
+        __all__ = ["export", "helper",
+                   "np"]
+        __all__ += ("Bridge",)
+    """)
+    names, listed = star_names(text)
+    assert names["np"] == (0, "numpy", None) and names["torch"] == (0, "torch", None)
+    assert names["export"] == (1, "convert", "to_torch") and names["jnp"] == (0, "jax", "numpy")
+    assert names["helper"] == names["Bridge"] == names["LIMIT"] == (0, "", None)
+    assert listed == {"export", "helper", "np", "Bridge"}
+    assert star_names("def f(): ...\n")[1] is None  # no `__all__`: every public name
+
+
+def test_a_star_import_of_a_project_module_binds_the_names_the_file_spells(tmp_path):
+    root = write(tmp_path, {
+        **HELPERS,
+        "interop/__init__.py": "from .convert import to_torch\nimport numpy as np\n__all__ = ['to_torch', 'np']\n",
+        "interop/more.py": "import torch\n\ndef _private(x):\n    return torch.from_dlpack(x)\n",
+    })
+    sharded = "import jax\nfrom jax.sharding import NamedSharding\n"
+    assert "JAX002" in active(root, "a.py", sharded + "from interop import *\nto_torch(x)\n")
+    # A name the module does not bind (`__all__`, a private name) or the file does not spell.
+    assert "JAX002" not in active(root, "b.py", sharded + "from interop.more import *\n_private(x)\n")
+    assert "JAX002" not in active(root, "c.py", sharded + "from interop import *\nprint(x)\n")
+    assert "JAX001" in active(root, "d.py", "import jax\nfrom interop.convert import *\njax.jit(to_host)\n")
+    code = PLACED + "import numpy as np\nfrom interop import *\nt = to_torch(batch)\nh = np.asarray(batch)\nu = to_torch(single)\n"
+    found = findings(write(tmp_path / "other", {**HELPERS, "main.py": code}), select="JAX002")
+    # `np` is bound by both imports to `numpy`: the star import leaves the file's own names alone.
+    assert found == {("main.py", 10, "JAX002")}, found
+
+
+def test_the_names_read_through_an_alias():
+    text = "import a.b\nimport a.b as c\nx = a.b.f(c.g, c .  h)\n"
+    assert attributes_read(text, "c", ["a.b"]) == ["a.b.g", "a.b.h"]
+    # `import a.b` binds `a`: `a.b.f` is read from the package `a`.
+    assert "a.b.f" in attributes_read(text, "a", ["a.b"])
+    assert attributes_read("import a\nf(a)\n", "a", ["a"]) == []
 
 
 # JAX002 through another module ----------------------------------------------------------

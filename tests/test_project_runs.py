@@ -105,6 +105,21 @@ def test_a_change_to_the_imported_module_alone_invalidates_the_cached_result(tre
     assert run("--cache-dir", cache, ".")[0] == 1
 
 
+def test_a_star_imported_module_is_read_and_a_change_to_it_invalidates_the_cached_result(tree, tmp_path):
+    (tree / "pipeline" / "export.py").write_text(EXPORT.replace("from pipeline.data import make_batch", "from pipeline.data import *"))
+    cache = str(tmp_path / "cache")
+    code, document = run("--cache-dir", cache, ".")
+    assert code == 1 and "pipeline/data.py" in _all(document)[0]["message"]
+    (tree / "pipeline" / "data.py").write_text(ONE_DEVICE)
+    assert run("--cache-dir", cache, ".")[0] == 0
+    # `__all__` leaves `make_batch` out: the star import binds no such name (a NameError, not
+    # an export of a sharded batch).
+    (tree / "pipeline" / "data.py").write_text(DATA + '\n__all__ = ["MESH", "SHARDING"]\n')
+    assert run("--cache-dir", cache, ".")[0] == 0
+    (tree / "pipeline" / "data.py").write_text(DATA)
+    assert run("--cache-dir", cache, ".")[0] == 1
+
+
 # A caller that holds a DLPack call of its own (so its rules are the same whatever interop.py
 # says) and asks of interop.py only from the text whether `to_torch` exports.
 CALLER = """import jax

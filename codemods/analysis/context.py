@@ -370,14 +370,17 @@ class FileContext:
     @cached_property
     def _bindings(self) -> dict[str, object]:
         project = self.project
-        absolute = None
+        absolute = star = None
         if project is not None:
             importer = self.root_path
 
             def absolute(level: int, module: str | None) -> str | None:
                 return project.absolute(importer, level, module)
 
-        return names.module_bindings(self.tree.body, _import_statements(self.tree.body, self.text), absolute)
+            def star(level: int, module: str | None) -> dict[str, str] | None:
+                return project.star_bindings(importer, level, module, self.text)
+
+        return names.module_bindings(self.tree.body, _import_statements(self.tree.body, self.text), absolute, star)
 
     def qualname(self, node: ast.AST) -> str | None:
         """The dotted name ``node`` refers to through the file's imports alone, as spelled there

@@ -98,6 +98,78 @@ def first_parts(text: str) -> list[tuple[str, str]]:
     return found
 
 
+def attributes_read(text: str, alias: str, targets: Iterable[str]) -> list[str]:
+    """The qualified names ``text`` reads through ``alias``, an import binding of ``targets``
+    (`interop.to_torch(x)` with `from pkg import interop`: `pkg.interop.to_torch`): every
+    dotted chain after the alias, each target put in the alias's place. `import a.b` binds `a`
+    (the chain `a.b.f` is `a.b.f`), `import a.b as c` binds `c` to `a.b`."""
+    chains = _chains(text, alias)
+    if not chains:
+        return []
+    found = []
+    for target in targets:
+        first = target.split(".", 1)[0]
+        # `import a.b` (binds `a`) and `import a.b as a` read the same: both bases are asked.
+        bases = sorted({target, first}) if alias == first else [target]
+        found.extend(f"{base}{chain}" for chain in chains for base in bases)
+    return list(dict.fromkeys(found))
+
+
+@lru_cache(maxsize=64)
+def _chains(text: str, alias: str) -> tuple[str, ...]:
+    """The dotted chains after each spelling of ``alias`` in ``text`` (`.to_torch`, `.convert.f`),
+    sorted. A few are no read of the alias (`x.alias.f`, the module `import alias.sub` names):
+    they only add names to ask about, which is the safe side for a gate."""
+    found = set(_chain_after(alias).findall(text))
+    return tuple(sorted({"".join(chain.split()) if " " in chain or "\t" in chain else chain for chain in found}))
+
+
+@lru_cache(maxsize=256)
+def _chain_after(alias: str) -> re.Pattern[str]:
+    # The alias first: a pattern that opens with a literal is searched for, not tried at every
+    # position of the text (a look-behind before it would be).
+    return re.compile(rf"{re.escape(alias)}((?:[ \t]*\.[ \t]*[A-Za-z_]\w*)+)")
+
+
+# `__all__ = [...]`, `__all__ += (...)`, `__all__.extend([...])`: the literal lists of names.
+_ALL = re.compile(r"^__all__[ \t]*(?::[^=\n]*)?(?:\+?=[ \t]*|\.(?:extend|append)\([ \t]*)([\[(]?[^\])]*)", re.MULTILINE)
+_QUOTED = re.compile(r"""['"]([A-Za-z_]\w*)['"]""")
+
+Star = tuple[int, str, "str | None"]  # (level, module, attribute): where a name comes from
+
+
+def star_names(text: str) -> tuple[dict[str, Star], frozenset[str] | None]:
+    """What ``from <this module> import *`` can bind, from the module's text: name -> where it
+    comes from, ``(0, "", None)`` for a name the module defines (a top-level ``def``, ``class``
+    or assignment), else the import that binds it (`from .a import b as c`: `c` -> `(1, "a",
+    "b")`; `import a.b as c`: `c` -> `(0, "a.b", None)`; `import a.b`: `a` -> `(0, "a", None)`);
+    and the names ``__all__`` lists, or None where the text lists none (then every name not
+    starting with `_` is bound). Imports anywhere in the text count, and a computed ``__all__``
+    limits nothing: a name too many is only a name more to ask about."""
+    found: dict[str, Star] = {}
+    for record in imports(text):
+        if record.names is None:
+            found[record.bound] = (0, record.module if record.bound != record.module.split(".", 1)[0] else record.bound, None)
+            continue
+        for name, alias in record.names:
+            if name != "*":
+                found[alias] = (record.level, record.module, name)
+    for name in definitions(text):
+        found[name] = (0, "", None)
+    listed = None
+    if "__all__" in text:
+        matches = _ALL.findall(text)
+        if matches:
+            listed = frozenset(name for match in matches for name in _QUOTED.findall(match))
+    return found, listed
+
+
+def _star_bound(text: str) -> frozenset[str]:
+    """The names ``from <the module of text> import *`` binds (``star_names``)."""
+    names, listed = star_names(text)
+    return frozenset(listed if listed is not None else (name for name in names if not name.startswith("_")))
+
+
 def _records(dots: str | None, module: str | None, names: str | None, plain: str | None) -> list[Import]:
     if plain is not None:
         found = []
@@ -231,7 +303,8 @@ class Reach:
     to the names it uses that the module imports; an imported name leads where it is imported
     from, a name bound nowhere in the text to the module's star imports. A module as a whole (a
     module object used through its attributes, ``convert.to_numpy(x)``) is wanted when its
-    whole text is. Everything is computed on first need, and a search that finds nothing
+    whole text is, or (``from_file``) when a name the file reads of it leads there: a package
+    imported whole re-exports what its ``__init__`` text does not hold (``attributes_read``). Everything is computed on first need, and a search that finds nothing
     settles every node it saw, so no answer depends on which question came first.
     """
 
@@ -241,21 +314,29 @@ class Reach:
         module_of: Callable[[str, str], tuple[str, list[str]] | None],
         absolute: Callable[[str, int, str | None], str | None],
         may_import: Callable[[str], bool] | None = None,
+        folder_of: Callable[[str], str] | None = None,
     ) -> None:
         self._read_text = text_of
         self._module_of = module_of
         self._absolute = absolute
         self._may_import = may_import
+        # What a qualified name resolves to depends on its importer only through this (the
+        # script folder, ``modules.ModuleMap.script_folder``): the files of a folder share
+        # ``_place``'s answers.
+        self._folder_of = folder_of or (lambda importer: importer)
         self._texts: dict[str, str] = {}
         self._read: dict[str, _Module] = {}
         self._places: dict[tuple[str, str], Node | None] = {}
         # the last file's bindings
         self._file: tuple[tuple[str, str], tuple[dict[str, list[str]], tuple[str, ...]]] | None = None
+        # the last file's nodes: (importer, text), what its imports bind, what it reads through them
+        self._nodes: tuple[tuple[str, str], dict[str, list[Node]], dict[str, list[Node]] | None] | None = None
+        self._star_names: dict[str, frozenset[str]] = {}  # path -> what its star import binds
         # name node -> (its block's span, or None: bound by an import or nowhere; where it leads)
         self._blocks: dict[Node, tuple[tuple[int, int] | None, list[Node]]] = {}
         # Per question: node -> answer; path -> whether the module's text holds wanted text,
         # and whether it or a module it imports (and so on) does.
-        self._answers: dict[str, dict[Node, bool]] = {}
+        self._answers: dict[tuple[str, bool | str], dict[Node, bool]] = {}
         self._anywhere: dict[str, dict[str, bool]] = {}
         self._may_answers: dict[str, dict[str, bool]] = {}
 
@@ -271,14 +352,60 @@ class Reach:
         """Whether the file at ``importer`` (its text ``text``) imports something of the root
         that leads to text ``wanted`` accepts. ``key`` names that question; ``follow``: how far
         from a block (``_leads``); ``names``: only the imported names it accepts count."""
-        bound = self.file_bindings(importer, text)[0]
-        for alias, targets in bound.items():
-            if names is not None and not names(alias):
-                continue
-            for node in self._placed(importer, targets):
-                if self._leads(key, wanted, node, follow):
-                    return True
+        answers = self._answers.get((key, follow), {})
+        # What the imports bind first; the names read through a module imported whole or a
+        # star import only where those lead nowhere (most files answer before: warp's files
+        # read dozens of `wp.<name>` each, and placing them all costs more than the question).
+        for tier in (self._file_nodes, self._read_nodes):
+            for alias, nodes in tier(importer, text).items():
+                if names is not None and not names(alias):
+                    continue
+                for node in nodes:
+                    # A node an earlier file's search settled needs no call.
+                    known = answers.get(node)
+                    if known or (known is None and self._leads(key, wanted, node, follow)):
+                        return True
         return False
+
+    def _file_nodes(self, importer: str, text: str) -> dict[str, list[Node]]:
+        """The nodes each alias the file's imports bind leads to (``file_bindings``), asked by
+        every question about the file."""
+        key_of_file = (importer, text)
+        if self._nodes is None or self._nodes[0] != key_of_file:
+            bound = self.file_bindings(importer, text)[0]
+            self._nodes = (key_of_file, {alias: self._placed(importer, targets) for alias, targets in bound.items()}, None)
+        return self._nodes[1]
+
+    def _read_nodes(self, importer: str, text: str) -> dict[str, list[Node]]:
+        """The names the file reads through what its imports bind, by the alias they are read
+        through. A module bound whole (`import pkg`, `from pkg import interop`): the names read
+        of it, whose targets its own text does not show (`pkg/__init__.py` re-exports
+        `to_torch` from `pkg/interop.py`). A star import (`from pkg.helpers import *`): the
+        names of that module the file spells."""
+        direct = self._file_nodes(importer, text)
+        if self._nodes[2] is not None:
+            return self._nodes[2]
+        bound, stars = self.file_bindings(importer, text)
+        found: dict[str, list[Node]] = {}
+        for alias, targets in bound.items():
+            if any(name is None for _path, name in direct[alias]):
+                found[alias] = self._placed(importer, attributes_read(text, alias, targets))
+        words = None  # the file's, read once where it star-imports a module of the root
+        for star in stars:
+            where = self._place(star, importer)
+            if where is None or where[1] is not None or where[0] == importer:
+                continue
+            names = self._star_names.get(where[0])
+            if names is None:
+                # What it defines or imports from the root (a library's name leads nowhere here).
+                module = self._module(where[0])
+                names = _star_bound(self._text_of(where[0])).intersection({*module.spans, *module.bound})
+                self._star_names[where[0]] = names
+            words = set(_WORD.findall(text)) if words is None else words
+            for name in sorted(words.intersection(names)):
+                found.setdefault(name, []).extend(self._placed(importer, [f"{star}.{name}"]))
+        self._nodes = (self._nodes[0], direct, found)
+        return found
 
     def file_bindings(self, importer: str, text: str) -> tuple[dict[str, list[str]], tuple[str, ...]]:
         """``_bindings`` of the file at ``importer`` (its text ``text``): several questions are
@@ -371,11 +498,12 @@ class Reach:
 
     def _place(self, qualified: str, importer: str) -> Node | None:
         """The node ``qualified`` is, read from ``importer``, or None outside the root."""
-        key = (qualified, importer)
-        if key not in self._places:
-            found = self._module_of(qualified, importer)
-            self._places[key] = None if found is None else (found[0], found[1][0] if found[1] else None)
-        return self._places[key]
+        key = (qualified, self._folder_of(importer))
+        found = self._places.get(key, False)
+        if found is False:
+            where = self._module_of(qualified, importer)
+            found = self._places[key] = None if where is None else (where[0], where[1][0] if where[1] else None)
+        return found
 
     def _placed(self, importer: str, qualified: Iterable[str]) -> list[Node]:
         places = (self._place(name, importer) for name in qualified)
@@ -430,7 +558,12 @@ class Reach:
         """Whether wanted text is reachable from ``start`` along re-exports and star imports to
         the block that binds a name, and from a block (``follow``) through all it uses, or
         (``"module"``) through the other names of its module it uses, or (False) not at all."""
-        answers = self._answers.setdefault(f"{key}:{follow}", {})
+        answers = self._answers.get((key, follow))
+        if answers is None:
+            answers = self._answers[(key, follow)] = {}
+        known = answers.get(start)
+        if known is not None:  # most questions: a node an earlier file's search settled
+            return known
 
         def hit(node: Node) -> bool:
             if follow is True and node[1] is not None and not self._may(key, wanted, node[0]):

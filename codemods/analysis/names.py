@@ -113,12 +113,15 @@ def module_bindings(
     body: list[ast.stmt],
     imports: Iterable[ast.stmt],
     absolute: Callable[[int, str | None], str | None] | None = None,
+    star: Callable[[int, str | None], dict[str, str] | None] | None = None,
 ) -> dict[str, object]:
     """Local name -> the dotted name it is bound to at module level, as spelled (None: bound to
     something else, ``AMBIGUOUS``: to different things). ``imports``: the statements of the
     module that may be imports (``context`` finds them fast), ``body``: its top level.
     ``absolute(level, module)``: the absolute module a relative import names, where the file's
-    project is known (``project.View``); without it a relative import binds an unknown."""
+    project is known (``project.View``); without it a relative import binds an unknown.
+    ``star(level, module)``: what ``from module import *`` binds, where the project holds the
+    module (``View.star_bindings``); without it (or None) a star import binds nothing known."""
     bindings: dict[str, object] = {}
 
     def bind(name: str, target: str | None) -> None:
@@ -136,6 +139,8 @@ def module_bindings(
         elif isinstance(node, ast.ImportFrom):
             for alias in node.names:
                 if alias.name == "*":
+                    for local, target in ((star and star(node.level, node.module)) or {}).items():
+                        bind(local, target)
                     continue
                 local = alias.asname or alias.name
                 base = node.module if not node.level else absolute(node.level, node.module) if absolute else None

@@ -21,17 +21,18 @@ one (JAX's own repository) is judged by the table, as everywhere else.
 from __future__ import annotations
 
 import ast
+import re
 import sys
 import warnings
 import weakref
 from collections import OrderedDict
 from collections.abc import Callable, Iterable
-from functools import cached_property
+from functools import cached_property, lru_cache
 from pathlib import PurePosixPath
 from typing import TypeVar
 
 from jax_codemod.analysis.context import FileContext
-from jax_codemod.analysis.module_text import Reach, first_parts
+from jax_codemod.analysis.module_text import Reach, first_parts, star_names
 from jax_codemod.analysis.modules import ModuleMap
 
 # Top-level packages never read from a root: the API table's libraries and Python's own.
@@ -161,7 +162,8 @@ class Root:
 
     def _reacher(self) -> Reach:
         if self._reach is None:
-            self._reach = Reach(self._reach_text, self.module_of, self.modules.absolute, self._may_import)
+            modules = self.modules
+            self._reach = Reach(self._reach_text, self.module_of, modules.absolute, self._may_import, modules.script_folder)
         return self._reach
 
     def _reach_text(self, path: str) -> str:
@@ -206,6 +208,15 @@ class Root:
         """Free the parsed trees kept for this root (the files that share them are done)."""
         self._trees.clear()
         self._chars = 0
+
+
+_WORDS = re.compile(r"[A-Za-z_]\w*")
+
+
+@lru_cache(maxsize=4)
+def _words(text: str) -> frozenset[str]:
+    """The words of a text (a file's star imports ask it once per imported module)."""
+    return frozenset(_WORDS.findall(text))
 
 
 def _parse(text: str, path: str) -> ast.Module | None:
@@ -292,6 +303,32 @@ class View:
             if found is not None and found[0] != self.path:
                 starts.add(found[0])
         return self.root.text_depends(starts) if starts else {}
+
+    def star_bindings(self, importer: str, level: int, module: str | None, text: str) -> dict[str, str] | None:
+        """What ``from <level dots><module> import *`` in the module at ``importer`` (its text
+        ``text``) binds, where the root holds that module: each name of it that ``text`` spells
+        -> its qualified name (a name the module defines: `pkg.helpers.to_torch`; one it
+        imports: what it imports it as, `numpy` for its `np`), as far as the module's text
+        shows (``module_text.star_names``: its ``__all__`` where it lists one). None for a
+        library's star import, as before: nothing known."""
+        qualified = self.absolute(importer, level, module) if level else module
+        found = self.module_of(qualified, importer) if qualified else None
+        if found is None or found[1] or found[0] in (importer, self.path):
+            return None
+        path = found[0]
+        names, listed = self.about(path, star_names)
+        words = _words(text)
+        bound = {}
+        for name, (from_level, from_module, attribute) in names.items():
+            if name not in words or (name not in listed if listed is not None else name.startswith("_")):
+                continue
+            if not from_module and attribute is None:
+                bound[name] = f"{qualified}.{name}"
+                continue
+            base = self.root.modules.absolute(path, from_level, from_module or None) if from_level else from_module
+            if base:
+                bound[name] = f"{base}.{attribute}" if attribute else base
+        return bound
 
     def reaches(
         self,

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 from jax_codemod.analysis.classes import classes_for
 from jax_codemod.analysis.context import FileContext
+from jax_codemod.analysis.module_text import attributes_read
 from jax_codemod.analysis.tracing import (
     CALLED_IN_TRACE,
     Region,
@@ -151,7 +152,10 @@ def across_region(ctx: FileContext, spellings, access_text) -> Region | None:
     # imported whole: its text).
     imported = {
         name for name, target in imported.items()
-        if project.name_reaches("traced-access", access_text.any_access_line, target, follow="module")
+        if any(
+            project.name_reaches("traced-access", access_text.any_access_line, qualified, follow="module")
+            for qualified in _read_through(ctx.text, name, target, project)
+        )
     }
     if not imported:
         return None
@@ -161,6 +165,13 @@ def across_region(ctx: FileContext, spellings, access_text) -> Region | None:
         return None
     lines = lines_of(text, uses) | decorated_def_lines(text) | lines_of(text, sorted(transform_calls(text, spellings)))
     return Region(ctx.tree, sorted(lines))
+
+
+def _read_through(text: str, name: str, target: str, project) -> list[str]:
+    """``target`` (what ``name`` is imported as), and for a module bound whole (`import tools`)
+    the names the file reads of it (`tools.to_host`, re-exported by `tools/__init__.py`)."""
+    found = project.module_of(target)
+    return [target, *attributes_read(text, name, (target,))] if found is not None and not found[1] else [target]
 
 
 def _attribute_positions(text: str, names: set[str]) -> list[int]:

@@ -1,0 +1,1 @@
+from .host import summarize, to_host
