@@ -170,6 +170,22 @@ def _star_bound(text: str) -> frozenset[str]:
     return frozenset(listed if listed is not None else (name for name in names if not name.startswith("_")))
 
 
+def _spells(text: str, name: str) -> bool:
+    """Whether ``name`` is a word of ``text`` (not part of a longer name)."""
+    for match in _spelled(name).finditer(text):
+        at = match.start()
+        if not at or not (text[at - 1].isalnum() or text[at - 1] == "_"):
+            return True
+    return False
+
+
+@lru_cache(maxsize=1024)
+def _spelled(name: str) -> re.Pattern[str]:
+    # The name first, searched for as a literal (a look-behind before it is tried at every
+    # position of the text).
+    return re.compile(rf"{re.escape(name)}(?!\w)")
+
+
 def _records(dots: str | None, module: str | None, names: str | None, plain: str | None) -> list[Import]:
     if plain is not None:
         found = []
@@ -330,8 +346,10 @@ class Reach:
         # the last file's bindings
         self._file: tuple[tuple[str, str], tuple[dict[str, list[str]], tuple[str, ...]]] | None = None
         # the last file's nodes: (importer, text), what its imports bind, what it reads through them
-        self._nodes: tuple[tuple[str, str], dict[str, list[Node]], dict[str, list[Node]] | None] | None = None
+        self._nodes: tuple[tuple[str, str], dict[str, list[Node]], dict[str, list[Node]]] | None = None
         self._star_names: dict[str, frozenset[str]] = {}  # path -> what its star import binds
+        # (question, star module, folder) -> the names its star import binds that lead
+        self._star_leading: dict[tuple, tuple[str, ...]] = {}
         # name node -> (its block's span, or None: bound by an import or nowhere; where it leads)
         self._blocks: dict[Node, tuple[tuple[int, int] | None, list[Node]]] = {}
         # Per question: node -> answer; path -> whether the module's text holds wanted text,
@@ -351,20 +369,39 @@ class Reach:
     ) -> bool:
         """Whether the file at ``importer`` (its text ``text``) imports something of the root
         that leads to text ``wanted`` accepts. ``key`` names that question; ``follow``: how far
-        from a block (``_leads``); ``names``: only the imported names it accepts count."""
+        from a block (``_leads``); ``names``: only the imported names it accepts count (and of
+        what is read through a module imported whole, only the names it accepts)."""
         answers = self._answers.get((key, follow), {})
-        # What the imports bind first; the names read through a module imported whole or a
-        # star import only where those lead nowhere (most files answer before: warp's files
-        # read dozens of `wp.<name>` each, and placing them all costs more than the question).
-        for tier in (self._file_nodes, self._read_nodes):
-            for alias, nodes in tier(importer, text).items():
-                if names is not None and not names(alias):
-                    continue
-                for node in nodes:
-                    # A node an earlier file's search settled needs no call.
-                    known = answers.get(node)
-                    if known or (known is None and self._leads(key, wanted, node, follow)):
-                        return True
+
+        def leads(nodes: Iterable[Node]) -> bool:
+            for node in nodes:
+                # A node an earlier file's search settled needs no call.
+                known = answers.get(node)
+                if known or (known is None and self._leads(key, wanted, node, follow)):
+                    return True
+            return False
+
+        direct = self._file_nodes(importer, text)
+        for alias, nodes in direct.items():
+            if (names is None or names(alias)) and leads(nodes):
+                return True
+        # Then the names read through a module imported whole, only where what the imports
+        # bind leads nowhere (most files answer before: warp's files read dozens of
+        # `wp.<name>` each, and placing them all costs more than the question).
+        bound, stars = self.file_bindings(importer, text)
+        for alias, targets in bound.items():
+            if (names is None or names(alias)) and any(name is None for _path, name in direct[alias]):
+                nodes = self._read_of(importer, text, alias, targets)
+                if names is not None:
+                    nodes = [node for node in nodes if node[1] is None or names(node[1])]
+                if leads(nodes):
+                    return True
+        # A star import: the names of that module that lead (all of them asked once per run,
+        # so that a file's text is searched only for those few), the file spelling one.
+        for star in stars:
+            leading = self._star_leads(key, wanted, follow, star, importer)
+            if any((names is None or names(name)) and _spells(text, name) for name in leading):
+                return True
         return False
 
     def _file_nodes(self, importer: str, text: str) -> dict[str, list[Node]]:
@@ -373,38 +410,39 @@ class Reach:
         key_of_file = (importer, text)
         if self._nodes is None or self._nodes[0] != key_of_file:
             bound = self.file_bindings(importer, text)[0]
-            self._nodes = (key_of_file, {alias: self._placed(importer, targets) for alias, targets in bound.items()}, None)
+            self._nodes = (key_of_file, {alias: self._placed(importer, targets) for alias, targets in bound.items()}, {})
         return self._nodes[1]
 
-    def _read_nodes(self, importer: str, text: str) -> dict[str, list[Node]]:
-        """The names the file reads through what its imports bind, by the alias they are read
-        through. A module bound whole (`import pkg`, `from pkg import interop`): the names read
-        of it, whose targets its own text does not show (`pkg/__init__.py` re-exports
-        `to_torch` from `pkg/interop.py`). A star import (`from pkg.helpers import *`): the
-        names of that module the file spells."""
-        direct = self._file_nodes(importer, text)
-        if self._nodes[2] is not None:
-            return self._nodes[2]
-        bound, stars = self.file_bindings(importer, text)
-        found: dict[str, list[Node]] = {}
-        for alias, targets in bound.items():
-            if any(name is None for _path, name in direct[alias]):
-                found[alias] = self._placed(importer, attributes_read(text, alias, targets))
-        words = None  # the file's, read once where it star-imports a module of the root
-        for star in stars:
-            where = self._place(star, importer)
-            if where is None or where[1] is not None or where[0] == importer:
-                continue
+    def _read_of(self, importer: str, text: str, alias: str, targets: list[str]) -> list[Node]:
+        """The nodes of the names the file reads through ``alias``, a module bound whole
+        (`import pkg`, `from pkg import interop`): those whose targets the module's own text
+        may not show (`pkg/__init__.py` re-exports `to_torch` from `pkg/interop.py`). Kept for
+        the file's other questions."""
+        self._file_nodes(importer, text)
+        read = self._nodes[2]
+        found = read.get(alias)
+        if found is None:
+            found = read[alias] = self._placed(importer, attributes_read(text, alias, targets))
+        return found
+
+    def _star_leads(self, key: str, wanted: Callable[[str], bool], follow: bool | str, star: str, importer: str) -> tuple[str, ...]:
+        """The names ``from <star> import *`` binds in ``importer`` that lead to wanted text."""
+        where = self._place(star, importer)
+        if where is None or where[1] is not None or where[0] == importer:
+            return ()
+        memo = (key, follow, where[0], self._folder_of(importer))
+        found = self._star_leading.get(memo)
+        if found is None:
             names = self._star_names.get(where[0])
             if names is None:
                 # What it defines or imports from the root (a library's name leads nowhere here).
                 module = self._module(where[0])
                 names = _star_bound(self._text_of(where[0])).intersection({*module.spans, *module.bound})
                 self._star_names[where[0]] = names
-            words = set(_WORD.findall(text)) if words is None else words
-            for name in sorted(words.intersection(names)):
-                found.setdefault(name, []).extend(self._placed(importer, [f"{star}.{name}"]))
-        self._nodes = (self._nodes[0], direct, found)
+            found = self._star_leading[memo] = tuple(
+                name for name in sorted(names)
+                if any(self._leads(key, wanted, node, follow) for node in self._placed(importer, [f"{star}.{name}"]))
+            )
         return found
 
     def file_bindings(self, importer: str, text: str) -> tuple[dict[str, list[str]], tuple[str, ...]]:
