@@ -383,7 +383,10 @@ class Reach:
 
         direct = self._file_nodes(importer, text)
         for alias, nodes in direct.items():
-            if (names is None or names(alias)) and leads(nodes):
+            # A module bound whole is asked through the names read of it, below: its text
+            # anywhere would answer for functions the file never calls (`from brax import math`
+            # in a file that calls only `math.normalize`, with `np.asarray` elsewhere there).
+            if (names is None or names(alias)) and leads(node for node in nodes if node[1] is not None):
                 return True
         # Then the names read through a module imported whole, only where what the imports
         # bind leads nowhere (most files answer before: warp's files read dozens of
@@ -635,22 +638,22 @@ class Reach:
         known = answers.get(start)
         if known is not None:
             return known
-        seen = {start}
+        seen: dict = {start: None}  # node -> the node it was reached from
         pending = [start]
         while pending:
             node = pending.pop()
             known = answers.get(node)
-            if known is True:
-                answers[start] = True
-                return True
             if known is False:
                 continue
-            if hit(node):
-                answers[node] = answers[start] = True
+            if known is True or hit(node):
+                # Every node on the way here reaches it too: later questions from them are settled.
+                while node is not None:
+                    answers[node] = True
+                    node = seen[node]
                 return True
             for other in edges(node):
                 if other not in seen:
-                    seen.add(other)
+                    seen[other] = node
                     pending.append(other)
         for node in seen:
             answers[node] = False

@@ -168,10 +168,11 @@ def across_region(ctx: FileContext, spellings, access_text) -> Region | None:
 
 
 def _read_through(text: str, name: str, target: str, project) -> list[str]:
-    """``target`` (what ``name`` is imported as), and for a module bound whole (`import tools`)
-    the names the file reads of it (`tools.to_host`, re-exported by `tools/__init__.py`)."""
+    """``target`` (what ``name`` is imported as), or for a module bound whole (`import tools`)
+    the names the file reads of it (`tools.to_host`, re-exported by `tools/__init__.py`): the
+    module's text elsewhere runs only through them."""
     found = project.module_of(target)
-    return [target, *attributes_read(text, name, (target,))] if found is not None and not found[1] else [target]
+    return attributes_read(text, name, (target,)) if found is not None and not found[1] else [target]
 
 
 def _attribute_positions(text: str, names: set[str]) -> list[int]:
