@@ -49,15 +49,21 @@ def reaches_across(source: bytes, text: str, project, access_text) -> str | None
         # The base class's own block shows a traced method (or a re-export leads to one).
         if bases and project.reaches("traced-method", _traces_a_method, text, bases.__contains__, follow=False):
             return INHERITED
+    # A file that traces: it imports JAX, or decorates with a project name that is a transform
+    # (asked of the text in that order, the transform spellings last: a file that names none of
+    # them is scanned for each).
+    traces = imports_jax(source)
+    decorators = None
+    if not traces:
+        if b"@" not in source:
+            return None
+        decorators = {match.group(1) for line in _decorator_lines(text) if (match := _DECORATOR_NAME.match(line))}
+        if not decorators:
+            return None
     if not names_transform(source):
         return None
-    # A file that traces: it imports JAX, or decorates with a project name that is a transform.
-    traces = imports_jax(source)
-    if not traces and b"@" in source:
-        decorators = {match.group(1) for line in _decorator_lines(text) if (match := _DECORATOR_NAME.match(line))}
-        traces = bool(decorators) and project.reaches(
-            "transform", _names_transform_text, text, decorators.__contains__, follow="module"
-        )
+    if decorators is not None:
+        traces = project.reaches("transform", _names_transform_text, text, decorators.__contains__, follow="module")
         # Decorated with another module's transform alias, in a file that names no `jax` (which
         # JAX001's own prefilter needs): its own accesses run in that trace.
         if traces and access_text.may_access(source):
