@@ -16,6 +16,7 @@ import pytest
 from click.testing import CliRunner
 from jax_codemod import RULES
 from jax_codemod.analysis import module_text
+from jax_codemod.analysis import project as analysis_project
 from jax_codemod.analysis.module_text import (
     Reach,
     attributes_read,
@@ -214,6 +215,33 @@ def test_the_gate_follows_the_names_a_file_reads_of_a_package_it_imports_whole(t
     assert "JAX002" in active(root, "c.py", sharded + "import interop.convert\ninterop.convert.to_torch(x)\n")
     assert "JAX002" not in active(root, "d.py", sharded + "import interop.quiet\ninterop.quiet.double(x)\n")
     assert "JAX001" in active(root, "e.py", "import jax\nimport interop\njax.jit(interop.convert.to_host)\n")
+
+
+def test_a_module_too_long_to_parse_is_a_dead_end_for_the_gate_as_for_the_analysis(tmp_path, monkeypatch):
+    # Such a module is read as a library's (no value followed into it): a name that leads to
+    # export or access text only through it switches no rule on.
+    caller = textwrap.dedent("""\
+        import jax
+        from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
+        from interop import to_torch
+        from interop.convert import to_host
+
+        mesh = Mesh(jax.devices(), ("x",))
+        batch = jax.device_put(jax.numpy.ones(8), NamedSharding(mesh, P("x")))
+        t = to_torch(batch)
+        jax.jit(to_host)(batch)
+    """)
+    root = write(tmp_path, {**HELPERS, "main.py": caller})
+    assert {"JAX001", "JAX002"} <= {code for _path, _line, code in findings(root)}
+    convert = len((root / "interop/convert.py").read_text())
+    monkeypatch.setattr(analysis_project, "MAX_PARSED_CHARS", convert - 1)
+    project.forget_roots()
+    assert not {"JAX001", "JAX002"} & {code for _path, _line, code in findings(root)}
+    text = "import jax\nfrom jax.sharding import NamedSharding\nfrom interop import to_torch\nto_torch(x)\n"
+    assert "JAX002" not in active(root, "a.py", text)
+    assert "JAX001" not in active(root, "b.py", "import jax\nfrom interop.convert import to_host\njax.jit(to_host)\n")
+    monkeypatch.setattr(analysis_project, "MAX_PARSED_CHARS", convert)
+    assert "JAX002" in active(root, "a.py", text)
 
 
 def test_what_a_star_import_binds_is_read_from_the_modules_text():

@@ -320,8 +320,10 @@ class Reach:
     from, a name bound nowhere in the text to the module's star imports. A module as a whole (a
     module object used through its attributes, ``convert.to_numpy(x)``) is wanted when its
     whole text is, or (``from_file``) when a name the file reads of it leads there: a package
-    imported whole re-exports what its ``__init__`` text does not hold (``attributes_read``). Everything is computed on first need, and a search that finds nothing
-    settles every node it saw, so no answer depends on which question came first.
+    imported whole re-exports what its ``__init__`` text does not hold (``attributes_read``).
+    A module too long to be parsed (``max_chars``) is a dead end: what the analysis cannot read,
+    the text must not promise. Everything is computed on first need, and a search that finds
+    nothing settles every node it saw, so no answer depends on which question came first.
     """
 
     def __init__(
@@ -331,8 +333,13 @@ class Reach:
         absolute: Callable[[str, int, str | None], str | None],
         may_import: Callable[[str], bool] | None = None,
         folder_of: Callable[[str], str] | None = None,
+        max_chars: int | None = None,
     ) -> None:
         self._read_text = text_of
+        # A module longer than this is read as a library's (``analysis.project.MAX_PARSED_CHARS``):
+        # no analysis follows a value into it, so no search goes through it either.
+        self._max_chars = max_chars
+        self._opaque: dict[str, bool] = {}
         self._module_of = module_of
         self._absolute = absolute
         self._may_import = may_import
@@ -588,7 +595,21 @@ class Reach:
         """Whether the module at ``path``, or one it imports (and so on), holds wanted text at
         all: no block of it can lead there otherwise."""
         may = self._may_answers.setdefault(key, {})
-        return self._search(may, path, lambda p: self._hit(key, wanted, (p, None)), self._imported)
+        return self._search(
+            may,
+            path,
+            lambda p: not self._is_opaque(p) and self._hit(key, wanted, (p, None)),
+            lambda p: [] if self._is_opaque(p) else self._imported(p),
+        )
+
+    def _is_opaque(self, path: str) -> bool:
+        """Whether the module at ``path`` is too long to be parsed (``max_chars``)."""
+        if self._max_chars is None:
+            return False
+        found = self._opaque.get(path)
+        if found is None:
+            found = self._opaque[path] = len(self._text_of(path)) > self._max_chars
+        return found
 
     def _imported(self, path: str) -> list[str]:
         module = self._module(path)
@@ -607,13 +628,15 @@ class Reach:
             return known
 
         def hit(node: Node) -> bool:
+            if self._is_opaque(node[0]):
+                return False
             if follow is True and node[1] is not None and not self._may(key, wanted, node[0]):
                 return False
             return self._hit(key, wanted, node)
 
         def edges(node: Node) -> list[Node]:
             path, name = node
-            if name is None:
+            if name is None or self._is_opaque(path):
                 return []
             if not follow:  # along re-exports and star imports only: no block is read
                 module = self._module(path)

@@ -163,7 +163,9 @@ class Root:
     def _reacher(self) -> Reach:
         if self._reach is None:
             modules = self.modules
-            self._reach = Reach(self._reach_text, self.module_of, modules.absolute, self._may_import, modules.script_folder)
+            self._reach = Reach(
+                self._reach_text, self.module_of, modules.absolute, self._may_import, modules.script_folder, MAX_PARSED_CHARS
+            )
         return self._reach
 
     def _reach_text(self, path: str) -> str:
