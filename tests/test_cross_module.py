@@ -18,6 +18,7 @@ from jax_codemod import RULES
 from jax_codemod.analysis import module_text
 from jax_codemod.analysis import project as analysis_project
 from jax_codemod.analysis.module_text import (
+    module_aliases,
     Reach,
     attributes_read,
     definitions,
@@ -242,6 +243,47 @@ def test_a_module_too_long_to_parse_is_a_dead_end_for_the_gate_as_for_the_analys
     assert "JAX001" not in active(root, "b.py", "import jax\nfrom interop.convert import to_host\njax.jit(to_host)\n")
     monkeypatch.setattr(analysis_project, "MAX_PARSED_CHARS", convert)
     assert "JAX002" in active(root, "a.py", text)
+
+
+def test_the_names_a_module_binds_to_jax_modules_are_read_from_its_text():
+    text = textwrap.dedent("""\
+        import jax
+        import jax.numpy as jnp
+        from jax import numpy as jp, lax
+        from jax.numpy import array as arr
+        import numpy as np
+        from jax import random as rnd
+        rnd = np.random
+        y = self.jnp.zeros(3) + jp . ones(2) + arr([1])
+    """)
+    # `jax` binds itself; `lax` is no other name; `arr` is called, not a module; `rnd` is rebound.
+    assert module_aliases(text, "jax") == {"jnp", "jp"}
+    assert module_aliases("import numpy as jnp\n", "jax") == frozenset()
+
+
+def test_a_helper_that_calls_jax_through_its_own_alias_switches_no_access_on(tmp_path):
+    # brax's math.py: `from jax import numpy as jp` ... `jp.array([...])` is JAX's, no consumer.
+    helpers = {
+        "tools/__init__.py": "",
+        "tools/jaxy.py": "from jax import numpy as jp\n\ndef rotate(q):\n    return jp.asarray(q) * 2\n",
+        "tools/host.py": "import numpy as jp\n\ndef rotate(q):\n    return jp.asarray(q) * 2\n",
+    }
+    root = write(tmp_path, helpers)
+    traced = "import jax\nfrom tools.{} import rotate\njax.jit(rotate)(1.0)\n"
+    assert "JAX001" not in active(root, "a.py", traced.format("jaxy"))
+    assert "JAX001" in active(root, "b.py", traced.format("host"))
+    found = {(path, code) for path, _line, code in findings(root, select="JAX001")}
+    assert found == {("b.py", "JAX001")}
+
+
+def test_a_transform_applied_to_an_imported_function_is_followed_where_the_file_never_calls_it(tmp_path):
+    # `jax.jit(to_host)(x)` alone: no call of `to_host(` in the file, and it still runs traced.
+    root = write(tmp_path, {
+        **HELPERS,
+        "a.py": "import jax\nimport jax.numpy as jnp\nfrom interop.convert import to_host\n\njax.jit(to_host)(jnp.ones(3))\n",
+        "b.py": "import jax\nfrom interop.convert import to_host\n\ndef run(x):\n    f = jax.vmap(to_host, 0)\n    return f(x)\n",
+    })
+    assert findings(root, select="JAX001") == {("a.py", 5, "JAX001"), ("b.py", 5, "JAX001")}
 
 
 def test_what_a_star_import_binds_is_read_from_the_modules_text():

@@ -164,6 +164,36 @@ def star_names(text: str) -> tuple[dict[str, Star], frozenset[str] | None]:
     return found, listed
 
 
+@lru_cache(maxsize=64)
+def module_aliases(text: str, top: str) -> frozenset[str]:
+    """The names ``text`` binds by importing a module of the package ``top`` under another name
+    (`import jax.numpy as jnp`, `from jax import numpy as jp`), and uses only as that module:
+    every other spelling of the name is an attribute read (`jp.array(...)`), none rebinds it.
+    A name in doubt is left out (a question that drops calls through these names stays a
+    superset)."""
+    bound: dict[str, int] = {}
+    for record in imports(text):
+        if record.names is None:
+            if record.bound != record.module.split(".", 1)[0] and (record.module + ".").startswith(top + "."):
+                bound[record.bound] = bound.get(record.bound, 0) + 1
+        elif not record.level and (record.module + ".").startswith(top + "."):
+            for name, alias in record.names:
+                if name != "*" and alias != name:
+                    bound[alias] = bound.get(alias, 0) + 1
+    found = set()
+    for alias, imported in bound.items():
+        others = 0
+        for match in _spelled(alias).finditer(text):
+            at = match.start()
+            if at and (text[at - 1].isalnum() or text[at - 1] in "_."):
+                continue  # part of another name, or an attribute of that name
+            if text[match.end() : match.end() + 16].lstrip(" \t")[:1] != ".":
+                others += 1
+        if others == imported:  # the imports themselves, nothing else
+            found.add(alias)
+    return frozenset(found)
+
+
 def _star_bound(text: str) -> frozenset[str]:
     """The names ``from <the module of text> import *`` binds (``star_names``)."""
     names, listed = star_names(text)
@@ -589,7 +619,13 @@ class Reach:
         if name is None or not anywhere[path]:
             return anywhere[path]
         span = self._block(node)[0]
-        return span is not None and wanted(self._text_of(path)[span[0] : span[1]])
+        if span is None:
+            return False
+        # A predicate that reads a block within its module (the module's imports: what a name
+        # called there is) says so with ``in_block``.
+        in_block = getattr(wanted, "in_block", None)
+        text = self._text_of(path)
+        return in_block(text, span[0], span[1]) if in_block is not None else wanted(text[span[0] : span[1]])
 
     def _may(self, key: str, wanted: Callable[[str], bool], path: str) -> bool:
         """Whether the module at ``path``, or one it imports (and so on), holds wanted text at

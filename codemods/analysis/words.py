@@ -29,11 +29,14 @@ def lines_of(text: str, positions: list[int]) -> set[int]:
 
 
 @cache
-def reversed_calls(words: frozenset[str], not_after: str) -> re.Pattern[str]:
-    """A call of one of ``words`` (`word (`), not right after ``not_after``, as it reads in the
-    reversed text."""
+def reversed_calls(words: frozenset[str], not_after: str, modules: frozenset[str] = frozenset()) -> re.Pattern[str]:
+    """A call of one of ``words`` (`word (`), not right after ``not_after``, nor right after one
+    of ``modules`` and a dot (`jp.array(` with `jp` a whole name), as it reads in the reversed
+    text."""
     names = "|".join(sorted((w[::-1] for w in words), key=lambda w: (-len(w), w)))
     guard = f"(?!{re.escape(not_after[::-1])})" if not_after else ""
+    for module in sorted(modules):
+        guard += rf"(?!\.{re.escape(module[::-1])}(?![\w.]))"
     return re.compile(rf"\([ \t]*(?:{names})(?!\w){guard}")
 
 

@@ -186,11 +186,12 @@ class AccessText:
         positions = [*self._member_positions(text), *called_positions(text, self.consumer_names, not_after="jnp.")]
         return lines_of(text, sorted(positions))
 
-    def any_access_line(self, text: str) -> bool:
-        """``bool(access_lines(text))``, from the first match on."""
+    def any_access_line(self, text: str, modules: frozenset[str] = frozenset()) -> bool:
+        """``bool(access_lines(text))``, from the first match on; ``modules``: names of modules
+        that hold no consumer, whose calls (`jp.array(`) are none."""
         if next(self._member_positions(text), None) is not None:
             return True
-        return reversed_calls(frozenset(self.consumer_names), "jnp.").search(text[::-1]) is not None
+        return reversed_calls(frozenset(self.consumer_names), "jnp.", modules).search(text[::-1]) is not None
 
     @cached_property
     def _member_text(self) -> re.Pattern[str]:

@@ -14,10 +14,11 @@ import ast
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import lru_cache
 
 from jax_codemod.analysis.classes import classes_for
 from jax_codemod.analysis.context import FileContext
-from jax_codemod.analysis.module_text import attributes_read
+from jax_codemod.analysis.module_text import attributes_read, module_aliases
 from jax_codemod.analysis.tracing import (
     CALLED_IN_TRACE,
     Region,
@@ -69,9 +70,32 @@ def reaches_across(source: bytes, text: str, project, access_text) -> str | None
         if traces and access_text.may_access(source):
             return HELPERS
     # ...and imports a helper, or a helper's helper beside it in its module, with access text.
-    if traces and project.reaches("traced-access", access_text.any_access_line, text, follow="module"):
+    if traces and project.reaches("traced-access", _in_module(access_text), text, follow="module"):
         return HELPERS
     return None
+
+
+class AccessInModule:
+    """JAX001's access text as the gate asks it of another module's blocks: a consumer called
+    through a name that module binds to a JAX module (`jp.array(x)` with `from jax import numpy
+    as jp`, brax's spelling) is none, as the analysis resolves it (JAX's functions take
+    tracers). The text of a whole module reads its own imports."""
+
+    def __init__(self, access_text) -> None:
+        self.access_text = access_text
+
+    def __call__(self, text: str) -> bool:
+        return self.in_block(text, 0, len(text))
+
+    def in_block(self, module_text: str, start: int, end: int) -> bool:
+        block = module_text[start:end] if start or end != len(module_text) else module_text
+        return self.access_text.any_access_line(block, module_aliases(module_text, "jax"))
+
+
+@lru_cache(maxsize=4)
+def _in_module(access_text) -> AccessInModule:
+    """The one predicate of JAX001's ``AccessText`` (the question's answers are kept by key)."""
+    return AccessInModule(access_text)
 
 
 def imports_jax(source: bytes) -> bool:
@@ -159,14 +183,18 @@ def across_region(ctx: FileContext, spellings, access_text) -> Region | None:
     imported = {
         name for name, target in imported.items()
         if any(
-            project.name_reaches("traced-access", access_text.any_access_line, qualified, follow="module")
+            project.name_reaches("traced-access", _in_module(access_text), qualified, follow="module")
             for qualified in _read_through(ctx.text, name, target, project)
         )
     }
     if not imported:
         return None
     text = ctx.text
-    uses = sorted(called_positions(text, imported, table=frozenset()) + _attribute_positions(text, imported))
+    uses = sorted(
+        called_positions(text, imported, table=frozenset())
+        + _attribute_positions(text, imported)
+        + _passed_positions(text, imported)
+    )
     if not uses:
         return None
     lines = lines_of(text, uses) | decorated_def_lines(text) | lines_of(text, sorted(transform_calls(text, spellings)))
@@ -179,6 +207,25 @@ def _read_through(text: str, name: str, target: str, project) -> list[str]:
     module's text elsewhere runs only through them."""
     found = project.module_of(target)
     return attributes_read(text, name, (target,)) if found is not None and not found[1] else [target]
+
+
+def _passed_positions(text: str, names: set[str]) -> list[int]:
+    """Where one of ``names`` is an argument, as it is (`jax.jit(to_host)`, `jax.vmap(f, 0)`): a
+    transform applied to another module's function runs it in the trace."""
+    found = []
+    for name in names:
+        position = text.find(name)
+        while position != -1:
+            end = position + len(name)
+            after = text[end : end + 16].lstrip(" \t")[:1]
+            if (
+                after in (")", ",")
+                and (not position or not (text[position - 1].isalnum() or text[position - 1] in "_."))
+                and not (text[end : end + 1].isalnum() or text[end : end + 1] == "_")
+            ):
+                found.append(position)
+            position = text.find(name, end)
+    return found
 
 
 def _attribute_positions(text: str, names: set[str]) -> list[int]:
@@ -324,7 +371,7 @@ def _may_reach(ctx: FileContext, access_text) -> Callable[[ast.Call], bool]:
             # unless the name is this file's own function or class.
             return bool(chain) or (func.id not in defined and call.func.__class__ is ast.Name)
         qualified = ".".join([target, *reversed(chain)])
-        return project.name_reaches("traced-access", access_text.any_access_line, qualified, follow="module")
+        return project.name_reaches("traced-access", _in_module(access_text), qualified, follow="module")
 
     return may
 
