@@ -217,7 +217,7 @@ def test_without_a_declaration_the_installed_jax_is_the_default(tmp_path):
     _project(tmp_path, {"pyproject.toml": '[project]\nname = "p"\ndependencies = ["numpy"]\n'})
     installed = jax_versions.installed()
     expected = (f"Target JAX: {jax_versions.render(installed)} (from the installed jax" if installed
-                else "Target JAX: 0.12.0.1 (from the newest JAX codemod knows)")
+                else "Target JAX: 0.12.1 (from the newest JAX codemod knows)")
     assert _settings_lines(tmp_path).startswith(expected)
 
 
