@@ -30,6 +30,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 
+from jax_codemod.analysis.words import word_starts
+
 # `from .a.b import x, y as z`, `from . import (x,\n y)`, `import a.b as c, d`, matched at the
 # start of a line that holds the word `import` (found with str.find: a regex anchored at every
 # line start of a large module costs more than the rest of the gate).
@@ -182,38 +184,40 @@ def module_aliases(text: str, top: str) -> frozenset[str]:
                     bound[alias] = bound.get(alias, 0) + 1
     found = set()
     for alias, imported in bound.items():
-        others = 0
-        for match in _spelled(alias).finditer(text):
-            at = match.start()
-            if at and (text[at - 1].isalnum() or text[at - 1] in "_."):
-                continue  # part of another name, or an attribute of that name
-            if text[match.end() : match.end() + 16].lstrip(" \t")[:1] != ".":
-                others += 1
+        end = len(alias)
+        others = sum(
+            1 for at in whole_word_starts(text, alias)
+            # An attribute of that name (`x.jp`) is no use of it; an attribute read of it is.
+            if not text.endswith(".", 0, at) and text[at + end : at + end + 16].lstrip(" \t")[:1] != "."
+        )
         if others == imported:  # the imports themselves, nothing else
             found.add(alias)
     return frozenset(found)
 
 
-def _star_bound(text: str) -> frozenset[str]:
-    """The names ``from <the module of text> import *`` binds (``star_names``)."""
+def star_exports(text: str) -> dict[str, Star]:
+    """``star_names`` of ``text`` that ``from <its module> import *`` binds: those ``__all__``
+    lists, else every name not starting with `_`."""
     names, listed = star_names(text)
-    return frozenset(listed if listed is not None else (name for name in names if not name.startswith("_")))
+    return {
+        name: where for name, where in names.items()
+        if (name in listed if listed is not None else not name.startswith("_"))
+    }
 
 
-def _spells(text: str, name: str) -> bool:
-    """Whether ``name`` is a word of ``text`` (not part of a longer name)."""
-    for match in _spelled(name).finditer(text):
-        at = match.start()
-        if not at or not (text[at - 1].isalnum() or text[at - 1] == "_"):
-            return True
-    return False
+def whole_word_starts(text: str, word: str):
+    """``words.word_starts`` of ``word`` that no letter, digit or underscore follows either."""
+    end = len(word)
+    for at in word_starts(text, word):
+        after = text[at + end : at + end + 1]
+        if not (after.isalnum() or after == "_"):
+            yield at
 
 
-@lru_cache(maxsize=1024)
-def _spelled(name: str) -> re.Pattern[str]:
-    # The name first, searched for as a literal (a look-behind before it is tried at every
-    # position of the text).
-    return re.compile(rf"{re.escape(name)}(?!\w)")
+@lru_cache(maxsize=4)
+def words_of(text: str) -> frozenset[str]:
+    """The words of ``text`` (a file's star imports ask them once per imported module)."""
+    return frozenset(_WORD.findall(text))
 
 
 def _records(dots: str | None, module: str | None, names: str | None, plain: str | None) -> list[Import]:
@@ -440,7 +444,7 @@ class Reach:
         # so that a file's text is searched only for those few), the file spelling one.
         for star in stars:
             leading = self._star_leads(key, wanted, follow, star, importer)
-            if any((names is None or names(name)) and _spells(text, name) for name in leading):
+            if any((names is None or names(name)) and next(whole_word_starts(text, name), None) is not None for name in leading):
                 return True
         return False
 
@@ -477,7 +481,7 @@ class Reach:
             if names is None:
                 # What it defines or imports from the root (a library's name leads nowhere here).
                 module = self._module(where[0])
-                names = _star_bound(self._text_of(where[0])).intersection({*module.spans, *module.bound})
+                names = frozenset(star_exports(self._text_of(where[0]))).intersection({*module.spans, *module.bound})
                 self._star_names[where[0]] = names
             found = self._star_leading[memo] = tuple(
                 name for name in sorted(names)

@@ -21,18 +21,17 @@ one (JAX's own repository) is judged by the table, as everywhere else.
 from __future__ import annotations
 
 import ast
-import re
 import sys
 import warnings
 import weakref
 from collections import OrderedDict
 from collections.abc import Callable, Iterable
-from functools import cached_property, lru_cache
+from functools import cached_property
 from pathlib import PurePosixPath
 from typing import TypeVar
 
 from jax_codemod.analysis.context import FileContext
-from jax_codemod.analysis.module_text import Reach, first_parts, star_names
+from jax_codemod.analysis.module_text import Reach, first_parts, star_exports, words_of
 from jax_codemod.analysis.modules import ModuleMap
 
 # Top-level packages never read from a root: the API table's libraries and Python's own.
@@ -212,15 +211,6 @@ class Root:
         self._chars = 0
 
 
-_WORDS = re.compile(r"[A-Za-z_]\w*")
-
-
-@lru_cache(maxsize=4)
-def _words(text: str) -> frozenset[str]:
-    """The words of a text (a file's star imports ask it once per imported module)."""
-    return frozenset(_WORDS.findall(text))
-
-
 def _parse(text: str, path: str) -> ast.Module | None:
     """The module's tree, or None: a module that does not parse (or nests too deep for the
     parser) is outside what the analysis can read, as a third-party module is."""
@@ -311,18 +301,17 @@ class View:
         ``text``) binds, where the root holds that module: each name of it that ``text`` spells
         -> its qualified name (a name the module defines: `pkg.helpers.to_torch`; one it
         imports: what it imports it as, `numpy` for its `np`), as far as the module's text
-        shows (``module_text.star_names``: its ``__all__`` where it lists one). None for a
+        shows (``module_text.star_exports``: its ``__all__`` where it lists one). None for a
         library's star import, as before: nothing known."""
         qualified = self.absolute(importer, level, module) if level else module
         found = self.module_of(qualified, importer) if qualified else None
         if found is None or found[1] or found[0] in (importer, self.path):
             return None
         path = found[0]
-        names, listed = self.about(path, star_names)
-        words = _words(text)
+        words = words_of(text)
         bound = {}
-        for name, (from_level, from_module, attribute) in names.items():
-            if name not in words or (name not in listed if listed is not None else name.startswith("_")):
+        for name, (from_level, from_module, attribute) in self.about(path, star_exports).items():
+            if name not in words:
                 continue
             if not from_module and attribute is None:
                 bound[name] = f"{qualified}.{name}"

@@ -18,7 +18,7 @@ from functools import lru_cache
 
 from jax_codemod.analysis.classes import classes_for
 from jax_codemod.analysis.context import FileContext
-from jax_codemod.analysis.module_text import attributes_read, module_aliases
+from jax_codemod.analysis.module_text import attributes_read, module_aliases, whole_word_starts
 from jax_codemod.analysis.tracing import (
     CALLED_IN_TRACE,
     Region,
@@ -212,20 +212,10 @@ def _read_through(text: str, name: str, target: str, project) -> list[str]:
 def _passed_positions(text: str, names: set[str]) -> list[int]:
     """Where one of ``names`` is an argument, as it is (`jax.jit(to_host)`, `jax.vmap(f, 0)`): a
     transform applied to another module's function runs it in the trace."""
-    found = []
-    for name in names:
-        position = text.find(name)
-        while position != -1:
-            end = position + len(name)
-            after = text[end : end + 16].lstrip(" \t")[:1]
-            if (
-                after in (")", ",")
-                and (not position or not (text[position - 1].isalnum() or text[position - 1] in "_."))
-                and not (text[end : end + 1].isalnum() or text[end : end + 1] == "_")
-            ):
-                found.append(position)
-            position = text.find(name, end)
-    return found
+    return [
+        at for name in names for at in whole_word_starts(text, name)
+        if not text.endswith(".", 0, at) and text[at + len(name) : at + len(name) + 16].lstrip(" \t")[:1] in (")", ",")
+    ]
 
 
 def _attribute_positions(text: str, names: set[str]) -> list[int]:
