@@ -469,14 +469,15 @@ def test_a_modules_spelling_facts_answer_as_its_text_does(text, name):
     assert (names_library or "*" in imported or name in imported) == _imports_spelling(text, name)
 
 
-def test_parsed_modules_are_kept_for_the_files_of_one_root_in_a_row(tmp_path, monkeypatch):
-    """A module's tree is kept while files of its root are checked, dropped at a file of another
-    root (held, it raised the peak memory of every later file), and never kept when larger than
-    the cache (it would push out every other tree for itself)."""
-    for name in ("a", "b"):
+def test_parsed_modules_are_kept_across_roots_within_one_budget(tmp_path, monkeypatch):
+    """A module's tree is kept while other files are checked, whatever their root (a pool's
+    worker checks several roots' files in turn: a cache dropped at each change of root parsed
+    the same modules again and again), shared by modules of the same text, and never kept when
+    larger than the one budget for all roots (it would push out every other tree for itself)."""
+    for name, value in (("a", 1), ("b", 2), ("c", 1)):
         (tmp_path / name).mkdir()
         (tmp_path / name / "pyproject.toml").write_text("")
-        (tmp_path / name / "shared.py").write_text("VALUE = 1\n")
+        (tmp_path / name / "shared.py").write_text(f"VALUE = {value}\n")
         (tmp_path / name / "one.py").write_text("from shared import VALUE\n")
         (tmp_path / name / "two.py").write_text("from shared import VALUE\n")
     parsed = []
@@ -492,14 +493,15 @@ def test_parsed_modules_are_kept_for_the_files_of_one_root_in_a_row(tmp_path, mo
     read("a", "one.py")
     read("a", "two.py")
     assert len(parsed) == 1
-    read("b", "one.py")
-    read("a", "two.py")
-    assert len(parsed) == 3
+    read("b", "one.py")  # another text: parsed
+    read("a", "two.py")  # kept through the other root's file
+    read("c", "one.py")  # a's text at the same path: the same tree
+    assert len(parsed) == 2
     monkeypatch.setattr(project_analysis, "TREE_CACHE_CHARS", 4)
     project.forget_roots()
     read("a", "one.py")
     read("a", "two.py")
-    assert len(parsed) == 5
+    assert len(parsed) == 4
 
 
 def test_a_module_is_parsed_once_a_run_to_say_which_names_it_spells(tree, monkeypatch):

@@ -44,7 +44,15 @@ _ASSIGNMENT = re.compile(r"([A-Za-z_]\w*)[ \t]*(?::[^=\n]*)?=(?!=)")
 # What a line in column 0 starts with where it continues the block above instead of ending it:
 # space, a comment, a closing bracket (a signature's `):`).
 _NOT_CODE = frozenset(" \t\r\n\f\v#)]}")
+_CODE_LINE = re.compile(r"\n(?=[^ \t\r\n\f\v#)\]}])")  # a line break before such a line's first character
 _WORD = re.compile(r"[A-Za-z_]\w*")
+
+
+@lru_cache(maxsize=2)
+def source_text(source: bytes) -> str:
+    """A file's bytes as the gate's text questions read them (undecodable bytes replaced): the
+    engine and each rule's ``project_prefilter`` ask of one file in a row, decoded once."""
+    return source.decode("utf-8", "replace")
 
 
 @dataclass(frozen=True)
@@ -248,18 +256,12 @@ def definitions(text: str) -> dict[str, tuple[int, int]]:
     """Top-level ``def``/``class`` and assignment name -> the span of its block in ``text``
     (decorators first). A name bound twice at the top level spans from its first binding to the
     end of its last."""
-    # One pass over the lines: the starts of those that begin in column 0 with code.
-    starts = []
-    position = 0
+    # The starts of the lines that begin in column 0 with code, found by the regex engine (a
+    # literal line break first: searched, not tried at every position), not line by line.
+    starts = [match.end() for match in _CODE_LINE.finditer(text)]
+    if text and text[0] not in _NOT_CODE:
+        starts.insert(0, 0)
     size = len(text)
-    while position < size:
-        first = text[position]
-        if first not in _NOT_CODE:
-            starts.append(position)
-        following = text.find("\n", position)
-        if following == -1:
-            break
-        position = following + 1
     found: dict[str, tuple[int, int]] = {}
     block_start = None  # where a run of decorators began
     for index, start in enumerate(starts):

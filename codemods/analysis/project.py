@@ -42,10 +42,10 @@ LIBRARIES = frozenset(
 MAX_MODULE_DEPTH = 8
 # View.module_of's answers kept per root (each checked file asks about its imports many times).
 MODULE_ANSWERS = 100_000
-# Parsed trees kept per root (source characters): the modules most files import (a package's
-# `core`, its `config`) stay parsed across the files that import them. A tree takes ~30 bytes
-# of memory per character of source, so a larger module is parsed for each file that reads it
-# rather than kept, and the engine drops a root's trees when it checks a file of another root.
+# Parsed trees kept, for all roots together (source characters): the modules most files import
+# (a package's `core`, its `config`) stay parsed across the files that import them. A tree
+# takes ~30 bytes of memory per character of source, so a larger module is parsed for each
+# file that reads it rather than kept.
 TREE_CACHE_CHARS = 2**19
 # The largest module of a root read for its values (source characters): the cache's size.
 MAX_PARSED_CHARS = TREE_CACHE_CHARS // 2
@@ -73,8 +73,6 @@ class Root:
         self.seen: dict[str, str] = {}
         self._reach: Reach | None = None  # reaches' answers
         self.facts: dict[tuple[str, str, Callable], object] = {}  # View.about's and View.known's
-        self._trees: OrderedDict[tuple[str, str], tuple[str, ast.Module] | None] = OrderedDict()
-        self._chars = 0
 
     @cached_property
     def modules(self) -> ModuleMap:
@@ -187,28 +185,50 @@ class Root:
         if text is None:
             return digest, "", None
         key = (path, digest)
-        if key in self._trees:
-            self._trees.move_to_end(key)
-            kept = self._trees[key]
+        trees = _TREES.trees
+        if key in trees:
+            trees.move_to_end(key)
+            kept = trees[key]
             return digest, text, kept[1] if kept else None
         # A module this large is read as a library is (its names' values unknown): parsing it
         # again for every file that imports a name of it costs more than the rest of their
         # checks (the texts still feed ``reaches``).
         tree = _parse(text, path) if len(text) <= MAX_PARSED_CHARS else None
-        if tree is None:
-            self._trees[key] = None
-        elif len(text) <= TREE_CACHE_CHARS:
-            self._trees[key] = (text, tree)
-            self._chars += len(text)
-            while self._chars > TREE_CACHE_CHARS:
-                _, old = self._trees.popitem(last=False)
-                self._chars -= len(old[0]) if old else 0
+        _TREES.keep(key, text, tree)
         return digest, text, tree
 
-    def forget_trees(self) -> None:
-        """Free the parsed trees kept for this root (the files that share them are done)."""
-        self._trees.clear()
-        self._chars = 0
+
+class _Trees:
+    """The parsed trees kept (``TREE_CACHE_CHARS`` of source at most, the least recently used
+    dropped first), for every root: a tree depends only on its text (the key holds its digest),
+    and a pool's worker checks the files of several roots in turn, so a cache per root, dropped
+    whenever the root changed, parsed the modules most files import again and again."""
+
+    def __init__(self) -> None:
+        self.trees: OrderedDict[tuple[str, str], tuple[str, ast.Module] | None] = OrderedDict()
+        self.chars = 0
+
+    def keep(self, key: tuple[str, str], text: str, tree: ast.Module | None) -> None:
+        if tree is None:
+            self.trees[key] = None
+            return
+        self.trees[key] = (text, tree)
+        self.chars += len(text)
+        while self.chars > TREE_CACHE_CHARS:
+            _, old = self.trees.popitem(last=False)
+            self.chars -= len(old[0]) if old else 0
+
+    def clear(self) -> None:
+        self.trees.clear()
+        self.chars = 0
+
+
+_TREES = _Trees()
+
+
+def forget_trees() -> None:
+    """Free the parsed trees kept (a new run reads its roots afresh)."""
+    _TREES.clear()
 
 
 def _parse(text: str, path: str) -> ast.Module | None:

@@ -24,6 +24,7 @@ from functools import cache, lru_cache, wraps
 from typing import TYPE_CHECKING
 
 from jax_codemod.analysis.context import FileContext
+from jax_codemod.analysis.module_text import source_text
 from jax_codemod.engine import interrupts, project
 from jax_codemod.engine.results import (  # noqa: F401 -- the engine's results, re-exported where they were
     FileError,
@@ -328,7 +329,7 @@ def project_active(path: str, source: bytes, rules: Sequence[Rule], active: tupl
     waiting = [rule for rule in rules if rule.PROJECT_PREFILTER and rule not in active]
     view = project.view_for(path)
     # No rule is asked (nor imported) about a file that imports nothing of its project.
-    if view is None or not view.imports_project(source.decode("utf-8", "replace")):
+    if view is None or not view.imports_project(source_text(source)):
         return active
     more = {id(rule) for rule in waiting if rule.project_prefilter(source, view)}
     if not more:

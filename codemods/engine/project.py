@@ -22,7 +22,7 @@ import stat
 import time
 import tokenize
 
-from jax_codemod.analysis.project import ABSENT, Root, View, absent_name, resolution
+from jax_codemod.analysis.project import ABSENT, Root, View, absent_name, forget_trees, resolution
 
 # Above this many Python files a root is listed no further (its other modules are then outside
 # what the analysis reads, as third-party ones are); real monorepos hold a few tens of thousands.
@@ -37,7 +37,6 @@ _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 
 _roots: dict[str, Root] = {}  # root folder -> Root, for this process's run
-_last_root: Root | None = None  # the root of the last file given a view
 _marked: dict[str, str | None] = {}  # folder -> its nearest marked folder, for this run
 _digests: dict[tuple[str, str], str] = {}  # (root, module) -> digest_of's answer, for this run
 _states: dict[str, str | None] = {}  # root -> state_of's answer, for this run
@@ -84,19 +83,11 @@ def _marked_root(folder: str) -> str | None:
 def view_for(path: str) -> View | None:
     """The view of its project for the checked file at ``path``; None for what has no project
     (stdin without a file name, a notebook)."""
-    global _last_root
     place = locate(path)
     if place is None:
         return None
     top, under = place
     root = _root(top)
-    if root is not _last_root:
-        # The files of a root come in a row in a serial run (a pool's chunks mix roots): the
-        # trees kept for the last root are of no more use, and held they raise the peak memory
-        # of every later file (warp's context.py, 19 MiB, was held through all of jax's).
-        if _last_root is not None:
-            _last_root.forget_trees()
-        _last_root = root
     return View(root, under)
 
 
@@ -134,13 +125,12 @@ def locate(path: str) -> tuple[str, str] | None:
 
 def forget_roots() -> None:
     """Drop what this process knows of every root (tests that rewrite a tree between runs)."""
-    global _last_root
     _roots.clear()
     _marked.clear()
     _digests.clear()
     _states.clear()
     _listings.clear()
-    _last_root = None
+    forget_trees()
 
 
 def list_files(top: str) -> list[str]:

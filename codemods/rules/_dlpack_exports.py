@@ -22,6 +22,7 @@ from jax_codemod.analysis import values as v
 from jax_codemod.analysis.context import FileContext
 from jax_codemod.analysis.guards import caught
 from jax_codemod.analysis.scopes import COMPREHENSIONS, FUNCTIONS, TRY_STAR, bound_names, scope_nodes
+from jax_codemod.analysis.module_text import source_text, whole_word_starts
 from jax_codemod.analysis.words import word_starts
 from jax_codemod.engine.fixer import Fixer, insert_after_preamble
 from jax_codemod.rule import Finding, FixSafety, Rule
@@ -231,7 +232,6 @@ MAX_HANDOFFS = 6
 # Text a module holds where it may place an array on several devices (`NamedSharding`,
 # `shard_map`, `out_shardings`, `jax.pmap`, `device_put`, a device mesh, `make_array_from_...`).
 _PLACEMENT_WORDS = ("harding", "shard_map", "device_put", "make_array_from", "device_mesh", "global_array")
-_PMAP = re.compile(r"\bpmap\b")  # not `mipmap`
 # `jax.set_mesh(mesh)`, `use_mesh`, `make_mesh`, not within a longer name (warp's geometry tests
 # call `test_set_mesh_points`).
 _MESH_WORDS = ("set_mesh", "use_mesh", "make_mesh")
@@ -244,7 +244,9 @@ def holds_export_text(text: str) -> bool:
 def holds_placement_text(text: str) -> bool:
     return (
         any(word in text for word in _PLACEMENT_WORDS)
-        or ("pmap" in text and _PMAP.search(text) is not None)
+        # `pmap` as a whole word, not `mipmap` (found with str.find: a regex that opens with `\b`
+        # is tried at every position of the text, not searched).
+        or ("pmap" in text and next(whole_word_starts(text, "pmap"), None) is not None)
         or ("_mesh" in text and any(next(word_starts(text, word), None) is not None for word in _MESH_WORDS))
     )
 
@@ -568,7 +570,7 @@ class GatherBeforeExport(Rule):
     PROJECT_PREFILTER = True
 
     def project_prefilter(self, source: bytes, project) -> bool:
-        return may_export_across(source.decode("utf-8", "replace"), project)
+        return may_export_across(source_text(source), project)
 
     def check(self, ctx: FileContext) -> list[Finding]:
         findings = []

@@ -18,7 +18,7 @@ from functools import lru_cache
 
 from jax_codemod.analysis.classes import classes_for
 from jax_codemod.analysis.context import FileContext
-from jax_codemod.analysis.module_text import attributes_read, module_aliases, whole_word_starts
+from jax_codemod.analysis.module_text import attributes_read, module_aliases, source_text, whole_word_starts
 from jax_codemod.analysis.tracing import (
     CALLED_IN_TRACE,
     Region,
@@ -39,12 +39,15 @@ MAX_MODULES = 4
 HELPERS, INHERITED = "helpers", "inherited"
 
 
-def reaches_across(source: bytes, text: str, project, access_text) -> str | None:
+def reaches_across(source: bytes, text: str | None, project, access_text) -> str | None:
     """From texts alone, whether the file can have a finding through another module of its
     project: ``INHERITED`` when it has access text and a class whose base it imports leads to a
     transform (a base class whose traced method may call an override here); ``HELPERS`` when it
     traces and imports a name that leads to access text (a helper it may call with tracers);
-    else None. ``access_text``: JAX001's ``AccessText``."""
+    else None. ``access_text``: JAX001's ``AccessText``; ``text``: the decoded ``source``, or None
+    (the gate's: ``module_text.source_text``)."""
+    if text is None:
+        text = source_text(source)
     if b"class" in source and access_text.may_access(source):
         bases = _base_words(text)
         # The base class's own block shows a traced method (or a re-export leads to one).

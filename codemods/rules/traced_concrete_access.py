@@ -282,7 +282,7 @@ class TracedConcreteAccess(Rule):
     PROJECT_PREFILTER = True
 
     def project_prefilter(self, source: bytes, project) -> bool:
-        return reaches_across(source, source.decode("utf-8", "replace"), project, TEXT) is not None
+        return reaches_across(source, None, project, TEXT) is not None
 
     def check(self, ctx: FileContext) -> list[Finding]:
         members = members_in(jax_versions.target(self.options))
