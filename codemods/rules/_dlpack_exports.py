@@ -570,7 +570,17 @@ class GatherBeforeExport(Rule):
     PROJECT_PREFILTER = True
 
     def project_prefilter(self, source: bytes, project) -> bool:
-        return may_export_across(source_text(source), project)
+        text = source_text(source)
+        if may_export_across(text, project):
+            return True
+        # A rule that requires `jax` (JAX002): the file exports, names no jax, so knows a JAX
+        # array only from another module of its project, whose text (or one it uses, and so
+        # on) must then place one on several devices.
+        return (
+            self.REQUIRES == (b"jax",)
+            and any(trigger in source for trigger in self.TRIGGERS)
+            and (holds_placement_text(text) or project.reaches("placement-used", holds_placement_text, text))
+        )
 
     def check(self, ctx: FileContext) -> list[Finding]:
         findings = []

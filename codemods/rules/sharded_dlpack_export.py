@@ -94,6 +94,10 @@ class ShardedDlpackExport(GatherBeforeExport):
     FIX_SAFETY = FixSafety.SAFE
     PLACEMENTS = frozenset({v.MULTI, v.NOT_ADDRESSABLE})
     WRAP_SAFETY = FixSafety.SAFE
+    # A multi-device array is JAX's: a file that names no jax gets one only from another module
+    # of its project, which the project gate asks about (``project_prefilter``). Warp's
+    # `__cuda_array_interface__` files are no longer parsed for it.
+    REQUIRES = (b"jax",)
 
     def describe(self, source: str, value: v.Value, export: Export) -> str:
         return (
