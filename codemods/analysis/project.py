@@ -249,7 +249,7 @@ class View:
 
     def __init__(self, root: Root, path: str) -> None:
         self.root = root
-        self.path = str(PurePosixPath(path))
+        self.path = path if _normal(path) else str(PurePosixPath(path))
         self.reads: dict[str, str] = {}  # module path -> digest of the bytes read
         # (importer, name) -> ``resolution`` of each name asked about that a module added to
         # the root could answer for otherwise: no module holds it (`helpers.to_torch` before
@@ -436,6 +436,12 @@ class View:
 
 # How a ``depends`` key for a name's resolution (``View.absent``) starts: never a module path.
 ABSENT = "?"
+
+
+def _normal(path: str) -> bool:
+    """Whether ``path`` is already as ``PurePosixPath`` writes it (the engine's paths are: asked
+    for every checked file, the parse of a path costs more than this look)."""
+    return bool(path) and "//" not in path and not path.endswith(("/", "/.")) and not path.startswith("./") and "/./" not in path and path != "."
 
 
 def absent_key(importer: str, qualified: str) -> str:
