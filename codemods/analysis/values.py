@@ -1590,10 +1590,54 @@ class Analysis:
         return UNKNOWN_VALUE
 
     def _iterated(self, value: Value) -> Value:
-        """One element of iterating ``value``: a dict's keys, a list's items, an array's rows."""
+        """One element of iterating ``value``: a dict's keys, a list's items, an array's rows,
+        what an instance's own ``__iter__`` gives (``_instance_iterated``)."""
         if value.kind == MAPPING:
             return UNKNOWN_VALUE
+        if value.kind == INSTANCE:
+            found = self._instance_iterated(value)
+            if found is not None:
+                return found
         return value.element(None)
+
+    def _instance_iterated(self, instance: Value) -> Value | None:
+        """An element of iterating an instance of a class of the project that defines how
+        (`for batch in loader:` with `def __iter__(self): yield jax.device_put(...)`, here or in
+        another module): what its `__iter__` (or `__aiter__`) yields, or the elements of the
+        iterable it returns, or, where it returns the instance itself, what `__next__` (or
+        `__anext__`) returns. None when its class defines none of them (a NamedTuple's fields
+        are its elements)."""
+        for name, following in (("__iter__", "__next__"), ("__aiter__", "__anext__")):
+            method = self._iteration_method(instance, name)
+            if method is not None:
+                break
+        else:
+            return None
+        owner, function = method
+        returned = owner.returns_of(function)
+        if returned.kind not in (UNKNOWN, INSTANCE):
+            # Iterated where it is made: an element from another module is located there.
+            return owner.arrived(owner._iterated(returned), self, function.lineno)
+        # `return self` (an iterator of itself): each element is what `__next__` returns.
+        method = self._iteration_method(instance, following)
+        if method is None:
+            return UNKNOWN_VALUE
+        owner, function = method
+        return owner.arrived(owner.returns_of(function), self, function.lineno)
+
+    def _iteration_method(self, instance: Value, name: str) -> tuple[Analysis, ast.AST] | None:
+        """The undecorated method ``name`` of ``instance``'s class (through its project bases),
+        an `async def` included (`__aiter__` as an async generator, `__anext__`)."""
+        owner = self._owner(instance)
+        if owner is None or not isinstance(instance.node, ast.ClassDef):
+            return None
+        found = classes_for(owner.ctx).resolve(instance.node, name)
+        if found is None:
+            return None
+        ctx, function = found
+        if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)) or function.decorator_list:
+            return None
+        return ctx.analysis, function
 
     def _leaves(self, value: Value, depth: int = 0) -> Value:
         if value.kind in (CONTAINER, MAPPING, INSTANCE) and depth < 8:

@@ -1,0 +1,3 @@
+from train.consume import run
+
+run()
