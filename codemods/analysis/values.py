@@ -904,7 +904,7 @@ class Analysis:
         for decorator in reversed(decorators):
             value = self.value_of(decorator)
             if value.kind != TRANSFORM:
-                if self.decorator_name(decorator) in ("staticmethod", "classmethod", "functools.wraps"):
+                if self.decorator_name(decorator) in ("staticmethod", "classmethod", "functools.wraps") or self._caches(decorator):
                     continue
                 return UNKNOWN_VALUE if transform is None else self._callable(transform, function)
             if transform is None:
@@ -1450,6 +1450,19 @@ class Analysis:
             return self._qualified_value(canonical(f"{receiver.qualname}.{attr}"))
         return UNKNOWN_VALUE
 
+    def _property_accessor(self, function: ast.AST) -> str | None:
+        """"getter" for a method that is a property's getter alone (`@property`,
+        `@functools.cached_property`, `@<name>.getter`), "other" for its setter or deleter (no
+        value of the attribute), None for anything else (a method, or other decorators too)."""
+        if isinstance(function, ast.AsyncFunctionDef) or len(function.decorator_list) != 1:
+            return None
+        decorator = function.decorator_list[0]
+        if self.decorator_name(decorator) in ("property", "functools.cached_property"):
+            return "getter"
+        if isinstance(decorator, ast.Attribute) and isinstance(decorator.value, ast.Name) and decorator.value.id == function.name:
+            return "getter" if decorator.attr == "getter" else "other" if decorator.attr in ("setter", "deleter") else None
+        return None
+
     def stored_fields(self, receiver: ast.AST, attr: str, instance: Value | None = None) -> list[Value]:
         """What the file stores in ``<receiver>.<attr>`` (``receiver`` a name), anywhere: an
         instance's field written after it was built (``e.arr = np.ones(3)``). An augmented or
@@ -1519,7 +1532,17 @@ class Analysis:
         for statement in cls.body:
             if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 if statement.name == attr:
-                    known.append(self._function_value(statement))
+                    accessor = self._property_accessor(statement) if instance else None
+                    if accessor == "getter":
+                        # `@property def batch(self): return jax.device_put(...)`: reading
+                        # `obj.batch` runs it.
+                        returned = self.returns_of(statement)
+                        spelled = f"`{statement.name}()`"
+                        if returned.why.startswith(spelled):
+                            returned = replace(returned, why=f"the property `{statement.name}`{returned.why[len(spelled):]}")
+                        known.append(returned)
+                    elif accessor is None:
+                        known.append(self._function_value(statement))
                     continue
                 if not instance:
                     continue
@@ -1671,6 +1694,12 @@ class Analysis:
             if found is not None:
                 return found
         return self.apply(self.value_of(func), call)
+
+    def _caches(self, decorator: ast.AST) -> bool:
+        """`@functools.cache`, `@functools.lru_cache`, `@functools.lru_cache(maxsize=...)`: the
+        function returns what its body returns."""
+        target = decorator.func if isinstance(decorator, ast.Call) else decorator
+        return self.qualname(target) in ("functools.cache", "functools.lru_cache")
 
     def decorator_name(self, decorator: ast.AST) -> str | None:
         """A decorator's qualified name, a builtin's (`staticmethod`) included."""
@@ -1993,6 +2022,10 @@ class Analysis:
         owner = self._owner(callee)
         function = callee.node
         if owner is None or not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            return None
+        if any(owner._caches(d) for d in function.decorator_list):
+            # A cached function hashes its arguments first (a JAX array, a tracer: TypeError):
+            # what it returns is known, what it does with an argument is not followed.
             return None
         bound = False
         if isinstance(func, ast.Attribute) and isinstance(owner.ctx.parent(function), ast.ClassDef):
