@@ -286,6 +286,17 @@ def test_a_transform_applied_to_an_imported_function_is_followed_where_the_file_
     assert findings(root, select="JAX001") == {("a.py", 5, "JAX001"), ("b.py", 5, "JAX001")}
 
 
+def test_a_transform_of_a_partial_of_an_imported_function_traces_what_the_partial_leaves(tmp_path):
+    # `partial` binds constants: the array the jitted partial gets is the traced one.
+    root = write(tmp_path, {
+        **HELPERS,
+        "interop/scaled.py": "import numpy as np\n\ndef scaled(x, scale=1.0):\n    return np.asarray(x) * scale\n",
+        "a.py": "import functools\nimport jax\nfrom interop.scaled import scaled\n\ndef run(x):\n    return jax.jit(functools.partial(scaled, scale=2.0))(x)\n",
+        "b.py": "import functools\nimport jax\nfrom interop.scaled import scaled\n\ndef run(host, s):\n    return jax.jit(functools.partial(scaled, host))(s)\n",
+    })
+    assert findings(root, select="JAX001") == {("a.py", 6, "JAX001")}
+
+
 def test_what_a_star_import_binds_is_read_from_the_modules_text():
     text = textwrap.dedent("""\
         import numpy as np

@@ -465,7 +465,7 @@ class Tracing:
                     passed = [(method.function, True)]
             for function, bound in passed:
                 # `jax.jit(partial(loss, model=model))`: bound arguments are constants.
-                constants = _bound_names(function, fixed, bound) if fixed else frozenset()
+                constants = partial_constants(function, fixed, bound) if fixed else frozenset()
                 _add(found, function, transform, (BY_CALL, ""), bound=bound, constants=constants)
 
     def _add_helpers(self, region: Region, index, spellings: Spellings, found: dict, reported: Reported):
@@ -580,15 +580,7 @@ class Tracing:
         return frozenset(traced)
 
     def _partial_binding(self, argument: ast.AST) -> tuple[ast.AST, ast.Call | None]:
-        """`functools.partial(f, a, k=v)` -> (f, the partial call); anything else -> (it, None)."""
-        if (
-            isinstance(argument, ast.Call)
-            and argument.args
-            and canonical(self.ctx.qualname(argument.func)) == PARTIAL
-            and not any(isinstance(a, ast.Starred) for a in argument.args)
-        ):
-            return argument.args[0], argument
-        return argument, None
+        return partial_binding(self.ctx, argument)
 
     def _functions_passed(self, region: Region, index, spellings: Spellings, call, argument, scope=None):
         """(function, bound) for each function ``argument`` may be; ``bound``: a method reached
@@ -1017,7 +1009,21 @@ def _transformed_within(spellings: Spellings, argument: ast.AST, depth: int = 0)
     return _transformed_within(spellings, function, depth + 1) or function
 
 
-def _bound_names(function, partial_call: ast.Call, bound: bool) -> set[str]:
+def partial_binding(ctx, argument: ast.AST) -> tuple[ast.AST, ast.Call | None]:
+    """`functools.partial(f, a, k=v)` -> (f, the partial call); anything else -> (it, None)."""
+    if (
+        isinstance(argument, ast.Call)
+        and argument.args
+        and canonical(ctx.qualname(argument.func)) == PARTIAL
+        and not any(isinstance(a, ast.Starred) for a in argument.args)
+    ):
+        return argument.args[0], argument
+    return argument, None
+
+
+def partial_constants(function, partial_call: ast.Call, bound: bool) -> set[str]:
+    """The parameters of ``function`` a `functools.partial` call binds (``partial_binding``):
+    constants, whatever a transform of the partial traces."""
     positional = positional_params(function)[1 if bound else 0 :]
     names = set(positional[: len(partial_call.args) - 1])
     return names | {k.arg for k in partial_call.keywords if k.arg is not None}

@@ -24,6 +24,8 @@ from jax_codemod.analysis.tracing import (
     Region,
     Reported,
     Traced,
+    partial_binding,
+    partial_constants,
     traced_parameters,
     tracing_for,
 )
@@ -310,7 +312,8 @@ def _transformed_across(ctx: FileContext, region: Region, spellings: Spellings, 
         for position in positions:
             if position >= len(node.args):
                 continue
-            argument = node.args[position]
+            # `jax.jit(partial(to_host, scale=2.0))`: the function, its bound arguments constants.
+            argument, fixed = partial_binding(ctx, node.args[position])
             if not isinstance(argument, (ast.Name, ast.Attribute, ast.Call)) or not may(ast.Call(func=argument, args=[], keywords=[])):
                 continue
             value = analysis.value_of(argument)
@@ -332,10 +335,13 @@ def _transformed_across(ctx: FileContext, region: Region, spellings: Spellings, 
             parameters = traced_parameters(function, transform, bound)
             if not parameters or not parameters[0]:
                 continue  # options this file cannot read: which arguments are traced is unknown
-            seed = Traced(function, transform.name, parameters[0])
+            traced = parameters[0] - partial_constants(function, fixed, bound) if fixed is not None else parameters[0]
+            if not traced:
+                continue
+            seed = Traced(function, transform.name, traced)
             # As a helper: only what surely runs on the tracer counts (a library-like function
             # often guards, `if isinstance(x, core.Tracer): return x`).
-            reached = _reached(other, function, parameters[0], seed, transform.name, accesses_of, reported, 0)
+            reached = _reached(other, function, traced, seed, transform.name, accesses_of, reported, 0)
             if reached is not None:
                 access, holder = reached
                 found.append(Across(node, _name(tracing_for(other), function), seed, access, holder, applied=True))

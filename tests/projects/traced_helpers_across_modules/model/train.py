@@ -4,7 +4,7 @@ import jax
 import jax.numpy as jnp
 
 from util import to_host
-from util.host import HostMixin, Recorder, summarize
+from util.host import HostMixin, Recorder, scaled_host, summarize
 
 recorder = Recorder()
 # Another module's function transformed here as it is.
@@ -45,4 +45,7 @@ def run(which):
         return compiled_host(x)
     if which == "mapped":
         return jax.vmap(summarize)(x.reshape(2, 2))
+    if which == "partial":
+        # The scale is bound (a constant); the array the jitted partial gets is a tracer.
+        return jax.jit(partial(scaled_host, scale=2.0))(x)
     return Model().forward(x)

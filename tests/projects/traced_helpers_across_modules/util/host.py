@@ -5,6 +5,10 @@ def to_host(x):
     return np.asarray(x)
 
 
+def scaled_host(x, scale=1.0):
+    return np.asarray(x) * scale
+
+
 def summarize(x):
     # A helper's helper: the access is one call further in.
     return float(to_host(x).sum())
