@@ -297,6 +297,30 @@ def test_a_transform_of_a_partial_of_an_imported_function_traces_what_the_partia
     assert findings(root, select="JAX001") == {("a.py", 6, "JAX001")}
 
 
+def test_a_helper_that_places_as_its_caller_says_is_read_with_each_calls_arguments(tmp_path):
+    # Only the call knows the sharding: each call's result is placed as that call says.
+    root = write(tmp_path, {
+        "lib/__init__.py": "",
+        "lib/place.py": "import jax\n\ndef place(x, sharding):\n    return jax.device_put(x, sharding)\n",
+        "a.py": textwrap.dedent("""\
+            import jax
+            import jax.numpy as jnp
+            import numpy as np
+            from jax.sharding import NamedSharding, PartitionSpec, SingleDeviceSharding
+            from lib.place import place
+
+            mesh = jax.sharding.Mesh(jax.devices(), ("d",))
+
+            def run():
+                one = place(jnp.ones(8), SingleDeviceSharding(jax.devices()[0]))
+                many = place(jnp.ones(8), NamedSharding(mesh, PartitionSpec("d")))
+                host = np.from_dlpack(one)
+                return host, np.from_dlpack(many)
+        """),
+    })
+    assert findings(root, select="JAX002") == {("a.py", 13, "JAX002")}
+
+
 def test_what_a_star_import_binds_is_read_from_the_modules_text():
     text = textwrap.dedent("""\
         import numpy as np

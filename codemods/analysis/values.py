@@ -50,6 +50,7 @@ from __future__ import annotations
 
 import ast
 import bisect
+import copy
 import re
 import weakref
 from collections.abc import Iterable
@@ -238,6 +239,10 @@ _TORCH_NON_TENSORS = (
     "torch.jit.",
 )
 MAX_DEPTH = 40
+# How many calls deep a function of another module is read with a call's arguments
+# (``Analysis._returned_for``): a helper's helper, not a recursion through modules.
+MAX_SPECIALIZED = 3
+_SPECIALIZING = [0]  # how deep this process is in such readings now
 # The helper JAX002/JAX006 insert: what it returns is known, whatever the file defines it as.
 GATHER_HELPER = "ensure_single_device"
 
@@ -513,6 +518,9 @@ _walk_without_leaf_tokens = walk_values
 
 class Analysis:
     """The value analysis of one file. Use ``analysis_for(ctx)``; never build one per rule."""
+
+    # The values of parameters given by one call (``specialized``); none for a file's own analysis.
+    _parameters: dict[ast.arg, Value] = {}
 
     def __init__(self, ctx) -> None:
         self.ctx = ctx
@@ -1089,6 +1097,9 @@ class Analysis:
     # Parameters ------------------------------------------------------------------------
 
     def parameter_value(self, parameter: ast.arg) -> Value:
+        passed = self._parameters.get(parameter)
+        if passed is not None:
+            return passed
         function = function_of(self.ctx, parameter)
         if function is None:
             return UNKNOWN_VALUE
@@ -1751,6 +1762,8 @@ class Analysis:
             return self._transformed_result(callee.transform, call, owner)
         if kind == FUNCTION and callee.node is not None:
             returned = owner.arrived(owner.returns_of(callee.node), self, callee.node.lineno)
+            if owner is not self and (returned.kind == UNKNOWN or returned.placement == PLACEMENT_UNKNOWN and returned.kind in ARRAY_KINDS):
+                returned = self._returned_for(callee, call) or returned
             if returned.kind == TRANSFORM and returned.transform.has_unknown_options:
                 return replace(returned, transform=self._forwarded(returned.transform, callee.node, call))
             return returned
@@ -1761,6 +1774,45 @@ class Analysis:
             # device=rows)`, `asarray = np.asarray`), called here: that call, as its qualified name says.
             return self._library_call(callee.qualname, call) or UNKNOWN_VALUE
         return UNKNOWN_VALUE
+
+    def _returned_for(self, callee: Value, call: ast.Call) -> Value | None:
+        """What a function of another module returns for this call's arguments, where what it
+        returns for any caller is not known (`def place(x, sharding): return jax.device_put(x,
+        sharding)`, called here with a NamedSharding): its returns, read with the parameters this
+        call passes arrays or placements to bound to them (``specialized``). None when that says
+        no more."""
+        if not isinstance(call.func, (ast.Name, ast.Attribute)) or _SPECIALIZING[0] >= MAX_SPECIALIZED:
+            return None
+        found = self._function_callee(call.func, callee)
+        if found is None:
+            return None
+        owner, function, bound = found
+        bindings = {}
+        for argument, parameter in call_arguments(call, function, bound):
+            value = self.value_of(argument)
+            if self._leaves(value).kind in ARRAY_KINDS | OTHER_ARRAYS | {SHARDING, DEVICE, MESH}:
+                bindings[parameter] = self.arrived(value, owner)
+        if not bindings:
+            return None
+        _SPECIALIZING[0] += 1
+        try:
+            returned = owner.specialized(bindings).returns_of(function)
+        finally:
+            _SPECIALIZING[0] -= 1
+        return owner.arrived(returned, self, function.lineno) if returned.kind != UNKNOWN else None
+
+    def specialized(self, parameters: dict[ast.arg, Value]) -> Analysis:
+        """This analysis with ``parameters`` (of one function) bound to the values one call
+        passes: what the file's structure says is shared, no value found before is (each may
+        rest on a parameter)."""
+        child = copy.copy(self)
+        child._parameters = parameters
+        child._values = {}
+        child._active = set()
+        child._returns = {}
+        child._self_values = {}
+        child._class_attributes = {}
+        return child
 
     def _forwarded(self, transform: Transform, factory: ast.AST, call: ast.Call) -> Transform:
         """A decorator factory's ``partial(jax.jit, **options)``: the call's keywords fill ``**options``."""
