@@ -1032,3 +1032,29 @@ def test_a_parameter_annotated_with_a_record_is_the_instances_passed():
     method = method.replace("    return probe(s.arr)", "        return probe(s.arr)")
     method = method.replace("\nexport(State(", "\nExporter().export(State(")
     assert value(method).placement == PLACEMENT_UNKNOWN
+
+
+@pytest.mark.parametrize(
+    ("update", "placement"),
+    [
+        ("state.replace(params=jax.device_put(jnp.ones(8), sharded))", MULTI),
+        ("state.replace(step=2)", SINGLE),  # the field it leaves alone keeps its value
+        ("state.replace(**changes)", PLACEMENT_UNKNOWN),  # what a mapping changes is unknown
+    ],
+)
+def test_a_flax_struct_updated_by_replace_holds_what_the_update_puts(update, placement):
+    # `flax.struct.dataclass` (and chex's) records copy themselves with `.replace(...)`; a class
+    # that defines its own `replace` is read as any method is.
+    found = value(f"""
+        import flax.struct
+
+        @flax.struct.dataclass
+        class State:
+            params: jax.Array
+            step: int = 0
+
+        changes = {{}}
+        state = State(jnp.zeros(8))
+        probe({update}.params)
+    """)
+    assert found.placement == placement

@@ -2043,8 +2043,33 @@ class Analysis:
             value = self.attribute_of(receiver, method)
             if value.kind in (FUNCTION, CALLABLE, TRANSFORM, CLASS):
                 return self.apply(value, call)
+            if kind == INSTANCE and method in ("_replace", "replace") and self._replaces(receiver, method):
+                return self._replaced(receiver, call)
             return None
         return None
+
+    def _replaces(self, instance: Value, method: str) -> bool:
+        """Whether ``method`` of ``instance`` is its record class's copy with fields changed, which
+        the class does not define itself: a NamedTuple's `_replace`, a flax struct's or chex
+        dataclass's `replace`."""
+        owner = self._owner(instance)
+        cls = instance.node
+        if owner is None or not isinstance(cls, ast.ClassDef) or owner._record_fields(cls) is None:
+            return False
+        if method == "_replace":
+            return True
+        spelled = {owner.qualname(d.func if isinstance(d, ast.Call) else d) for d in cls.decorator_list}
+        spelled |= {owner.qualname(base) for base in cls.bases}
+        return bool(spelled & {"flax.struct.dataclass", "flax.struct.PyTreeNode", "chex.dataclass"})
+
+    def _replaced(self, instance: Value, call: ast.Call) -> Value:
+        """`dataclasses.replace(state, params=p)`, `pair._replace(b=x)`, `state.replace(params=p)`:
+        the instance with those fields changed (changes spread from a mapping are unknown)."""
+        if instance.kind != INSTANCE or any(k.arg is None for k in call.keywords):
+            return UNKNOWN_VALUE
+        changed = {k.arg: self.value_of(k.value) for k in call.keywords}
+        kept = tuple((key, value) for key, value in instance.items if key not in changed)
+        return replace(instance, items=kept + tuple(changed.items()))
 
     def _is_parameter(self, expr: ast.AST) -> bool:
         if not isinstance(expr, ast.Name):
@@ -2272,6 +2297,8 @@ class Analysis:
             return self._partial_call(call)
         if qualified == "jax.device_put":
             return self._device_put(call)
+        if qualified == "dataclasses.replace" and call.args and not isinstance(call.args[0], ast.Starred):
+            return self._replaced(self.value_of(call.args[0]), call)
         if qualified in CAPSULE_PRODUCERS:
             exported = self.value_of(call.args[0]) if call.args else UNKNOWN_VALUE
             return Value(CAPSULE, label, placement=exported.placement, producer=CAPSULE_PRODUCERS[qualified])
