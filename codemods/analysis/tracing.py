@@ -412,15 +412,19 @@ class Tracing:
             # What is passed first (a tracer or not), then where it goes.
             if not any(self.is_traced(a, tainted, reported) for a in [*node.args, *(k.value for k in node.keywords)]):
                 continue
-            if may is not None and not may(node):
+            call = node
+            if node.args and not isinstance(node.args[0], ast.Starred) and canonical(self.ctx.qualname(node.func)) in TREE_MAPS:
+                # `jax.tree.map(to_host, tree)`: the leaves of a traced tree go to the function mapped.
+                call = ast.copy_location(ast.Call(func=node.args[0], args=node.args[1:], keywords=[]), node)
+            if may is not None and not may(call):
                 continue
             targets = []
-            callee = self.analysis.callee(node)
+            callee = self.analysis.callee(call)
             if callee is not None and callee.analysis is not self.analysis:
                 targets.append((callee.analysis.ctx, callee.function, callee.bound, callee.args, callee.keywords))
-            elif isinstance(node.func, ast.Attribute):
+            elif isinstance(call.func, ast.Attribute):
                 targets += [
-                    (ctx, method, True, node.args, node.keywords) for ctx, method in classes.called_across(function, node.func)
+                    (ctx, method, True, call.args, call.keywords) for ctx, method in classes.called_across(function, call.func)
                 ]
             for ctx, target, bound, arguments, keywords in targets:
                 params = self._called_params(target, list(arguments), keywords, tainted, reported, bound)

@@ -45,7 +45,15 @@ def run(which):
         return compiled_host(x)
     if which == "mapped":
         return jax.vmap(summarize)(x.reshape(2, 2))
+    if which == "tree":
+        return leaves_to_host({"x": x})
     if which == "partial":
         # The scale is bound (a constant); the array the jitted partial gets is a tracer.
         return jax.jit(partial(scaled_host, scale=2.0))(x)
     return Model().forward(x)
+
+
+@jax.jit
+def leaves_to_host(tree):
+    # Another module's function mapped over the leaves of a traced tree.
+    return jax.tree.map(to_host, tree)
