@@ -321,6 +321,35 @@ def test_a_helper_that_places_as_its_caller_says_is_read_with_each_calls_argumen
     assert findings(root, select="JAX002") == {("a.py", 13, "JAX002")}
 
 
+def test_a_tree_handed_to_another_modules_leaf_export_is_reported_without_a_fix(tmp_path):
+    # `jax.tree.map(torch.from_dlpack, tree)` in the callee: the tree's sharded leaf raises there.
+    # Wrapping the tree itself gathers nothing, so the finding names the gather and fixes nothing;
+    # an argument no fix can wrap (a dict display) is reported too.
+    root = write(tmp_path, {
+        "lib/__init__.py": "",
+        "lib/convert.py": "import jax\nimport torch\n\ndef tree_to_torch(tree):\n    return jax.tree.map(torch.from_dlpack, tree)\n",
+        "a.py": textwrap.dedent("""\
+            import jax
+            import jax.numpy as jnp
+            from jax.sharding import NamedSharding, PartitionSpec
+            from lib.convert import tree_to_torch
+
+            mesh = jax.sharding.Mesh(jax.devices(), ("d",))
+            x = jax.device_put(jnp.ones(8), NamedSharding(mesh, PartitionSpec("d")))
+            tree = {"x": x, "n": jnp.ones(2)}
+            host = tree_to_torch({"y": jnp.ones(3)})
+            first = tree_to_torch(tree)
+            second = tree_to_torch({"x": x})
+        """),
+    })
+    assert findings(root, select="JAX002") == {("a.py", 10, "JAX002"), ("a.py", 11, "JAX002")}
+    found = messages(root, "JAX002")
+    assert all("on every leaf" in m and "no automatic fix" in m for m in found), found
+    before = (root / "a.py").read_text()
+    main(["run", "--no-cache", "--no-progress", "--unsafe-fixes", "--select", "JAX002", str(root)])
+    assert (root / "a.py").read_text() == before
+
+
 def test_what_a_star_import_binds_is_read_from_the_modules_text():
     text = textwrap.dedent("""\
         import numpy as np

@@ -14,7 +14,7 @@ import ast
 import bisect
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from jax_codemod.analysis import api
@@ -289,12 +289,13 @@ def through_exports(ctx: FileContext) -> Iterator[Export]:
             receiver = analysis.value_of(node.func.value)
             if receiver.kind not in (v.INSTANCE, v.CLASS) or receiver.owner in (None, ctx.root_path):
                 continue
-        # What is passed (most calls pass nothing sharded), then where it goes.
+        # What is passed (most calls pass nothing sharded), then where it goes. An argument the
+        # fix cannot wrap (`{"x": batch}`, `a if c else b`) is still reported, without a fix.
         sharded = [
             a for a in [*node.args, *(k.value for k in node.keywords)]
-            if a.__class__.__name__ in WRAPPABLE
+            if a.__class__ is not ast.Starred
             and _may_be_placed(a, bindings, project)
-            and _placed_on_several(analysis.value_of(a))
+            and _may_hold_several(analysis, a)
         ]
         if not sharded:
             continue
@@ -309,14 +310,15 @@ def through_exports(ctx: FileContext) -> Iterator[Export]:
             if found is None:
                 continue
             inner, where = found
+            # Exported as the callee maps it (`jax.tree.map(torch.from_dlpack, tree)`: each leaf).
+            export = Export(argument, node, "", inner.pointer, inner.forbids_copy, inner.leaves, inner.elements, where)
+            if not _placed_on_several(exported_value(ctx, export)):
+                continue
             name = function.name
             cls = owner.ctx.parent(function)
             if isinstance(cls, ast.ClassDef):
                 name = f"{cls.name}.{name}"
-            yield Export(
-                argument, node, f"`{name}` (through {inner.via} in {where})", inner.pointer, inner.forbids_copy,
-                through=where,
-            )
+            yield replace(export, via=f"`{name}` (through {inner.via} in {where})")
 
 
 def _foreign_callee(analysis, call: ast.Call):
@@ -374,6 +376,12 @@ def _field_exports(ctx: FileContext, call: ast.Call) -> Iterator[Export]:
 
 def _placed_on_several(value: v.Value) -> bool:
     return value.kind == v.ARRAY and value.placement in (v.MULTI, v.NOT_ADDRESSABLE)
+
+
+def _may_hold_several(analysis, argument: ast.expr) -> bool:
+    """An argument that is, or holds as a leaf or an element, a multi-device array: what a
+    callee exports of it (the argument, its leaves, its elements) is asked once it is known."""
+    return any(_placed_on_several(leaf) for leaf in _leaf_values(analysis.value_of(argument), 0))
 
 
 def _may_be_placed(argument: ast.AST, bindings: dict, project) -> bool:
@@ -444,7 +452,7 @@ def _exported_here(ctx: FileContext, function: ast.AST, parameter: ast.arg) -> t
     exports = _module_exports(ctx)
     analysis = ctx.analysis
     for export in exports:
-        if export.leaves or export.elements or not (function.lineno <= export.site.lineno <= function.end_lineno):
+        if not (function.lineno <= export.site.lineno <= function.end_lineno):
             continue
         if analysis.parameter_source(export.value) is parameter and not is_guarded(ctx, export):
             return export, f"`{ctx.root_path or ctx.path}` line {export.site.lineno}"
@@ -480,12 +488,25 @@ def _handed_on(ctx: FileContext, function: ast.AST, parameter: ast.arg, depth: i
 
 
 def exported_value(ctx: FileContext, export: Export) -> v.Value:
+    """What ``export`` hands over: the value, or for a consumer mapped over its leaves or
+    elements, one that spans several devices where any does (the map raises at that one), else
+    them all joined."""
     analysis = ctx.analysis
-    if export.leaves:
-        return analysis.leaves(export.value)
-    if export.elements:
-        return analysis.iterated(export.value)
+    if export.leaves or export.elements:
+        whole = analysis.value_of(export.value)
+        parts = _leaf_values(whole, 0) if export.leaves else [v for _, v in whole.items] if whole.kind == v.CONTAINER else []
+        several = next((part for part in parts if _placed_on_several(part)), None)
+        if several is not None:
+            return several
+        return analysis.leaves(export.value) if export.leaves else analysis.iterated(export.value)
     return analysis.value_of(export.value)
+
+
+def _leaf_values(value: v.Value, depth: int) -> list[v.Value]:
+    """The leaves of a container, mapping or record the analysis knows the items of."""
+    if value.kind in (v.CONTAINER, v.MAPPING, v.INSTANCE) and depth < 8:
+        return [leaf for _, item in value.items for leaf in _leaf_values(item, depth + 1)]
+    return [value]
 
 
 def _is_builtin_map(ctx: FileContext, func: ast.AST) -> bool:
@@ -652,6 +673,10 @@ class GatherBeforeExport(Rule):
         if export.pointer:
             advice = "gather it by hand into a variable that outlives the pointer, and pass that"
             return self._report(ctx, export, f"{message}; {advice}")
+        if export.leaves or export.elements:
+            what = "leaf" if export.leaves else "element"
+            advice = f"gather every {what} before the call (`jax.tree.map({HELPER}, {source})`)"
+            return self._report(ctx, export, f"{message}; {advice}; no automatic fix: the callee maps the export over it")
         if node_type is None:
             return self._report(ctx, export, f"{message}; {by_hand} (no automatic fix for this expression)")
         fix = f"gather it before the call: `{HELPER}({source})`"
