@@ -163,6 +163,7 @@ class Region:
     constants left out); ``lines=None``: every node of the tree."""
 
     def __init__(self, tree: ast.Module, lines: list[int] | None) -> None:
+        self.tree = tree
         self.parents: dict[ast.AST, ast.AST] = {}
         self.nodes: list[ast.AST] = []
         self._scopes: dict[ast.AST, ast.AST | None] = {}
@@ -221,13 +222,44 @@ class Region:
             plain: dict[str, list[ast.FunctionDef]] = {}
             every: dict[str, list[ast.FunctionDef]] = {}
             parents = self.parents
+            named: dict[str, list[ast.AST]] = {}  # module-level names bound to a lambda
             for node in self.nodes:
                 if node.__class__ is ast.FunctionDef and not isinstance(parents.get(node), ast.ClassDef):
                     every.setdefault(node.name, []).append(node)
                     if not node.decorator_list:
                         plain.setdefault(node.name, []).append(node)
+                elif (
+                    node.__class__ is ast.Assign
+                    and node.value.__class__ is ast.Lambda
+                    and len(node.targets) == 1
+                    and node.targets[0].__class__ is ast.Name
+                    and parents.get(node) is self.tree
+                ):
+                    named.setdefault(node.targets[0].id, []).append(node.value)
+            # `to_host = lambda x: np.asarray(x)`: a helper like a `def`, where that is the
+            # name's only module-level binding (a name also bound by a `def` is left to it).
+            for name, lambdas in named.items():
+                if len(lambdas) == 1 and name not in every and _bound_once_at_top(self.tree, name):
+                    every[name] = plain[name] = lambdas
             self._indexes = (plain, every)
         return self._indexes[1] if decorated else self._indexes[0]
+
+
+def _bound_once_at_top(tree: ast.Module, name: str) -> bool:
+    """Whether one top-level statement of ``tree`` binds ``name`` (and nothing declares it
+    `global` to rebind it elsewhere)."""
+    count = 0
+    for statement in tree.body:
+        if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            count += statement.name == name
+        elif isinstance(statement, (ast.Import, ast.ImportFrom)):
+            count += any((alias.asname or alias.name.split(".")[0]) == name for alias in statement.names)
+        elif isinstance(statement, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+            targets = statement.targets if isinstance(statement, ast.Assign) else [statement.target]
+            count += any(n.id == name for t in targets for n in ast.walk(t) if isinstance(n, ast.Name))
+        else:
+            count += any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store) for n in ast.walk(statement))
+    return count == 1 and not any(isinstance(n, ast.Global) and name in n.names for n in ast.walk(tree))
 
 
 def first_compound_line(function) -> int | None:
