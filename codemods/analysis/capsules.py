@@ -1267,7 +1267,7 @@ def _uncaught_take(ctx: FileContext, taker: str, maker: str) -> bool:
     (`jax_b.from_dlpack(torch_b.to_dlpack(t))`), or passed with it to a call
     (`tree_map(target.from_dlpack, caps)`, `caps` from `tree_map(tensor_to_dlpack, args)`)."""
     feeds = _Feeds(ctx, maker)
-    for node in ast.walk(ctx.tree):
+    for node in ctx.analysis.nodes:
         if not isinstance(node, ast.Attribute) or node.attr != taker:
             continue
         receiver = _spelled(node.value)

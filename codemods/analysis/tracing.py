@@ -238,28 +238,40 @@ class Region:
                     named.setdefault(node.targets[0].id, []).append(node.value)
             # `to_host = lambda x: np.asarray(x)`: a helper like a `def`, where that is the
             # name's only module-level binding (a name also bound by a `def` is left to it).
-            for name, lambdas in named.items():
-                if len(lambdas) == 1 and name not in every and _bound_once_at_top(self.tree, name):
-                    every[name] = plain[name] = lambdas
+            if named:
+                once = _bound_once_at_top(self.tree)
+                for name, lambdas in named.items():
+                    if len(lambdas) == 1 and name not in every and name in once:
+                        every[name] = plain[name] = lambdas
             self._indexes = (plain, every)
         return self._indexes[1] if decorated else self._indexes[0]
 
 
-def _bound_once_at_top(tree: ast.Module, name: str) -> bool:
-    """Whether one top-level statement of ``tree`` binds ``name`` (and nothing declares it
-    `global` to rebind it elsewhere)."""
-    count = 0
+def _bound_once_at_top(tree: ast.Module) -> set[str]:
+    """The names one top-level statement of ``tree`` binds, and no other statement (nor a
+    `global` declaration elsewhere): one walk of the tree."""
+    counts: dict[str, int] = {}
+    declared: set[str] = set()
     for statement in tree.body:
         if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            count += statement.name == name
+            bound = {statement.name}
+            inner = statement
         elif isinstance(statement, (ast.Import, ast.ImportFrom)):
-            count += any((alias.asname or alias.name.split(".")[0]) == name for alias in statement.names)
-        elif isinstance(statement, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
-            targets = statement.targets if isinstance(statement, ast.Assign) else [statement.target]
-            count += any(n.id == name for t in targets for n in ast.walk(t) if isinstance(n, ast.Name))
+            bound = {alias.asname or alias.name.split(".")[0] for alias in statement.names}
+            inner = None
         else:
-            count += any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store) for n in ast.walk(statement))
-    return count == 1 and not any(isinstance(n, ast.Global) and name in n.names for n in ast.walk(tree))
+            bound = set()
+            inner = statement
+        if inner is not None:
+            for node in ast.walk(inner):
+                if node.__class__ is ast.Global:
+                    declared.update(node.names)
+                elif inner is statement and not isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) \
+                        and node.__class__ is ast.Name and isinstance(node.ctx, ast.Store):
+                    bound.add(node.id)
+        for name in bound:
+            counts[name] = counts.get(name, 0) + 1
+    return {name for name, count in counts.items() if count == 1 and name not in declared}
 
 
 def first_compound_line(function) -> int | None:

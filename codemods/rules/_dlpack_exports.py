@@ -272,7 +272,7 @@ def through_exports(ctx: FileContext) -> Iterator[Export]:
     bindings = ctx._bindings
     # This file's own functions and classes: their calls stay here.
     own = {s.name for s in ctx.tree.body if isinstance(s, (*FUNCTIONS, ast.ClassDef))}
-    for node in ast.walk(ctx.tree):
+    for node in analysis.nodes:  # the tree's nodes, walked once for every reader
         if node.__class__ is not ast.Call or not _may_leave(node.func, bindings, project):
             continue
         if node.func.__class__ is ast.Attribute:
