@@ -1612,6 +1612,11 @@ class Analysis:
 
     def _subscript_value(self, expr: ast.Subscript) -> Value:
         receiver = self.value_of(expr.value)
+        if receiver.kind == INSTANCE:
+            # `dataset[i]`: what its class's own `__getitem__` returns (a NamedTuple's fields else).
+            found = self._item_of(receiver)
+            if found is not None:
+                return found
         if receiver.kind in (CONTAINER, MAPPING, INSTANCE):
             key = expr.slice
             if isinstance(key, ast.Constant):
@@ -1646,7 +1651,8 @@ class Analysis:
             if method is not None:
                 break
         else:
-            return None
+            # The sequence protocol: `for x in dataset` calls `__getitem__(0)`, `(1)`, ...
+            return self._item_of(instance)
         owner, function = method
         returned = owner.returns_of(function)
         if returned.kind not in (UNKNOWN, INSTANCE):
@@ -1656,6 +1662,15 @@ class Analysis:
         method = self._iteration_method(instance, following)
         if method is None:
             return UNKNOWN_VALUE
+        owner, function = method
+        return owner.arrived(owner.returns_of(function), self, function.lineno)
+
+    def _item_of(self, instance: Value) -> Value | None:
+        """What the `__getitem__` of ``instance``'s class returns (any index), located where it
+        is defined; None when its class defines none."""
+        method = self._iteration_method(instance, "__getitem__")
+        if method is None or isinstance(method[1], ast.AsyncFunctionDef):
+            return None
         owner, function = method
         return owner.arrived(owner.returns_of(function), self, function.lineno)
 
