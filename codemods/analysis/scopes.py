@@ -36,6 +36,7 @@ _AST = ast.AST
 
 # A step of Definition.path: one element of iterating the value (a for target).
 ITER = "iter"
+ENTER = "enter"  # `with <value> as name`: what entering the value gives
 
 
 @dataclass(frozen=True)
@@ -586,7 +587,7 @@ def _collect(scope: ast.AST, walrus: bool = True) -> dict[str, list[Definition]]
         elif isinstance(node, (ast.With, ast.AsyncWith)):
             for item in node.items:
                 if item.optional_vars is not None:
-                    bind(item.optional_vars, node, None, (), end_of(item.optional_vars))
+                    bind(item.optional_vars, node, item.context_expr, (ENTER,), end_of(item.optional_vars))
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             add(node.name, node, None, (), end_of(node))
         elif isinstance(node, (ast.Import, ast.ImportFrom)):

@@ -63,6 +63,7 @@ from jax_codemod.analysis.classes import classes_for, statements
 from jax_codemod.analysis.names import Resolver, canonical
 from jax_codemod.analysis.scopes import (
     CHILD_FIELDS,
+    ENTER,
     ITER,
     Definition,
     Scopes,
@@ -239,6 +240,11 @@ _TORCH_NON_TENSORS = (
     "torch.jit.",
 )
 MAX_DEPTH = 40
+# Decorators after which a function is still read as written: its calls return what its body
+# returns (a `contextmanager`'s call is the generator its body makes; `with` enters it).
+_RETURNING_DECORATORS = frozenset(
+    {"staticmethod", "classmethod", "functools.wraps", "contextlib.contextmanager", "contextlib.asynccontextmanager"}
+)
 # How many calls deep a function of another module is read with a call's arguments
 # (``Analysis._returned_for``): a helper's helper, not a recursion through modules.
 MAX_SPECIALIZED = 3
@@ -881,8 +887,25 @@ class Analysis:
             return UNKNOWN_VALUE
         value = self.value_of(definition.value)
         for step in definition.path:
-            value = self._iterated(value) if step == ITER else value.element(step)
+            if step == ENTER:
+                value = self._entered(value, node.__class__ is ast.AsyncWith)
+            else:
+                value = self._iterated(value) if step == ITER else value.element(step)
         return value
+
+    def _entered(self, manager: Value, asynchronous: bool) -> Value:
+        """What `with manager as name` binds: what the `__enter__` (`__aenter__`) of a project
+        class returns, or what a `contextlib.contextmanager` generator yields (its call is the
+        generator, ``_generated``)."""
+        if manager.kind == INSTANCE:
+            method = self._iteration_method(manager, "__aenter__" if asynchronous else "__enter__")
+            if method is None:
+                return UNKNOWN_VALUE
+            owner, function = method
+            return owner.arrived(owner.returns_of(function), self, function.lineno)
+        if manager.kind == CONTAINER:
+            return manager.element(None)
+        return UNKNOWN_VALUE
 
     def _import_value(self, node: ast.AST, definition: Definition) -> Value:
         for alias in node.names:
@@ -912,7 +935,7 @@ class Analysis:
         for decorator in reversed(decorators):
             value = self.value_of(decorator)
             if value.kind != TRANSFORM:
-                if self.decorator_name(decorator) in ("staticmethod", "classmethod", "functools.wraps") or self._caches(decorator):
+                if self.decorator_name(decorator) in _RETURNING_DECORATORS or self._caches(decorator):
                     continue
                 return UNKNOWN_VALUE if transform is None else self._callable(transform, function)
             if transform is None:
