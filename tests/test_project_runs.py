@@ -469,11 +469,12 @@ def test_a_modules_spelling_facts_answer_as_its_text_does(text, name):
     assert (names_library or "*" in imported or name in imported) == _imports_spelling(text, name)
 
 
-def test_parsed_modules_are_kept_across_roots_within_one_budget(tmp_path, monkeypatch):
-    """A module's tree is kept while other files are checked, whatever their root (a pool's
-    worker checks several roots' files in turn: a cache dropped at each change of root parsed
-    the same modules again and again), shared by modules of the same text, and never kept when
-    larger than the one budget for all roots (it would push out every other tree for itself)."""
+def test_parsed_modules_are_kept_for_a_root_or_across_roots_in_a_pool_worker(tmp_path, monkeypatch):
+    """A module's tree is kept while files of its root are checked; a serial run drops it at a
+    file of another root (held, it raised the peak memory of every later file), a pool's worker,
+    whose chunks mix roots, keeps it within the one budget (dropped at each switch, the same
+    modules were parsed again and again), shared by modules of the same text. A tree larger
+    than the budget is never kept (it would push out every other tree for itself)."""
     for name, value in (("a", 1), ("b", 2), ("c", 1)):
         (tmp_path / name).mkdir()
         (tmp_path / name / "pyproject.toml").write_text("")
@@ -483,25 +484,33 @@ def test_parsed_modules_are_kept_across_roots_within_one_budget(tmp_path, monkey
     parsed = []
     original = project_analysis._parse
     monkeypatch.setattr(project_analysis, "_parse", lambda text, path: parsed.append(path) or original(text, path))
-    project.forget_roots()
 
     def read(root: str, name: str) -> None:
         view = project.view_for(str(tmp_path / root / name))
         assert view.context("shared.py") is not None
         view.release()
 
+    project.forget_roots()
     read("a", "one.py")
     read("a", "two.py")
     assert len(parsed) == 1
+    read("b", "one.py")
+    read("a", "two.py")  # dropped at the switch to b
+    assert len(parsed) == 3
+
+    monkeypatch.setattr(project, "_interleaved", False)
+    project.roots_interleave()  # a pool's worker
+    project.forget_roots()
+    read("a", "one.py")
     read("b", "one.py")  # another text: parsed
     read("a", "two.py")  # kept through the other root's file
     read("c", "one.py")  # a's text at the same path: the same tree
-    assert len(parsed) == 2
+    assert len(parsed) == 5
     monkeypatch.setattr(project_analysis, "TREE_CACHE_CHARS", 4)
     project.forget_roots()
     read("a", "one.py")
     read("a", "two.py")
-    assert len(parsed) == 4
+    assert len(parsed) == 7
 
 
 def test_a_module_is_parsed_once_a_run_to_say_which_names_it_spells(tree, monkeypatch):

@@ -37,6 +37,8 @@ _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 
 _roots: dict[str, Root] = {}  # root folder -> Root, for this process's run
+_last_root: Root | None = None  # the root of the last file given a view
+_interleaved = False  # this process checks several roots' files in turn (``roots_interleave``)
 _marked: dict[str, str | None] = {}  # folder -> its nearest marked folder, for this run
 _digests: dict[tuple[str, str], str] = {}  # (root, module) -> digest_of's answer, for this run
 _states: dict[str, str | None] = {}  # root -> state_of's answer, for this run
@@ -83,12 +85,28 @@ def _marked_root(folder: str) -> str | None:
 def view_for(path: str) -> View | None:
     """The view of its project for the checked file at ``path``; None for what has no project
     (stdin without a file name, a notebook)."""
+    global _last_root
     place = locate(path)
     if place is None:
         return None
     top, under = place
     root = _root(top)
+    if root is not _last_root:
+        # A serial run checks the files of a root in a row: the trees kept for the last root
+        # are of no more use, and held they raise the peak memory of every later file (warp's
+        # trees through all of jax's). A pool's worker gets chunks that mix roots
+        # (``roots_interleave``): there they are kept, within the one budget, or every switch
+        # parses the same modules again.
+        if _last_root is not None and not _interleaved:
+            forget_trees()
+        _last_root = root
     return View(root, under)
+
+
+def roots_interleave() -> None:
+    """Say that this process checks the files of several roots in turn (a pool's worker)."""
+    global _interleaved
+    _interleaved = True
 
 
 def _root(top: str) -> Root:
@@ -125,6 +143,8 @@ def locate(path: str) -> tuple[str, str] | None:
 
 def forget_roots() -> None:
     """Drop what this process knows of every root (tests that rewrite a tree between runs)."""
+    global _last_root
+    _last_root = None
     _roots.clear()
     _marked.clear()
     _digests.clear()

@@ -224,6 +224,8 @@ def _init_worker(settings: Settings, cache: Cache | None = None) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     _worker_settings = settings
     _worker_cache = cache
+    # Chunks are cut by size, so a worker checks the files of several roots in turn.
+    project.roots_interleave()
 
 
 # A file for a worker: (index, path, size, crc32 of its bytes, indexes into settings.rules of the
