@@ -2432,6 +2432,11 @@ class Analysis:
             return Value(TRANSFORM, inner.why, transform=inner.transform.with_options(call.keywords))
         if inner.kind == CALLABLE:
             return inner
+        if inner.kind == FUNCTION and len(call.args) == 1 and all(k.arg is not None for k in call.keywords):
+            # `h = partial(to_host, scale=2)`: keywords only, so a call of `h` passes its
+            # arguments to the function's parameters by the same positions (the bound ones are
+            # constants: no call passes them).
+            return inner
         if inner.kind == LIBRARY:
             if inner.qualname == "jax.device_put" and (len(call.args) > 1 or call.keywords):
                 return replace(inner, node=call)  # what it binds places the arrays (_put_arguments)

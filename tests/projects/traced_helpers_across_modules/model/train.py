@@ -47,6 +47,8 @@ def run(which):
         return jax.vmap(summarize)(x.reshape(2, 2))
     if which == "tree":
         return leaves_to_host({"x": x})
+    if which == "alias":
+        return scaled_twice(x)
     if which == "partial":
         # The scale is bound (a constant); the array the jitted partial gets is a tracer.
         return jax.jit(partial(scaled_host, scale=2.0))(x)
@@ -57,3 +59,12 @@ def run(which):
 def leaves_to_host(tree):
     # Another module's function mapped over the leaves of a traced tree.
     return jax.tree.map(to_host, tree)
+
+
+# A keyword-only partial of another module's function, called inside a trace.
+double_host = partial(scaled_host, scale=2.0)
+
+
+@jax.jit
+def scaled_twice(x):
+    return double_host(x)
