@@ -1700,16 +1700,30 @@ class Analysis:
     def _iteration_method(self, instance: Value, name: str) -> tuple[Analysis, ast.AST] | None:
         """The undecorated method ``name`` of ``instance``'s class (through its project bases),
         an `async def` included (`__aiter__` as an async generator, `__anext__`)."""
-        owner = self._owner(instance)
-        if owner is None or not isinstance(instance.node, ast.ClassDef):
-            return None
-        found = classes_for(owner.ctx).resolve(instance.node, name)
+        found = self._class_member(instance, name, plain=False)
         if found is None:
             return None
         ctx, function = found
         if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)) or function.decorator_list:
             return None
         return ctx.analysis, function
+
+    def _class_member(self, instance: Value, name: str, plain: bool = True):
+        """(context, statement) binding ``name`` for ``instance``, through its class's project
+        bases: a plain method (``Classes.method``), or any binding (``plain=False``)."""
+        owner = self._owner(instance)
+        if owner is None or not isinstance(instance.node, ast.ClassDef):
+            return None
+        classes = classes_for(owner.ctx)
+        return classes.method(instance.node, name) if plain else classes.resolve(instance.node, name)
+
+    @staticmethod
+    def leaf_values(value: Value, depth: int = 0) -> list[Value]:
+        """The leaves of a container, mapping or record whose items are known, one by one (a
+        consumer mapped over them raises at any one that cannot be exported)."""
+        if value.kind in (CONTAINER, MAPPING, INSTANCE) and depth < 8:
+            return [leaf for _, item in value.items for leaf in Analysis.leaf_values(item, depth + 1)]
+        return [value]
 
     def _leaves(self, value: Value, depth: int = 0) -> Value:
         if value.kind in (CONTAINER, MAPPING, INSTANCE) and depth < 8:
@@ -2175,10 +2189,7 @@ class Analysis:
 
     def _method_callee(self, instance: Value, name: str, args, keywords) -> Callee | None:
         """The plain method ``name`` of ``instance``'s class (through its project bases)."""
-        owner = self._owner(instance)
-        if owner is None or not isinstance(instance.node, ast.ClassDef):
-            return None
-        found = classes_for(owner.ctx).method(instance.node, name)
+        found = self._class_member(instance, name)
         if found is None:
             return None
         ctx, function = found

@@ -381,7 +381,7 @@ def _placed_on_several(value: v.Value) -> bool:
 def _may_hold_several(analysis, argument: ast.expr) -> bool:
     """An argument that is, or holds as a leaf or an element, a multi-device array: what a
     callee exports of it (the argument, its leaves, its elements) is asked once it is known."""
-    return any(_placed_on_several(leaf) for leaf in _leaf_values(analysis.value_of(argument), 0))
+    return any(_placed_on_several(leaf) for leaf in analysis.leaf_values(analysis.value_of(argument)))
 
 
 def _may_be_placed(argument: ast.AST, bindings: dict, project) -> bool:
@@ -494,19 +494,12 @@ def exported_value(ctx: FileContext, export: Export) -> v.Value:
     analysis = ctx.analysis
     if export.leaves or export.elements:
         whole = analysis.value_of(export.value)
-        parts = _leaf_values(whole, 0) if export.leaves else [v for _, v in whole.items] if whole.kind == v.CONTAINER else []
+        parts = analysis.leaf_values(whole) if export.leaves else [v for _, v in whole.items] if whole.kind == v.CONTAINER else []
         several = next((part for part in parts if _placed_on_several(part)), None)
         if several is not None:
             return several
         return analysis.leaves(export.value) if export.leaves else analysis.iterated(export.value)
     return analysis.value_of(export.value)
-
-
-def _leaf_values(value: v.Value, depth: int) -> list[v.Value]:
-    """The leaves of a container, mapping or record the analysis knows the items of."""
-    if value.kind in (v.CONTAINER, v.MAPPING, v.INSTANCE) and depth < 8:
-        return [leaf for _, item in value.items for leaf in _leaf_values(item, depth + 1)]
-    return [value]
 
 
 def _is_builtin_map(ctx: FileContext, func: ast.AST) -> bool:
