@@ -294,7 +294,7 @@ def test_reaching_definitions_not_every_assignment():
     assert value(later).placement == SINGLE
 
 
-def test_branches_join_to_the_weaker_claim():
+def test_branches_join_to_the_weaker_claim_unless_one_places_on_several_devices():
     source = """
     def f(flag):
         x = jax.device_put(jnp.ones(8), sharded)
@@ -302,7 +302,18 @@ def test_branches_join_to_the_weaker_claim():
             x = jnp.ones(8)
         probe(x)
     """
-    assert value(source).placement == SINGLE
+    # Along the path that skips the branch the array spans several devices: an export
+    # raises there, whatever the other path holds.
+    found = value(source)
+    assert (found.placement, found.why) == (MULTI, "`jax.device_put` with a multi-device sharding on one path")
+    unknown = source.replace("jnp.ones(8), sharded", "jnp.ones(8), device")
+    assert value(unknown).placement == SINGLE  # unknown, or one device: the weaker claim
+    # Beside something that is not an array (None, a host array, an unknown value) too.
+    for other in ("None", "np.ones(8)", "load()"):
+        assert value(source.replace("jnp.ones(8)\n", f"{other}\n")).placement == MULTI
+    # Not beside a tracer (JAX001's), a container or a function.
+    for other in ("[jnp.ones(8)]", "{'x': jnp.ones(8)}"):
+        assert value(source.replace("jnp.ones(8)\n", f"{other}\n")).kind == UNKNOWN
 
 
 def test_tuple_unpacking():
@@ -518,7 +529,9 @@ def test_loop_carried_definition_reaches_an_earlier_use():
             probe(y)
             y = torch.ones(8)
     """
-    assert value(source).kind == UNKNOWN
+    # The first pass reads the sharded array; later ones a tensor.
+    assert value(source).placement == MULTI
+    assert value(source.replace("sharded)", "device)")).kind == UNKNOWN
 
 
 def test_decorator_factory_forwards_its_keywords_into_the_transform():
@@ -578,8 +591,25 @@ def test_arguments_of_the_files_own_calls_reach_a_helpers_parameter():
     b = to_torch(jax.device_put(jnp.zeros(8), sharded))
     """
     assert value(source).placement == MULTI
+    # One call passes a sharded array: the helper's export raises for it.
     mixed = source.replace("jax.device_put(jnp.zeros(8), sharded)", "jnp.zeros(8)")
-    assert value(mixed).placement == SINGLE
+    assert value(mixed).placement == MULTI
+    # ...unless that call is a test's that expects the error: it says nothing of what the
+    # helper is given where it works.
+    mixed = "\n    import pytest" + mixed
+    expected = mixed.replace(
+        "a = to_torch(jax.device_put(jnp.ones(8), sharded))",
+        "with pytest.raises(BufferError):\n        to_torch(jax.device_put(jnp.ones(8), sharded))",
+    )
+    assert value(expected).placement == SINGLE
+    handwritten = mixed.replace(
+        "a = to_torch(jax.device_put(jnp.ones(8), sharded))",
+        "try:\n        to_torch(jax.device_put(jnp.ones(8), sharded))\n    except BufferError:\n        pass\n"
+        "    else:\n        raise AssertionError('exported')",
+    )
+    assert value(handwritten).placement == SINGLE
+    only = "import pytest\ndef to_torch(x):\n    probe(x)\nwith pytest.raises(BufferError):\n    to_torch(jax.device_put(jnp.ones(8), sharded))\n"
+    assert value(only).placement == MULTI  # every call expects it: they are all there is
     passed_on = source + "callbacks = [to_torch]\n"
     assert value(passed_on).kind == UNKNOWN
 
@@ -921,7 +951,7 @@ def test_device_put_of_a_tree_places_each_leaf_by_its_sharding():
     tree = f"b = jax.device_put({{'x': np.ones(8), 'y': np.ones(8)}}, {{'x': sharded, 'y': {single}}})\n"
     assert value(tree + "probe(b['x'])").placement == MULTI
     assert value(tree + "probe(b['y'])").placement == SINGLE
-    assert value(tree + "for k, v in b.items():\n    probe(v)").placement == SINGLE  # the weaker claim
+    assert value(tree + "for k, v in b.items():\n    probe(v)").placement == MULTI  # one leaf spans several
     pair = f"a, c = jax.device_put((np.ones(8), np.ones(8)), (sharded, {single}))\n"
     assert value(pair + "probe(a)").placement == MULTI
     assert value(pair + "probe(c)").placement == SINGLE
@@ -960,7 +990,8 @@ def test_generators_give_what_they_yield():
     assert value(source + "probe(next(iter(more())))").placement == MULTI
     assert value(source + "async def f():\n    async for s in stream():\n        probe(s)").placement == MULTI
     assert value(source + "probe(next(host()))").kind == NUMPY
-    assert value(source + "probe(next(batches(), None))").kind == UNKNOWN  # or the default
+    assert value(source + "probe(next(batches(), None))").placement == MULTI  # or the default
+    assert value(source + "probe(next(host(), None))").kind == UNKNOWN
     assert value(source + "probe(next(iter({'a': jnp.ones(2)})))").kind == UNKNOWN  # a key
     shadowed = "def next(it):\n    return it\n"
     assert value(source + shadowed + "probe(next(batches()))").kind != ARRAY
@@ -994,18 +1025,23 @@ def test_self_of_a_record_method_is_the_instances_the_file_reads_it_on():
     """
     source = textwrap.dedent(source)
     assert value(source).placement == MULTI
-    # Every instance counts: one on one device makes the claim the weaker one.
-    assert value(source + "Batch(jnp.ones(8)).to_torch()\n").placement == SINGLE
+    # Every instance counts: one on several devices is one on which the method raises.
+    assert value(source + "Batch(jnp.ones(8)).to_torch()\n").placement == MULTI
+    single = source.replace("jax.device_put(jnp.ones(8), sharded)", "jnp.zeros(8)")
+    assert value(single + "Batch(jnp.ones(8)).to_torch()\n").placement == SINGLE
     # A receiver the file does not know might be any instance: the annotation is all there is.
-    unknown = value(source + "def f(b):\n    return b.to_torch()\n")
+    uncalled = source.replace("Batch(x=jax.device_put(jnp.ones(8), sharded)).to_torch()", "")
+    unknown = value(uncalled + "def f(b):\n    return b.to_torch()\n")
     assert (unknown.kind, unknown.placement) == (ARRAY, PLACEMENT_UNKNOWN)
-    annotated = value(source + "def f(b: Batch):\n    return b.to_torch()\n")
+    annotated = value(uncalled + "def f(b: Batch):\n    return b.to_torch()\n")
     assert (annotated.kind, annotated.placement) == (ARRAY, PLACEMENT_UNKNOWN)
+    # Beside the sharded instance the file shows, the method still raises for that one.
+    assert value(source + "def f(b: Batch):\n    return b.to_torch()\n").placement == MULTI
     # Another class's method of that name says nothing of `self`.
     other = "class Other:\n    def to_torch(self):\n        return 1\nOther().to_torch()\n"
     assert value(source + other).placement == MULTI
     # A subclass's instances could be `self` too.
-    derived = value(source + "class Sub(Batch):\n    pass\n")
+    derived = value(single + "class Sub(Batch):\n    pass\n")
     assert derived.placement == PLACEMENT_UNKNOWN
 
 
@@ -1022,9 +1058,12 @@ def test_a_parameter_annotated_with_a_record_is_the_instances_passed():
     """
     source = textwrap.dedent(source)
     assert value(source).placement == MULTI
-    assert value(source + "export(State(jnp.ones(8)))\n").placement == SINGLE
+    assert value(source + "export(State(jnp.ones(8)))\n").placement == MULTI  # one call raises
+    single = source.replace("jax.device_put(jnp.ones(8), sharded)", "jnp.zeros(8)")
+    assert value(single + "export(State(jnp.ones(8)))\n").placement == SINGLE
     # An instance built from `*args` shows no field: the annotation answers for it.
-    assert value(source + "export(State(*parts))\n").placement == PLACEMENT_UNKNOWN
+    starred = source.replace("export(State(jax.device_put(jnp.ones(8), sharded)))", "export(State(*parts))")
+    assert value(starred).placement == PLACEMENT_UNKNOWN
     # Passed or stored elsewhere, the function has callers the file does not show.
     assert value(source + "handlers = [export]\n").placement == PLACEMENT_UNKNOWN
     # A method's callers on receivers the file does not know are not seen.

@@ -89,6 +89,48 @@ def test_call_form_and_decorators():
     assert judge(source, 13, 4) == EXPECTED
 
 
+def test_try_blocks_that_fail_unless_the_error_is_raised():
+    source = """
+    import pytest
+    try:
+        a()
+    except BufferError as error:
+        assert "unsharded" in str(error)
+    else:
+        raise AssertionError("exported")
+    try:
+        b()
+        self.fail("exported")
+    except (ValueError, BufferError):
+        pass
+    try:
+        c()
+        pytest.fail("exported")
+    except Exception:
+        pass
+    try:
+        d()
+    except BufferError:
+        e()
+    try:
+        f()
+        g()
+    except BufferError:
+        pass
+    else:
+        log("exported")
+    """
+    assert judge(source, 4, 4) == EXPECTED
+    assert judge(source, 6, 4) is None  # the handler expects nothing
+    assert judge(source, 10, 4) == EXPECTED
+    assert judge(source, 11, 4) is None  # the failure itself
+    assert judge(source, 15, 4) == EXPECTED  # Exception covers BufferError
+    assert judge(source, 15, 4, ("ConcretizationTypeError",)) == EXPECTED
+    # A handler is no test: a fallback (`except BufferError: host copy`) expects nothing.
+    assert judge(source, 20, 4) is None
+    assert judge(source, 24, 4) is None
+
+
 def test_local_function_runs_where_it_is_used():
     source = """
     import jax, pytest

@@ -10,7 +10,9 @@ nothing there), or neither (None).
 A block expects an error when it is the body of ``with self.assertRaises*(E)`` (any
 receiver), ``with pytest.raises(E)`` or ``numpy.testing.assert_raises(E)``; the callable and
 arguments of the call forms (``self.assertRaises(E, f, x)``); or a function decorated
-``pytest.mark.xfail(raises=E)`` (without ``raises``: any error) or ``unittest.expectedFailure``.
+``pytest.mark.xfail(raises=E)`` (without ``raises``: any error) or ``unittest.expectedFailure``;
+or the hand-written form, ``try: <body> except E: ...`` whose ``else`` fails (``raise
+AssertionError``, ``assert False``, ``self.fail()``, ``pytest.fail()``) or whose body ends failing.
 ``E`` (a class or a tuple of them) is resolved by qualified name; it covers an error when it is
 that class or one of its bases (``TypeError`` covers ``ConcretizationTypeError``).
 
@@ -26,10 +28,13 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 from functools import cached_property
+from typing import TYPE_CHECKING
 
 from jax_codemod.analysis import api
-from jax_codemod.analysis.context import FileContext
 from jax_codemod.analysis.scopes import walk_values
+
+if TYPE_CHECKING:  # the value analysis asks this module (``expected_errors_of``): no circle
+    from jax_codemod.analysis.context import FileContext
 
 EXPECTED = "expected"
 INSIDE = "inside"
@@ -59,8 +64,27 @@ _EXPECTED_FAILURE = frozenset({"unittest.expectedFailure", "unittest.case.expect
 # Where an error class is taken to be the one a rule means: Python's own, or JAX's.
 _ERROR_MODULES = ("builtins", "jax", "jaxlib")
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
-# Text a file must hold for any block of it to expect an error.
-_WORDS = ("assertRaises", "raises", "expectedFailure", "xfail", "assert_raises")
+# Text a file must hold for any block of it to expect an error (`raise AssertionError`,
+# `self.fail(`, `pytest.fail(`: ``_try_expecting``'s).
+_WORDS = ("assertRaises", "raises", "expectedFailure", "xfail", "assert_raises", "AssertionError", "fail(")
+_TRY = (ast.Try, *((ast.TryStar,) if hasattr(ast, "TryStar") else ()))
+_FAIL_CALLS = frozenset({"pytest.fail", "unittest.TestCase.fail"})
+
+
+def _fails(statement: ast.stmt, ctx: FileContext) -> bool:
+    """Whether ``statement`` is a test's failure: ``raise AssertionError(...)``, ``assert False``,
+    ``self.fail(...)`` or ``pytest.fail(...)``."""
+    if isinstance(statement, ast.Raise) and statement.exc is not None:
+        raised = statement.exc.func if isinstance(statement.exc, ast.Call) else statement.exc
+        return isinstance(raised, ast.Name) and raised.id == "AssertionError" and not ctx.is_bound(raised.id)
+    if isinstance(statement, ast.Assert):
+        return isinstance(statement.test, ast.Constant) and not statement.test.value
+    if isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call):
+        func = statement.value.func
+        if isinstance(func, ast.Attribute) and func.attr == "fail" and isinstance(func.value, ast.Name) and func.value.id == "self":
+            return True
+        return ctx.qualname(func) in _FAIL_CALLS
+    return False
 
 
 def covers(expected: frozenset[str], raised: tuple[str, ...]) -> bool:
@@ -85,8 +109,16 @@ class Region:
         return self.start <= position < self.end
 
 
+def expected_errors_of(ctx: FileContext) -> ExpectedErrors:
+    """The file's one ``ExpectedErrors`` (kept on its context)."""
+    found = ctx.__dict__.get("_expected_errors")
+    if found is None:
+        found = ctx.__dict__["_expected_errors"] = ExpectedErrors(ctx)
+    return found
+
+
 class ExpectedErrors:
-    """The expected-error blocks of one file, found once (``FileContext.expected_errors``)."""
+    """The expected-error blocks of one file, found once (``expected_errors_of``)."""
 
     def __init__(self, ctx: FileContext) -> None:
         self.ctx = ctx
@@ -114,7 +146,24 @@ class ExpectedErrors:
                     classes = self._expected_failure(decorator)
                     if classes is not None:
                         found.append(self._region(node, node, classes))
+            elif isinstance(node, _TRY) and node.handlers and node.body:
+                found.extend(self._try_expecting(node))
         return tuple(found)
+
+    def _try_expecting(self, node: ast.Try) -> list[Region]:
+        """The hand-written form of ``assertRaises``: ``try: <body> except E: ...`` whose ``else``
+        fails (``raise AssertionError(...)``, ``self.fail(...)``, ``pytest.fail(...)``), or whose
+        body ends by failing. The body (before that last statement) expects E."""
+        if node.orelse and _fails(node.orelse[-1], self.ctx):
+            body = node.body
+        elif len(node.body) > 1 and _fails(node.body[-1], self.ctx):
+            body = node.body[:-1]
+        else:
+            return []
+        classes = frozenset().union(
+            *(self.classes(handler.type) if handler.type is not None else _ANY for handler in node.handlers)
+        )
+        return [self._region(body[0], body[-1], classes)] if classes else []
 
     def judge(self, position: tuple[int, int], raised: tuple[str, ...], trace_only: bool = False) -> str | None:
         """EXPECTED when the code at ``position`` (line, character column) runs where ``raised``
@@ -129,6 +178,13 @@ class ExpectedErrors:
         if function is not None and raised and self._used_where_expected(function, raised, trace_only):
             return EXPECTED
         return INSIDE if holding else None
+
+    def expects_at(self, node: ast.AST) -> bool:
+        """Whether ``node`` runs in a block that expects some error (a test of a failure)."""
+        if not self.regions:
+            return False
+        span = self.ctx.span(node)
+        return any(region.holds((span.start_line, span.start_column)) for region in self.regions)
 
     # Which calls assert an error ------------------------------------------------------
 

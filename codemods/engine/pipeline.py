@@ -229,12 +229,9 @@ _IN_EXPECTED_BLOCK = "; no automatic fix inside a block that expects an error"
 def _settle_expected(ctx: FileContext, rule: Rule, finding: Finding) -> Finding | None:
     """``finding``, unless a test expects the error it names (None); in a block that expects
     another error, reported without a fix: an edit there changes what the test asserts."""
-    from jax_codemod.analysis.expected_errors import EXPECTED, INSIDE, ExpectedErrors
+    from jax_codemod.analysis.expected_errors import EXPECTED, INSIDE, expected_errors_of
 
-    expected = ctx.__dict__.get("_expected_errors")
-    if expected is None:
-        expected = ctx.__dict__["_expected_errors"] = ExpectedErrors(ctx)
-    verdict = expected.judge(
+    verdict = expected_errors_of(ctx).judge(
         (finding.span.start_line, finding.span.start_column), finding.raises, getattr(rule, "TRACE_ONLY", False)
     )
     if verdict == EXPECTED:

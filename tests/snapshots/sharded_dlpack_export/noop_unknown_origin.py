@@ -12,13 +12,6 @@ def export(value: jax.Array, other):
     return torch.from_dlpack(value), np.from_dlpack(other)
 
 
-def maybe_gathered(flag, values):
-    x = jax.device_put(values, NamedSharding(mesh, P("x")))
-    if flag:
-        x = jax.device_put(x, jax.devices()[0])
-    return torch.from_dlpack(x)
-
-
 def reassigned(values):
     x = jax.device_put(values, NamedSharding(mesh, P("x")))
     x = np.asarray(x)
