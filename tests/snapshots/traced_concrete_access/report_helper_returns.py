@@ -4,7 +4,9 @@ one because its own taint says so (`x` traced, its `return` computed from `x`), 
 result is then handed to runs on a tracer too. Each sink below is reached only through a helper's
 return value: a helper (`step`), a helper of a helper by keyword (`step_scaled`), a method through
 `self` (`Normalizer.__call__`), and a lambda helper (`step_clipped`). Reported in the sinks, naming
-the traced function; not fixed (the access is not written in the jitted function)."""
+the traced function; not fixed (the access is not written in the jitted function). A method's
+return value read directly (`Normalizer.host`) is reported where it is read, without a fix (an
+intermediate of the trace)."""
 import functools
 
 import jax
@@ -66,6 +68,10 @@ class Normalizer:
     def __call__(self, x):
         record(self.center(x))
         return x
+
+    @functools.partial(jax.jit, static_argnums=0)
+    def host(self, x):
+        return np.asarray(self.center(x))
 
 
 step(jnp.arange(4.0))
