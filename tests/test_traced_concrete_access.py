@@ -810,6 +810,38 @@ def test_helpers_of_helpers_and_lambdas_over_traced_leaves():
     assert "`s` is a tracer inside `jax.jit`" in found[0].message
 
 
+def test_a_tracer_returned_by_a_helper_is_followed_into_the_next_helper():
+    """`to_host(normalize(x))`: the helper's return value is a tracer by its own taint, so the
+    sink it goes to runs on a tracer (a miss before). A helper that does the access itself is
+    reported there once: what it returns is concrete to its caller, no second finding."""
+    source = """
+    import jax
+    import numpy as np
+
+    def normalize(x):
+        return (x - x.mean()) / (x.std() + 1e-6)
+
+    def rows(x):
+        return x.shape[0]
+
+    def to_host(v):
+        return np.asarray(v)
+
+    def sink(v):
+        return v.tolist()
+
+    @jax.jit
+    def step(x):
+        y = normalize(x)
+        h = to_host(x)
+        sink(h)
+        return sink(y), to_host(rows(x))
+    """
+    found = findings(source)
+    assert sorted((f.line, f.fix) for f in found) == [(12, FixSafety.NONE), (15, FixSafety.NONE)]
+    assert all("called from" in f.message for f in found)
+
+
 def test_an_outer_jit_traces_what_an_inner_vmap_leaves_unmapped():
     source = """
     import jax

@@ -418,3 +418,77 @@ def test_a_private_lax_spelling_is_traced_to_both_readings():
     cond = next(n for n in ast.walk(ctx.tree) if isinstance(n, ast.FunctionDef) and n.name == "cond")
     assert [(traced.node, traced.transform) for traced in answer.traced_functions()] == [(cond, "jax.lax.while_loop")]
     assert answer.traced_parameter(cond.args.args[0], cond)
+
+HELPERS = """
+def normalize(x):
+    return (x - x.mean()) / (x.std() + 1e-6)
+
+def twice(x):
+    return normalize(x) * 2
+
+def rows(x, table=None):
+    return x.shape[0], len(x), x.dtype, x.ndim, isinstance(x, jax.Array), 1.0, table
+
+def first(*xs):
+    return xs[0]
+
+def loop(x, n):
+    return loop(x, n - 1)
+
+def ping(x):
+    return pong(x)
+
+def pong(x):
+    return ping(x)
+
+def chain4(x):
+    return chain3(x)
+
+def chain3(x):
+    return chain2(x)
+
+def chain2(x):
+    return chain1(x)
+
+def chain1(x):
+    return normalize(x)
+
+@jax.jit
+def step(x, n):
+    def normalize(v):  # a local of the same name is not the module's helper
+        return 0
+    a = twice(x=x)
+    b = rows(x, table=n)
+    c = first(x)
+    d = loop(x, 3)
+    e = ping(x)
+    f = normalize(x)
+    g = rows(n)
+    h = chain4(x)
+    return a
+"""
+
+
+def test_a_helpers_return_value_is_traced_by_its_own_taint():
+    ctx = _ctx(HELPERS)
+    answer = tracing_for(ctx)
+    step = next(n for n in ctx.tree.body if getattr(n, "name", None) == "step")
+    names = answer.tainted_names(step, frozenset({"x"}))
+    # `a`: a helper of a helper, by keyword. Not `b` (shapes, lengths, dtypes, constants, a
+    # parameter given no tracer), `c` (`*args`: not guessed), `d`/`e` (recursion answers "not
+    # traced"), `f` (shadowed), `g` (no tracer goes in), `h` (five helpers deep: past the guard).
+    assert names == {"x", "a"}
+
+
+def test_a_helpers_answer_does_not_depend_on_what_was_asked_first():
+    # `chain1(x)` alone is traced; asked first, its memoized answer must not make `chain4(x)`
+    # traced where a fresh question stops at the depth guard.
+    ctx = _ctx(HELPERS)
+    answer = tracing_for(ctx)
+    calls = {n.targets[0].id: n.value for n in ast.walk(ctx.tree) if isinstance(n, ast.Assign) and isinstance(n.value, ast.Call)}
+    chain1 = next(n for n in ctx.tree.body if getattr(n, "name", None) == "chain1")
+    call = ast.parse("chain1(x)").body[0].value
+    ast.copy_location(call, chain1.body[0].value)
+    assert answer.is_traced(call, {"x"})
+    assert not answer.is_traced(calls["h"], {"x"})
+    assert answer.is_traced(calls["a"], {"x"})

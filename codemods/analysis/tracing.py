@@ -109,6 +109,8 @@ _COMPOUND = (ast.If, ast.For, ast.AsyncFor, ast.While, ast.Try, ast.With, ast.As
 # Nodes with nothing below them that no reader of a region asks about (its readers look
 # for functions and calls, and for the parents of those): kept out of it.
 _LEAVES = frozenset({ast.Name, ast.Constant})
+# How many helpers deep a return value is followed (`a(x)` returning `b(x) * 2`, ...).
+RETURN_DEPTH = 4
 
 
 @dataclass
@@ -308,6 +310,12 @@ class Tracing:
         self._nodes: dict[ast.AST, list[ast.AST]] = {}
         self._stored: dict[ast.AST, set[str]] = {}
         self._tainted: dict[tuple[ast.AST, frozenset[str], Reported], set[str]] = {}
+        # ``_returns_traced``: answers with the helpers below them, the functions being judged,
+        # what its guard answered "not traced", the helpers below the one being judged.
+        self._returns: dict[tuple, tuple[bool, int]] = {}
+        self._returning: list[tuple] = []
+        self._cuts: set = set()
+        self._height = 0
 
     @property
     def analysis(self):
@@ -895,7 +903,10 @@ class Tracing:
         qualified = self.ctx.qualname(call.func)
         if qualified is None:
             # A method of a tracer (`x.reshape(-1)`) returns a tracer.
-            return isinstance(call.func, ast.Attribute) and self.is_traced(call.func.value, tainted, reported)
+            if isinstance(call.func, ast.Attribute) and self.is_traced(call.func.value, tainted, reported):
+                return True
+            # A helper of this file (`y = normalize(x)`) returns one when its own taint says so.
+            return self._helper_returns_traced(call, tainted, reported)
         if canonical(qualified) in TREE_LEAVES:
             return bool(call.args) and self.is_traced(call.args[0], tainted, reported)
         if not qualified.startswith(ARRAY_MODULES):
@@ -907,6 +918,128 @@ class Tracing:
             return True
         arguments = [*call.args, *(k.value for k in call.keywords)]
         return any(self.is_traced(argument, tainted, reported) for argument in arguments)
+
+    # Helpers' return values ----------------------------------------------------------------
+
+    def _helper_returns_traced(self, call: ast.Call, tainted: set[str], reported: Reported) -> bool:
+        """Whether ``call`` runs a function of this file (a module-level `def` or lambda, or a
+        method through `self`/`super()`) that returns a tracer, given which of its parameters
+        the call passes tracers to. Without this a tracer handed back by a helper
+        (`y = normalize(x)`) was concrete to the caller's taint, and a helper it then went to
+        (`to_host(y)`, here or in another module) was never followed: a silent miss."""
+        arguments = [*call.args, *(k.value for k in call.keywords)]
+        if not arguments or not any(self.is_traced(a, tainted, reported) for a in arguments):
+            return False  # most calls: no tracer goes in
+        callees = self._returning_callees(call)
+        # Every function the call may run must return one (a `self` call may reach overrides).
+        return bool(callees) and all(
+            self._returns_traced(function, self._called_params(function, call.args, call.keywords, tainted, reported, bound), reported)
+            for function, bound in callees
+        )
+
+    def _returning_callees(self, call: ast.Call) -> list[tuple[ast.AST, bool]]:
+        """(function, bound) for what ``call`` surely runs among the file's own functions: a
+        module-level, undecorated `def` (or lambda) bound once, not shadowed where the call is;
+        methods the call dispatches to through `self` (``_dispatched``), undecorated."""
+        func = call.func
+        if func.__class__ is ast.Name:
+            function = self._module_functions().get(func.id)
+            if function is None:
+                return []
+            scope = self.ctx.enclosing_function(call)
+            while scope is not None:  # a parameter or local of the same name is not the helper
+                if self._binds(scope, func.id):
+                    return []
+                scope = self.ctx.enclosing_function(scope)
+            return [(function, False)]
+        if func.__class__ is ast.Attribute:
+            scope = self.ctx.enclosing_function(call)
+            if scope is None or scope.__class__ is ast.Lambda:
+                return []
+            methods = self._dispatched(scope, func)
+            if any(m.__class__ is not ast.FunctionDef or m.decorator_list for m in methods):
+                return []  # a staticmethod, property or wrapper: what it returns is not its body's
+            return [(method, True) for method in methods]
+        return []
+
+    def _binds(self, scope, name: str) -> bool:
+        """Whether ``scope`` binds ``name`` itself: a parameter, an assignment, a nested `def`
+        or class, an import."""
+        if name in self.stored_names(scope) or any(a.arg == name for a in all_params(scope)):
+            return True
+        return any(
+            (node.__class__ in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef) and node.name == name)
+            or (node.__class__ in (ast.Import, ast.ImportFrom) and any((a.asname or a.name.split(".")[0]) == name for a in node.names))
+            for node in self.scope_nodes(scope)
+        )
+
+    def _module_functions(self) -> dict[str, ast.AST]:
+        """The module-level undecorated `def`s and lambdas (`f = lambda x: ...`) by name, each
+        the only binding of its name at the top level (a decorator may return anything)."""
+        found = self.__dict__.get("_module_defs")
+        if found is None:
+            found = {}
+            for statement in self.ctx.tree.body:
+                if statement.__class__ is ast.FunctionDef and not statement.decorator_list:
+                    found[statement.name] = statement
+                elif (
+                    statement.__class__ is ast.Assign
+                    and statement.value.__class__ is ast.Lambda
+                    and len(statement.targets) == 1
+                    and statement.targets[0].__class__ is ast.Name
+                ):
+                    found[statement.targets[0].id] = statement.value
+            if found:
+                once = _bound_once_at_top(self.ctx.tree)
+                found = {name: function for name, function in found.items() if name in once}
+            self.__dict__["_module_defs"] = found
+        return found
+
+    def _returns_traced(self, function, params: frozenset[str], reported: Reported) -> bool:
+        """Whether ``function`` returns a tracer when ``params`` are: its taint with them traced,
+        its `return` expressions judged by ``is_traced`` (`return x.shape[0]`, `len(x)`, a
+        constant or a value from other parameters are not). Memoized per (function, params).
+        A function already being judged (recursion), or one more than ``RETURN_DEPTH`` helpers
+        deep, answers "not traced" (precision first). The answer must not depend on which
+        question came first: what was judged below a cut is not memoized, and a memoized answer
+        that needed more helpers below it than are left here counts as a cut."""
+        if not params:
+            return False
+        key = (function, params, reported)
+        stack = self._returning
+        known = self._returns.get(key)
+        if known is not None and len(stack) + known[1] <= RETURN_DEPTH:
+            self._height = max(self._height, known[1])
+            return known[0]
+        if key in stack or len(stack) >= RETURN_DEPTH or known is not None:
+            self._cuts.add(key if key in stack else None)
+            return False
+        outer = self._cuts, self._height
+        self._cuts, self._height = set(), 0
+        stack.append(key)
+        try:
+            tainted = self._tainted.get(key)
+            fresh = tainted is None
+            if fresh:
+                tainted = self.taint(function, params, reported=reported)
+            traced = any(self.is_traced(value, tainted, reported) for value in self._returned_values(function))
+        finally:
+            stack.pop()
+            cuts, height = self._cuts - {key}, self._height + 1
+            self._cuts, self._height = outer[0] | cuts, max(outer[1], height)
+        if not cuts:  # a cut of its own recursion alone is the same wherever it is asked
+            self._returns[key] = (traced, height)
+            if fresh:
+                self._tainted[key] = tainted
+        return traced
+
+    def _returned_values(self, function) -> list[ast.expr]:
+        if function.__class__ is ast.Lambda:
+            return [function.body]
+        nodes = self.scope_nodes(function)
+        if any(node.__class__ in (ast.Yield, ast.YieldFrom) for node in nodes):
+            return []  # a generator function returns a generator
+        return [node.value for node in nodes if node.__class__ is ast.Return and node.value is not None]
 
     def compile_time_eval_lines(self, function) -> list[tuple[int, int]]:
         """The lines of ``function``'s `with jax.ensure_compile_time_eval():` blocks, where what
