@@ -194,10 +194,12 @@ def check_partial_properties(path: Path) -> None:
         partial = reading.context
         # The tree put together from the blocks parsed apart is the parse of its text.
         assert ast.dump(partial.tree, include_attributes=True) == ast.dump(ast.parse(partial.text), include_attributes=True)
-        # (b) the same bindings, the same traced functions, the same candidate accesses, and
-        # the file's own lines wherever the partial text holds more than a stub.
+        # (b) the same bindings, the candidate accesses of the whole tree (a few more where a
+        # call of a stubbed helper gets tracers: it may return one there, ``Tracing.
+        # _may_be_stubbed``; never fewer), and the file's own lines wherever the partial text
+        # holds more than a stub.
         assert same_names(partial, every)
-        assert candidates(partial) == candidates(every)
+        assert candidates(partial) >= candidates(every)
         check_partial_text(text, partial)
         if not reading.may_matter:
             # (c) the shortcut: no kept block holds access text on a chain from a transform,
@@ -981,7 +983,7 @@ def check_equivalent(text: str) -> FileContext | None:
     if partial is not None:
         assert ast.dump(partial.tree, include_attributes=True) == ast.dump(ast.parse(partial.text), include_attributes=True)
         assert same_names(partial, every)
-        assert candidates(partial) == candidates(every)
+        assert candidates(partial) >= candidates(every)
     return partial
 
 

@@ -192,6 +192,9 @@ class FileContext:
     # The view this context made and frees on release (the engine's checked file; a module read
     # through a view or a partial reading of the file only borrows ``project``).
     owned_project = None
+    # A partial reading's context (``analysis.partial``): the blocks the reading cut are stubs
+    # (`class helper: pass`), so what a call of one returns is not known here.
+    partial = False
 
     def borrow_project(self, other: FileContext) -> None:
         """Give ``other`` (a partial reading or a re-check of this file) this file's project."""

@@ -46,7 +46,6 @@ from jax_codemod.analysis.blocks import (
     top_level_blocks,
 )
 from jax_codemod.analysis.context import FileContext
-from jax_codemod.analysis.tracing import RETURN_DEPTH
 
 Bindings = dict[str, object]
 # Where a method may be named: the (begin, finish) spans of its class and of the classes related to it.
@@ -68,9 +67,7 @@ class Parts:
     ``unliftable``: words an import inside a `def` or `class` must not hold to be lifted, as its
     stub, to module level (the rule reads those names' module-level imports only). ``most``:
     a reading that would keep more than this share of the text is none (parsing it would cost
-    what the whole parse does); None: no limit. ``helpers``: how many helpers deep the answer
-    reads the functions a kept block names for their return values (the tracing answer's
-    ``RETURN_DEPTH``: `to_host(normalize(x))` passes a tracer as `normalize` returns one).
+    what the whole parse does); None: no limit.
     """
 
     relevant: Callable[[Cut, FileContext, Bindings], tuple[set[int], set[int]] | None]
@@ -78,7 +75,6 @@ class Parts:
     cuts_class: Callable[[str, int, int], bool] | None = None
     unliftable: tuple[str, ...] = ()
     most: float | None = None
-    helpers: int = RETURN_DEPTH
 
 
 @dataclass(frozen=True)
@@ -123,7 +119,7 @@ def read(ctx: FileContext, parts: Parts) -> Reading | None:
         # No target on a chain from a root (the same reading that drops the other blocks):
         # what the rule finds is in none of the blocks, whatever the base holds.
         return Reading(base, False, cut, base)
-    keep = _chains(cut, roots, targets, fixed, parts.most, parts.helpers)
+    keep = _chains(cut, roots, targets, fixed, parts.most)
     if keep is None:
         return None
     if keep == fixed:
@@ -280,13 +276,10 @@ def _names_an_instance(cut: Cut, roots: set[int], targets: set[int]) -> bool:
 # The chains from the roots to the targets ---------------------------------------------------
 
 
-def _chains(
-    cut: Cut, roots: set[int], targets: set[int], fixed: list[bool], most: float | None, helpers: int = 0
-) -> list[bool] | None:
+def _chains(cut: Cut, roots: set[int], targets: set[int], fixed: list[bool], most: float | None) -> list[bool] | None:
     """Which blocks to keep: ``fixed``, the targets a chain from ``roots`` reaches, the blocks
-    on chains back from those, the functions those name ``helpers`` deep (``Parts.helpers``),
-    and the decorator factories a kept block names. None when the first of those already keeps
-    more than ``most`` of the text."""
+    on chains back from those, and the decorator factories a kept block names. None when the
+    first of those already keeps more than ``most`` of the text."""
     blocks = cut.blocks
     defined: dict[str, list[tuple[int, Scope | None]]] = {}
     for index in range(len(blocks)):
@@ -321,10 +314,6 @@ def _chains(
                 if other in reach and not keep[other]:
                     keep[other] = True
                     pending.append(other)
-    # The helpers the chains name, whose return values the answer reads.
-    frontier = [i for i in range(len(blocks)) if keep[i] and i in reach]
-    for _ in range(helpers):
-        frontier = _named(cut, defined, frontier, keep)
     # A class of a group whose methods are kept keeps its header (its bases: which override runs).
     for heads in cut.group_heads:
         if any(keep[i] for first in heads for i in _run(cut, first)):
@@ -339,19 +328,6 @@ def _chains(
         if any(kept[i] for i in cut.naming(blocks[index].name, strings=True)):
             keep[index] = True
     return keep
-
-
-def _named(cut: Cut, defined: dict, sources: list[int], keep: list[bool]) -> list[int]:
-    """Keeps the blocks that define a function ``sources`` name (a method from its own class,
-    or one related to it, only), as the forward reach does; returns those newly kept."""
-    added = []
-    for source in sources:
-        for word in cut.words(source) & defined.keys():
-            for target, within in defined[word]:
-                if not keep[target] and (within is None or within == cut.member_of[source]):
-                    keep[target] = True
-                    added.append(target)
-    return added
 
 
 def _run(cut: Cut, first: int) -> range:
@@ -453,6 +429,7 @@ def _parse_kept(ctx: FileContext, blocks: list[Block], keep: list[bool], replace
         return None
     base = FileContext(ctx.path, source, tree)
     ctx.borrow_project(base)
+    base.partial = True
     return base
 
 
@@ -502,6 +479,7 @@ def _extended(ctx: FileContext, base: FileContext, blocks: list[Block], added: l
     tree = ast.Module(body=body, type_ignores=[])
     partial = FileContext(ctx.path, partial_source(text, blocks, keep, replacements), tree)
     ctx.borrow_project(partial)
+    partial.partial = True
     # The module's names are the base's: it holds every import of the file (those of the
     # stubbed `def`s and classes at their lines, which name resolution reads wherever they
     # stand), and a stub binds a `def` or `class` name to nothing as the definition does.
