@@ -252,45 +252,80 @@ class Region:
 def _bound_once_at_top(tree: ast.Module, text: str | None = None) -> set[str]:
     """The names one top-level statement of ``tree`` binds, and no other statement (nor a
     `global` declaration elsewhere). Given the module's ``text``, read from the statements
-    (``_statement_bindings``), not walked into expressions and function bodies, where the text
-    shows no walrus, `match` or `global` (a whole-tree walk cost a tenth of JAX001's time on a
-    large module); else one walk of the tree."""
-    statements_only = text is not None and ":=" not in text and "match" not in text
+    (``_statement_bindings``), not walked into expressions (a whole-tree walk cost a tenth of
+    JAX001's time on a large module); a text with a walrus is walked whole."""
+    statements_only = text is not None and ":=" not in text
+    globals_ = text is None or _global_statement_in(text)  # function bodies are read only for them
     counts: dict[str, int] = {}
     declared: set[str] = set()
     for statement in tree.body:
         bound: set[str] = set()
         if statements_only:
-            _statement_bindings(statement, bound)
-        elif isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            bound.add(statement.name)
-        elif isinstance(statement, (ast.Import, ast.ImportFrom)):
-            bound.update(alias.asname or alias.name.split(".")[0] for alias in statement.names)
+            _statement_bindings(statement, bound, declared if globals_ else None)
         else:
-            bound.update(node.id for node in ast.walk(statement) if node.__class__ is ast.Name and isinstance(node.ctx, ast.Store))
-        for name in bound:
-            counts[name] = counts.get(name, 0) + 1
-    if text is None or "global" in text:
-        for statement in tree.body:
+            if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                bound.add(statement.name)
+            elif isinstance(statement, (ast.Import, ast.ImportFrom)):
+                bound.update(alias.asname or alias.name.split(".")[0] for alias in statement.names)
             for node in ast.walk(statement):
                 if node.__class__ is ast.Global:
                     declared.update(node.names)
+                elif node.__class__ is ast.Name and isinstance(node.ctx, ast.Store) and not isinstance(
+                    statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+                ):
+                    bound.add(node.id)
+        for name in bound:
+            counts[name] = counts.get(name, 0) + 1
     return {name for name, count in counts.items() if count == 1 and name not in declared}
 
 
+def _global_statement_in(text: str) -> bool:
+    """Whether a line of ``text`` may start with a `global` statement (`global_step` is none)."""
+    at = text.find("global")
+    while at != -1:
+        after = text[at + 6 : at + 7]
+        before = text[text.rfind("\n", 0, at) + 1 : at]
+        if after in (" ", "\t", "\\") and (not before.strip(" \t") or ";" in before):
+            return True
+        at = text.find("global", at + 6)
+    return False
+
+
 _TARGETS = {ast.Assign: "targets", ast.AnnAssign: "target", ast.AugAssign: "target", ast.For: "target", ast.AsyncFor: "target"}
+_DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 
 
-def _statement_bindings(statement: ast.stmt, bound: set[str]) -> None:
-    """Adds what ``statement`` binds in its scope to ``bound`` (no walrus or `match` in it): the
-    targets of assignments, loops, `with` and `except ... as`, imports, `def` and `class` names,
-    and those of the statements in its blocks (`if`, `try`, `for`, `while`, `with`)."""
+def _statement_bindings(statement: ast.stmt, bound: set[str], declared: set[str] | None, inside: bool = False) -> None:
+    """Adds what ``statement`` binds at module level to ``bound`` (there is no walrus in it):
+    the targets of assignments, loops, `with` and `except ... as`, imports, `def` and `class`
+    names, a `match`'s captures, in the blocks of `if`, `try`, `for`, `while`, `with` too; and
+    the names of `global` statements in function bodies to ``declared`` (``inside``: in one;
+    None: the text holds no `global`)."""
     kind = statement.__class__
-    if kind in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef):
-        bound.add(statement.name)
+    if kind is ast.Global:
+        if declared is not None:
+            declared.update(statement.names)
         return
+    if kind in _DEFINITIONS:
+        if not inside:
+            bound.add(statement.name)
+        if declared is not None:
+            for inner in statement.body:  # only a `global` in there concerns the module
+                _statement_bindings(inner, set(), declared, True)
+        return
+    if inside:
+        bound = set()  # a function's own names: only its `global`s are looked for
     if kind in (ast.Import, ast.ImportFrom):
         bound.update(alias.asname or alias.name.split(".")[0] for alias in statement.names)
+        return
+    if kind.__name__ == "Match":
+        bound.update(
+            name for case in statement.cases for node in ast.walk(case.pattern)
+            for name in (getattr(node, "name", None), getattr(node, "rest", None)) if isinstance(name, str)
+        )
+        for case in statement.cases:
+            for inner in case.body:
+                _statement_bindings(inner, bound, declared, inside)
         return
     field = _TARGETS.get(kind)
     if field is not None:
@@ -303,12 +338,12 @@ def _statement_bindings(statement: ast.stmt, bound: set[str]) -> None:
                 bound.update(node.id for node in ast.walk(item.optional_vars) if node.__class__ is ast.Name)
     for name in ("body", "orelse", "finalbody"):
         for inner in getattr(statement, name, ()):
-            _statement_bindings(inner, bound)
+            _statement_bindings(inner, bound, declared, inside)
     for handler in getattr(statement, "handlers", ()):
         if handler.name:
             bound.add(handler.name)
         for inner in handler.body:
-            _statement_bindings(inner, bound)
+            _statement_bindings(inner, bound, declared, inside)
 
 
 def first_compound_line(function) -> int | None:
