@@ -311,6 +311,12 @@ def test_branches_join_to_the_weaker_claim_unless_one_places_on_several_devices(
     # Beside something that is not an array (None, a host array, an unknown value) too.
     for other in ("None", "np.ones(8)", "load()"):
         assert value(source.replace("jnp.ones(8)\n", f"{other}\n")).placement == MULTI
+    # A test of the value itself picks the path (a defensive gather): no evidence then.
+    checked = source.replace("if flag:", "if len(x.sharding.device_set) > 1:")
+    assert value(checked).placement == SINGLE
+    picked = "x = jax.device_put(jnp.ones(8), sharded)\ny = x if len(x.devices()) == 1 else jnp.ones(8)\nprobe(y)"
+    assert value(picked).placement == SINGLE
+    assert value(picked.replace("len(x.devices()) == 1", "flag")).placement == MULTI
     # Not beside a tracer (JAX001's), a container or a function.
     for other in ("[jnp.ones(8)]", "{'x': jnp.ones(8)}"):
         assert value(source.replace("jnp.ones(8)\n", f"{other}\n")).kind == UNKNOWN
@@ -1097,3 +1103,23 @@ def test_a_flax_struct_updated_by_replace_holds_what_the_update_puts(update, pla
         probe({update}.params)
     """)
     assert found.placement == placement
+
+
+def test_a_list_or_dict_holds_what_its_scope_writes_into_it():
+    put = "jax.device_put(jnp.ones(8), sharded)"
+    assert value(f"out = []\nfor i in range(3):\n    out.append({put})\nprobe(out[0])").placement == MULTI
+    assert value(f"out = []\nout.insert(0, {put})\nfor o in out:\n    probe(o)").placement == MULTI
+    assert value(f"out = []\nout.extend([{put}])\nprobe(out[1])").placement == MULTI
+    assert value(f"d = {{}}\nd['x'] = {put}\nprobe(d['x'])").placement == MULTI
+    assert value(f"d = {{'x': None}}\nd['x'] = {put}\nprobe(d['x'])").placement == MULTI  # a placeholder
+    assert value(f"d = {{}}\nd.update(x={put})\nprobe(d['x'])").placement == MULTI
+    assert value(f"d = {{}}\nd.setdefault('x', {put})\nprobe(d['x'])").placement == MULTI
+    # A later write of the key with a single-device array: the weaker claim (the last decides).
+    assert value(f"d = {{'x': {put}}}\nd['x'] = jnp.ones(8)\nprobe(d['x'])").placement == SINGLE
+    # Another key, another binding of the name, another scope: not this list's.
+    assert value(f"d = {{'y': jnp.ones(8)}}\nd['x'] = {put}\nprobe(d['y'])").placement == SINGLE
+    assert value(f"out = []\nout.append({put})\nout = [jnp.ones(8)]\nprobe(out[0])").placement == SINGLE
+    other = f"out = [jnp.ones(8)]\ndef f():\n    out = []\n    out.append({put})\nprobe(out[0])"
+    assert value(other).placement == SINGLE
+    # An append of the list to itself is no loop.
+    assert value("out = []\nout.append(out)\nprobe(out[0])").kind == CONTAINER

@@ -122,6 +122,9 @@ OTHER_ARRAYS = frozenset({TORCH, NUMPY, CUPY})
 # value traced on one path is JAX001's), no container, callable or class.
 _PATH_COMPANIONS = frozenset({ARRAY, UNKNOWN, CONSTANT, *OTHER_ARRAYS})
 _ON_ONE_PATH = " on one path"
+# How a list or dict bound to a name is written into (``Analysis._with_writes``), as spelled
+# after the name.
+_WRITE_SPELLINGS = (".append(", ".insert(", ".extend(", "[", ".update(", ".setdefault(")
 
 # DLDeviceType members of the DLPack standard (dlpack.h).
 DL_DEVICE_TYPES = {
@@ -312,7 +315,9 @@ class Value:
         if self.kind in (CONTAINER, MAPPING, INSTANCE):
             exact = [v for k, v in self.items if k is not None and k == key]
             if key is not None and exact:
-                return join(exact)
+                # Written more than once (`state = {"params": None}`, then `state["params"] =
+                # ...`): the weaker claim, less a None placeholder (``_field_join``).
+                return _field_join(exact) if self.kind != INSTANCE else join(exact)
             if key is None and self.kind != INSTANCE:
                 # An iteration visits every item: one per key (its writes joined, the weaker
                 # claim: the last decides), each unkeyed one on its own.
@@ -600,6 +605,7 @@ class Analysis:
         self._self_values: dict[ast.AST, Value] = {}  # method -> `self` (_self_value)
         self._attribute_index: dict[str, list[ast.Attribute]] | None = None
         self._field_stores: dict[tuple[str, str], list[tuple[ast.stmt, ast.expr | None]]] | None = None
+        self._writing: set[ast.AST] = set()  # the definitions whose writes are being read (_with_writes)
         self._class_attributes: dict[tuple[ast.ClassDef, str, bool], Value] = {}
 
     @cached_property
@@ -720,7 +726,9 @@ class Analysis:
             generator = any(isinstance(node, (ast.Yield, ast.YieldFrom)) for node in scope_nodes(function))
             if generator:
                 returns = []
-            result = self._generated(function) if generator else join_paths(self.value_of(v) for v in returns)
+            # The weaker claim: a helper's returns are guarded by what they return (`if
+            # len(x.sharding.device_set) <= 1: return x`), which this analysis does not read.
+            result = self._generated(function) if generator else join(self.value_of(v) for v in returns)
             if result.why and result.kind != UNKNOWN:
                 result = replace(result, why=f"`{function.name}()`, which returns {result.why}")
             elif (
@@ -833,7 +841,12 @@ class Analysis:
         if isinstance(expr, ast.NamedExpr):
             return self.value_of(expr.value)
         if isinstance(expr, ast.IfExp):
-            return join_paths([self.value_of(expr.body), self.value_of(expr.orelse)])
+            sides = [self.value_of(expr.body), self.value_of(expr.orelse)]
+            # `x if len(x.devices()) == 1 else gather(x)`: a test of what a side holds picks it.
+            tested = {n.id for n in ast.walk(expr.test) if n.__class__ is ast.Name}
+            if any(n.__class__ is ast.Name and n.id in tested for side in (expr.body, expr.orelse) for n in ast.walk(side)):
+                return join(sides)
+            return join_paths(sides)
         if isinstance(expr, ast.Lambda):
             return Value(FUNCTION, node=expr, owner=self._here)
         if isinstance(expr, ast.Starred):
@@ -917,11 +930,27 @@ class Analysis:
             else:
                 values.append(UNKNOWN_VALUE)
         result = join_paths(values)
+        if result.placement in (MULTI, NOT_ADDRESSABLE) and self._tested_before_bound(name.id, reaching, scope):
+            result = join(values)
         if result.kind == UNKNOWN:
             narrowed = self._narrowed(name, reaching)
             if narrowed is not None:
                 return narrowed
         return result
+
+    def _tested_before_bound(self, name: str, reaching: list[Definition], scope: ast.AST) -> bool:
+        """Whether a definition of ``name`` that reaches here is bound under an `if` or `while`
+        whose test reads ``name`` (`if len(x.sharding.device_set) > 1: x = jax.device_put(x,
+        device)`): which path runs depends on what it holds, so a sharded array along the other
+        path is no evidence (``join_paths`` gives way to the weaker claim)."""
+        for definition in reaching:
+            for ancestor in self.ctx.ancestors(definition.node):
+                if ancestor is scope:
+                    break
+                test = getattr(ancestor, "test", None) if ancestor.__class__ in (ast.If, ast.While) else None
+                if test is not None and any(n.__class__ is ast.Name and n.id == name for n in ast.walk(test)):
+                    return True
+        return False
 
     def _global_value(self, name: ast.Name) -> Value:
         qualified = canonical(self.ctx.qualname(name))
@@ -941,12 +970,64 @@ class Analysis:
         if definition.value is None:
             return UNKNOWN_VALUE
         value = self.value_of(definition.value)
+        if not definition.path and definition.value.__class__ in (ast.List, ast.Dict) and definition.name:
+            value = self._with_writes(definition, value)
         for step in definition.path:
             if step == ENTER:
                 value = self._entered(value, node.__class__ is ast.AsyncWith)
             else:
                 value = self._iterated(value) if step == ITER else value.element(step)
         return value
+
+    def _with_writes(self, definition: Definition, value: Value) -> Value:
+        """A list or dict display bound to a name, with what the name's scope writes into it
+        where that binding reaches: `out.append(v)`, `out.insert(i, v)`, `out.extend(vs)`,
+        `d[k] = v`, `d.update(...)`, `d.setdefault(k, v)` (`outputs = []`, then a loop that
+        appends a sharded batch to it, then an export of each). Writes of one key keep the
+        weaker claim where they disagree, less a `None` placeholder (``element``)."""
+        name, text = definition.name, self.ctx.text
+        if not any(f"{name}{spelled}" in text for spelled in _WRITE_SPELLINGS) or definition.node in self._writing:
+            return value
+        self._writing.add(definition.node)
+        try:
+            items = list(value.items)
+            for load in self._uses(name)["load"]:
+                written = self._written(load, value.kind)
+                if written and any(d.node is definition.node for d in self.scopes.reaching(load)[0]):
+                    items.extend(written)
+        finally:
+            self._writing.discard(definition.node)
+        return replace(value, items=tuple(items)) if len(items) != len(value.items) else value
+
+    def _written(self, load: ast.Name, kind: str) -> list[tuple[object, Value]]:
+        """The items the write around ``load`` (a read of the list's or dict's name) puts in it."""
+        parent = self.ctx.parent(load)
+        if parent.__class__ is ast.Subscript and parent.value is load and parent.ctx.__class__ is ast.Store:
+            statement = self.ctx.parent(parent)
+            key = parent.slice.value if parent.slice.__class__ is ast.Constant else None
+            exact = statement.__class__ is ast.Assign and parent in statement.targets
+            return [(key, self.value_of(statement.value) if exact else UNKNOWN_VALUE)]
+        if parent.__class__ is not ast.Attribute or parent.value is not load:
+            return []
+        call = self.ctx.parent(parent)
+        if call.__class__ is not ast.Call or call.func is not parent or any(a.__class__ is ast.Starred for a in call.args):
+            return []
+        method, args = parent.attr, call.args
+        if kind == CONTAINER and method == "append" and len(args) == 1:
+            return [(None, self.value_of(args[0]))]
+        if kind == CONTAINER and method == "insert" and len(args) == 2:
+            return [(None, self.value_of(args[1]))]
+        if kind == CONTAINER and method == "extend" and len(args) == 1:
+            return [(None, self.iterated(args[0]))]
+        if kind == MAPPING and method == "setdefault" and len(args) == 2:
+            return [(args[0].value if args[0].__class__ is ast.Constant else None, self.value_of(args[1]))]
+        if kind == MAPPING and method == "update":
+            found = [(k.arg, self.value_of(k.value)) for k in call.keywords if k.arg is not None]
+            for arg in args:
+                other = self.value_of(arg)
+                found.extend(other.items if other.kind == MAPPING else [(None, UNKNOWN_VALUE)])
+            return found
+        return []
 
     def _entered(self, manager: Value, asynchronous: bool) -> Value:
         """What `with manager as name` binds: what the `__enter__` (`__aenter__`) of a project
@@ -2485,9 +2566,20 @@ class Analysis:
         else:
             callee = self.value_of(function)
             owner = self._owner(callee) if callee.kind == FUNCTION and callee.node is not None else None
-            if owner is None:
+            if owner is not None:
+                leaf = owner.arrived(owner.returns_of(callee.node), self)
+            elif _is_partial_put(callee) and not callee.node.args[1:]:
+                # `jax.tree.map(functools.partial(jax.device_put, device=sharding), tree)`: each
+                # leaf goes where the partial's keywords send it (read where it is spelled).
+                holder = self._owner(callee)
+                if holder is None:
+                    return None
+                device = next((k.value for k in callee.node.keywords if k.arg == "device"), None)
+                if device is None or any(k.arg is None for k in callee.node.keywords):
+                    return None
+                leaf = self._put(UNKNOWN_VALUE, holder.arrived(holder.value_of(device), self))
+            else:
                 return None
-            leaf = owner.arrived(owner.returns_of(callee.node), self)
         if leaf.kind not in ARRAY_KINDS or leaf.placement == PLACEMENT_UNKNOWN:
             return None
         tree = self.value_of(call.args[1])
@@ -2677,6 +2769,11 @@ def _with_leaves(tree: Value, leaf: Value, depth: int = 0) -> Value:
 
 def _reads_attribute(expr: ast.AST, attr: str) -> bool:
     return any(isinstance(node, ast.Attribute) and node.attr == attr for node in ast.walk(expr))
+
+
+def _is_partial_put(value: Value) -> bool:
+    """Whether ``value`` is ``functools.partial(jax.device_put, ...)`` (``_partial_call``)."""
+    return value.kind == LIBRARY and value.qualname == "jax.device_put" and isinstance(value.node, ast.Call)
 
 
 def _field_join(values: list[Value]) -> Value:
