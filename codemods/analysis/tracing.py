@@ -963,6 +963,14 @@ class Tracing:
             return is_traced(expr.body, tainted, reported) or is_traced(expr.orelse, tainted, reported)
         if isinstance(expr, (ast.Tuple, ast.List)):
             return any(self.is_traced(element, tainted, reported) for element in expr.elts)
+        if isinstance(expr, ast.Dict):
+            # `stats = {"mean": x.mean()}`: its values, as `stats.items()` and `stats["mean"]` read.
+            return any(self.is_traced(value, tainted, reported) for value in expr.values)
+        if isinstance(expr, (ast.ListComp, ast.SetComp, ast.GeneratorExp)):
+            # Comprehension targets are in the function's taint (``taint``'s bindings).
+            return self.is_traced(expr.elt, tainted, reported)
+        if isinstance(expr, ast.DictComp):
+            return self.is_traced(expr.value, tainted, reported)
         if isinstance(expr, ast.Call):
             return self._call_is_traced(expr, tainted, reported)
         return False

@@ -84,3 +84,13 @@ x = jnp.arange(4.0)
 assert jnp.allclose(step(x), x * 2)
 assert jnp.allclose(Shapes().run(x), x)
 assert len(LOG) == 11
+
+
+@jax.jit
+def static_stats(x):
+    # Shapes in a dict or a comprehension are Python values, not tracers.
+    stats = {"n": x.shape[0], "dims": [d for d in x.shape]}
+    return x * np.asarray(stats["dims"]).prod()
+
+
+assert static_stats(jnp.ones((2, 3))).tolist() == [[6.0] * 3] * 2
