@@ -988,7 +988,8 @@ class Tracing:
         if canonical(qualified) in TREE_LEAVES:
             return bool(call.args) and self.is_traced(call.args[0], tainted, reported)
         if not qualified.startswith(ARRAY_MODULES):
-            return False
+            # A function of another module of the project (`from pkg.ops import normalize`).
+            return self._project_returns_traced(call, qualified, tainted, reported)
         function = qualified.rsplit(".", 1)[1]
         if function in SHAPE_FUNCTIONS:
             return False
@@ -1019,6 +1020,30 @@ class Tracing:
             self._returns_traced(function, self._called_params(function, call.args, call.keywords, tainted, reported, bound), reported)
             for function, bound in callees
         )
+
+    def _project_returns_traced(self, call: ast.Call, qualified: str, tainted: set[str], reported: Reported) -> bool:
+        """``_helper_returns_traced`` for a function of another module of the project
+        (`to_host(ops.normalize(x))`): its own module's taint judges its returns. A partial
+        reading does not read other modules: there such a call with tracers may return one."""
+        project = self.ctx.project
+        if project is None or project.module_of(qualified) is None:
+            return False
+        if not any(self.is_traced(a, tainted, reported) for a in [*call.args, *(k.value for k in call.keywords)]):
+            return False
+        if self.ctx.partial:
+            return True
+        if len(self._returning) >= RETURN_DEPTH:
+            return False
+        callee = self.analysis.callee(call)
+        if (
+            callee is None
+            or callee.analysis is self.analysis
+            or callee.function.__class__ is not ast.FunctionDef
+            or callee.function.decorator_list
+        ):
+            return False
+        params = self._called_params(callee.function, list(callee.args), callee.keywords, tainted, reported, callee.bound)
+        return tracing_for(callee.analysis.ctx)._returns_traced(callee.function, params, reported)
 
     def _may_be_stubbed(self, func: ast.expr) -> bool:
         """Whether ``func`` names a module-level class or `name = ...` binding of a partial tree

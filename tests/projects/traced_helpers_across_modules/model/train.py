@@ -4,7 +4,7 @@ import jax
 import jax.numpy as jnp
 
 from util import to_host
-from util.host import HostMixin, Recorder, scaled_host, summarize
+from util.host import HostMixin, Recorder, normalize, scaled_host, summarize
 
 recorder = Recorder()
 # Another module's function transformed here as it is.
@@ -49,6 +49,8 @@ def run(which):
         return leaves_to_host({"x": x})
     if which == "alias":
         return scaled_twice(x)
+    if which == "normalized":
+        return normalized_host(x)
     if which == "partial":
         # The scale is bound (a constant); the array the jitted partial gets is a tracer.
         return jax.jit(partial(scaled_host, scale=2.0))(x)
@@ -68,3 +70,9 @@ double_host = partial(scaled_host, scale=2.0)
 @jax.jit
 def scaled_twice(x):
     return double_host(x)
+
+
+@jax.jit
+def normalized_host(x):
+    # Another module's helper returns a tracer, handed to a helper that reads it.
+    return to_host(normalize(x))

@@ -5,6 +5,11 @@ def to_host(x):
     return np.asarray(x)
 
 
+def normalize(x):
+    # No access here: what it returns is computed from its argument, so a tracer in a trace.
+    return (x - x.mean()) / (x.std() + 1e-6)
+
+
 def scaled_host(x, scale=1.0):
     return np.asarray(x) * scale
 
