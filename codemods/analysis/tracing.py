@@ -621,7 +621,11 @@ class Tracing:
             if node.args and canonical(self.ctx.qualname(callee)) in TREE_MAPS:
                 callee, arguments = node.args[0], node.args[1:]  # a leaf of a traced tree is traced
             passed = self._functions_passed(region, index, spellings, node, callee, traced.node)
-            if not passed and callee is node.func and self._may_run_method(callee):
+            # `double_host = functools.partial(scaled_host, scale=2.0)` at module level: the value
+            # analysis reads a keyword-only partial of a function as that function.
+            if not passed and callee is node.func and (
+                self._may_run_method(callee) or (callee.__class__ is ast.Name and callee.id in self._partial_aliases())
+            ):
                 # `Model().encode(x)`, `model(x)` with `model = Model()` inside the trace,
                 # `model.apply(variables, x)`: a method of an instance of this file's class.
                 method = self.analysis.callee(node)
@@ -652,6 +656,23 @@ class Tracing:
                     found[function] = helper
                     added.append(helper)
         return added
+
+    def _partial_aliases(self) -> frozenset[str]:
+        """Module-level names bound to a `functools.partial(...)` call of a name."""
+        found = self.__dict__.get("_partials")
+        if found is None:
+            found = self.__dict__["_partials"] = frozenset(
+                statement.targets[0].id
+                for statement in self.ctx.tree.body
+                if statement.__class__ is ast.Assign
+                and len(statement.targets) == 1
+                and statement.targets[0].__class__ is ast.Name
+                and statement.value.__class__ is ast.Call
+                and statement.value.args
+                and statement.value.args[0].__class__ is ast.Name
+                and canonical(self.ctx.qualname(statement.value.func)) == PARTIAL
+            ) if "partial" in self.ctx.text else frozenset()
+        return found
 
     def _may_run_method(self, callee: ast.expr) -> bool:
         """From names alone, whether calling ``callee`` may run a method of this file's classes

@@ -843,8 +843,8 @@ class Analysis:
         if isinstance(expr, ast.IfExp):
             sides = [self.value_of(expr.body), self.value_of(expr.orelse)]
             # `x if len(x.devices()) == 1 else gather(x)`: a test of what a side holds picks it.
-            tested = {n.id for n in ast.walk(expr.test) if n.__class__ is ast.Name}
-            if any(n.__class__ is ast.Name and n.id in tested for side in (expr.body, expr.orelse) for n in ast.walk(side)):
+            read = {n.id for side in (expr.body, expr.orelse) for n in ast.walk(side) if n.__class__ is ast.Name}
+            if any(_inspects(expr.test, name) for name in read):
                 return join(sides)
             return join_paths(sides)
         if isinstance(expr, ast.Lambda):
@@ -940,15 +940,15 @@ class Analysis:
 
     def _tested_before_bound(self, name: str, reaching: list[Definition], scope: ast.AST) -> bool:
         """Whether a definition of ``name`` that reaches here is bound under an `if` or `while`
-        whose test reads ``name`` (`if len(x.sharding.device_set) > 1: x = jax.device_put(x,
-        device)`): which path runs depends on what it holds, so a sharded array along the other
-        path is no evidence (``join_paths`` gives way to the weaker claim)."""
+        whose test looks into ``name`` (``_inspects``: `if len(x.sharding.device_set) > 1: x =
+        jax.device_put(x, device)`): which path runs depends on what it holds, so a sharded array
+        along the other path is no evidence (``join_paths`` gives way to the weaker claim)."""
         for definition in reaching:
             for ancestor in self.ctx.ancestors(definition.node):
                 if ancestor is scope:
                     break
                 test = getattr(ancestor, "test", None) if ancestor.__class__ in (ast.If, ast.While) else None
-                if test is not None and any(n.__class__ is ast.Name and n.id == name for n in ast.walk(test)):
+                if test is not None and _inspects(test, name):
                     return True
         return False
 
@@ -2769,6 +2769,19 @@ def _with_leaves(tree: Value, leaf: Value, depth: int = 0) -> Value:
 
 def _reads_attribute(expr: ast.AST, attr: str) -> bool:
     return any(isinstance(node, ast.Attribute) and node.attr == attr for node in ast.walk(expr))
+
+
+def _inspects(test: ast.expr, name: str) -> bool:
+    """Whether ``test`` looks into ``name``'s value: reads an attribute of it or passes it to a
+    call (`len(x.sharding.device_set) > 1`, `is_sharded(x)`), not only `x is None` or `not x`."""
+    for node in ast.walk(test):
+        if node.__class__ is ast.Attribute and node.value.__class__ is ast.Name and node.value.id == name:
+            return True
+        if node.__class__ is ast.Call and any(
+            a.__class__ is ast.Name and a.id == name for a in [*node.args, *(k.value for k in node.keywords)]
+        ):
+            return True
+    return False
 
 
 def _is_partial_put(value: Value) -> bool:
