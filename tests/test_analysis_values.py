@@ -1123,3 +1123,31 @@ def test_a_list_or_dict_holds_what_its_scope_writes_into_it():
     assert value(other).placement == SINGLE
     # An append of the list to itself is no loop.
     assert value("out = []\nout.append(out)\nprobe(out[0])").kind == CONTAINER
+
+
+def test_a_function_that_returns_a_sharded_array_on_one_path_returns_one():
+    source = """
+    import math
+
+    def shard_put(x, mesh):
+        if math.prod(mesh.axis_sizes) == 1:
+            return jax.device_put(x, jax.devices()[0])
+        return jax.device_put(x, NamedSharding(mesh, P("x")))
+
+    probe(shard_put(jnp.ones(8), mesh))
+    """
+    found = value(source)
+    assert (found.placement, found.why) == (
+        MULTI, "`shard_put()`, which returns `jax.device_put` with a multi-device sharding on one path"
+    )
+    # A return picked by a test of what it returns (ensure_single_device's own shape): the
+    # weaker claim.
+    gathered = """
+    def gathered(x):
+        if len(x.sharding.device_set) <= 1:
+            return x
+        return jax.device_put(x, jax.devices()[0])
+
+    probe(gathered(jax.device_put(jnp.ones(8), sharded)))
+    """
+    assert value(gathered).placement != MULTI

@@ -718,17 +718,16 @@ class Analysis:
         if isinstance(function, ast.Lambda):
             result = self.value_of(function.body)
         else:
-            returns = [
-                node.value
-                for node in scope_nodes(function)
-                if isinstance(node, ast.Return) and node.value is not None
-            ]
+            statements = [node for node in scope_nodes(function) if isinstance(node, ast.Return) and node.value is not None]
+            returns = [node.value for node in statements]
             generator = any(isinstance(node, (ast.Yield, ast.YieldFrom)) for node in scope_nodes(function))
             if generator:
                 returns = []
-            # The weaker claim: a helper's returns are guarded by what they return (`if
-            # len(x.sharding.device_set) <= 1: return x`), which this analysis does not read.
-            result = self._generated(function) if generator else join(self.value_of(v) for v in returns)
+            result = self._generated(function) if generator else join_paths(self.value_of(v) for v in returns)
+            if result.placement in (MULTI, NOT_ADDRESSABLE) and self._guarded_return(function, statements):
+                # `if len(x.sharding.device_set) <= 1: return x`: which return runs depends on
+                # what it returns (``_inspects``), so the weaker claim.
+                result = join(self.value_of(v) for v in returns)
             if result.why and result.kind != UNKNOWN:
                 result = replace(result, why=f"`{function.name}()`, which returns {result.why}")
             elif (
@@ -937,6 +936,19 @@ class Analysis:
             if narrowed is not None:
                 return narrowed
         return result
+
+    def _guarded_return(self, function: ast.AST, statements: list[ast.Return]) -> bool:
+        """Whether a `return` of ``function`` sits under an `if` or `while` whose test looks into
+        a name the returned expression reads (``_inspects``)."""
+        for statement in statements:
+            read = {n.id for n in ast.walk(statement.value) if n.__class__ is ast.Name}
+            for ancestor in self.ctx.ancestors(statement):
+                if ancestor is function:
+                    break
+                test = getattr(ancestor, "test", None) if ancestor.__class__ in (ast.If, ast.While) else None
+                if test is not None and any(_inspects(test, name) for name in read):
+                    return True
+        return False
 
     def _tested_before_bound(self, name: str, reaching: list[Definition], scope: ast.AST) -> bool:
         """Whether a definition of ``name`` that reaches here is bound under an `if` or `while`
