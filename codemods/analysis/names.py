@@ -25,6 +25,7 @@ A rule asks ``ctx.analysis.qualname(expr)`` and compares with the names of ``ana
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Callable, Iterable
 
 from jax_codemod.analysis import api
@@ -262,3 +263,22 @@ def _string(node: ast.AST) -> str | None:
 
 def _joined(base: str, parts: list[str]) -> str:
     return ".".join([base, *reversed(parts)])
+
+
+def name_lines(text: str, name: str) -> list[int]:
+    """The lines (1-based, counting LFs) where ``name`` stands as a whole word: not next to an
+    ASCII letter, digit or underscore. Every token ``name`` of the text is among them (a name
+    token never touches another identifier character, and only keywords may follow a number
+    directly); a non-ASCII neighbour only adds a line."""
+    lines: list[int] = []
+    line, counted = 1, 0
+    count = text.count
+    # The look-behind comes last: a pattern that starts with the name is searched for fast.
+    spelled = re.escape(name)
+    for match in re.finditer(rf"{spelled}(?![A-Za-z0-9_])(?<![A-Za-z0-9_]{spelled})", text):
+        found = match.start()
+        line += count("\n", counted, found)
+        counted = found
+        if not lines or lines[-1] != line:
+            lines.append(line)
+    return lines

@@ -58,7 +58,7 @@ from typing import TYPE_CHECKING
 
 from jax_codemod.analysis import api
 from jax_codemod.analysis.classes import classes_for
-from jax_codemod.analysis.names import canonical
+from jax_codemod.analysis.names import canonical, name_lines
 from jax_codemod.analysis.scopes import CHILD_FIELDS, child_fields
 from jax_codemod.analysis.transforms import (
     JIT_LIKE,
@@ -277,6 +277,23 @@ def _bound_once_at_top(tree: ast.Module, text: str | None = None) -> set[str]:
         for name in bound:
             counts[name] = counts.get(name, 0) + 1
     return {name for name, count in counts.items() if count == 1 and name not in declared}
+
+
+def _bound_once(tree: ast.Module, text: str, name: str) -> bool:
+    """``name in _bound_once_at_top(tree, text)``, reading only the top-level statements on the
+    lines that spell ``name`` (a binding spells it)."""
+    lines = name_lines(text, name)
+    if ":=" in text or not lines:
+        return name in _bound_once_at_top(tree, text)
+    count, declared = 0, set()
+    for statement in tree.body:
+        at = bisect.bisect_left(lines, statement.lineno)
+        if at == len(lines) or lines[at] > statement.end_lineno:
+            continue
+        bound: set[str] = set()
+        _statement_bindings(statement, bound, declared if _global_statement_in(text) else None)
+        count += name in bound
+    return count == 1 and name not in declared
 
 
 def _global_statement_in(text: str) -> bool:
@@ -1088,7 +1105,7 @@ class Tracing:
         methods the call dispatches to through `self` (``_dispatched``), undecorated."""
         func = call.func
         if func.__class__ is ast.Name:
-            function = self._module_functions().get(func.id)
+            function = self._module_function(func.id)
             if function is None:
                 return []
             scope = self.ctx.enclosing_function(call)
@@ -1118,27 +1135,30 @@ class Tracing:
             for node in self.scope_nodes(scope)
         )
 
-    def _module_functions(self) -> dict[str, ast.AST]:
-        """The module-level undecorated `def`s and lambdas (`f = lambda x: ...`) by name, each
-        the only binding of its name at the top level (a decorator may return anything)."""
-        found = self.__dict__.get("_module_defs")
-        if found is None:
-            found = {}
+    def _module_function(self, name: str) -> ast.AST | None:
+        """The module-level undecorated `def` or lambda (`f = lambda x: ...`) ``name`` is, where
+        it is the only binding of that name at the top level (a decorator may return anything);
+        else None. Asked of the few names called with tracers, one at a time."""
+        candidates = self.__dict__.get("_module_defs")
+        if candidates is None:
+            candidates = self.__dict__["_module_defs"] = {}
             for statement in self.ctx.tree.body:
                 if statement.__class__ is ast.FunctionDef and not statement.decorator_list:
-                    found[statement.name] = statement
+                    candidates.setdefault(statement.name, []).append(statement)
                 elif (
                     statement.__class__ is ast.Assign
                     and statement.value.__class__ is ast.Lambda
                     and len(statement.targets) == 1
                     and statement.targets[0].__class__ is ast.Name
                 ):
-                    found[statement.targets[0].id] = statement.value
-            if found:
-                once = _bound_once_at_top(self.ctx.tree, self.ctx.text)
-                found = {name: function for name, function in found.items() if name in once}
-            self.__dict__["_module_defs"] = found
-        return found
+                    candidates.setdefault(statement.targets[0].id, []).append(statement.value)
+        found = candidates.get(name)
+        if found is None or len(found) != 1:
+            return None
+        once = self.__dict__.setdefault("_bound_once", {})
+        if name not in once:
+            once[name] = _bound_once(self.ctx.tree, self.ctx.text, name)
+        return found[0] if once[name] else None
 
     def _returns_traced(self, function, params: frozenset[str], reported: Reported) -> bool:
         """Whether ``function`` returns a tracer when ``params`` are: its taint with them traced,

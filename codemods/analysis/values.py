@@ -64,7 +64,7 @@ from jax_codemod.analysis import api
 from jax_codemod.analysis import transforms as spelled
 from jax_codemod.analysis.classes import classes_for, statements
 from jax_codemod.analysis.expected_errors import expected_errors_of
-from jax_codemod.analysis.names import Resolver, canonical
+from jax_codemod.analysis.names import Resolver, canonical, name_lines
 from jax_codemod.analysis.scopes import (
     CHILD_FIELDS,
     ENTER,
@@ -468,25 +468,6 @@ def _uses_near(tree: ast.Module, text: str, name: str) -> dict[str, list[ast.AST
     ``ast.walk``'s order.
     """
     return _uses_on_lines(tree, name, name_lines(text, name))
-
-
-def name_lines(text: str, name: str) -> list[int]:
-    """The lines (1-based, counting LFs) where ``name`` stands as a whole word: not next to an
-    ASCII letter, digit or underscore. Every token ``name`` of the text is among them (a name
-    token never touches another identifier character, and only keywords may follow a number
-    directly); a non-ASCII neighbour only adds a line."""
-    lines: list[int] = []
-    line, counted = 1, 0
-    count = text.count
-    # The look-behind comes last: a pattern that starts with the name is searched for fast.
-    spelled = re.escape(name)
-    for match in re.finditer(rf"{spelled}(?![A-Za-z0-9_])(?<![A-Za-z0-9_]{spelled})", text):
-        found = match.start()
-        line += count("\n", counted, found)
-        counted = found
-        if not lines or lines[-1] != line:
-            lines.append(line)
-    return lines
 
 
 def _uses_on_lines(tree: ast.Module, name: str, lines: list[int]) -> dict[str, list[ast.AST]]:
