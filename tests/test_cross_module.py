@@ -862,3 +862,49 @@ def _fresh_roots():
     yield
     project.forget_roots()
     os.environ.pop("CODEMOD_CACHE_DIR", None)
+
+
+def test_lists_and_dicts_another_module_fills_hold_what_it_writes_into_them(tmp_path):
+    root = write(tmp_path, {
+        "app/__init__.py": "",
+        "app/state.py": """\
+            import jax
+            from jax.sharding import NamedSharding, PartitionSpec as P
+
+            ROWS = NamedSharding(jax.make_mesh((4,), ("d",)), P("d"))
+
+            class Buffer:
+                def __init__(self):
+                    self.items = []
+                    self.kept = []
+
+                def push(self, x):
+                    self.items.append(jax.device_put(x, ROWS))
+                    self.kept.append(jax.device_put(x, jax.devices()[0]))
+
+            def collect(xs):
+                out = {}
+                for i, x in enumerate(xs):
+                    out[f"b{i}"] = jax.device_put(x, ROWS)
+                return out
+        """,
+        "app/export.py": """\
+            import torch
+            from app.state import Buffer, collect
+
+            def run(xs):
+                buf = Buffer()
+                for x in xs:
+                    buf.push(x)
+                a = [torch.from_dlpack(t) for t in buf.items]
+                b = [torch.from_dlpack(t) for t in buf.kept]
+                c = {k: torch.from_dlpack(v) for k, v in collect(xs).items()}
+                return a, b, c
+        """,
+    })
+    assert findings(root, select="JAX002") == {("app/export.py", 8, "JAX002"), ("app/export.py", 10, "JAX002")}
+    # The finding names the module the array was placed in.
+    with CliRunner().isolation() as (out, _err, _):
+        main(["run", "--check", "--no-cache", "--no-progress", "--format", "json", "--select", "JAX002", str(root)])
+        messages = [f["message"] for f in json.loads(out.getvalue().decode())["findings"]]
+    assert all("in `app/state.py`" in message for message in messages), messages

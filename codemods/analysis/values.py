@@ -992,8 +992,9 @@ class Analysis:
             self._writing.discard(definition.node)
         return replace(value, items=tuple(items)) if len(items) != len(value.items) else value
 
-    def _written(self, load: ast.Name, kind: str) -> list[tuple[object, Value]]:
-        """The items the write around ``load`` (a read of the list's or dict's name) puts in it."""
+    def _written(self, load: ast.expr, kind: str) -> list[tuple[object, Value]]:
+        """The items the write around ``load`` (a read of the list's or dict's name, or of
+        `self.<attr>`) puts in it."""
         parent = self.ctx.parent(load)
         if parent.__class__ is ast.Subscript and parent.value is load and parent.ctx.__class__ is ast.Store:
             statement = self.ctx.parent(parent)
@@ -1745,12 +1746,38 @@ class Analysis:
                 else:
                     assigned.append(statement.value)
         updates = [e for e in assigned if _reads_attribute(e, attr)]
-        values = known + [self.value_of(e) for e in assigned if not any(e is u for u in updates)]
+        values = known + [
+            self._with_field_writes(cls, attr, e) if e.__class__ in (ast.List, ast.Dict) else self.value_of(e)
+            for e in assigned if not any(e is u for u in updates)
+        ]
         if updates:
             memo[key] = _field_join(values)
             values += [self.value_of(e) for e in updates]
         found = memo[key] = _field_join(values)
         return found
+
+    def _with_field_writes(self, cls: ast.ClassDef, attr: str, display: ast.expr) -> Value:
+        """A list or dict display a method assigns to `self.<attr>`, with what the class's
+        methods write into `self.<attr>` (``_written``: `self.items.append(placed)`)."""
+        value = self.value_of(display)
+        if value.kind not in (CONTAINER, MAPPING) or not any(f".{attr}{w}" in self.ctx.text for w in _WRITE_SPELLINGS):
+            return value
+        items = list(value.items)
+        for method in cls.body:
+            positional = [*method.args.posonlyargs, *method.args.args] if isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)) else []
+            if not positional:
+                continue
+            this = positional[0].arg
+            for node in scope_nodes(method):
+                if (
+                    node.__class__ is ast.Attribute
+                    and node.attr == attr
+                    and node.value.__class__ is ast.Name
+                    and node.value.id == this
+                    and node.ctx.__class__ is ast.Load
+                ):
+                    items.extend(self._written(node, value.kind))
+        return replace(value, items=tuple(items)) if len(items) != len(value.items) else value
 
     def _self_assignments(self, method: ast.AST, this: str) -> dict[str, list[ast.expr]]:
         """What ``method`` assigns to ``this.<attr>``, by attr, in ``scope_nodes``' order (one
@@ -2423,9 +2450,17 @@ class Analysis:
             return value
         if value.owner is None and (value.node is not None or value.transform is not None):
             value = replace(value, owner=self._here)
-        if value.why and value.kind in _LOCATED and "` line " not in value.why:
+        return self._located(value, line, 0)
+
+    def _located(self, value: Value, line: int | None, depth: int) -> Value:
+        """``value`` with its reason, and those of the items it holds, located in this module."""
+        if value.why and value.kind in _LOCATED and "` line " not in value.why and f"in `{self._here}`" not in value.why:
             where = f"`{self._here}` line {line}" if line else f"`{self._here}`"
             value = replace(value, why=f"{value.why}, in {where}")
+        if value.kind in (CONTAINER, MAPPING) and value.items and depth < 3:
+            items = tuple((key, self._located(item, None, depth + 1)) for key, item in value.items)
+            if any(new is not old for (_, new), (_, old) in zip(items, value.items)):
+                value = replace(value, items=items)
         return value
 
     def _project_value(self, qualified: str) -> Value | None:
