@@ -282,3 +282,26 @@ def name_lines(text: str, name: str) -> list[int]:
         if not lines or lines[-1] != line:
             lines.append(line)
     return lines
+
+
+def spelled_as_parsed(text: str) -> bool:
+    """Whether each identifier of ``text``'s tree is spelled in the text as the tree has it,
+    on the line the tree gives (counting LFs).
+
+    Python folds identifiers to NFKC (``ｆｏｏ`` and ``ﬁ`` name ``foo`` and ``fi``): that needs
+    a non-ASCII character that may be part of a name and folds to ASCII. A lone CR ends a line
+    for the parser but not for a count of LFs.
+    """
+    if "\r" in text:
+        return False
+    if text.isascii():
+        return True
+    import unicodedata
+
+    return not any(
+        ("_" + char).isidentifier() and unicodedata.normalize("NFKC", char).isascii()
+        for char in set(_NON_ASCII.findall(text))
+    )
+
+
+_NON_ASCII = re.compile(r"[^\x00-\x7f]")

@@ -58,7 +58,7 @@ from typing import TYPE_CHECKING
 
 from jax_codemod.analysis import api
 from jax_codemod.analysis.classes import classes_for
-from jax_codemod.analysis.names import canonical, name_lines
+from jax_codemod.analysis.names import canonical, name_lines, spelled_as_parsed
 from jax_codemod.analysis.scopes import CHILD_FIELDS, child_fields
 from jax_codemod.analysis.transforms import (
     JIT_LIKE,
@@ -282,9 +282,11 @@ def _bound_once_at_top(tree: ast.Module, text: str | None = None) -> set[str]:
 def _bound_once(tree: ast.Module, text: str, name: str) -> bool:
     """``name in _bound_once_at_top(tree, text)``, reading only the top-level statements on the
     lines that spell ``name`` (a binding spells it)."""
-    lines = name_lines(text, name)
-    if ":=" in text or not lines:
+    if ":=" in text or not spelled_as_parsed(text):  # (lines counted as the parser counts them)
         return name in _bound_once_at_top(tree, text)
+    lines = name_lines(text, name)
+    if not lines:
+        return False
     count, declared = 0, set()
     for statement in tree.body:
         at = bisect.bisect_left(lines, statement.lineno)

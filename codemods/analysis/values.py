@@ -64,7 +64,7 @@ from jax_codemod.analysis import api
 from jax_codemod.analysis import transforms as spelled
 from jax_codemod.analysis.classes import classes_for, statements
 from jax_codemod.analysis.expected_errors import expected_errors_of
-from jax_codemod.analysis.names import Resolver, canonical, name_lines
+from jax_codemod.analysis.names import Resolver, canonical, name_lines, spelled_as_parsed
 from jax_codemod.analysis.scopes import (
     CHILD_FIELDS,
     ENTER,
@@ -436,27 +436,6 @@ _NAMES_BEFORE_INDEX = 32
 _NEAR_SHARE = 6
 
 
-def spelled_as_parsed(text: str) -> bool:
-    """Whether each identifier of ``text``'s tree is spelled in the text as the tree has it,
-    on the line the tree gives (counting LFs).
-
-    Python folds identifiers to NFKC (``ｆｏｏ`` and ``ﬁ`` name ``foo`` and ``fi``): that needs
-    a non-ASCII character that may be part of a name and folds to ASCII. A lone CR ends a line
-    for the parser but not for a count of LFs.
-    """
-    if "\r" in text:
-        return False
-    if text.isascii():
-        return True
-    import unicodedata
-
-    return not any(
-        ("_" + char).isidentifier() and unicodedata.normalize("NFKC", char).isascii()
-        for char in set(_NON_ASCII.findall(text))
-    )
-
-
-_NON_ASCII = re.compile(r"[^\x00-\x7f]")
 
 
 def _uses_near(tree: ast.Module, text: str, name: str) -> dict[str, list[ast.AST]]:
