@@ -282,18 +282,22 @@ def _bound_once_at_top(tree: ast.Module, text: str | None = None) -> set[str]:
 def _bound_once(tree: ast.Module, text: str, name: str) -> bool:
     """``name in _bound_once_at_top(tree, text)``, reading only the top-level statements on the
     lines that spell ``name`` (a binding spells it)."""
-    if ":=" in text or not spelled_as_parsed(text):  # (lines counted as the parser counts them)
+    if not spelled_as_parsed(text):  # (lines counted as the parser counts them)
         return name in _bound_once_at_top(tree, text)
     lines = name_lines(text, name)
     if not lines:
         return False
     count, declared = 0, set()
+    walrus, globals_ = ":=" in text, _global_statement_in(text)
     for statement in tree.body:
         at = bisect.bisect_left(lines, statement.lineno)
         if at == len(lines) or lines[at] > statement.end_lineno:
             continue
         bound: set[str] = set()
-        _statement_bindings(statement, bound, declared if _global_statement_in(text) else None)
+        _statement_bindings(statement, bound, declared if globals_ else None)
+        if walrus and statement.__class__ not in _DEFINITIONS:
+            # `(name := ...)` at module level, in this statement's expressions.
+            bound.update(n.target.id for n in ast.walk(statement) if n.__class__ is ast.NamedExpr)
         count += name in bound
     return count == 1 and name not in declared
 
