@@ -230,14 +230,8 @@ class Region:
                     every.setdefault(node.name, []).append(node)
                     if not node.decorator_list:
                         plain.setdefault(node.name, []).append(node)
-                elif (
-                    node.__class__ is ast.Assign
-                    and node.value.__class__ is ast.Lambda
-                    and len(node.targets) == 1
-                    and node.targets[0].__class__ is ast.Name
-                    and parents.get(node) is self.tree
-                ):
-                    named.setdefault(node.targets[0].id, []).append(node.value)
+                elif parents.get(node) is self.tree and (bound := _lambda_name(node)) is not None:
+                    named.setdefault(bound, []).append(node.value)
             # `to_host = lambda x: np.asarray(x)`: a helper like a `def`, where that is the
             # name's only module-level binding (a name also bound by a `def` is left to it).
             if named:
@@ -247,6 +241,18 @@ class Region:
                         every[name] = plain[name] = lambdas
             self._indexes = (plain, every)
         return self._indexes[1] if decorated else self._indexes[0]
+
+
+def _lambda_name(node: ast.AST) -> str | None:
+    """The name ``node`` binds to a lambda, where it is `name = lambda ...: ...`."""
+    if (
+        node.__class__ is ast.Assign
+        and node.value.__class__ is ast.Lambda
+        and len(node.targets) == 1
+        and node.targets[0].__class__ is ast.Name
+    ):
+        return node.targets[0].id
+    return None
 
 
 def _bound_once_at_top(tree: ast.Module, text: str | None = None) -> set[str]:
@@ -1151,13 +1157,8 @@ class Tracing:
             for statement in self.ctx.tree.body:
                 if statement.__class__ is ast.FunctionDef and not statement.decorator_list:
                     candidates.setdefault(statement.name, []).append(statement)
-                elif (
-                    statement.__class__ is ast.Assign
-                    and statement.value.__class__ is ast.Lambda
-                    and len(statement.targets) == 1
-                    and statement.targets[0].__class__ is ast.Name
-                ):
-                    candidates.setdefault(statement.targets[0].id, []).append(statement.value)
+                elif (bound := _lambda_name(statement)) is not None:
+                    candidates.setdefault(bound, []).append(statement.value)
         found = candidates.get(name)
         if found is None or len(found) != 1:
             return None
