@@ -537,7 +537,7 @@ NON_ASCII = re.compile(r"[^\x00-\x7f]+")
 _DEF_NAME = re.compile(r"\n[ \t]*(?:async[ \t]+)?def[ \t]+(\w+)")
 # `to_host = lambda x: ...`, `double_host = functools.partial(scaled_host, scale=2.0)`: called
 # by the name, as a `def` is (a partial of anything: keeping a block costs time, never a finding).
-_LAMBDA_NAME = re.compile(r"([A-Za-z_]\w*)[ \t]*=[ \t]*(?:lambda\b|(?:[A-Za-z_]\w*[ \t]*\.[ \t]*)*partial[ \t]*\()")
+_HELPER_NAME = re.compile(r"([A-Za-z_]\w*)[ \t]*=[ \t]*(?:lambda\b|(?:[A-Za-z_]\w*[ \t]*\.[ \t]*)*partial[ \t]*\()")
 _INDENTED_DEF = re.compile(r"\n([ \t]*)(?:async[ \t]+)?def[ \t]+(\w+)")
 WORDS = re.compile(r"\w+")
 _NOT_WORD_TO_SPACE = str.maketrans({c: " " for c in map(chr, range(128)) if not (c.isalnum() or c == "_")})
@@ -641,12 +641,12 @@ class Cut:
                 # (An "other" block begins with no `def`: that is a "def" block.)
                 found = set(_DEF_NAME.findall(text, block.begin, block.finish))
                 # `to_host = lambda x: np.asarray(x)`, a partial alias: called by its name.
-                bound = _LAMBDA_NAME.match(text, block.begin, block.finish)
+                bound = _HELPER_NAME.match(text, block.begin, block.finish)
                 if bound is not None:
                     found.add(bound.group(1))
             elif block.kind == "call":
                 # `double_host = functools.partial(scaled_host, scale=2.0)`: called by its name.
-                bound = _LAMBDA_NAME.match(text, block.begin, block.finish)
+                bound = _HELPER_NAME.match(text, block.begin, block.finish)
                 found = {bound.group(1)} if bound is not None else set()
             elif block.kind == "class":
                 methods = class_body_indent(text, block, self.interiors, self.string_starts)

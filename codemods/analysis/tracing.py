@@ -272,7 +272,7 @@ def _bound_once_at_top(tree: ast.Module, text: str | None = None) -> set[str]:
             if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                 bound.add(statement.name)
             elif isinstance(statement, (ast.Import, ast.ImportFrom)):
-                bound.update(alias.asname or alias.name.split(".")[0] for alias in statement.names)
+                bound.update(_import_names(statement))
             for node in ast.walk(statement):
                 if node.__class__ is ast.Global:
                     declared.update(node.names)
@@ -306,6 +306,11 @@ def _bound_once(tree: ast.Module, text: str, name: str) -> bool:
             bound.update(n.target.id for n in ast.walk(statement) if n.__class__ is ast.NamedExpr)
         count += name in bound
     return count == 1 and name not in declared
+
+
+def _import_names(statement: ast.Import | ast.ImportFrom) -> list[str]:
+    """The names an import statement binds (`import a.b` binds `a`)."""
+    return [alias.asname or alias.name.split(".")[0] for alias in statement.names]
 
 
 def _global_statement_in(text: str) -> bool:
@@ -345,7 +350,7 @@ def _statement_bindings(statement: ast.stmt, bound: set[str], declared: set[str]
     if inside:
         bound = set()  # a function's own names: only its `global`s are looked for
     if kind in (ast.Import, ast.ImportFrom):
-        bound.update(alias.asname or alias.name.split(".")[0] for alias in statement.names)
+        bound.update(_import_names(statement))
         return
     if kind.__name__ == "Match":
         bound.update(
@@ -561,7 +566,7 @@ class Tracing:
             if tainted is None:
                 tainted = self.tainted_names(function, traced.traced, reported)
             # What is passed first (a tracer or not), then where it goes.
-            if not any(self.is_traced(a, tainted, reported) for a in [*node.args, *(k.value for k in node.keywords)]):
+            if not self._passes_tracer(node, tainted, reported):
                 continue
             call = node
             if node.args and not isinstance(node.args[0], ast.Starred) and canonical(self.ctx.qualname(node.func)) in TREE_MAPS:
@@ -1056,8 +1061,7 @@ class Tracing:
         the call passes tracers to. Without this a tracer handed back by a helper
         (`y = normalize(x)`) was concrete to the caller's taint, and a helper it then went to
         (`to_host(y)`, here or in another module) was never followed: a silent miss."""
-        arguments = [*call.args, *(k.value for k in call.keywords)]
-        if not arguments or not any(self.is_traced(a, tainted, reported) for a in arguments):
+        if not self._passes_tracer(call, tainted, reported):
             return False  # most calls: no tracer goes in
         callees = self._returning_callees(call)
         if not callees:
@@ -1071,6 +1075,10 @@ class Tracing:
             for function, bound in callees
         )
 
+    def _passes_tracer(self, call: ast.Call, tainted: set[str], reported: Reported) -> bool:
+        """Whether one of ``call``'s arguments is a tracer."""
+        return any(self.is_traced(a, tainted, reported) for a in [*call.args, *(k.value for k in call.keywords)])
+
     def _project_returns_traced(self, call: ast.Call, qualified: str, tainted: set[str], reported: Reported) -> bool:
         """``_helper_returns_traced`` for a function of another module of the project
         (`to_host(ops.normalize(x))`): its own module's taint judges its returns. A partial
@@ -1078,7 +1086,7 @@ class Tracing:
         project = self.ctx.project
         if project is None or project.module_of(qualified) is None:
             return False
-        if not any(self.is_traced(a, tainted, reported) for a in [*call.args, *(k.value for k in call.keywords)]):
+        if not self._passes_tracer(call, tainted, reported):
             return False
         if self.ctx.partial:
             return True
@@ -1143,7 +1151,7 @@ class Tracing:
             return True
         return any(
             (node.__class__ in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef) and node.name == name)
-            or (node.__class__ in (ast.Import, ast.ImportFrom) and any((a.asname or a.name.split(".")[0]) == name for a in node.names))
+            or (node.__class__ in (ast.Import, ast.ImportFrom) and name in _import_names(node))
             for node in self.scope_nodes(scope)
         )
 

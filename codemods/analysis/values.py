@@ -113,12 +113,12 @@ SINGLE = "single-device"
 MULTI = "multi-device"
 NOT_ADDRESSABLE = "not-fully-addressable"
 # When possibilities disagree, the lowest rank wins (precision first), except that a JAX array
-# on several devices along one path is one there (``join``).
+# on several devices along one path is one there (``join_paths``).
 _RANK = {SINGLE: 0, PLACEMENT_UNKNOWN: 1, MULTI: 2, NOT_ADDRESSABLE: 3}
 
 ARRAY_KINDS = frozenset({ARRAY, TRACER})
 OTHER_ARRAYS = frozenset({TORCH, NUMPY, CUPY})
-# What may meet a multi-device JAX array in a join and leave it one (``join``): no tracer (a
+# What may meet a multi-device JAX array in a join and leave it one (``join_paths``): no tracer (a
 # value traced on one path is JAX001's), no container, callable or class.
 _PATH_COMPANIONS = frozenset({ARRAY, UNKNOWN, CONSTANT, *OTHER_ARRAYS})
 _ON_ONE_PATH = " on one path"
@@ -434,8 +434,6 @@ _NAMES_BEFORE_INDEX = 32
 # ... while the names looked up so far stand on at most one line in this many; past that,
 # the index is cheaper.
 _NEAR_SHARE = 6
-
-
 
 
 def _uses_near(tree: ast.Module, text: str, name: str) -> dict[str, list[ast.AST]]:
@@ -802,8 +800,7 @@ class Analysis:
         if isinstance(expr, ast.IfExp):
             sides = [self.value_of(expr.body), self.value_of(expr.orelse)]
             # `x if len(x.devices()) == 1 else gather(x)`: a test of what a side holds picks it.
-            read = {n.id for side in (expr.body, expr.orelse) for n in ast.walk(side) if n.__class__ is ast.Name}
-            if any(_inspects(expr.test, name) for name in read):
+            if _inspects(expr.test, _names_read(expr.body) | _names_read(expr.orelse)):
                 return join(sides)
             return join_paths(sides)
         if isinstance(expr, ast.Lambda):
@@ -900,28 +897,23 @@ class Analysis:
     def _guarded_return(self, function: ast.AST, statements: list[ast.Return]) -> bool:
         """Whether a `return` of ``function`` sits under an `if` or `while` whose test looks into
         a name the returned expression reads (``_inspects``)."""
-        for statement in statements:
-            read = {n.id for n in ast.walk(statement.value) if n.__class__ is ast.Name}
-            for ancestor in self.ctx.ancestors(statement):
-                if ancestor is function:
-                    break
-                test = getattr(ancestor, "test", None) if ancestor.__class__ in (ast.If, ast.While) else None
-                if test is not None and any(_inspects(test, name) for name in read):
-                    return True
-        return False
+        return any(self._under_test_of(statement, function, _names_read(statement.value)) for statement in statements)
 
     def _tested_before_bound(self, name: str, reaching: list[Definition], scope: ast.AST) -> bool:
         """Whether a definition of ``name`` that reaches here is bound under an `if` or `while`
         whose test looks into ``name`` (``_inspects``: `if len(x.sharding.device_set) > 1: x =
         jax.device_put(x, device)`): which path runs depends on what it holds, so a sharded array
         along the other path is no evidence (``join_paths`` gives way to the weaker claim)."""
-        for definition in reaching:
-            for ancestor in self.ctx.ancestors(definition.node):
-                if ancestor is scope:
-                    break
-                test = getattr(ancestor, "test", None) if ancestor.__class__ in (ast.If, ast.While) else None
-                if test is not None and _inspects(test, name):
-                    return True
+        return any(self._under_test_of(definition.node, scope, {name}) for definition in reaching)
+
+    def _under_test_of(self, node: ast.AST, scope: ast.AST, names: set[str]) -> bool:
+        """Whether ``node`` sits, within ``scope``, under an `if` or `while` whose test looks
+        into one of ``names`` (``_inspects``)."""
+        for ancestor in self.ctx.ancestors(node):
+            if ancestor is scope:
+                return False
+            if ancestor.__class__ in (ast.If, ast.While) and _inspects(ancestor.test, names):
+                return True
         return False
 
     def _global_value(self, name: ast.Name) -> Value:
@@ -962,14 +954,22 @@ class Analysis:
             return value
         self._writing.add(definition.node)
         try:
-            items = list(value.items)
-            for load in self._uses(name)["load"]:
-                written = self._written(load, value.kind)
-                if written and any(d.node is definition.node for d in self.scopes.reaching(load)[0]):
-                    items.extend(written)
+            # (the binding must reach the write: `out = []` again later is another list)
+            return self._written_into(
+                value, self._uses(name)["load"], lambda load: any(d.node is definition.node for d in self.scopes.reaching(load)[0])
+            )
         finally:
             self._writing.discard(definition.node)
-        return replace(value, items=tuple(items)) if len(items) != len(value.items) else value
+
+    def _written_into(self, value: Value, loads: Iterable[ast.expr], reaches=None) -> Value:
+        """``value`` (a list's or dict's) with the items the writes around ``loads`` put in it
+        (``reaches``: asked of a load that writes, whether it writes into this value)."""
+        items = [
+            item for load in loads
+            if (written := self._written(load, value.kind)) and (reaches is None or reaches(load))
+            for item in written
+        ]
+        return replace(value, items=(*value.items, *items)) if items else value
 
     def _written(self, load: ast.expr, kind: str) -> list[tuple[object, Value]]:
         """The items the write around ``load`` (a read of the list's or dict's name, or of
@@ -1741,22 +1741,21 @@ class Analysis:
         value = self.value_of(display)
         if value.kind not in (CONTAINER, MAPPING) or not any(f".{attr}{w}" in self.ctx.text for w in _WRITE_SPELLINGS):
             return value
-        items = list(value.items)
+        loads = []
         for method in cls.body:
             positional = [*method.args.posonlyargs, *method.args.args] if isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)) else []
             if not positional:
                 continue
             this = positional[0].arg
-            for node in scope_nodes(method):
-                if (
-                    node.__class__ is ast.Attribute
-                    and node.attr == attr
-                    and node.value.__class__ is ast.Name
-                    and node.value.id == this
-                    and node.ctx.__class__ is ast.Load
-                ):
-                    items.extend(self._written(node, value.kind))
-        return replace(value, items=tuple(items)) if len(items) != len(value.items) else value
+            loads += [
+                node for node in scope_nodes(method)
+                if node.__class__ is ast.Attribute
+                and node.attr == attr
+                and node.value.__class__ is ast.Name
+                and node.value.id == this
+                and node.ctx.__class__ is ast.Load
+            ]
+        return self._written_into(value, loads)
 
     def _self_assignments(self, method: ast.AST, this: str) -> dict[str, list[ast.expr]]:
         """What ``method`` assigns to ``this.<attr>``, by attr, in ``scope_nodes``' order (one
@@ -2696,7 +2695,7 @@ class Analysis:
         by the call's), each read in the module that spells it. ``src=`` is where the data comes
         from, not where it goes: it places nothing."""
         bound = self.value_of(call.func)
-        partial = bound.node if bound.kind == LIBRARY and isinstance(bound.node, ast.Call) else None
+        partial = bound.node if _is_partial_put(bound) else None
         holder = self._owner(bound) if partial is not None else self
         if holder is None:
             return UNKNOWN_VALUE, UNKNOWN_VALUE
@@ -2778,17 +2777,22 @@ def _reads_attribute(expr: ast.AST, attr: str) -> bool:
     return any(isinstance(node, ast.Attribute) and node.attr == attr for node in ast.walk(expr))
 
 
-def _inspects(test: ast.expr, name: str) -> bool:
-    """Whether ``test`` looks into ``name``'s value: reads an attribute of it or passes it to a
-    call (`len(x.sharding.device_set) > 1`, `is_sharded(x)`), not only `x is None` or `not x`."""
+def _inspects(test: ast.expr, names: set[str]) -> bool:
+    """Whether ``test`` looks into the value of one of ``names``: reads an attribute of it or
+    passes it to a call (`len(x.sharding.device_set) > 1`, `is_sharded(x)`), not only `x is
+    None` or `not x`."""
     for node in ast.walk(test):
-        if node.__class__ is ast.Attribute and node.value.__class__ is ast.Name and node.value.id == name:
+        if node.__class__ is ast.Attribute and node.value.__class__ is ast.Name and node.value.id in names:
             return True
         if node.__class__ is ast.Call and any(
-            a.__class__ is ast.Name and a.id == name for a in [*node.args, *(k.value for k in node.keywords)]
+            a.__class__ is ast.Name and a.id in names for a in [*node.args, *(k.value for k in node.keywords)]
         ):
             return True
     return False
+
+
+def _names_read(expr: ast.AST) -> set[str]:
+    return {node.id for node in ast.walk(expr) if node.__class__ is ast.Name}
 
 
 def _is_partial_put(value: Value) -> bool:
