@@ -209,6 +209,8 @@ def test_changed_settings_miss(cached_tree, parses, change, tmp_path):
         config.parent.mkdir()
         config.write_text('[tool.codemod]\nhelper-module = "my.helpers"\n')
         change = ["--config", str(config)]
+    # A placement word: JAX002 reads the file (one that can place nothing it decides from the text).
+    (tree / "ref.py").write_bytes(REPORT_ONLY + b"put = jax.device_put\n")
     run_json(tree, "--check")
     parses.clear()
     run_json(tree, "--check", *change)

@@ -197,3 +197,46 @@ def test_registry_order_puts_jax002_before_jax005_and_jax006_last():
     assert jax_codemod.rule_by_code("JAX006").DEFAULT_ENABLED is False
 
 
+
+
+def test_placement_words_cover_every_placement_the_analysis_knows():
+    """JAX002 skips a file whose texts (its own, and what its project imports lead to) hold no
+    placement word: every way the value analysis makes a multi-device array must spell one,
+    under each name it is known by (a private or legacy spelling is renamed to it)."""
+    from jax_codemod.analysis import names, values as v
+    from jax_codemod.rules._dlpack_exports import holds_placement_text
+
+    producers = (
+        {name for name, placement in v.SHARDING_TYPES.items() if placement == v.MULTI}
+        | v.MULTI_PRODUCERS
+        | v.NOT_ADDRESSABLE_PRODUCERS
+        | set(v.SHARDED_BY_ARGUMENT)
+        | v.MULTI_TRANSFORMS
+        | v.MESH_CONTEXTS
+        | {"jax.sharding.PartitionSpec"}  # a sharding where one is passed (`device_put(x, P("x"))`)
+    )
+    spellings = producers | {old for old, new in names._NAMES.items() if new in producers}
+    for spelled in sorted(spellings):
+        member = spelled.rsplit(".", 1)[-1]
+        if member in ("PartitionSpec", "P"):
+            continue  # placed only through a call that spells a word itself (below)
+        assert holds_placement_text(f"x = {member}(y)\n"), spelled
+    # Where a partition spec or a sharding is passed: the options and calls that place with it.
+    for spelled in ("jax.jit(f, out_shardings=s)", "pjit(f, out_axis_resources=s)", "jax.device_put(x, s)",
+                    "jax.lax.with_sharding_constraint(x, s)", "jax.reshard(x, s)"):
+        assert holds_placement_text(spelled), spelled
+
+
+def test_a_file_that_can_place_nothing_on_several_devices_is_not_parsed_for_jax002():
+    from jax_codemod.analysis.context import FileContext
+
+    text = "import jax, torch\n\ndef to_torch(x):\n    return torch.from_dlpack(x)\n"
+    ctx = FileContext("case.py", text, parse=lambda: (_ for _ in ()).throw(AssertionError("parsed")))
+    assert ShardedDlpackExport({}).check(ctx) == []
+    # With placement text, the same file is read (and still has no finding: `x` is a parameter).
+    placed = text + "y = jax.device_put(jax.numpy.ones(2), s)\n"
+    import ast
+
+    parsed = []
+    ctx = FileContext("case.py", placed, parse=lambda: parsed.append(1) or ast.parse(placed))
+    assert ShardedDlpackExport({}).check(ctx) == [] and parsed

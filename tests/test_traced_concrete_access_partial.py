@@ -1560,8 +1560,8 @@ def test_the_engine_runs_jax001_after_the_rules_that_parse_the_whole_file(monkey
             return x.item()
 
         def export(y):
-            return torch.from_dlpack(y)
-    """)
+            return torch.from_dlpack(jax.device_put(y))
+    """)  # (a placement word: else JAX002 decides from the text that nothing spans devices)
     assert check_order([RULE, ShardedDlpackExport()])[-1] is RULE
     assert check_order([ShardedDlpackExport(), RULE])[-1] is RULE
     partial_readings = []

@@ -229,9 +229,14 @@ _EXPORT_WORDS = ("dlpack", "unsafe_buffer_pointer", "__cuda_array_interface__")
 MAX_HANDOFFS = 6
 
 
-# Text a module holds where it may place an array on several devices (`NamedSharding`,
-# `shard_map`, `out_shardings`, `jax.pmap`, `device_put`, a device mesh, `make_array_from_...`).
-_PLACEMENT_WORDS = ("harding", "shard_map", "device_put", "make_array_from", "device_mesh", "global_array")
+# Text a module holds where it may place an array on several devices: every way the value
+# analysis makes one (`values.SHARDING_TYPES`, `MULTI_PRODUCERS`, `SHARDED_BY_ARGUMENT`,
+# `NOT_ADDRESSABLE_PRODUCERS`, `MULTI_TRANSFORMS`, `MESH_CONTEXTS`, jit's `out_shardings` and
+# pjit's `out_axis_resources`) spells one of these or `pmap` or a mesh word below
+# (`test_placement_words_cover_every_placement_the_analysis_knows`).
+_PLACEMENT_WORDS = (
+    "harding", "shard_map", "device_put", "make_array_from", "device_mesh", "global_array", "reshard", "axis_resources"
+)
 # `jax.set_mesh(mesh)`, `use_mesh`, `make_mesh`, not within a longer name (warp's geometry tests
 # call `test_set_mesh_points`).
 _MESH_WORDS = ("set_mesh", "use_mesh", "make_mesh")
@@ -248,6 +253,15 @@ def holds_placement_text(text: str) -> bool:
         # is tried at every position of the text, not searched).
         or ("pmap" in text and next(whole_word_starts(text, "pmap"), None) is not None)
         or ("_mesh" in text and any(next(word_starts(text, word), None) is not None for word in _MESH_WORDS))
+    )
+
+
+def may_place_several(text: str, project) -> bool:
+    """From texts alone: whether a value of the file can be a multi-device array at all. The
+    file places one itself, or imports a name that leads to text that does, through whatever
+    that uses (the value analysis knows no other origin of one)."""
+    return holds_placement_text(text) or (
+        project is not None and project.reaches("placement-used", holds_placement_text, text)
     )
 
 
@@ -374,8 +388,11 @@ def _field_exports(ctx: FileContext, call: ast.Call) -> Iterator[Export]:
         )
 
 
+_SEVERAL = frozenset({v.MULTI, v.NOT_ADDRESSABLE})
+
+
 def _placed_on_several(value: v.Value) -> bool:
-    return value.kind == v.ARRAY and value.placement in (v.MULTI, v.NOT_ADDRESSABLE)
+    return value.kind == v.ARRAY and value.placement in _SEVERAL
 
 
 def _may_hold_several(analysis, argument: ast.expr) -> bool:
@@ -593,10 +610,14 @@ class GatherBeforeExport(Rule):
         return (
             self.REQUIRES == (b"jax",)
             and any(trigger in source for trigger in self.TRIGGERS)
-            and (holds_placement_text(text) or project.reaches("placement-used", holds_placement_text, text))
+            and may_place_several(text, project)
         )
 
     def check(self, ctx: FileContext) -> list[Finding]:
+        if self.PLACEMENTS <= _SEVERAL and not may_place_several(ctx.text, ctx.project):
+            # No value of the file can span several devices: nothing to parse for (most files
+            # that export, a library's own interop module, place nothing).
+            return []
         findings = []
         exports = find_exports(ctx)
         if self.PROJECT_PREFILTER and ctx.project is not None:
