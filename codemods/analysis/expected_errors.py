@@ -348,13 +348,17 @@ def runs_only_under_disable_jit(ctx: FileContext, function: ast.AST) -> bool:
     scope = ctx.enclosing_function(function)
     if scope is None or not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
         return False
-    blocks = [
-        (node.body[0], node.body[-1])
-        for node in walk_values(scope)
-        if isinstance(node, (ast.With, ast.AsyncWith)) and node.body
-        and any(isinstance(i.context_expr, ast.Call) and ctx.qualname(i.context_expr.func) in DISABLE_JIT
-                for i in node.items)
-    ]
+    # Asked for each jitted function of the scope (a test method defines dozens): walked once.
+    known = ctx.__dict__.setdefault("_disable_jit_blocks", {})
+    blocks = known.get(scope)
+    if blocks is None:
+        blocks = known[scope] = [
+            (node.body[0], node.body[-1])
+            for node in walk_values(scope)
+            if isinstance(node, (ast.With, ast.AsyncWith)) and node.body
+            and any(isinstance(i.context_expr, ast.Call) and ctx.qualname(i.context_expr.func) in DISABLE_JIT
+                    for i in node.items)
+        ]
     if not blocks:
         return False
 
