@@ -40,7 +40,9 @@ class Api:
     ``differentiates``: it only differentiates, so its tracers carry concrete primal values
     (checked against the installed JAX by tests/test_traced_concrete_access.py::
     test_differentiation_table_matches_installed_jax); ``multi_device``: what it makes is
-    placed on several devices. ``applies``: a library base class whose instances' method of
+    placed on several devices. ``keeps_tracers``: inside a trace it returns the tracers it is
+    given as they are (a transfer or a wait: a tracer has no buffer to fetch, place or wait
+    for), so what it returns there is no concrete array. ``applies``: a library base class whose instances' method of
     that name runs another method of the instance (flax linen's ``Module.apply(variables,
     *args, method=None, **kwargs)`` runs ``method``, else ``__call__``, on the rest of the
     arguments), ``apply_options`` that method's own keywords (not passed on). ``public``: the
@@ -65,6 +67,7 @@ class Api:
     multi_device: bool = False
     applies: str | None = None
     apply_options: tuple[str, ...] = ()
+    keeps_tracers: bool = False
     public: str | None = None
 
     @property
@@ -135,6 +138,11 @@ API: tuple[Api, ...] = (
     Api(
         "jax.tree.flatten_with_path", tree="flatten_with_path", public="jax.tree_util.tree_flatten_with_path"
     ),
+    # Transfers and waits: inside a trace each returns its argument's tracers (jax/_src/api.py:
+    # `_device_get` returns a `core.Tracer` as it is, `device_put` binds a primitive on it,
+    # `block_until_ready` finds no buffer), and a NumPy conversion of the result still raises
+    # (TracerArrayConversionError), on every supported release.
+    *(Api(name, keeps_tracers=True) for name in ("jax.device_get", "jax.device_put", "jax.block_until_ready")),
     # Transforms ---------------------------------------------------------------------
     *(
         Api(name, transform="jit", traced_args=(0,))

@@ -89,6 +89,8 @@ TREE_MAPS = api.TREE_MAPS
 APPLIERS = api.APPLIERS
 # Pytree helpers whose results are the leaves of their argument: tracers when it is traced.
 TREE_LEAVES = frozenset(record.name for record in api.records(tree=True) if record.tree != "map")
+# `jax.device_get(x)` in a trace: the tracer itself (``api``'s ``keeps_tracers``).
+KEEPS_TRACERS = api.public_names(keeps_tracers=True)
 # A block where JAX computes eagerly inside a trace: values not computed from the traced
 # arguments are concrete there.
 COMPILE_TIME_EVAL = frozenset({"jax.ensure_compile_time_eval", "jax.core.ensure_compile_time_eval"})
@@ -1040,7 +1042,8 @@ class Tracing:
                 return True
             # A helper of this file (`y = normalize(x)`) returns one when its own taint says so.
             return self._helper_returns_traced(call, tainted, reported)
-        if canonical(qualified) in TREE_LEAVES:
+        public = canonical(qualified)
+        if public in TREE_LEAVES or public in KEEPS_TRACERS:
             return bool(call.args) and self.is_traced(call.args[0], tainted, reported)
         if not qualified.startswith(ARRAY_MODULES):
             # A function of another module of the project (`from pkg.ops import normalize`).

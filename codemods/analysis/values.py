@@ -209,6 +209,8 @@ NOT_ADDRESSABLE_PRODUCERS = frozenset(
     }
 )
 HOST_PRODUCERS = frozenset({"jax.device_get", "jax.experimental.multihost_utils.process_allgather"})
+# ...but inside a trace these return the tracer they are given (``api``'s ``keeps_tracers``).
+KEEPS_TRACERS = api.public_names(keeps_tracers=True)
 # `jax._src.test_util.rand_*(rng)`: functions that make NumPy arrays (`rand_default`, `rand_int`...).
 _TEST_RANDOM_FACTORIES = ("jax._src.test_util.rand_", "jax.test_util.rand_")
 # The calls that make a DLPack capsule, and whose (analysis/capsules.py reads it too).
@@ -2519,6 +2521,10 @@ class Analysis:
                 placement = MULTI  # these exist to place arrays over several devices
             kind = TRACER if self.value_of(call.args[0]).kind == TRACER and call.args else ARRAY
             return Value(kind, f"{label}", placement=placement)
+        if qualified in KEEPS_TRACERS and call.args and not isinstance(call.args[0], ast.Starred):
+            given = self.value_of(call.args[0])
+            if given.kind == TRACER:
+                return given
         if qualified in HOST_PRODUCERS or qualified.startswith("numpy."):
             return Value(NUMPY, label)
         if qualified.startswith(_TEST_RANDOM_FACTORIES):
@@ -2722,7 +2728,9 @@ class Analysis:
         """What ``jax.device_put`` makes of ``data`` sent to ``target``. A tree (a dict, a tuple,
         a record) comes back as the same tree, each leaf placed by the matching leaf of a tree
         of shardings (``device_put({"x": a, "y": b}, {"x": s, "y": t})``) or by one sharding for
-        all: the leaf under a single-device sharding is no sharded array."""
+        all: the leaf under a single-device sharding is no sharded array. A tracer stays one."""
+        if data.kind == TRACER:
+            return data
         if data.kind in (CONTAINER, MAPPING, INSTANCE) and not (target is None and _placement_free(data)):
             tree = target is not None and target.kind in (CONTAINER, MAPPING, INSTANCE)
             items = tuple(
