@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cached_property, wraps
 
+from jax_codemod.analysis.api import TREE_MAPS
 from jax_codemod.analysis.blocks import CONTAINER_CALLS
 from jax_codemod.analysis.context import FileContext
 from jax_codemod.analysis.names import canonical
@@ -155,6 +156,12 @@ class AccessText:
             rf"|(?P<consumer>{consumer_words}){_GAP}[(#]|(?P<transform>{_TRANSFORM_WORDS})(?!\w))"
         )
 
+        # A consumer a pytree map runs on every leaf (`jax.tree.map(np.asarray, batch)`): passed
+        # by name, not called (``mapped_consumer``). Opens with a literal: searched, not tried.
+        mapped = rf"map{_GAP}\({_GAP}(?:[A-Za-z_][\w.]*\.)?(?:{consumer_words}){_GAP},"
+        self._mapped_text = re.compile(mapped)
+        self._mapped_bytes = re.compile(mapped.encode())
+
     def access_pattern(self) -> str:
         """Text that may be an access, as one whitespace-tolerant regex (`x.devices ()`): what
         ``may_access`` answers, the slow way (its tests compare the two)."""
@@ -164,6 +171,7 @@ class AccessText:
             rf"|(?<!jax)\.\s*(?:{'|'.join(self.property_names)})\b"
             # `jnp.array(x)` is jax's own: traceable.
             rf"|(?<!jnp\.)\b(?:{'|'.join(self.consumer_names)})\s*\("
+            rf"|{self._mapped_text.pattern}"
         )
 
     # The prefilter and the lines an access may be on ------------------------------------
@@ -174,7 +182,9 @@ class AccessText:
         for match in self._member_bytes.finditer(source):
             if match.group(1) is None or source[max(0, match.start() - 3) : match.start()] != b"jax":
                 return True
-        return self._consumer_bytes_reversed.search(source[::-1]) is not None
+        return self._consumer_bytes_reversed.search(source[::-1]) is not None or (
+            b"map" in source and self._mapped_bytes.search(source) is not None
+        )
 
     def access_lines(self, text: str) -> set[int]:
         """Lines with a member called after a dot (`x.item(`), a property read after a dot but
@@ -184,12 +194,16 @@ class AccessText:
         One regex with a literal first character for the members (the engine searches for the
         dot fast) instead of a str.find per member name over the whole text."""
         positions = [*self._member_positions(text), *called_positions(text, self.consumer_names, not_after="jnp.")]
+        positions += self._mapped_positions(text)
         return lines_of(text, sorted(positions))
+
+    def _mapped_positions(self, text: str) -> list[int]:
+        return [match.start() for match in self._mapped_text.finditer(text)] if "map" in text else []
 
     def any_access_line(self, text: str, modules: frozenset[str] = frozenset()) -> bool:
         """``bool(access_lines(text))``, from the first match on; ``modules``: names of modules
         that hold no consumer, whose calls (`jp.array(`) are none."""
-        if next(self._member_positions(text), None) is not None:
+        if next(self._member_positions(text), None) is not None or self._mapped_positions(text):
             return True
         return reversed_calls(frozenset(self.consumer_names), "jnp.", modules).search(text[::-1]) is not None
 
@@ -253,6 +267,7 @@ class AccessText:
         bare += [n for n in self.builtin_consumers if n not in bindings]
         for name in bare:
             accesses |= cut.naming(name)
+        accesses |= cut.blocks_at(self._mapped_positions(text))
         if not accesses:
             return accesses, set()  # whatever is traced, nothing to find
         roots = _transform_blocks(cut, bindings, spellings, spelled)
@@ -294,6 +309,9 @@ class AccessText:
                     return node.args[-1 if library == "cffi" else 0], f"{ast.unparse(func)}()"
             if node.args and self.consumer(ctx, func) is not None:
                 return node.args[0], f"{ast.unparse(func)}()"
+            if self.mapped_consumer(ctx, node) is not None:
+                # Shown as written, the tree last: `jax.tree.map(np.asarray, batch)`.
+                return node.args[1], f"{ast.unparse(func)}({ast.unparse(node.args[0])}, )"
             return None
         if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load) and id(node) not in called:
             member = members.get(node.attr)
@@ -307,6 +325,16 @@ class AccessText:
             return None if ctx.is_bound(func.id) else self.consumers[func.id]
         qualified = ctx.qualname(func)
         return self.consumers.get(qualified) if qualified else None
+
+    def mapped_consumer(self, ctx: FileContext, call: ast.Call):
+        """The consumer table's record of the function a pytree map runs on every leaf of one
+        tree (`jax.tree.map(np.asarray, batch)`), or None."""
+        args = call.args
+        if len(args) != 2 or any(k.arg is None for k in call.keywords) or isinstance(args[1], ast.Starred):
+            return None
+        if not isinstance(args[0], (ast.Name, ast.Attribute)) or canonical(ctx.qualname(call.func)) not in TREE_MAPS:
+            return None
+        return self.consumer(ctx, args[0])
 
     def ffi_names(self, ctx: FileContext) -> frozenset[str]:
         """Module-level names of cffi ``FFI`` objects: ``ffi = cffi.FFI()`` or the ``ffi`` of a

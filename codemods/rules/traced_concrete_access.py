@@ -521,7 +521,7 @@ def _access_error(ctx: FileContext, access: Access) -> str:
     if access.label.startswith("."):
         return _member_of(access.label, ALL_MEMBERS).error
     node = access.node
-    consumer = TEXT.consumer(ctx, node.func) if isinstance(node, ast.Call) else None
+    consumer = (TEXT.consumer(ctx, node.func) or TEXT.mapped_consumer(ctx, node)) if isinstance(node, ast.Call) else None
     return consumer.error if consumer is not None else "TypeError"
 
 
