@@ -61,6 +61,7 @@ from jax_codemod.analysis.classes import classes_for
 from jax_codemod.analysis.names import canonical, name_lines, spelled_as_parsed
 from jax_codemod.analysis.scopes import CHILD_FIELDS, child_fields
 from jax_codemod.analysis.transforms import (
+    CALLBACK_RESULTS,
     JIT_LIKE,
     PARTIAL,
     Spellings,
@@ -1045,6 +1046,8 @@ class Tracing:
         public = canonical(qualified)
         if public in TREE_LEAVES or public in KEEPS_TRACERS:
             return bool(call.args) and self.is_traced(call.args[0], tainted, reported)
+        if public in CALLBACK_RESULTS:
+            return True  # `jax.pure_callback(f, shape, x)`: the result comes back into the trace
         if not qualified.startswith(ARRAY_MODULES):
             # A function of another module of the project (`from pkg.ops import normalize`).
             return self._project_returns_traced(call, qualified, tainted, reported)

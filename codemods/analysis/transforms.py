@@ -52,6 +52,9 @@ HOST_CALLBACKS = frozenset(
         "jax.experimental.host_callback.id_tap",
     }
 )
+# ...and what calling one inside a trace gives is a tracer, whatever it is given (the callback's
+# result comes back into the trace), except `jax.debug.callback`'s None.
+CALLBACK_RESULTS = HOST_CALLBACKS - {"jax.debug.callback"}
 # The last component of every transform's name: a cheap test before resolving a name.
 TRANSFORM_LEAVES = frozenset({"partial", *(name.rsplit(".", 1)[1] for name in TRANSFORMS)})
 _NAMED = TRANSFORMS | {PARTIAL}
