@@ -157,8 +157,9 @@ class AccessText:
         )
 
         # A consumer a pytree map runs on every leaf (`jax.tree.map(np.asarray, batch)`): passed
-        # by name, not called (``mapped_consumer``). Opens with a literal: searched, not tried.
-        mapped = rf"map{_GAP}\({_GAP}(?:[A-Za-z_][\w.]*\.)?(?:{consumer_words}){_GAP},"
+        # by name, not called (``mapped_consumer``); JAX's own (`jnp.asarray`, most of those
+        # spelled in JAX code) is none. Opens with a literal: searched, not tried.
+        mapped = rf"map{_GAP}\({_GAP}(?!(?:jnp|jax\.numpy|lax|jax\.lax)\.)(?:[A-Za-z_][\w.]*\.)?(?:{consumer_words}){_GAP},"
         self._mapped_text = re.compile(mapped)
         self._mapped_bytes = re.compile(mapped.encode())
 
