@@ -209,3 +209,39 @@ def test_a_percent_continuation_inside_brackets_is_python():
     source = "y = (a\n     % b)\n%time z = 1\n"
     assert notebook._masked(source, masks, []) == "y = (a\n     % b)\nz = 1  # __codemod_magic_0__\n"
     assert masks == []
+
+
+def _code_cell(*lines: str) -> dict:
+    return {"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None, "source": list(lines)}
+
+
+def test_a_cell_whose_first_line_is_indented_runs_as_ipython_runs_it(tmp_path):
+    # IPython removes the first line's indentation from every line that starts with it
+    # (`leading_indent`): such a cell runs there, so it is checked, not "cannot parse".
+    nb = {"cells": [_code_cell("import jax.dlpack\n"),
+                    _code_cell(" print('start')\n", "for i in range(2):\n", "     y = jax.dlpack.to_dlpack(x)\n")],
+          "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    write(tmp_path, {"nb.ipynb": json.dumps(nb, indent=1)})
+    code, out, err = invoke(["run", "--check", "--no-cache", "nb.ipynb"], cwd=tmp_path)
+    assert code == EXIT_ATTENTION and "cannot parse" not in err, err
+    # Reported at its place in the cell as written: line 3, the column after the five spaces.
+    assert "nb.ipynb:cell 2:3:10: JAX005 " in out
+    # Its fix is refused (which lines IPython dedents after an edit is not known), loudly, and
+    # the notebook is left as it was.
+    assert "fix not applied: cell 2 starts indented" in err
+    before = (tmp_path / "nb.ipynb").read_bytes()
+    code, _, err = invoke(["run", "--no-cache", "--unsafe-fixes", "nb.ipynb"], cwd=tmp_path)
+    assert "cell 2 starts indented" in err and (tmp_path / "nb.ipynb").read_bytes() == before
+
+
+def test_an_indented_cell_without_a_fix_leaves_the_others_fixable(tmp_path):
+    nb = {"cells": [_code_cell("import jax.dlpack\n", "import torch.utils.dlpack\n"),
+                    _code_cell("  a = 1\n", "  b = a + 1\n"),
+                    _code_cell("t = torch.utils.dlpack.from_dlpack(jax.dlpack.to_dlpack(jax.numpy.ones(2)))\n")],
+          "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    raw = json.dumps(nb, indent=1).encode()
+    result = process_source(raw, "nb.ipynb", SETTINGS)
+    assert result.error is None and result.changed, result.error
+    fixed = json.loads(result.fixed)
+    assert fixed["cells"][1] == nb["cells"][1]  # byte for byte: its indentation kept
+    assert "to_dlpack" not in "".join(fixed["cells"][2]["source"])

@@ -65,6 +65,10 @@ class CodeCell:
     added_newline: bool  # the module gave it a final newline it does not have
     first_line: int = 0  # its first line in the module (1-based)
     lines: int = 0  # how many lines of the module it covers (its end line excluded)
+    # IPython's leading-indent cleanup: the indentation of the cell's first line, removed from every
+    # line that starts with it before the cell runs (``_without_leading_indent``), and the cell so.
+    indent: str = ""
+    runs_as: str = ""
 
 
 class Notebook:
@@ -79,11 +83,14 @@ class Notebook:
         parts = []
         line = 1
         for cell in cells:
-            code = _masked(cell.source, masks, self.prefixes)
+            cell.runs_as, cell.indent, dedented = _without_leading_indent(cell.source)
+            code = _masked(cell.runs_as, masks, self.prefixes)
             for offset, text_line in enumerate(_LINES.findall(code)):
                 found = _PREFIX_LINE.match(text_line)
                 if found:
                     self.shifts[line + offset] = len(self.prefixes[int(found.group(3))])
+                if offset in dedented:
+                    self.shifts[line + offset] = self.shifts.get(line + offset, 0) + len(cell.indent)
             cell.added_newline = bool(code) and not code.endswith("\n")
             if cell.added_newline:
                 code += "\n"
@@ -148,6 +155,11 @@ class Notebook:
             code = _unmasked(code, self.masks, self.prefixes)
             if cell.added_newline:
                 code = code.removesuffix("\n")
+            if code == cell.runs_as:
+                continue
+            if cell.indent:
+                # Which lines IPython would take the indentation from is not known after a fix.
+                raise NotebookError(f"cell {cell.number} starts indented (IPython removes that indentation); fix it by hand")
             if code != cell.source:
                 start, end = cell.span
                 edits.append((start, end, _render_source(code, self.text[start:end], cell.as_list, self.text)))
@@ -241,6 +253,22 @@ def _source_spans(text: str) -> list[tuple[int, int] | None]:
     if skip_ws(end) != len(text):
         raise ValueError("extra data after the notebook")
     return spans
+
+
+_INDENT = re.compile(r"[ \t]+")
+
+
+def _without_leading_indent(source: str) -> tuple[str, str, set[int]]:
+    """The cell as IPython runs it: its first cleanup (``leading_indent``) removes the first
+    line's indentation from every line that starts with it, so a cell pasted with an indent
+    runs. (The cell so, that indentation or "", the 0-based lines it was removed from.)"""
+    found = _INDENT.match(source)
+    if found is None:
+        return source, "", set()
+    indent = found.group(0)
+    lines = _LINES.findall(source)
+    dedented = {number for number, line in enumerate(lines) if line.startswith(indent)}
+    return "".join(line[len(indent):] if number in dedented else line for number, line in enumerate(lines)), indent, dedented
 
 
 def _masked(source: str, masks: list[str], prefixes: list[str]) -> str:
