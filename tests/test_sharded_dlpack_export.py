@@ -203,7 +203,8 @@ def test_placement_words_cover_every_placement_the_analysis_knows():
     """JAX002 skips a file whose texts (its own, and what its project imports lead to) hold no
     placement word: every way the value analysis makes a multi-device array must spell one,
     under each name it is known by (a private or legacy spelling is renamed to it)."""
-    from jax_codemod.analysis import names, values as v
+    from jax_codemod.analysis import names
+    from jax_codemod.analysis import values as v
     from jax_codemod.rules._dlpack_exports import holds_placement_text
 
     producers = (

@@ -42,11 +42,11 @@ class Api:
     test_differentiation_table_matches_installed_jax); ``multi_device``: what it makes is
     placed on several devices. ``keeps_tracers``: inside a trace it returns the tracers it is
     given as they are (a transfer or a wait: a tracer has no buffer to fetch, place or wait
-    for), so what it returns there is no concrete array. ``applies``: a library base class whose instances' method of
-    that name runs another method of the instance (flax linen's ``Module.apply(variables,
-    *args, method=None, **kwargs)`` runs ``method``, else ``__call__``, on the rest of the
-    arguments), ``apply_options`` that method's own keywords (not passed on). ``public``: the
-    public name a private or legacy spelling stands for.
+    for), so what it returns there is no concrete array. ``applies``: a library base class
+    whose instances' method of that name runs another method of the instance (flax linen's
+    ``Module.apply(variables, *args, method=None, **kwargs)`` runs ``method``, else
+    ``__call__``, on the rest of the arguments), ``apply_options`` that method's own keywords
+    (not passed on). ``public``: the public name a private or legacy spelling stands for.
     """
 
     name: str

@@ -159,7 +159,9 @@ class Notebook:
                 continue
             if cell.indent:
                 # Which lines IPython would take the indentation from is not known after a fix.
-                raise NotebookError(f"cell {cell.number} starts indented (IPython removes that indentation); fix it by hand")
+                raise NotebookError(
+                    f"cell {cell.number} starts indented (IPython removes that indentation); fix it by hand"
+                )
             if code != cell.source:
                 start, end = cell.span
                 edits.append((start, end, _render_source(code, self.text[start:end], cell.as_list, self.text)))
@@ -268,7 +270,8 @@ def _without_leading_indent(source: str) -> tuple[str, str, set[int]]:
     indent = found.group(0)
     lines = _LINES.findall(source)
     dedented = {number for number, line in enumerate(lines) if line.startswith(indent)}
-    return "".join(line[len(indent):] if number in dedented else line for number, line in enumerate(lines)), indent, dedented
+    runs_as = "".join(line[len(indent) :] if number in dedented else line for number, line in enumerate(lines))
+    return runs_as, indent, dedented
 
 
 def _masked(source: str, masks: list[str], prefixes: list[str]) -> str:
