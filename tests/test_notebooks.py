@@ -245,3 +245,24 @@ def test_an_indented_cell_without_a_fix_leaves_the_others_fixable(tmp_path):
     fixed = json.loads(result.fixed)
     assert fixed["cells"][1] == nb["cells"][1]  # byte for byte: its indentation kept
     assert "to_dlpack" not in "".join(fixed["cells"][2]["source"])
+
+
+def test_masks_keep_the_module_indented_as_the_cell_runs(tmp_path):
+    # A shell escape continued on an indented line (big_vision's PaliGemma notebook) and an
+    # indented line in a `%%bash` cell were masked at their own indentation: "unexpected indent",
+    # and the whole notebook went unchecked. The masks stand where the statement does.
+    masks: list[str] = []
+    source = "if True:\n  !git clone --depth=1 \\\n     https://example.com/x x\n"
+    assert notebook._masked(source, masks, []) == (
+        "if True:\n  pass  # __codemod_mask_0__\n  pass  # __codemod_mask_1__\n")
+    assert notebook._masked("%%bash\nfor f in *; do\n  echo $f\ndone\n", masks, []).splitlines()[2] == (
+        "pass  # __codemod_mask_4__")
+    nb = {"cells": [_code_cell("import jax.dlpack\n"), _code_cell("%%bash\n", "for f in *; do\n", "  echo $f\n", "done\n"),
+                    _code_cell(*source.splitlines(keepends=True)), _code_cell("y = jax.dlpack.to_dlpack(x)\n")],
+          "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    raw = json.dumps(nb, indent=1).encode()
+    result = process_source(raw, "nb.ipynb", SETTINGS)
+    assert result.error is None and result.changed, result.error
+    fixed = json.loads(result.fixed)
+    assert fixed["cells"][:3] == nb["cells"][:3]  # the masked lines come back byte for byte
+    assert "to_dlpack" not in "".join(fixed["cells"][3]["source"])

@@ -281,7 +281,8 @@ def _masked(source: str, masks: list[str], prefixes: list[str]) -> str:
     if first.lstrip().startswith("%%"):
         magic = first.lstrip()[2:].split(None, 1)[0] if first.strip() != "%%" else ""
         if magic not in _PYTHON_CELL_MAGICS:
-            return "".join(_mask(line, masks) for line in lines)  # %%bash, %%html, ...: not Python
+            # %%bash, %%html, ...: not Python, so no block either (`  echo $f` in a loop).
+            return "".join(_mask(line, masks, "") for line in lines)
         index = lines.index(first)
         lines[index] = _mask(first, masks)
         return "".join(lines)
@@ -296,7 +297,11 @@ def _masked(source: str, masks: list[str], prefixes: list[str]) -> str:
             out.append(python_magic.group(1) + body[python_magic.end():] + _PREFIX.format(len(prefixes) - 1)
                        + line[len(body):])
         elif continued or (depth == 0 and _is_magic(line)):
-            out.append(_mask(line, masks))
+            if not continued:
+                indent = line[: len(line) - len(line.lstrip(" \t"))]
+            # A continuation line (`!git clone \` then `     https://...`) is part of the magic's
+            # statement: masked at its indentation, not its own.
+            out.append(_mask(line, masks, indent))
             continued = line.rstrip("\r\n").endswith("\\")
         else:
             out.append(line)
@@ -326,10 +331,13 @@ def _is_magic(line: str) -> bool:
     return _MAGIC_ASSIGNMENT.match(line) is not None
 
 
-def _mask(line: str, masks: list[str]) -> str:
+def _mask(line: str, masks: list[str], indent: str | None = None) -> str:
+    """``line`` as a numbered ``pass`` at ``indent`` (default: the line's own); the line itself,
+    indentation and all, is what ``_unmasked`` puts back."""
     body = line.rstrip("\r\n")
     ending = line[len(body):]
-    indent = body[: len(body) - len(body.lstrip(" \t"))]
+    if indent is None:
+        indent = body[: len(body) - len(body.lstrip(" \t"))]
     masks.append(body)
     return indent + _MASK.format(len(masks) - 1) + ending
 
