@@ -139,6 +139,21 @@ def export(values):
 """
 PASSES_ON = "def to_torch(x):\n    return x\n"
 EXPORTS = "import torch\n\n\ndef to_torch(x):\n    return torch.from_dlpack(x)\n"
+# JAX002 decides a file that can place nothing on several devices from the texts alone: the
+# exporter below places nothing itself, so its cached result rests on what `make` spells.
+SINGLE = "import jax.numpy as jnp\n\n\ndef make():\n    return jnp.ones(8)\n"
+SHARDED = """import jax
+import jax.numpy as jnp
+import numpy as np
+from jax.sharding import Mesh, NamedSharding, PartitionSpec
+
+MESH = Mesh(np.array(jax.devices()[:4]), ("batch",))
+
+
+def make():
+    return jax.device_put(jnp.ones(8), NamedSharding(MESH, PartitionSpec("batch")))
+"""
+EXPORTER = "import jax\nimport torch\n\nfrom pipeline.maker import make\n\n\ndef export():\n    return torch.from_dlpack(make())\n"
 # JAX001: a traced function hands its tracer to another module's helper; the caller's own access
 # (in a function nothing traces) keeps its rules the same whatever the helper says.
 TRACED_CALLER = """import jax
@@ -163,8 +178,9 @@ CONCRETE = "def summarize(x):\n    return x.sum().item()\n"
     [
         ("JAX002", "interop", PASSES_ON, EXPORTS, "caller", CALLER),
         ("JAX001", "stats", PURE, CONCRETE, "traced", TRACED_CALLER),
+        ("JAX002", "maker", SINGLE, SHARDED, "exporter", EXPORTER),
     ],
-    ids=["export-through-a-call", "access-through-a-traced-call"],
+    ids=["export-through-a-call", "access-through-a-traced-call", "placement-in-an-imported-module"],
 )
 def test_a_module_asked_of_only_from_its_text_invalidates_the_cached_result(
     tree, tmp_path, select, module, before, after, caller_name, caller
