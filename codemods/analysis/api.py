@@ -42,7 +42,8 @@ class Api:
     test_differentiation_table_matches_installed_jax); ``multi_device``: what it makes is
     placed on several devices. ``keeps_tracers``: inside a trace it returns the tracers it is
     given as they are (a transfer or a wait: a tracer has no buffer to fetch, place or wait
-    for), so what it returns there is no concrete array. ``applies``: a library base class
+    for), so what it returns there is no concrete array. ``host_copy``: outside a trace it
+    returns a NumPy copy on the host. ``applies``: a library base class
     whose instances' method of that name runs another method of the instance (flax linen's
     ``Module.apply(variables, *args, method=None, **kwargs)`` runs ``method``, else
     ``__call__``, on the rest of the arguments), ``apply_options`` that method's own keywords
@@ -68,6 +69,7 @@ class Api:
     applies: str | None = None
     apply_options: tuple[str, ...] = ()
     keeps_tracers: bool = False
+    host_copy: bool = False
     public: str | None = None
 
     @property
@@ -142,7 +144,9 @@ API: tuple[Api, ...] = (
     # `_device_get` returns a `core.Tracer` as it is, `device_put` binds a primitive on it,
     # `block_until_ready` finds no buffer), and a NumPy conversion of the result still raises
     # (TracerArrayConversionError), on every supported release.
-    *(Api(name, keeps_tracers=True) for name in ("jax.device_get", "jax.device_put", "jax.block_until_ready")),
+    Api("jax.device_get", keeps_tracers=True, host_copy=True),
+    *(Api(name, keeps_tracers=True) for name in ("jax.device_put", "jax.block_until_ready")),
+    Api("jax.experimental.multihost_utils.process_allgather", host_copy=True),
     # Transforms ---------------------------------------------------------------------
     *(
         Api(name, transform="jit", traced_args=(0,))
@@ -320,3 +324,5 @@ def table(fact: str, **facts) -> dict[str, object]:
 TREE_MAPS = public_names(tree="map")
 # The methods by which a library base class runs its instance's own methods (`apply`).
 APPLIERS = frozenset(record.applies for record in records(applies=True))
+# What returns the tracers it is given, inside a trace (`jax.device_get(x)`).
+KEEPS_TRACERS = public_names(keeps_tracers=True)

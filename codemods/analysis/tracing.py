@@ -90,8 +90,7 @@ TREE_MAPS = api.TREE_MAPS
 APPLIERS = api.APPLIERS
 # Pytree helpers whose results are the leaves of their argument: tracers when it is traced.
 TREE_LEAVES = frozenset(record.name for record in api.records(tree=True) if record.tree != "map")
-# `jax.device_get(x)` in a trace: the tracer itself (``api``'s ``keeps_tracers``).
-KEEPS_TRACERS = api.public_names(keeps_tracers=True)
+KEEPS_TRACERS = api.KEEPS_TRACERS
 # A block where JAX computes eagerly inside a trace: values not computed from the traced
 # arguments are concrete there.
 COMPILE_TIME_EVAL = frozenset({"jax.ensure_compile_time_eval", "jax.core.ensure_compile_time_eval"})

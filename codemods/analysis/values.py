@@ -208,9 +208,9 @@ NOT_ADDRESSABLE_PRODUCERS = frozenset(
         "jax.experimental.multihost_utils.host_local_array_to_global_array",
     }
 )
-HOST_PRODUCERS = frozenset({"jax.device_get", "jax.experimental.multihost_utils.process_allgather"})
-# ...but inside a trace these return the tracer they are given (``api``'s ``keeps_tracers``).
-KEEPS_TRACERS = api.public_names(keeps_tracers=True)
+HOST_PRODUCERS = api.public_names(host_copy=True)
+# ...but inside a trace some return the tracer they are given.
+KEEPS_TRACERS = api.KEEPS_TRACERS
 # `jax._src.test_util.rand_*(rng)`: functions that make NumPy arrays (`rand_default`, `rand_int`...).
 _TEST_RANDOM_FACTORIES = ("jax._src.test_util.rand_", "jax.test_util.rand_")
 # The calls that make a DLPack capsule, and whose (analysis/capsules.py reads it too).

@@ -65,9 +65,8 @@ class CodeCell:
     added_newline: bool  # the module gave it a final newline it does not have
     first_line: int = 0  # its first line in the module (1-based)
     lines: int = 0  # how many lines of the module it covers (its end line excluded)
-    # IPython's leading-indent cleanup: the indentation of the cell's first line, removed from every
-    # line that starts with it before the cell runs (``_without_leading_indent``), and the cell so.
-    indent: str = ""
+    # The cell as IPython runs it (``_without_leading_indent``): its source, but where the first
+    # line is indented.
     runs_as: str = ""
 
 
@@ -83,14 +82,14 @@ class Notebook:
         parts = []
         line = 1
         for cell in cells:
-            cell.runs_as, cell.indent, dedented = _without_leading_indent(cell.source)
+            cell.runs_as, indent, dedented = _without_leading_indent(cell.source)
             code = _masked(cell.runs_as, masks, self.prefixes)
             for offset, text_line in enumerate(_LINES.findall(code)):
                 found = _PREFIX_LINE.match(text_line)
                 if found:
                     self.shifts[line + offset] = len(self.prefixes[int(found.group(3))])
                 if offset in dedented:
-                    self.shifts[line + offset] = self.shifts.get(line + offset, 0) + len(cell.indent)
+                    self.shifts[line + offset] = self.shifts.get(line + offset, 0) + len(indent)
             cell.added_newline = bool(code) and not code.endswith("\n")
             if cell.added_newline:
                 code += "\n"
@@ -157,7 +156,7 @@ class Notebook:
                 code = code.removesuffix("\n")
             if code == cell.runs_as:
                 continue
-            if cell.indent:
+            if cell.runs_as != cell.source:
                 # Which lines IPython would take the indentation from is not known after a fix.
                 raise NotebookError(
                     f"cell {cell.number} starts indented (IPython removes that indentation); fix it by hand"
