@@ -23,6 +23,7 @@ from jax_codemod.analysis.module_text import (
     attributes_read,
     definitions,
     first_parts,
+    first_parts_ascii,
     imports,
     nested_definition,
     star_names,
@@ -88,6 +89,30 @@ def test_imports_are_read_in_every_form():
     assert (1, "lazy", (("e", "e"),), "") in records
     assert len(records) == 6  # the string is no import
     assert ("", "os") in first_parts(text) and ("..", "up") in first_parts(text)
+
+
+ODD_IMPORT_LINES = [
+    "import a.b, c\n", "from ...x.y import z\n", "from . import (p,\n q)\n", "\timport\tt\n",
+    "from\t\x0cm import n\n", "import a,b\n", "x = 1; import s\n", "from\n", "import\n", "from  . import w",
+    "imported = 1\nfrom_ = 2\n", "from pkg \\\n    import late\n", "import \x0bv\n", "import a;\n", "# import os\n",
+]
+
+
+def test_the_gates_scan_of_bytes_finds_what_the_scan_of_text_finds(tmp_path):
+    # The gate scans a file's import lines in its bytes (most files import nothing of their
+    # project and are never decoded); the text's scan is what every later question reads.
+    sources = [line.encode() for line in ODD_IMPORT_LINES] + [
+        path.read_bytes() for path in Path(__file__).parent.parent.joinpath("codemods").rglob("*.py")
+    ]
+    for source in sources:
+        text = source.decode()
+        assert first_parts_ascii(source) == [(d.encode(), n.encode()) for d, n in first_parts(text)], source[:80]
+    root = write(tmp_path / "proj", {"pkg/__init__.py": "", "pkg/core.py": "", "tool.py": ""})
+    view = project.view_for(str(root / "tool.py"))
+    for source in [*sources, b"import pkg\x1f.core\n", b"import \xc3\xa9t\xc3\xa9, pkg\n", b"from core import x\n"]:
+        text = source.decode()
+        assert view.may_import(source) == view.root._may_import(text), source[:80]
+    assert view.may_import(b"import os\nfrom pkg.core import f\n") and not view.may_import(b"import os, numpy\n")
 
 
 def test_top_level_blocks_keep_their_decorators_signatures_and_comments():

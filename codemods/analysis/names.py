@@ -27,6 +27,7 @@ from __future__ import annotations
 import ast
 import re
 from collections.abc import Callable, Iterable
+from functools import lru_cache
 
 from jax_codemod.analysis import api
 
@@ -284,6 +285,7 @@ def name_lines(text: str, name: str) -> list[int]:
     return lines
 
 
+@lru_cache(maxsize=8)  # asked for each name a file's analysis looks up, of the same few texts
 def spelled_as_parsed(text: str) -> bool:
     """Whether each identifier of ``text``'s tree is spelled in the text as the tree has it,
     on the line the tree gives (counting LFs).

@@ -31,7 +31,7 @@ from pathlib import PurePosixPath
 from typing import TypeVar
 
 from jax_codemod.analysis.context import FileContext
-from jax_codemod.analysis.module_text import Reach, first_parts, star_exports, words_of
+from jax_codemod.analysis.module_text import Reach, first_parts, first_parts_ascii, source_text, star_exports, words_of
 from jax_codemod.analysis.modules import ModuleMap
 
 # Top-level packages never read from a root: the API table's libraries and Python's own.
@@ -53,6 +53,10 @@ MAX_PARSED_CHARS = TREE_CACHE_CHARS // 2
 MODULE_FACTS = 10_000
 
 _T = TypeVar("_T")
+
+
+# Whitespace to str.split() and not to bytes.split() (neither is whitespace to Python's tokenizer).
+_STR_ONLY_SEPARATORS = (b"\x1c", b"\x1d", b"\x1e", b"\x1f")
 
 
 class Root:
@@ -112,6 +116,20 @@ class Root:
             for part in path.split("/"):
                 found.add(part.partition(".")[0])
         return frozenset(found - LIBRARIES)
+
+    @cached_property
+    def _ascii_names(self) -> frozenset[bytes]:
+        return frozenset(name.encode() for name in self._names if name.isascii())
+
+    def may_import(self, source: bytes) -> bool:
+        """``_may_import`` of a file's bytes. Where they are ASCII without the four separators
+        that split words in a str and not in bytes (``\\x1c``..``\\x1f``), the import lines
+        are scanned undecoded: the same first parts, and most files that import nothing of
+        their project are never decoded."""
+        if not source.isascii() or any(separator in source for separator in _STR_ONLY_SEPARATORS):
+            return self._may_import(source_text(source))
+        names = self._ascii_names
+        return any(dots or name in names for dots, name in first_parts_ascii(source))
 
     def _may_import(self, text: str) -> bool:
         """From the first part of each import, one scan: whether ``text`` may import anything
@@ -282,6 +300,11 @@ class View:
         """``unresolved`` as entries of a result's ``depends`` (``absent_key`` -> its
         ``resolution``): a cached result is good only while those names resolve as they did."""
         return {absent_key(importer, qualified): found for (importer, qualified), found in self.unresolved.items()}
+
+    def may_import(self, source: bytes) -> bool:
+        """Whether the file's bytes ``source`` may import anything of the root (``Root.may_import``):
+        False shows ``imports_project`` is False without decoding them."""
+        return self.root.may_import(source)
 
     def imports_project(self, text: str) -> bool:
         """``Root.imports_project`` for this file, whose text is ``text``."""

@@ -53,7 +53,7 @@ import ast
 import bisect
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from functools import cached_property
+from functools import cached_property, lru_cache
 from typing import TYPE_CHECKING
 
 from jax_codemod.analysis import api
@@ -315,6 +315,7 @@ def _import_names(statement: ast.Import | ast.ImportFrom) -> list[str]:
     return [alias.asname or alias.name.split(".")[0] for alias in statement.names]
 
 
+@lru_cache(maxsize=8)  # asked for each name ``_bound_once`` is asked about, of the same few texts
 def _global_statement_in(text: str) -> bool:
     """Whether a line of ``text`` may start with a `global` statement (`global_step` is none)."""
     at = text.find("global")

@@ -326,7 +326,7 @@ def project_active(path: str, source: bytes, rules: Sequence[Rule], active: tupl
     waiting = [rule for rule in rules if rule.PROJECT_PREFILTER and rule not in active]
     view = project.view_for(path)
     # No rule is asked (nor imported) about a file that imports nothing of its project.
-    if view is None or not view.imports_project(source_text(source)):
+    if view is None or not view.may_import(source) or not view.imports_project(source_text(source)):
         return active
     more = {id(rule) for rule in waiting if rule.project_prefilter(source, view)}
     if not more:

@@ -40,6 +40,7 @@ _roots: dict[str, Root] = {}  # root folder -> Root, for this process's run
 _last_root: Root | None = None  # the root of the last file given a view
 _interleaved = False  # this process checks several roots' files in turn (``roots_interleave``)
 _marked: dict[str, str | None] = {}  # folder -> its nearest marked folder, for this run
+_tops: dict[tuple[str, str], str] = {}  # (folder, working directory) -> the root of its files, for this run
 _digests: dict[tuple[str, str], str] = {}  # (root, module) -> digest_of's answer, for this run
 _states: dict[str, str | None] = {}  # root -> state_of's answer, for this run
 _listings: dict[str, list[tuple[str, os.DirEntry]]] = {}  # root -> _listing's answer, for this run
@@ -57,10 +58,17 @@ def root_of(path: str) -> str:
 
 def _root_of_absolute(path: str) -> str:
     folder = os.path.dirname(path)
+    key = (folder, os.getcwd())
+    found = _tops.get(key)
+    if found is None:
+        found = _tops[key] = _root_of_folder(folder, key[1])
+    return found
+
+
+def _root_of_folder(folder: str, cwd: str) -> str:
     marked = _marked_root(folder)
     if marked is not None:
         return marked
-    cwd = os.getcwd()
     if folder == cwd or folder.startswith(cwd.rstrip(os.sep) + os.sep):
         return cwd
     while os.path.lexists(os.path.join(folder, "__init__.py")) and os.path.dirname(folder) != folder:
@@ -147,6 +155,7 @@ def forget_roots() -> None:
     _last_root = None
     _roots.clear()
     _marked.clear()
+    _tops.clear()
     _digests.clear()
     _states.clear()
     _listings.clear()

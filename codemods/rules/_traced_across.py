@@ -41,15 +41,22 @@ MAX_MODULES = 4
 HELPERS, INHERITED = "helpers", "inherited"
 
 
-def reaches_across(source: bytes, text: str | None, project, access_text) -> str | None:
+def reaches_across(source: bytes | None, text: str | None, project, access_text) -> str | None:
     """From texts alone, whether the file can have a finding through another module of its
     project: ``INHERITED`` when it has access text and a class whose base it imports leads to a
     transform (a base class whose traced method may call an override here); ``HELPERS`` when it
     traces and imports a name that leads to access text (a helper it may call with tracers);
     else None. ``access_text``: JAX001's ``AccessText``; ``text``: the decoded ``source``, or None
-    (the gate's: ``module_text.source_text``)."""
+    (the gate's: ``module_text.source_text``); ``source``: None where only the text is at hand
+    (encoded only for a file that imports something of its project)."""
     if text is None:
         text = source_text(source)
+    # Every answer below goes through a name the file imports from its project: most files
+    # import none (one scan of their import lines, which the later questions reuse).
+    if not project.imports_project(text):
+        return None
+    if source is None:
+        source = text.encode("utf-8", "surrogatepass")
     if b"class" in source and access_text.may_access(source):
         bases = _base_words(text)
         # The base class's own block shows a traced method (or a re-export leads to one).

@@ -287,7 +287,7 @@ class TracedConcreteAccess(Rule):
         members = members_in(jax_versions.target(self.options))
         # A file that may call into another module's access (issue 34), or override a method
         # another module's trace calls (read whole: the parts do not follow other modules' bases).
-        across = ctx.project is not None and reaches_across(ctx.text.encode("utf-8", "surrogatepass"), ctx.text, ctx.project, TEXT)
+        across = ctx.project is not None and reaches_across(None, ctx.text, ctx.project, TEXT)
         # Following calls across reads the whole tree: the file's own accesses are judged on it.
         findings = self._across(ctx, members) if across else []
         if across and across != INHERITED and not TEXT.any_access_line(ctx.text):
