@@ -43,11 +43,11 @@ class Api:
     placed on several devices. ``keeps_tracers``: inside a trace it returns the tracers it is
     given as they are (a transfer or a wait: a tracer has no buffer to fetch, place or wait
     for), so what it returns there is no concrete array. ``host_copy``: outside a trace it
-    returns a NumPy copy on the host. ``applies``: a library base class
-    whose instances' method of that name runs another method of the instance (flax linen's
-    ``Module.apply(variables, *args, method=None, **kwargs)`` runs ``method``, else
-    ``__call__``, on the rest of the arguments), ``apply_options`` that method's own keywords
-    (not passed on). ``public``: the public name a private or legacy spelling stands for.
+    returns a NumPy copy on the host. ``tracer_class``: the class of JAX's tracers.
+    ``applies``: a library base class whose instances' method of that name runs another method
+    of the instance (flax linen's ``Module.apply(variables, *args, method=None, **kwargs)``
+    runs ``method``, else ``__call__``, on the rest of the arguments), ``apply_options`` that
+    method's own keywords (not passed on). ``public``: the public name a private or legacy spelling stands for.
     """
 
     name: str
@@ -70,6 +70,7 @@ class Api:
     apply_options: tuple[str, ...] = ()
     keeps_tracers: bool = False
     host_copy: bool = False
+    tracer_class: bool = False
     public: str | None = None
 
     @property
@@ -258,6 +259,9 @@ API: tuple[Api, ...] = (
     Api("numpy.ndarray", array_type="numpy"),
     Api("numpy.typing.NDArray", array_type="numpy"),
     Api("cupy.ndarray", array_type="cupy"),
+    # The class of every tracer (`isinstance(x, core.Tracer)` tells a trace from a concrete run).
+    Api("jax.core.Tracer", tracer_class=True),
+    Api("jax._src.core.Tracer", tracer_class=True, public="jax.core.Tracer"),
     # Calls that need a concrete buffer (checked with the installed libraries by
     # tests/test_traced_concrete_access.py::test_consumer_table_matches_the_libraries) ---
     Api("torch.as_tensor", tracer_error=UNAVAILABLE),

@@ -1,12 +1,16 @@
-"""Where code already handles an error: the ``try`` bodies whose handlers catch it.
+"""Where code already handles an error: the ``try`` bodies whose handlers catch it, and the
+branches whose test shows a value is no tracer.
 
-Shared by every rule that declines to touch an export some ``except`` already answers.
+Shared by every rule that declines to touch an export some ``except`` already answers, or an
+access that runs only on a concrete array.
 """
 
 from __future__ import annotations
 
 import ast
 
+from jax_codemod.analysis import api
+from jax_codemod.analysis.names import canonical
 from jax_codemod.analysis.scopes import FUNCTIONS, TRY_STAR
 
 BROAD_EXCEPTIONS = frozenset({"Exception", "BaseException"})
@@ -44,3 +48,121 @@ def caught(ctx, node: ast.AST, exceptions: frozenset[str], stop: ast.AST | None 
             return True
         child = ancestor
     return False
+
+
+# Where a name is known not to hold a tracer ------------------------------------------------
+
+TRACER_CLASSES = api.public_names(tracer_class=True)
+_LOOPS = (ast.For, ast.AsyncFor, ast.While)
+_EXITS = (ast.Return, ast.Raise, ast.Continue, ast.Break)
+
+
+def not_a_tracer(ctx, node: ast.AST, value: ast.AST) -> bool:
+    """Whether ``value``, a name, holds no tracer where ``node`` runs, by the test of a branch:
+    `if not isinstance(x, core.Tracer): x.item()`, the `else` of `if isinstance(x, core.Tracer)`,
+    the code after `if isinstance(x, core.Tracer): return x` in the same block, the later
+    operands of `not isinstance(x, core.Tracer) and x.item()`; with the name not bound again
+    between the test and ``node`` (in a loop between them: anywhere in it). Code that asks so runs the
+    concrete-only access only on a concrete array (equinox's `error_if`)."""
+    if value.__class__ is not ast.Name or "Tracer" not in ctx.text:
+        return False
+    name, child = value.id, node
+    for parent in ctx.ancestors(node):
+        # The statements before ``child`` in its block, nearest first: an exit taken for a
+        # tracer shows it concrete; a binding in between (or before the test) undoes a test.
+        for block in _blocks(parent):
+            if _holds(block, child):
+                for statement in reversed(block[: _index(block, child)]):
+                    if _exits_unless_concrete(ctx, statement, name):
+                        return True
+                    if _stores(statement, name):
+                        return False
+        if isinstance(parent, (*FUNCTIONS, ast.ClassDef, ast.Module)):
+            return False
+        if parent.__class__ in (ast.If, ast.IfExp):
+            if _in_branch(parent.body, child) and _holds_when_true(ctx, parent.test, name):
+                return True
+            if _in_branch(parent.orelse, child) and _holds_when_false(ctx, parent.test, name):
+                return True
+        elif parent.__class__ is ast.BoolOp and child is not parent.values[0]:
+            decides = _holds_when_true if parent.op.__class__ is ast.And else _holds_when_false
+            if any(decides(ctx, operand, name) for operand in parent.values[: _index(parent.values, child)]):
+                return True
+        if isinstance(parent, _LOOPS) and _stores(parent, name):
+            return False  # bound again on a later pass, after the test that held
+        child = parent
+    return False
+
+
+def _index(items: list, child) -> int:
+    return next(i for i, item in enumerate(items) if item is child)
+
+
+def _in_branch(branch, child) -> bool:
+    return branch is child or _holds(branch, child)
+
+
+def _holds(block, child) -> bool:
+    return isinstance(block, list) and any(statement is child for statement in block)
+
+
+def _blocks(node: ast.AST) -> list[list]:
+    return [value for field in ("body", "orelse", "finalbody") if isinstance(value := getattr(node, field, None), list)] + [
+        handler.body for handler in getattr(node, "handlers", ())
+    ]
+
+
+def _is_tracer_test(ctx, test: ast.AST, name: str) -> bool:
+    """`isinstance(name, core.Tracer)`, or with a tuple of classes that holds the tracer's."""
+    if not (
+        test.__class__ is ast.Call
+        and test.func.__class__ is ast.Name
+        and test.func.id == "isinstance"
+        and not ctx.is_bound("isinstance")
+        and len(test.args) == 2
+        and not test.keywords
+        and test.args[0].__class__ is ast.Name
+        and test.args[0].id == name
+    ):
+        return False
+    classes = test.args[1]
+    options = classes.elts if classes.__class__ is ast.Tuple else [classes]
+    return any(canonical(ctx.qualname(option)) in TRACER_CLASSES for option in options)
+
+
+def _holds_when_true(ctx, test: ast.AST, name: str) -> bool:
+    """Whether ``test`` being true shows ``name`` holds no tracer."""
+    if test.__class__ is ast.UnaryOp and test.op.__class__ is ast.Not:
+        return _holds_when_false(ctx, test.operand, name)
+    if test.__class__ is ast.BoolOp and test.op.__class__ is ast.And:
+        return any(_holds_when_true(ctx, value, name) for value in test.values)
+    return False
+
+
+def _holds_when_false(ctx, test: ast.AST, name: str) -> bool:
+    """Whether ``test`` being false shows ``name`` holds no tracer."""
+    if test.__class__ is ast.UnaryOp and test.op.__class__ is ast.Not:
+        return _holds_when_true(ctx, test.operand, name)
+    if test.__class__ is ast.BoolOp and test.op.__class__ is ast.Or:
+        return any(_holds_when_false(ctx, value, name) for value in test.values)
+    return _is_tracer_test(ctx, test, name)
+
+
+def _exits_unless_concrete(ctx, statement: ast.AST, name: str) -> bool:
+    """`if isinstance(name, core.Tracer): return ...` (or raise, continue, break) with no
+    `else`: the statements after it run only with a concrete ``name``."""
+    return (
+        statement.__class__ is ast.If
+        and not statement.orelse
+        and statement.body[-1].__class__ in _EXITS
+        and _holds_when_false(ctx, statement.test, name)
+    )
+
+
+def _stores(node: ast.AST, name: str) -> bool:
+    """Whether ``name`` is bound (or deleted) anywhere in ``node``."""
+    return any(
+        (inner.__class__ is ast.Name and inner.id == name and inner.ctx.__class__ is not ast.Load)
+        or (inner.__class__ in (ast.Global, ast.Nonlocal) and name in inner.names)
+        for inner in ast.walk(node)
+    )

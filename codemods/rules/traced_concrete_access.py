@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 from jax_codemod.analysis import api, jax_versions, tracing
 from jax_codemod.analysis.context import FileContext
 from jax_codemod.analysis.expected_errors import EAGER_UNDER_DISABLE_JIT, runs_only_under_disable_jit
+from jax_codemod.analysis.guards import not_a_tracer
 from jax_codemod.analysis.jax_versions import OLDEST_SUPPORTED
 from jax_codemod.analysis.partial import Parts, Reading
 from jax_codemod.analysis.partial_receivers import PartialReceivers, Undecided, holds_tracer
@@ -449,14 +450,14 @@ def _accesses(
     # Only calls and attributes can be accesses (the parser makes no subclasses of them).
     nodes = [node for node in answer.scope_nodes(function) if node.__class__ is ast.Call or node.__class__ is ast.Attribute]
     called = {id(node.func) for node in nodes if node.__class__ is ast.Call}
-    # A helper often guards concrete-only code (`if isinstance(x, core.Tracer): return x`):
-    # only the statements before its first compound statement surely run on the tracer.
-    first = first_compound_line(function) if traced.caller else None
-    guarded = [(first, function.end_lineno)] if first is not None else []
+    # A helper often guards concrete-only code (`if isinstance(x, core.Tracer): return x`): only
+    # its statements before the first compound one surely run on the tracer; nor does an access
+    # where a test shows the receiver is none (`if not isinstance(y, core.Tracer):`).
+    first = (first_compound_line(function) if traced.caller else None) or function.end_lineno + 1
     candidates = []
     for node in nodes:
         access = TEXT.as_access(ctx, node, called, members, buffers)
-        if access is not None and not any(start <= node.lineno <= end for start, end in guarded):
+        if access is not None and node.lineno < first and not not_a_tracer(ctx, node, access[0]):
             candidates.append((node, access))
     if not candidates:
         return []  # most traced functions: no need for their taint
