@@ -287,20 +287,30 @@ def _bound_once_at_top(tree: ast.Module, text: str | None = None) -> set[str]:
     return {name for name, count in counts.items() if count == 1 and name not in declared}
 
 
-def _bound_once(tree: ast.Module, text: str, name: str) -> bool:
+def _bound_once(tree: ast.Module, text: str, name: str, starts: list[int] | None = None) -> bool:
     """``name in _bound_once_at_top(tree, text)``, reading only the top-level statements on the
-    lines that spell ``name`` (a binding spells it)."""
+    lines that spell ``name`` (a binding spells it); ``starts``: the first lines of the
+    statements of ``tree.body``, for a caller that asks about several names."""
     if not spelled_as_parsed(text):  # (lines counted as the parser counts them)
         return name in _bound_once_at_top(tree, text)
     lines = name_lines(text, name)
     if not lines:
         return False
+    body = tree.body
+    if starts is None:
+        starts = [statement.lineno for statement in body]
+    # The statements that hold those lines: for each line, the last statement that starts at or
+    # before it, and those before that end on it (`a = (1\n); b = 2`, `a = 1; b = 2`).
+    holding: set[int] = set()
+    for line in lines:
+        index = bisect.bisect_right(starts, line) - 1
+        while index >= 0 and body[index].end_lineno >= line:
+            holding.add(index)
+            index -= 1
     count, declared = 0, set()
     walrus, globals_ = ":=" in text, _global_statement_in(text)
-    for statement in tree.body:
-        at = bisect.bisect_left(lines, statement.lineno)
-        if at == len(lines) or lines[at] > statement.end_lineno:
-            continue
+    for index in sorted(holding):
+        statement = body[index]
         bound: set[str] = set()
         _statement_bindings(statement, bound, declared if globals_ else None)
         if walrus and statement.__class__ not in _DEFINITIONS:
@@ -986,17 +996,23 @@ class Tracing:
                 bindings.append(([node.optional_vars], node.context_expr))
             elif isinstance(node, ast.NamedExpr):
                 bindings.append(([node.target], node.value))
+        # To a fixed point; a binding whose value was a tracer has tainted its targets for good
+        # (the set only grows), so each pass asks only of the others.
         changed = True
-        while changed:
+        while changed and bindings:
             changed = False
+            waiting = []
             for targets, value in bindings:
                 in_eager = any(start <= value.lineno <= end for start, end in eager)
-                if mentions(value, tainted) if in_eager else self.is_traced(value, tainted, reported):
-                    for target in targets:
-                        for name in ast.walk(target):
-                            if isinstance(name, ast.Name) and name.id not in tainted:
-                                tainted.add(name.id)
-                                changed = True
+                if not (mentions(value, tainted) if in_eager else self.is_traced(value, tainted, reported)):
+                    waiting.append((targets, value))
+                    continue
+                for target in targets:
+                    for name in ast.walk(target):
+                        if isinstance(name, ast.Name) and name.id not in tainted:
+                            tainted.add(name.id)
+                            changed = True
+            bindings = waiting
         return tainted
 
     def is_traced(self, expr: ast.AST, tainted: set[str], reported: Reported = NOTHING_REPORTED) -> bool:
@@ -1178,7 +1194,10 @@ class Tracing:
             return None
         once = self.__dict__.setdefault("_bound_once", {})
         if name not in once:
-            once[name] = _bound_once(self.ctx.tree, self.ctx.text, name)
+            starts = self.__dict__.get("_body_starts")
+            if starts is None:
+                starts = self.__dict__["_body_starts"] = [statement.lineno for statement in self.ctx.tree.body]
+            once[name] = _bound_once(self.ctx.tree, self.ctx.text, name, starts)
         return found[0] if once[name] else None
 
     def _returns_traced(self, function, params: frozenset[str], reported: Reported) -> bool:
