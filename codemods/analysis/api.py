@@ -43,7 +43,8 @@ class Api:
     placed on several devices. ``keeps_tracers``: inside a trace it returns the tracers it is
     given as they are (a transfer or a wait: a tracer has no buffer to fetch, place or wait
     for), so what it returns there is no concrete array. ``host_copy``: outside a trace it
-    returns a NumPy copy on the host. ``tracer_class``: the class of JAX's tracers.
+    returns a NumPy copy on the host. ``tracer_class``: True for the class of JAX's tracers,
+    False for a host class no tracer is an instance of.
     ``applies``: a library base class whose instances' method of that name runs another method
     of the instance (flax linen's ``Module.apply(variables, *args, method=None, **kwargs)``
     runs ``method``, else ``__call__``, on the rest of the arguments), ``apply_options`` that
@@ -70,7 +71,7 @@ class Api:
     apply_options: tuple[str, ...] = ()
     keeps_tracers: bool = False
     host_copy: bool = False
-    tracer_class: bool = False
+    tracer_class: bool | None = None
     public: str | None = None
 
     @property
@@ -256,12 +257,14 @@ API: tuple[Api, ...] = (
     Api("chex.Array", array_type="array-like"),
     Api("torch.Tensor", array_type="torch"),
     Api("torch.nn.Parameter", array_type="torch"),
-    Api("numpy.ndarray", array_type="numpy"),
+    Api("numpy.ndarray", array_type="numpy", tracer_class=False),
     Api("numpy.typing.NDArray", array_type="numpy"),
     Api("cupy.ndarray", array_type="cupy"),
-    # The class of every tracer (`isinstance(x, core.Tracer)` tells a trace from a concrete run).
+    # The class of every tracer (`isinstance(x, core.Tracer)` tells a trace from a concrete run),
+    # and host classes no tracer is an instance of (`jax.Array` is no such class: a tracer is one).
     Api("jax.core.Tracer", tracer_class=True),
     Api("jax._src.core.Tracer", tracer_class=True, public="jax.core.Tracer"),
+    *(Api(f"numpy.{name}", tracer_class=False) for name in ("generic", "number", "integer", "floating", "bool_")),
     # Calls that need a concrete buffer (checked with the installed libraries by
     # tests/test_traced_concrete_access.py::test_consumer_table_matches_the_libraries) ---
     Api("torch.as_tensor", tracer_error=UNAVAILABLE),

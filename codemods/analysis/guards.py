@@ -53,18 +53,20 @@ def caught(ctx, node: ast.AST, exceptions: frozenset[str], stop: ast.AST | None 
 # Where a name is known not to hold a tracer ------------------------------------------------
 
 TRACER_CLASSES = api.public_names(tracer_class=True)
+HOST_CLASSES = api.public_names(tracer_class=False) | {"int", "float", "complex", "bool", "str", "bytes"}
 _LOOPS = (ast.For, ast.AsyncFor, ast.While)
 _EXITS = (ast.Return, ast.Raise, ast.Continue, ast.Break)
 
 
 def not_a_tracer(ctx, node: ast.AST, value: ast.AST) -> bool:
     """Whether ``value``, a name, holds no tracer where ``node`` runs, by the test of a branch:
-    `if not isinstance(x, core.Tracer): x.item()`, the `else` of `if isinstance(x, core.Tracer)`,
+    `if not isinstance(x, core.Tracer): x.item()`, `if isinstance(x, np.ndarray): x.tolist()`
+    (classes no tracer is an instance of), the `else` of `if isinstance(x, core.Tracer)`,
     the code after `if isinstance(x, core.Tracer): return x` in the same block, the later
     operands of `not isinstance(x, core.Tracer) and x.item()`; with the name not bound again
     between the test and ``node`` (in a loop between them: anywhere in it). Code that asks so runs the
     concrete-only access only on a concrete array (equinox's `error_if`)."""
-    if value.__class__ is not ast.Name or "Tracer" not in ctx.text:
+    if value.__class__ is not ast.Name or "isinstance" not in ctx.text:
         return False
     name, child = value.id, node
     for parent in ctx.ancestors(node):
@@ -114,6 +116,25 @@ def _blocks(node: ast.AST) -> list[list]:
 
 def _is_tracer_test(ctx, test: ast.AST, name: str) -> bool:
     """`isinstance(name, core.Tracer)`, or with a tuple of classes that holds the tracer's."""
+    classes = _isinstance_classes(ctx, test, name)
+    return classes is not None and any(_class_name(ctx, option) in TRACER_CLASSES for option in classes)
+
+
+def _is_host_test(ctx, test: ast.AST, name: str) -> bool:
+    """`isinstance(name, np.ndarray)`, `isinstance(name, (int, np.generic))`: classes no tracer
+    is an instance of, every one."""
+    classes = _isinstance_classes(ctx, test, name)
+    return bool(classes) and all(_class_name(ctx, option) in HOST_CLASSES for option in classes)
+
+
+def _class_name(ctx, node: ast.AST) -> str | None:
+    if node.__class__ is ast.Name and not ctx.is_bound(node.id) and node.id in HOST_CLASSES:
+        return node.id  # a builtin
+    return canonical(ctx.qualname(node))
+
+
+def _isinstance_classes(ctx, test: ast.AST, name: str) -> list[ast.AST] | None:
+    """The classes of `isinstance(name, C)` or `isinstance(name, (C, D))`; else None."""
     if not (
         test.__class__ is ast.Call
         and test.func.__class__ is ast.Name
@@ -124,10 +145,9 @@ def _is_tracer_test(ctx, test: ast.AST, name: str) -> bool:
         and test.args[0].__class__ is ast.Name
         and test.args[0].id == name
     ):
-        return False
+        return None
     classes = test.args[1]
-    options = classes.elts if classes.__class__ is ast.Tuple else [classes]
-    return any(canonical(ctx.qualname(option)) in TRACER_CLASSES for option in options)
+    return classes.elts if classes.__class__ is ast.Tuple else [classes]
 
 
 def _holds_when_true(ctx, test: ast.AST, name: str) -> bool:
@@ -136,7 +156,7 @@ def _holds_when_true(ctx, test: ast.AST, name: str) -> bool:
         return _holds_when_false(ctx, test.operand, name)
     if test.__class__ is ast.BoolOp and test.op.__class__ is ast.And:
         return any(_holds_when_true(ctx, value, name) for value in test.values)
-    return False
+    return _is_host_test(ctx, test, name)
 
 
 def _holds_when_false(ctx, test: ast.AST, name: str) -> bool:

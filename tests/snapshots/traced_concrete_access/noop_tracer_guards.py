@@ -2,7 +2,7 @@
 """A concrete-only access that runs only where a test showed the value is no tracer: the body of
 `if not isinstance(y, core.Tracer)`, the `else` of `if isinstance(x, core.Tracer)`, the code
 after `if isinstance(y, core.Tracer): return y`, the right of `not isinstance(x, Tracer) and
-...`. Inside a trace the test sends the tracer past the access (equinox's `error_if` checks a
+...`, the body of `if isinstance(x, (np.ndarray, np.generic, float))` (no tracer is one). Inside a trace the test sends the tracer past the access (equinox's `error_if` checks a
 predicate so, at trace time when it can). Also a test repeated on every pass of a loop, whatever
 the loop binds after it. Nothing is reported; each function runs under `jax.jit`."""
 import jax
@@ -62,6 +62,13 @@ def tested_each_pass(x):
     return y
 
 
+@jax.jit
+def host_types_only(x):
+    if isinstance(x, (np.ndarray, np.generic, float)):
+        x = x.item()  # a concrete array or scalar, given eagerly: never a tracer
+    return x * 2
+
+
 x = jnp.float32(3.0)
 assert float(in_body(x)) == 6.0
 assert float(after_exit(x)) == 6.0
@@ -69,3 +76,4 @@ assert float(in_else(x)) == 3.0
 assert float(in_conjunction(x)) == 3.0
 assert float(after_either_exit(x)) == 3.0
 assert float(tested_each_pass(x)) == 8.0
+assert float(host_types_only(x)) == 6.0

@@ -1,11 +1,12 @@
 # expect: ConcretizationTypeError: concrete value
 """Tests that do not show the value is concrete where the access runs: the branch taken for a
-tracer, the code after an exit whose test holds for only some tracers (`and`), a value bound
-again inside the guarded block, and a loop inside the guard that binds the value again after
-the access (a later pass reads what the last one bound). Each raises inside `jax.jit`, and is
-reported."""
+tracer, a test of classes one of which a tracer is (`jax.Array`), the code after an exit whose
+test holds for only some tracers (`and`), a value bound again inside the guarded block, and a
+loop inside the guard that binds the value again after the access (a later pass reads what the
+last one bound). Each raises inside `jax.jit`, and is reported."""
 import jax
 import jax.numpy as jnp
+import numpy as np
 from jax import core
 
 
@@ -16,6 +17,13 @@ def double(x):
 @jax.jit
 def tracer_branch(x):
     if isinstance(x, core.Tracer):
+        return x.item()
+    return x
+
+
+@jax.jit
+def array_class(x):
+    if isinstance(x, (np.ndarray, jax.Array)):  # a tracer is a jax.Array
         return x.item()
     return x
 
