@@ -104,7 +104,7 @@ def decorates_with_import_per_name(source: bytes) -> bool:
     """The imported-decorator scan as first written: one search of the file per decorator name."""
     if b"@" not in source or b"import" not in source:
         return False
-    for name in set(access_text._DECORATOR.findall(source)):
+    for name in set(re.findall(rb"^[ \t]*@[ \t]*([A-Za-z_]\w*)[ \t]*(?:\(|#|\r?$)", source, re.MULTILINE)):
         pattern = rb"^[ \t]*from[ \t]+([\w.]+)[ \t]+import\b[^\r\n]*\b" + name + rb"\b"
         for match in re.finditer(pattern, source, re.MULTILINE):
             module = match.group(1)

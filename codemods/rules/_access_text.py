@@ -73,29 +73,35 @@ def transform_calls(text: str, spellings: Spellings) -> list[int]:
     return called_positions(text, spellings.call_names, table=TRANSFORM_LEAVES)
 
 
-# A decorator that is a bare name, called or not (`@compiled`, `@compiled(n=2)`).
-_DECORATOR = re.compile(rb"^[ \t]*@[ \t]*([A-Za-z_]\w*)[ \t]*(?:\(|#|\r?$)", re.MULTILINE)
+# A decorator that is a bare name, called or not (`@compiled`, `@compiled(n=2)`), and a `from`
+# import with what follows `import` on its line: each first at the start of a line but its
+# indentation. The patterns open with a literal, which the regex engine searches for; one that
+# opens with `^` is tried at every position of the file.
+_DECORATOR = re.compile(rb"@[ \t]*([A-Za-z_]\w*)[ \t]*(?:\(|#|\r?$)", re.MULTILINE)
+_FROM_IMPORT = re.compile(rb"from[ \t]+([\w.]+)[ \t]+import\b([^\r\n]*)")
 _LIBRARY_TOPS = frozenset(name.encode() for name in LIBRARIES)
-
-
-# A `from` import and what follows `import` on its line.
-_FROM_IMPORT = re.compile(rb"^[ \t]*from[ \t]+([\w.]+)[ \t]+import\b([^\r\n]*)", re.MULTILINE)
 _WORD = re.compile(rb"\w+")
+
+
+def _starts_line(source: bytes, position: int) -> bool:
+    return not source[source.rfind(b"\n", 0, position) + 1 : position].strip(b" \t")
 
 
 def _decorates_with_import(source: bytes) -> bool:
     """A bare-name decorator that a ``from`` import of a module outside the libraries binds
     (the name a whole word after that import's ``import``, on its line). One scan for the
-    imports, not one per decorator name: a pattern that opens with ``^`` is tried at every
-    position of the file."""
+    imports, not one per decorator name."""
     if b"@" not in source or b"import" not in source:
         return False
-    names = set(_DECORATOR.findall(source))
+    names = {match.group(1) for match in _DECORATOR.finditer(source) if _starts_line(source, match.start())}
     if not names:
         return False
-    for module, rest in _FROM_IMPORT.findall(source):
-        if (module.startswith(b".") or module.split(b".", 1)[0] not in _LIBRARY_TOPS) and not names.isdisjoint(
-            _WORD.findall(rest)
+    for match in _FROM_IMPORT.finditer(source):
+        module = match.group(1)
+        if (
+            (module.startswith(b".") or module.split(b".", 1)[0] not in _LIBRARY_TOPS)
+            and not names.isdisjoint(_WORD.findall(match.group(2)))
+            and _starts_line(source, match.start())
         ):
             return True
     return False
