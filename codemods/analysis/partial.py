@@ -113,13 +113,18 @@ def read(ctx: FileContext, parts: Parts) -> Reading | None:
     if relevant is None:
         return None
     targets, roots = relevant
-    if targets and _names_an_instance(cut, roots, targets):
-        return None
+    named = _named_classes(cut, roots, targets) if targets else None
+    chain_fixed = fixed
+    if named is not None:
+        classes, also = named
+        roots = roots | classes | also
+        also = also | {i for i in classes if cut.blocks[i].kind in ("class", "head")}
+        chain_fixed = [kept or i in also for i, kept in enumerate(fixed)]
     if not targets or not reached(cut, roots, targets):
         # No target on a chain from a root (the same reading that drops the other blocks):
         # what the rule finds is in none of the blocks, whatever the base holds.
         return Reading(base, False, cut, base)
-    keep = _chains(cut, roots, targets, fixed, parts.most)
+    keep = _chains(cut, roots, targets, chain_fixed, parts.most)
     if keep is None:
         return None
     if keep == fixed:
@@ -228,11 +233,14 @@ def _cut_inside_brackets(cut: Cut, verbatim: list[bool]) -> bool:
     return False
 
 
-def _names_an_instance(cut: Cut, roots: set[int], targets: set[int]) -> bool:
-    """Whether a root calls a class of the file that holds a target, or names a module-level
-    instance of one (`model = Model()`): a trace runs `Model()(x)`, `model.apply(x)` or
-    `model(x)`, but the chains go by the names of functions, not of classes or instances, so
-    such a file is read whole."""
+def _named_classes(cut: Cut, roots: set[int], targets: set[int]) -> tuple[set[int], set[int]] | None:
+    """When a root calls a class of the file that holds a target, or names a module-level
+    instance of one (`model = Model()`): (the blocks of those classes, and of the classes related
+    to them by their bases; the blocks to keep besides: the module-level instances of them and
+    the roots that name one or call such a class). A trace runs `Model()(x)`, `model.apply(x)`
+    or `model(x)`, but the chains go by the names of functions, not of classes or instances:
+    the classes' blocks are roots of their own, and their headers are kept with the rest.
+    None when no root names such a class."""
     blocks = cut.blocks
     holders = set()
     for index in targets:
@@ -243,18 +251,30 @@ def _names_an_instance(cut: Cut, roots: set[int], targets: set[int]) -> bool:
         if blocks[head].kind in ("class", "head") and blocks[head].name:
             holders.add(blocks[head].name)
     if not holders:
-        return False
+        return None
     # A class related to one by their bases (`class Child(Base)`) runs its methods too.
     for heads in cut.group_heads:
         names = {blocks[first].name for first in heads}
         if names & holders:
             holders |= names
-    instances = {b.name for b in blocks if b.kind == "call" and not b.indent and b.name and b.callee in holders}
-    if instances and any(cut.words(root) & instances for root in roots):
-        return True
-    # A class called (`Model(s)(x)`, `m = Model(s)`), not only named (`super(Model, self)`):
-    # a class's name stands in few places of its file, found with `str.find`.
-    text = cut.text
+    instances = {i for i, b in enumerate(blocks) if b.kind == "call" and not b.indent and b.name and b.callee in holders}
+    names = {blocks[i].name for i in instances}
+    naming = {root for root in roots if cut.words(root) & names} | _calling_a_class(cut, roots, holders)
+    if not naming:
+        return None
+    classes = set()
+    for index, block in enumerate(blocks):
+        # (A cut class's header has its body's indentation; a class kept whole, none.)
+        if (block.kind == "head" or (block.kind == "class" and not block.indent)) and block.name in holders:
+            classes.update(_run(cut, index) if block.kind == "head" else (index,))
+    return classes, instances | naming
+
+
+def _calling_a_class(cut: Cut, roots: set[int], holders: set[str]) -> set[int]:
+    """The roots that call one of the classes ``holders`` names (`Model(s)(x)`, `m =
+    Model(s)`), not only name it (`super(Model, self)`): a class's name stands in few places of
+    its file, found with `str.find`."""
+    text, found = cut.text, set()
     for name in holders:
         at = text.find(name)
         while at != -1:
@@ -268,9 +288,9 @@ def _names_an_instance(cut: Cut, roots: set[int], targets: set[int]) -> bool:
                 and not text[max(0, at - 16) : at].rstrip(" \t").endswith("class")  # its own header
                 and cut.block_of(at) in roots
             ):
-                return True
+                found.add(cut.block_of(at))
             at = text.find(name, end)
-    return False
+    return found
 
 
 # The chains from the roots to the targets ---------------------------------------------------
