@@ -64,8 +64,8 @@ def not_a_tracer(ctx, node: ast.AST, value: ast.AST) -> bool:
     (classes no tracer is an instance of), the `else` of `if isinstance(x, core.Tracer)`,
     the code after `if isinstance(x, core.Tracer): return x` in the same block, the later
     operands of `not isinstance(x, core.Tracer) and x.item()`; with the name not bound again
-    between the test and ``node`` (in a loop between them: anywhere in it). Code that asks so runs the
-    concrete-only access only on a concrete array (equinox's `error_if`)."""
+    between the test and ``node`` (in a loop between them: anywhere in it). Code that asks so
+    runs the concrete-only access only on a concrete array (equinox's `error_if`)."""
     if value.__class__ is not ast.Name or "isinstance" not in ctx.text:
         return False
     name, child = value.id, node
