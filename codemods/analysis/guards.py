@@ -82,13 +82,14 @@ def not_a_tracer(ctx, node: ast.AST, value: ast.AST) -> bool:
         if isinstance(parent, (*FUNCTIONS, ast.ClassDef, ast.Module)):
             return False
         if parent.__class__ in (ast.If, ast.IfExp):
-            if _in_branch(parent.body, child) and _holds_when_true(ctx, parent.test, name):
+            if _in_branch(parent.body, child) and _shows_concrete(ctx, parent.test, name, True):
                 return True
-            if _in_branch(parent.orelse, child) and _holds_when_false(ctx, parent.test, name):
+            if _in_branch(parent.orelse, child) and _shows_concrete(ctx, parent.test, name, False):
                 return True
         elif parent.__class__ is ast.BoolOp and child is not parent.values[0]:
-            decides = _holds_when_true if parent.op.__class__ is ast.And else _holds_when_false
-            if any(decides(ctx, operand, name) for operand in parent.values[: _index(parent.values, child)]):
+            # `a and b` runs `b` where `a` is true; `a or b`, where it is false.
+            when = parent.op.__class__ is ast.And
+            if any(_shows_concrete(ctx, operand, name, when) for operand in parent.values[: _index(parent.values, child)]):
                 return True
         if isinstance(parent, _LOOPS) and _stores(parent, name):
             return False  # bound again on a later pass, after the test that held
@@ -133,13 +134,12 @@ def _class_name(ctx, node: ast.AST) -> str | None:
     return canonical(ctx.qualname(node))
 
 
-def _isinstance_classes(ctx, test: ast.AST, name: str) -> list[ast.AST] | None:
-    """The classes of `isinstance(name, C)` or `isinstance(name, (C, D))`; else None."""
+def isinstance_classes(test: ast.AST, name: str) -> list[ast.AST] | None:
+    """The class expressions of `isinstance(name, C)` or `isinstance(name, (C, D))`; else None."""
     if not (
         test.__class__ is ast.Call
         and test.func.__class__ is ast.Name
         and test.func.id == "isinstance"
-        and not ctx.is_bound("isinstance")
         and len(test.args) == 2
         and not test.keywords
         and test.args[0].__class__ is ast.Name
@@ -150,22 +150,20 @@ def _isinstance_classes(ctx, test: ast.AST, name: str) -> list[ast.AST] | None:
     return classes.elts if classes.__class__ is ast.Tuple else [classes]
 
 
-def _holds_when_true(ctx, test: ast.AST, name: str) -> bool:
-    """Whether ``test`` being true shows ``name`` holds no tracer."""
-    if test.__class__ is ast.UnaryOp and test.op.__class__ is ast.Not:
-        return _holds_when_false(ctx, test.operand, name)
-    if test.__class__ is ast.BoolOp and test.op.__class__ is ast.And:
-        return any(_holds_when_true(ctx, value, name) for value in test.values)
-    return _is_host_test(ctx, test, name)
+def _isinstance_classes(ctx, test: ast.AST, name: str) -> list[ast.AST] | None:
+    """``isinstance_classes``, where the file does not bind `isinstance` to something else."""
+    return None if ctx.is_bound("isinstance") else isinstance_classes(test, name)
 
 
-def _holds_when_false(ctx, test: ast.AST, name: str) -> bool:
-    """Whether ``test`` being false shows ``name`` holds no tracer."""
+def _shows_concrete(ctx, test: ast.AST, name: str, when: bool) -> bool:
+    """Whether ``test`` evaluating to ``when`` shows ``name`` holds no tracer: true, a test of
+    host classes (or a conjunction with one); false, a test of the tracer's class (or a
+    disjunction with one); `not` turns one into the other."""
     if test.__class__ is ast.UnaryOp and test.op.__class__ is ast.Not:
-        return _holds_when_true(ctx, test.operand, name)
-    if test.__class__ is ast.BoolOp and test.op.__class__ is ast.Or:
-        return any(_holds_when_false(ctx, value, name) for value in test.values)
-    return _is_tracer_test(ctx, test, name)
+        return _shows_concrete(ctx, test.operand, name, not when)
+    if test.__class__ is ast.BoolOp and test.op.__class__ is (ast.And if when else ast.Or):
+        return any(_shows_concrete(ctx, value, name, when) for value in test.values)
+    return _is_host_test(ctx, test, name) if when else _is_tracer_test(ctx, test, name)
 
 
 def _exits_unless_concrete(ctx, statement: ast.AST, name: str) -> bool:
@@ -175,7 +173,7 @@ def _exits_unless_concrete(ctx, statement: ast.AST, name: str) -> bool:
         statement.__class__ is ast.If
         and not statement.orelse
         and statement.body[-1].__class__ in _EXITS
-        and _holds_when_false(ctx, statement.test, name)
+        and _shows_concrete(ctx, statement.test, name, False)
     )
 
 

@@ -118,7 +118,6 @@ def read(ctx: FileContext, parts: Parts) -> Reading | None:
     if named is not None:
         classes, also = named
         roots = roots | classes | also
-        also = also | {i for i in classes if cut.blocks[i].kind in ("class", "head")}
         chain_fixed = [kept or i in also for i, kept in enumerate(fixed)]
     if not targets or not reached(cut, roots, targets):
         # No target on a chain from a root (the same reading that drops the other blocks):
@@ -236,11 +235,11 @@ def _cut_inside_brackets(cut: Cut, verbatim: list[bool]) -> bool:
 def _named_classes(cut: Cut, roots: set[int], targets: set[int]) -> tuple[set[int], set[int]] | None:
     """When a root calls a class of the file that holds a target, or names a module-level
     instance of one (`model = Model()`): (the blocks of those classes, and of the classes related
-    to them by their bases; the blocks to keep besides: the module-level instances of them and
-    the roots that name one or call such a class). A trace runs `Model()(x)`, `model.apply(x)`
-    or `model(x)`, but the chains go by the names of functions, not of classes or instances:
-    the classes' blocks are roots of their own, and their headers are kept with the rest.
-    None when no root names such a class."""
+    to them by their bases; the blocks to keep: their headers, the module-level instances of
+    them and the roots that name one or call such a class). A trace runs `Model()(x)`,
+    `model.apply(x)` or `model(x)`, but the chains go by the names of functions, not of classes
+    or instances: the classes' blocks are roots of their own. None when no root names such a
+    class."""
     blocks = cut.blocks
     holders = set()
     for index in targets:
@@ -262,12 +261,14 @@ def _named_classes(cut: Cut, roots: set[int], targets: set[int]) -> tuple[set[in
     naming = {root for root in roots if cut.words(root) & names} | _calling_a_class(cut, roots, holders)
     if not naming:
         return None
-    classes = set()
+    classes, headers = set(), set()
     for index, block in enumerate(blocks):
         # (A cut class's header has its body's indentation; a class kept whole, none.)
         if (block.kind == "head" or (block.kind == "class" and not block.indent)) and block.name in holders:
-            classes.update(_run(cut, index) if block.kind == "head" else (index,))
-    return classes, instances | naming
+            run = _run(cut, index) if block.kind == "head" else (index,)
+            classes.update(run)
+            headers.update(i for i in run if blocks[i].kind in ("class", "head"))  # nested classes too
+    return classes, instances | naming | headers
 
 
 def _calling_a_class(cut: Cut, roots: set[int], holders: set[str]) -> set[int]:

@@ -64,6 +64,7 @@ from jax_codemod.analysis import api
 from jax_codemod.analysis import transforms as spelled
 from jax_codemod.analysis.classes import classes_for, statements
 from jax_codemod.analysis.expected_errors import expected_errors_of
+from jax_codemod.analysis.guards import isinstance_classes
 from jax_codemod.analysis.names import Resolver, canonical, name_lines, spelled_as_parsed
 from jax_codemod.analysis.scopes import (
     CHILD_FIELDS,
@@ -1550,15 +1551,8 @@ class Analysis:
             return None
         if negated:
             return None
-        if (
-            isinstance(test, ast.Call)
-            and isinstance(test.func, ast.Name)
-            and test.func.id == "isinstance"
-            and len(test.args) == 2
-            and isinstance(test.args[0], ast.Name)
-            and test.args[0].id == ident
-        ):
-            types = test.args[1].elts if isinstance(test.args[1], ast.Tuple) else [test.args[1]]
+        types = isinstance_classes(test, ident)
+        if types is not None:
             found = join(self.annotation_value(t) for t in types)
             if found.kind != UNKNOWN:
                 return replace(found, why="an `isinstance` check")
