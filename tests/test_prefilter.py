@@ -183,3 +183,24 @@ def test_the_dlpack_rules_prefilters_are_their_specification():
     for code, spec in specified.items():
         for text in texts:
             assert rules[code].prefilter(text) == spec(text) == lazy[code].prefilter(text), (code, text[:80])
+
+
+# Characters NFKC changes or composes: fullwidth letters, a ligature, a no-break space, a
+# superscript, a combining acute that composes with the ASCII letter before it, and `é`.
+_NFKC_PIECES = st.sampled_from(["ｊ", "ａ", "ｘ", "ﬁ", "\u00a0", "²", "\u0301", "é", "e", "j", "a", "x", "i", ".", " ", "\n"])
+
+
+@settings(max_examples=500, deadline=None)
+@given(text=st.lists(_NFKC_PIECES, max_size=30).map("".join))
+def test_the_prefilter_reads_every_ascii_run_the_whole_texts_nfkc_holds(text):
+    """Every ASCII run of the whole text's NFKC (where a trigger is spelled) is in what
+    ``_as_python_reads`` gives: no file that spells a trigger with compatibility characters
+    is left out, however the normalisation is shortened."""
+    import re
+    import unicodedata
+
+    from jax_codemod.engine.pipeline import _as_python_reads
+
+    seen = _as_python_reads(text.encode("utf-8")).decode("utf-8")
+    for run in re.findall(r"[\x00-\x7f]+", unicodedata.normalize("NFKC", text)):
+        assert run in seen

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 
 from jax_codemod.analysis import api
 from jax_codemod.analysis.names import canonical
+from jax_codemod.analysis.patterns import alternation, starts_of
 
 if TYPE_CHECKING:  # for annotations only: context reaches this module through values, lazily
     from jax_codemod.analysis.context import FileContext
@@ -63,7 +64,8 @@ _NAMED = TRANSFORMS | {PARTIAL}
 @cache
 def _leaf_word() -> re.Pattern[str]:
     # Compiled on first use (a module-level function without decorators asks): not at import.
-    return re.compile(r"\b(?:" + "|".join(sorted(TRANSFORM_LEAVES)) + r")\b")
+    # The lookahead first: the engine skips to where a name may begin (``words.starts_of``).
+    return re.compile(rf"{starts_of(TRANSFORM_LEAVES)}\b{alternation(TRANSFORM_LEAVES)}\b")
 
 
 @dataclass(frozen=True)

@@ -13,6 +13,7 @@ import re
 from functools import cache
 
 from jax_codemod.analysis.context import count_line_breaks
+from jax_codemod.analysis.patterns import POSSESSIVE, alternation
 
 # A decorated function: `@` lines (with blank and comment lines between them), then the `def`.
 DECORATED_DEF = re.compile(r"^[ \t]*@.*\n(?:[ \t]*(?:@.*|#.*)?\n)*[ \t]*(?:async[ \t]+)?def\b", re.MULTILINE)
@@ -33,11 +34,10 @@ def reversed_calls(words: frozenset[str], not_after: str, modules: frozenset[str
     """A call of one of ``words`` (`word (`), not right after ``not_after``, nor right after one
     of ``modules`` and a dot (`jp.array(` with `jp` a whole name), as it reads in the reversed
     text."""
-    names = "|".join(sorted((w[::-1] for w in words), key=lambda w: (-len(w), w)))
     guard = f"(?!{re.escape(not_after[::-1])})" if not_after else ""
     for module in sorted(modules):
         guard += rf"(?!\.{re.escape(module[::-1])}(?![\w.]))"
-    return re.compile(rf"\([ \t]*(?:{names})(?!\w){guard}")
+    return re.compile(rf"\([ \t]*{POSSESSIVE}{alternation(w[::-1] for w in words)}(?!\w){guard}")
 
 
 def called_positions(text: str, words, not_after: str = "", table: frozenset[str] | None = None) -> list[int]:

@@ -20,6 +20,7 @@ from jax_codemod.analysis.blocks import CONTAINER_CALLS
 from jax_codemod.analysis.context import FileContext
 from jax_codemod.analysis.names import canonical
 from jax_codemod.analysis.partial import Cut, dotted_before
+from jax_codemod.analysis.patterns import POSSESSIVE, alternation, starts_of
 from jax_codemod.analysis.project import LIBRARIES
 from jax_codemod.analysis.transforms import PARTIAL, TRANSFORM_LEAVES, TRANSFORMS, Spellings
 from jax_codemod.analysis.words import called_positions, lines_of, reversed_calls
@@ -35,10 +36,11 @@ TRANSFORMS_COMMON_FIRST = _COMMON + tuple(spelling for spelling in TRANSFORM_SPE
 
 # Text that may spell an access in the tree, whatever the whitespace, line breaks and
 # comments around the dot: `x.\n    item()`, `x. \\\n item()`.
-_GAP = r"(?:\s|\\)*"  # whitespace, line breaks and backslash continuations
+# Whitespace, line breaks and backslash continuations; what follows one never begins with them.
+_GAP = rf"(?:\s|\\)*{POSSESSIVE}"
 # `x.  # why\n    item()`: a comment may sit between the dot and the name, inside brackets.
-_COMMENTED_GAP = rf"{_GAP}(?:#[^\n]*\n{_GAP})*"
-_TRANSFORM_WORDS = "|".join(sorted(TRANSFORM_LEAVES - {"partial"}))
+_COMMENTED_GAP = rf"{_GAP}(?:#[^\n]*{POSSESSIVE}\n{_GAP})*{POSSESSIVE}"
+_TRANSFORM_WORDS = sorted(TRANSFORM_LEAVES - {"partial"})
 
 
 def last_answer(function):
@@ -136,30 +138,35 @@ class AccessText:
         self.property_names = tuple(sorted(m.name for m in members if m.positional is None))
         self.consumer_names = tuple(sorted({name.rsplit(".", 1)[-1] for name in consumers} | set(buffer_methods)))
         self.builtin_consumers = frozenset(name for name in consumers if "." not in name)
-        methods, properties = "|".join(self.method_names), "|".join(self.property_names)
-        consumer_words = "|".join(self.consumer_names)
+        # Each list of names as one group that branches on letters (``words.alternation``): each
+        # pattern below tries them at every dot, or every parenthesis, of a file.
+        methods, properties = alternation(self.method_names), alternation(self.property_names)
+        consumer_words = alternation(self.consumer_names)
+        # After the dot: only where one of the names may begin.
+        named = starts_of((*self.method_names, *self.property_names, *self.consumer_names, *_TRANSFORM_WORDS))
+        spaces = rf"\s*{POSSESSIVE}"
         # The prefilter's question, in two searches the regex engine runs fast: an alternation
         # whose branches start with different letters makes it try a match at nearly every
         # byte. Members start with a dot; consumers end with a parenthesis, so they are
         # searched for in the reversed bytes.
-        self._member_bytes = re.compile(rb"\.\s*(?:(?:" + methods.encode() + rb")\s*\(|(" + properties.encode() + rb")\b)")
+        self._member_bytes = re.compile(rf"\.{spaces}(?:{methods}{spaces}\(|({properties})\b)".encode())
         self._consumer_bytes_reversed = re.compile(
-            rb"\(\s*(?:" + "|".join(name[::-1] for name in self.consumer_names).encode() + rb")\b(?!\.pnj)"
+            rf"\({spaces}{alternation(name[::-1] for name in self.consumer_names)}\b(?!\.pnj)".encode()
         )
         # A method or consumer is an access only when called (the parenthesis may follow a
         # comment); a property only when not called (`"{}".format(x)` is no access).
         after_dot = rf"(?:{methods}){_GAP}[(#]|(?:{properties})(?!\w)(?!{_GAP}\()"
         # Either of a member or a consumer after a dot, in one search: a class without it is not cut.
         self.possible_either = re.compile(
-            rf"\.{_COMMENTED_GAP}(?:(?:{methods}|{consumer_words}){_GAP}[(#]|(?:{properties})(?!\w)(?!{_GAP}\())"
+            rf"\.{_COMMENTED_GAP}{named}(?:(?:{methods}|{consumer_words}){_GAP}[(#]|(?:{properties})(?!\w)(?!{_GAP}\())"
         )
         # An access, a consumer and a transform's name after a dot, as one pattern for
         # ``Cut.matching_families``: every dot starts the three searches' attempts, so one search
         # costs what each did. Their names differ and each ends at a character no name holds, so at
         # most one of them matches after a dot, with the span its own pattern gives.
         self._dotted_families = re.compile(
-            rf"\.{_COMMENTED_GAP}(?:(?P<access>{after_dot})"
-            rf"|(?P<consumer>{consumer_words}){_GAP}[(#]|(?P<transform>{_TRANSFORM_WORDS})(?!\w))"
+            rf"\.{_COMMENTED_GAP}{named}(?:(?P<access>{after_dot})"
+            rf"|(?P<consumer>{consumer_words}){_GAP}[(#]|(?P<transform>{alternation(_TRANSFORM_WORDS)})(?!\w))"
         )
 
         # A consumer a pytree map runs on every leaf (`jax.tree.map(np.asarray, batch)`): passed
@@ -218,7 +225,8 @@ class AccessText:
     def _member_text(self) -> re.Pattern[str]:
         # Compiled on first use: most runs import the rule and check few files, or none, with it.
         return re.compile(
-            rf"\.[ \t]*(?:({'|'.join(self.method_names)})(?!\w)[ \t]*\(|({'|'.join(self.property_names)})(?!\w))"
+            rf"\.[ \t]*{POSSESSIVE}(?:({alternation(self.method_names)})(?!\w)[ \t]*{POSSESSIVE}\("
+            rf"|({alternation(self.property_names)})(?!\w))"
         )
 
     def _member_positions(self, text: str):
