@@ -328,9 +328,13 @@ def project_active(path: str, source: bytes, rules: Sequence[Rule], active: tupl
     one that calls into another module of its project (issue 34). Asked where
     ``needs_project_gate`` holds (``file_active_rules``, a cache's ``gate``)."""
     waiting = [rule for rule in rules if rule.PROJECT_PREFILTER and rule not in active]
+    # No rule is asked (nor imported) about a file that imports nothing of its project: most
+    # files, told from their import lines before a view of the root is made.
+    root = project.root_for(path)
+    if root is None or not root.may_import(source):
+        return active
     view = project.view_for(path)
-    # No rule is asked (nor imported) about a file that imports nothing of its project.
-    if view is None or not view.may_import(source) or not view.imports_project(source_text(source)):
+    if view is None or not view.imports_project(source_text(source)):
         return active
     more = {id(rule) for rule in waiting if rule.project_prefilter(source, view)}
     if not more:

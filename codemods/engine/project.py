@@ -111,6 +111,13 @@ def view_for(path: str) -> View | None:
     return View(root, under)
 
 
+def root_for(path: str) -> Root | None:
+    """The root of the checked file at ``path`` (``view_for``'s, without a view: the gate asks
+    most files only whether their import lines name the root)."""
+    place = locate(path)
+    return None if place is None else _root(place[0])
+
+
 def roots_interleave() -> None:
     """Say that this process checks the files of several roots in turn (a pool's worker)."""
     global _interleaved
