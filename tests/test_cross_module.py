@@ -13,6 +13,8 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 from click.testing import CliRunner
 from jax_codemod import RULES
 from jax_codemod.analysis import module_text
@@ -113,6 +115,44 @@ def test_the_gates_scan_of_bytes_finds_what_the_scan_of_text_finds(tmp_path):
         text = source.decode()
         assert view.may_import(source) == view.root._may_import(text), source[:80]
     assert view.may_import(b"import os\nfrom pkg.core import f\n") and not view.may_import(b"import os, numpy\n")
+
+
+def _first_parts_line_by_line(text):
+    """``first_parts`` (of a str) or ``first_parts_ascii`` (of bytes) as first written: each
+    line holding the word `import` cut out, stripped and split, as str or bytes split (the
+    scan now matches a regex at the line's start instead)."""
+    t = text.__class__
+    found = []
+    for line in text.split(t(b"\n") if t is bytes else "\n"):
+        word = (lambda w: w.encode()) if t is bytes else (lambda w: w)
+        if word("import") not in line:
+            continue
+        line = line.lstrip(word(" \t"))
+        if line.startswith(word("from")):
+            words = line[4:].split(None, 1)
+            if words and line[4:5] in (word(" "), word("\t")):
+                name = words[0].lstrip(word("."))
+                found.append((words[0][: len(words[0]) - len(name)], name.split(word("."), 1)[0]))
+        elif line.startswith(word("import")) and line[6:7] in (word(" "), word("\t")):
+            words = line[6:].split(None, 1)
+            if words:
+                found.append((word(""), words[0].split(word("."), 1)[0].rstrip(word(","))))
+    return found
+
+
+_IMPORT_PIECES = st.sampled_from(
+    ["import", "from", " ", "\t", "\n", "\r", "\x0b", "\x0c", "\x1c", "\u00a0", ".", "..", ",", "a", "pkg", "#", "(", "as", ";"]
+)
+
+
+@settings(max_examples=1000, deadline=None)
+@given(text=st.lists(_IMPORT_PIECES, max_size=25).map("".join))
+@example(text="".join(ODD_IMPORT_LINES))
+@example(text="  \t import a.b\n \t from ..x import y\n")
+def test_the_gates_import_scan_reads_each_line_as_the_line_by_line_reading_does(text):
+    assert first_parts(text) == _first_parts_line_by_line(text)
+    if text.isascii():
+        assert first_parts_ascii(text.encode()) == _first_parts_line_by_line(text.encode())
 
 
 def test_top_level_blocks_keep_their_decorators_signatures_and_comments():

@@ -95,31 +95,34 @@ def first_parts_ascii(source: bytes) -> list[tuple[bytes, bytes]]:
     return _first_parts(source, _BYTES_TOKENS)
 
 
-_STR_TOKENS = ("import", "\n", "from", " \t", (" ", "\t"), ".", ",")
-_BYTES_TOKENS = tuple(token.encode() if isinstance(token, str) else tuple(t.encode() for t in token) for token in _STR_TOKENS)
+# A line's import head: blanks, then `from` or `import`, a blank, and the first word after it
+# (whitespace but the line's end between them, as ``str.split`` and ``bytes.split`` read
+# whitespace). One match where the scan used to slice, strip and split each import line.
+_HEAD = r"[ \t]*(?:from[ \t][^\S\n]*(\S+)|import[ \t][^\S\n]*(\S+))"
+_STR_TOKENS = (re.compile(_HEAD).match, "import", "\n", ".", ",", "")
+_BYTES_TOKENS = (re.compile(_HEAD.encode()).match, b"import", b"\n", b".", b",", b"")
 
 
 def _first_parts(text, tokens):
-    import_, newline, from_, blanks, blank, dot, comma = tokens
+    """Each line with the word `import` is read once, from its start: `from <dots><name>...`
+    or `import <name>...` there (a line that only mentions the word gives nothing)."""
+    head, import_, newline, dot, comma, empty = tokens
     found = []
-    position = text.find(import_)
-    size = len(text)
+    find, rfind = text.find, text.rfind
+    position = find(import_)
     while position != -1:
-        start = text.rfind(newline, 0, position) + 1
-        end = text.find(newline, position)
-        end = size if end == -1 else end
-        line = text[start:end].lstrip(blanks)
-        if line.startswith(from_):
-            words = line[4:].split(None, 1)
-            if words and line[4:5] in blank:
-                module = words[0]
+        match = head(text, rfind(newline, 0, position) + 1)
+        if match is not None:
+            module, imported = match.groups()
+            if module is not None:
                 name = module.lstrip(dot)
                 found.append((module[: len(module) - len(name)], name.split(dot, 1)[0]))
-        elif line.startswith(import_) and line[6:7] in blank:
-            words = line[6:].split(None, 1)
-            if words:
-                found.append((text[:0], words[0].split(dot, 1)[0].rstrip(comma)))
-        position = text.find(import_, end)
+            else:
+                found.append((empty, imported.split(dot, 1)[0].rstrip(comma)))
+        end = find(newline, position)
+        if end == -1:
+            break
+        position = find(import_, end)
     return found
 
 
