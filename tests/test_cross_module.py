@@ -13,20 +13,20 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
-from click.testing import CliRunner
 from jax_codemod import RULES
 from jax_codemod.analysis import module_text
 from jax_codemod.analysis import project as analysis_project
 from jax_codemod.analysis.module_text import (
-    module_aliases,
     Reach,
     attributes_read,
     definitions,
     first_parts,
     first_parts_ascii,
     imports,
+    module_aliases,
     nested_definition,
     star_names,
 )

@@ -170,9 +170,7 @@ def _as_python_reads(source: bytes) -> bytes | None:
     ``jax``), as UTF-8; None when it cannot be decoded (the parse reports that file).
 
     The whole text is normalised, strings and comments too: a prefilter only says which files
-    are worth parsing, so passing more of them costs time, never a finding. Most texts with
-    non-ASCII characters (a name in a comment, a dash, a symbol) are in NFKC already, which
-    ``is_normalized`` tells at a third of the normalisation's cost.
+    are worth parsing, so passing more of them costs time, never a finding.
     """
     import unicodedata
 
@@ -180,9 +178,7 @@ def _as_python_reads(source: bytes) -> bytes | None:
         text = decode(source)
     except (SyntaxError, UnicodeDecodeError, LookupError, ValueError):
         return None
-    if not unicodedata.is_normalized("NFKC", text):
-        text = unicodedata.normalize("NFKC", text)
-    return text.encode("utf-8", "surrogatepass")
+    return unicodedata.normalize("NFKC", text).encode("utf-8", "surrogatepass")
 
 
 def check_source(
