@@ -35,8 +35,8 @@ _COMMON = (b"lax", b"jit", b"checkpoint", b"grad", b"vmap")
 TRANSFORMS_COMMON_FIRST = _COMMON + tuple(spelling for spelling in TRANSFORM_SPELLINGS if spelling not in _COMMON)
 
 # Text that may spell an access in the tree, whatever the whitespace, line breaks and
-# comments around the dot: `x.\n    item()`, `x. \\\n item()`.
-# Whitespace, line breaks and backslash continuations; what follows one never begins with them.
+# comments around the dot: `x.\n    item()`, `x. \\\n item()`. The gap (whitespace, line
+# breaks, backslash continuations) gives nothing back: what follows it never begins with them.
 _GAP = rf"(?:\s|\\)*{POSSESSIVE}"
 # `x.  # why\n    item()`: a comment may sit between the dot and the name, inside brackets.
 _COMMENTED_GAP = rf"{_GAP}(?:#[^\n]*{POSSESSIVE}\n{_GAP})*{POSSESSIVE}"
