@@ -285,12 +285,11 @@ class TracedConcreteAccess(Rule):
         return reaches_across(source, None, project, TEXT) is not None
 
     def check(self, ctx: FileContext) -> list[Finding]:
-        members = members_in(jax_versions.target(self.options))
         # A file that may call into another module's access (issue 34), or override a method
         # another module's trace calls (read whole: the parts do not follow other modules' bases).
         across = ctx.project is not None and reaches_across(None, ctx.text, ctx.project, TEXT)
         # Following calls across reads the whole tree: the file's own accesses are judged on it.
-        findings = self._across(ctx, members) if across else []
+        findings = self._across(ctx, members_in(jax_versions.target(self.options))) if across else []
         if across and across != INHERITED and not TEXT.any_access_line(ctx.text):
             return findings  # nothing of its own to find (the project gate passed it for its calls)
         # Most files are decided clean from their blocks before their access lines matter:
@@ -300,6 +299,7 @@ class TracedConcreteAccess(Rule):
         access_lines = TEXT.access_lines(ctx.text)
         if not access_lines:
             return findings
+        members = members_in(jax_versions.target(self.options))
         return findings + [
             finding
             for traced, accesses, region in _analyse(ctx, access_lines, members)
