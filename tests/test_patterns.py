@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from jax_codemod.analysis import transforms
 from jax_codemod.analysis.patterns import POSSESSIVE, alternation, starts_of
@@ -93,3 +93,21 @@ def test_the_access_scans_match_their_plain_spellings(text):
     assert spans(scans._member_bytes, data) == spans(plain_members, data)
     plain_member_text = re.compile(rf"\.[ \t]*(?:({methods})(?!\w)[ \t]*\(|({properties})(?!\w))")
     assert spans(scans._member_text, text) == spans(plain_member_text, text)
+
+
+HEADER_PIECES = st.sampled_from(
+    ["def", "async", "class", "else", "elif", "@", "x", "data", "_", "1", " ", "\t", "=", "==", "[", "]", "(", ")",
+     ":", ".", '"', "'", "r", "f", "dict", "{", "\n", "jax.jit", "import"]
+)
+
+
+@settings(max_examples=500, deadline=None)
+@given(text=st.lists(HEADER_PIECES, max_size=25).map("".join))
+@example(text="x[1] = [2]\ndata['a'] = dict(b=1)\nx = f(1)\nf(x)\nx: int\nasync  def g(): pass\nelse:\n'doc'\n")
+def test_the_header_pattern_matches_its_plain_spelling_at_every_line_start(text):
+    from jax_codemod.analysis import blocks
+
+    plain = re.compile(blocks._HEADER.pattern.replace("++", "+").replace("*+", "*"))
+    for start in [0, *(i + 1 for i, char in enumerate(text) if char == "\n")]:
+        fast, slow = blocks._HEADER.match(text, start), plain.match(text, start)
+        assert (fast and (fast.span(), fast.groups())) == (slow and (slow.span(), slow.groups()))

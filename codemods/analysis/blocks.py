@@ -10,26 +10,32 @@ import re
 from functools import cache
 from itertools import pairwise
 
+from jax_codemod.analysis.patterns import POSSESSIVE
+
 # A line that may start a top-level statement: code at column 0 (not a comment, not a closing
 # bracket); `def`/`class` headers and decorators named.
 # (``\n`` first: a literal prefix the regex engine searches fast; ``^`` with MULTILINE tries
 # every position.)
 _COLUMN_ZERO = re.compile(r"\n(?=[^\s#)\]}])")
+# Every word and run of blanks gives nothing back (``patterns.POSSESSIVE``): what follows
+# each is no word character, or no blank, so the matches are the same; a line that is none of
+# these (`import x`) fails each branch at once instead of retrying every shorter first word.
+_W, _B = rf"\w+{POSSESSIVE}", rf"[ \t]*{POSSESSIVE}"
 _HEADER = re.compile(
-    r"(?:async[ \t]+)?def[ \t]+(\w+)|class[ \t]+(\w+)|(@)"
+    rf"(?:async[ \t]+{POSSESSIVE})?def[ \t]+{POSSESSIVE}(\w+)|class[ \t]+{POSSESSIVE}(\w+)|(@)"
     # Clauses of the compound statement above: no statements of their own.
     r"|(?P<clause>else|elif|except|finally)\b"
     # An assignment of a display, a literal or a builtin container call to one name
     # (`TABLE = {...}`, `data = dict(...)`) or to an item (`data["f32"] = dict(...)`): it binds
     # the name to no module and no transform, like `TABLE = None`.
-    r"|(\w+)[ \t]*=(?!=)[ \t]*(?=[\[{\"'0-9]|[rbfuRBFU]{1,2}[\"']|(?:dict|list|tuple|set|frozenset)\()"
-    r"|(\w+(?:\[[^\n=]*\])+[ \t]*=(?!=)[ \t]*(?=[\[{\"'0-9]|[rbfuRBFU]{1,2}[\"']|(?:dict|list|tuple|set|frozenset)\())"
+    rf"|({_W}){_B}=(?!=){_B}(?=[\[{{\"'0-9]|[rbfuRBFU]{{1,2}}[\"']|(?:dict|list|tuple|set|frozenset)\()"
+    rf"|({_W}(?:\[[^\n=]*\])+{_B}=(?!=){_B}(?=[\[{{\"'0-9]|[rbfuRBFU]{{1,2}}[\"']|(?:dict|list|tuple|set|frozenset)\())"
     # `name = f(...)`: binds the name to no module; an alias only if `f` is a transform or
     # `partial` (the caller checks the callee).
-    r"|(\w+)[ \t]*=(?!=)[ \t]*(?=([\w.]+)[ \t]*\()"
+    rf"|({_W}){_B}=(?!=){_B}(?=([\w.]+){_B}\()"
     # A call, a string or an annotation as a statement: binds nothing a module-level
     # reader looks at (the first word is no keyword).
-    r"|(?=(\w+)[\w.]*[ \t]*\(|(\w+)[ \t]*:(?!=)|[\"']|[rbfuRBFU]{1,2}[\"'])"
+    rf"|(?=({_W})[\w.]*{_B}\(|({_W}){_B}:(?!=)|[\"']|[rbfuRBFU]{{1,2}}[\"'])"
 )
 _STATEMENT_KEYWORDS = frozenset(keyword.kwlist) | {"match", "case", "type"}
 # The builtins those assignments may call: a file that rebinds one is read whole.
