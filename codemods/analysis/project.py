@@ -77,6 +77,7 @@ class Root:
         self.seen: dict[str, str] = {}
         self._reach: Reach | None = None  # reaches' answers
         self.facts: dict[tuple[str, str, Callable], object] = {}  # View.about's and View.known's
+        self._scanned: tuple[bytes, bool] | None = None  # may_import's last bytes and answer
 
     @cached_property
     def modules(self) -> ModuleMap:
@@ -129,12 +130,19 @@ class Root:
         if not source.isascii() or any(separator in source for separator in _STR_ONLY_SEPARATORS):
             return self._may_import(source_text(source))
         names = self._ascii_names
-        return any(dots or name in names for dots, name in first_parts_ascii(source))
+        found = any(dots or name in names for dots, name in first_parts_ascii(source))
+        # The same file's check asks again, of its decoded text (JAX001's question across
+        # modules starts from it): the answer of its last bytes is kept for that.
+        self._scanned = (source, found)
+        return found
 
     def _may_import(self, text: str) -> bool:
         """From the first part of each import, one scan: whether ``text`` may import anything
         from the root (most files of a tree import only libraries, whose names no module of the
         root has)."""
+        scanned = self._scanned
+        if scanned is not None and len(text) == len(scanned[0]) and text.isascii() and text.encode("ascii") == scanned[0]:
+            return scanned[1]  # the bytes ``may_import`` scanned last (ASCII: the same text)
         return any(dots or name in self._names for dots, name in first_parts(text))
 
     def imports_project(self, importer: str, text: str) -> bool:
