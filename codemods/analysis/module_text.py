@@ -97,7 +97,7 @@ def first_parts_ascii(source: bytes) -> list[tuple[bytes, bytes]]:
 
 # A line's import head: blanks, then `from` or `import`, a blank, and the first word after it
 # (whitespace but the line's end between them, as ``str.split`` and ``bytes.split`` read
-# whitespace). One match where the scan used to slice, strip and split each import line.
+# whitespace): matched at the line's start, without cutting the line out.
 _HEAD = r"[ \t]*(?:from[ \t][^\S\n]*(\S+)|import[ \t][^\S\n]*(\S+))"
 _STR_TOKENS = (re.compile(_HEAD).match, "import", "\n", ".", ",", "")
 _BYTES_TOKENS = (re.compile(_HEAD.encode()).match, b"import", b"\n", b".", b",", b"")

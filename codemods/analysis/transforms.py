@@ -64,7 +64,7 @@ _NAMED = TRANSFORMS | {PARTIAL}
 @cache
 def _leaf_word() -> re.Pattern[str]:
     # Compiled on first use (a module-level function without decorators asks): not at import.
-    # The lookahead first: the engine skips to where a name may begin (``words.starts_of``).
+    # The lookahead first: the engine skips to where a name may begin (``patterns.starts_of``).
     return re.compile(rf"{starts_of(TRANSFORM_LEAVES)}\b{alternation(TRANSFORM_LEAVES)}\b")
 
 

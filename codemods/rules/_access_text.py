@@ -138,7 +138,7 @@ class AccessText:
         self.property_names = tuple(sorted(m.name for m in members if m.positional is None))
         self.consumer_names = tuple(sorted({name.rsplit(".", 1)[-1] for name in consumers} | set(buffer_methods)))
         self.builtin_consumers = frozenset(name for name in consumers if "." not in name)
-        # Each list of names as one group that branches on letters (``words.alternation``): each
+        # Each list of names as one group that branches on letters (``patterns.alternation``): each
         # pattern below tries them at every dot, or every parenthesis, of a file.
         methods, properties = alternation(self.method_names), alternation(self.property_names)
         consumer_words = alternation(self.consumer_names)
