@@ -151,7 +151,8 @@ class Rule:
     def clean_in(self, reading: Reading) -> bool:
         """For a rule with ``PARTS``: whether ``reading`` (one whose kept blocks may hold a
         finding: ``reading.may_matter``) shows the file has none. ``reading.context`` is a
-        context of the kept blocks, at the file's lines and columns. Default: cannot tell."""
+        context of the kept blocks, at the file's lines and columns, released when this returns
+        (keep nothing of it). Default: cannot tell."""
         return False
 
     def rewrite(self, original: cst.CSTNode, updated: cst.CSTNode, finding: Finding, fixer: Fixer):

@@ -139,7 +139,9 @@ def proven_clean(ctx: FileContext, parts: Parts, clean: Callable[[Reading], bool
     """Whether a partial reading of ``ctx``'s file shows the rule has nothing there: there is a
     reading, and no target on a chain from a root or ``clean(reading)``. False on any doubt,
     and when the reading fails in a way it should not: that costs a whole parse, never a
-    finding. Never parses the whole file (``ctx.tree`` stays unread)."""
+    finding. Never parses the whole file (``ctx.tree`` stays unread). The reading's contexts
+    are released once it is judged: ``clean`` keeps nothing of them."""
+    reading = None
     try:
         reading = read(ctx, parts)
         if reading is None:
@@ -147,6 +149,13 @@ def proven_clean(ctx: FileContext, parts: Parts, clean: Callable[[Reading], bool
         return not reading.may_matter or clean(reading)
     except Exception:  # noqa: BLE001 -- see the docstring; the tests call read() directly
         return False
+    finally:
+        if reading is not None:
+            # What a rule caches on a context refers back to it (``Tracing.ctx``): a cycle
+            # that holds the partial tree until the cyclic collector walks it, which the
+            # engine runs once per file. Released here, reference counting frees it now.
+            reading.context.release()
+            reading.base.release()
 
 
 # The blocks always kept ---------------------------------------------------------------------
