@@ -121,6 +121,27 @@ def test_the_gates_scan_of_bytes_finds_what_the_scan_of_text_finds(tmp_path):
     assert view.may_import(b"import pkg\n") and not view.root._may_import("import osx\n")
 
 
+def test_a_name_whose_first_part_no_module_has_is_answered_without_a_search(tmp_path):
+    # ``Root.module_of`` answers None at once for a first part that is no folder or file stem
+    # of the root (most of a file's imports: the standard library's); the search of each
+    # prefix, from the importer's script folder and the source roots, answers the same.
+    files = {
+        "pkg/__init__.py": "", "pkg/core.py": "", "pkg/sub/mod.py": "", "src/lib/api.py": "",
+        "tool.py": "", "scripts/run.py": "", "ns/inner/deep.py": "", "typing.py": "", "helpers.py": "",
+    }
+    root = project.view_for(str(write(tmp_path / "proj", files) / "tool.py")).root
+    names = ["os", "os.path", "typing", "typing.Any", "pkg", "pkg.core.f", "pkg.sub.mod.g", "sub.mod",
+             "lib.api.h", "src.lib.api", "core", "run", "inner.deep", "ns.inner.deep.x", "jax.numpy",
+             "numpy", "tool.x", "scripts.run", "mod", "api", "deep", "missing.thing", "helpers", "inner"]
+    for importer in files:
+        for name in names:
+            found = None if name.split(".")[0] in analysis_project.LIBRARIES else root._module_of(name, importer)
+            assert root.module_of(name, importer) == (None if found is None else (found[0], list(found[1]))), (importer, name)
+    # (A library's name is the library's, a module of the root by that name or not.)
+    assert root.module_of("os.path", "tool.py") is None and root.module_of("typing.Any", "tool.py") is None
+    assert root.module_of("helpers.f", "tool.py") == ("helpers.py", ["f"])
+
+
 def _first_parts_line_by_line(text):
     """``first_parts`` (of a str) or ``first_parts_ascii`` (of bytes) as first written: each
     line holding the word `import` cut out, stripped and split, as str or bytes split (the

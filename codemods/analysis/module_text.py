@@ -26,7 +26,7 @@ judged by its module's whole text.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -86,12 +86,23 @@ def imports(text: str) -> list[Import]:
 def first_parts(text: str) -> list[tuple[str, str]]:
     """(leading dots, first name) of the module each import statement of ``text`` names (of a
     plain import's list, the first): a cheap look, for a gate, before ``imports`` reads them."""
+    return list(iter_first_parts(text))
+
+
+def iter_first_parts(text: str) -> Iterator[tuple[str, str]]:
+    """``first_parts``, line by line (a gate that stops at the first import of its project
+    reads one line of most files: their first import is the project's own)."""
     return _first_parts(text, _STR_TOKENS)
 
 
 def first_parts_ascii(source: bytes) -> list[tuple[bytes, bytes]]:
     """``first_parts`` of ASCII ``source`` without decoding it (the gate asks it of every file
     that imports anything; most import nothing of their project, and are never decoded)."""
+    return list(iter_first_parts_ascii(source))
+
+
+def iter_first_parts_ascii(source: bytes) -> Iterator[tuple[bytes, bytes]]:
+    """``first_parts_ascii``, line by line."""
     return _first_parts(source, _BYTES_TOKENS)
 
 
@@ -107,7 +118,6 @@ def _first_parts(text, tokens):
     """Each line with the word `import` is read once, from its start: `from <dots><name>...`
     or `import <name>...` there (a line that only mentions the word gives nothing)."""
     head, import_, newline, dot, comma, empty = tokens
-    found = []
     find, rfind = text.find, text.rfind
     position = find(import_)
     while position != -1:
@@ -116,14 +126,13 @@ def _first_parts(text, tokens):
             module, imported = match.groups()
             if module is not None:
                 name = module.lstrip(dot)
-                found.append((module[: len(module) - len(name)], name.split(dot, 1)[0]))
+                yield module[: len(module) - len(name)], name.split(dot, 1)[0]
             else:
-                found.append((empty, imported.split(dot, 1)[0].rstrip(comma)))
+                yield empty, imported.split(dot, 1)[0].rstrip(comma)
         end = find(newline, position)
         if end == -1:
             break
         position = find(import_, end)
-    return found
 
 
 def attributes_read(text: str, alias: str, targets: Iterable[str]) -> list[str]:

@@ -31,7 +31,15 @@ from pathlib import PurePosixPath
 from typing import TypeVar
 
 from jax_codemod.analysis.context import FileContext
-from jax_codemod.analysis.module_text import Reach, first_parts, first_parts_ascii, source_text, star_exports, words_of
+from jax_codemod.analysis.module_text import (
+    Reach,
+    first_parts,
+    iter_first_parts,
+    iter_first_parts_ascii,
+    source_text,
+    star_exports,
+    words_of,
+)
 from jax_codemod.analysis.modules import ModuleMap
 
 # Top-level packages never read from a root: the API table's libraries and Python's own.
@@ -86,7 +94,9 @@ class Root:
     def module_of(self, qualified: str, importer: str) -> tuple[str, list[str]] | None:
         """The root's module that ``qualified`` lies in (the longest prefix that is one, found from
         ``importer`` as Python finds it), and the attribute path after it; None outside the root."""
-        if qualified.split(".", 1)[0] in LIBRARIES:
+        if qualified.split(".", 1)[0] not in self._names:
+            # No module is importable under that first part (``_names``: every folder and file
+            # stem, libraries left out): most of a file's imports, the standard library's.
             return None
         # The answer depends on the importer only through its script folder (``find``): the
         # files of one folder share it.
@@ -130,7 +140,7 @@ class Root:
         if not source.isascii() or any(separator in source for separator in _STR_ONLY_SEPARATORS):
             return self._may_import(source_text(source))
         names = self._ascii_names
-        found = any(dots or name in names for dots, name in first_parts_ascii(source))
+        found = any(dots or name in names for dots, name in iter_first_parts_ascii(source))
         # The same file's check asks again, of its decoded text (JAX001's question across
         # modules starts from it): the answer of its last bytes is kept for that.
         self._scanned = (source, found)
@@ -143,7 +153,7 @@ class Root:
         scanned = self._scanned
         if scanned is not None and len(text) == len(scanned[0]) and text.isascii() and text.encode("ascii") == scanned[0]:
             return scanned[1]  # the bytes ``may_import`` scanned last (ASCII: the same text)
-        return any(dots or name in self._names for dots, name in first_parts(text))
+        return any(dots or name in self._names for dots, name in iter_first_parts(text))
 
     def imports_project(self, importer: str, text: str) -> bool:
         """Whether the file at ``importer`` (its text ``text``) imports anything from the root."""
