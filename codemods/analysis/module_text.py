@@ -66,8 +66,8 @@ class Import:
 @lru_cache(maxsize=16)
 def imports(text: str) -> list[Import]:
     """Every import statement of ``text``, in order (star imports as the name ``*``)."""
-    if "\\\n" in text:
-        text = text.replace("\\\n", " ")
+    if "\\\n" in text or "\\\r\n" in text:
+        text = _join_continued(" ", text)
     found = []
     position = text.find("import")
     while position != -1:
@@ -84,8 +84,10 @@ def imports(text: str) -> list[Import]:
 
 
 def first_parts(text: str) -> list[tuple[str, str]]:
-    """(leading dots, first name) of the module each import statement of ``text`` names (of a
-    plain import's list, the first): a cheap look, for a gate, before ``imports`` reads them."""
+    """(leading dots, first name) of the module each import statement of ``text`` names (every
+    module of a plain import's list): a cheap look, for a gate, before ``imports`` reads them.
+    It reads what ``imports`` reads (a line continued by a backslash is joined to the next),
+    so a module ``imports`` finds has its first part here."""
     return list(iter_first_parts(text))
 
 
@@ -106,18 +108,26 @@ def iter_first_parts_ascii(source: bytes) -> Iterator[tuple[bytes, bytes]]:
     return _first_parts(source, _BYTES_TOKENS)
 
 
-# A line's import head: blanks, then `from` or `import`, a blank, and the first word after it
-# (whitespace but the line's end between them, as ``str.split`` and ``bytes.split`` read
-# whitespace): matched at the line's start, without cutting the line out.
-_HEAD = r"[ \t]*(?:from[ \t][^\S\n]*(\S+)|import[ \t][^\S\n]*(\S+))"
-_STR_TOKENS = (re.compile(_HEAD).match, "import", "\n", ".", ",", "")
-_BYTES_TOKENS = (re.compile(_HEAD.encode()).match, b"import", b"\n", b".", b",", b"")
+# A line's import head: blanks, then `from` and a blank and the first word after it (whitespace
+# but the line's end between them, as ``str.split`` and ``bytes.split`` read whitespace), or
+# `import`, a blank and the statement's list: matched at the line's start, without cutting the
+# line out.
+_HEAD = r"[ \t]*(?:from[ \t][^\S\n]*(\S+)|import[ \t]([^\n#;]*))"
+_CONTINUED = r"\\\r?\n"  # a backslash that continues a line: the two are one statement
+_join_continued = re.compile(_CONTINUED).sub
+_STR_TOKENS = (re.compile(_HEAD).match, "import", "\n", ".", ",", "", _join_continued, ("\\\n", "\\\r\n"), " ")
+_BYTES_TOKENS = (
+    re.compile(_HEAD.encode()).match, b"import", b"\n", b".", b",", b"",
+    re.compile(_CONTINUED.encode()).sub, (b"\\\n", b"\\\r\n"), b" ",
+)  # fmt: skip
 
 
 def _first_parts(text, tokens):
     """Each line with the word `import` is read once, from its start: `from <dots><name>...`
-    or `import <name>...` there (a line that only mentions the word gives nothing)."""
-    head, import_, newline, dot, comma, empty = tokens
+    or `import <name>[, <name>...]` there (a line that only mentions the word gives nothing)."""
+    head, import_, newline, dot, comma, empty, join, continuations, blank = tokens
+    if any(continuation in text for continuation in continuations):
+        text = join(blank, text)
     find, rfind = text.find, text.rfind
     position = find(import_)
     while position != -1:
@@ -128,7 +138,10 @@ def _first_parts(text, tokens):
                 name = module.lstrip(dot)
                 yield module[: len(module) - len(name)], name.split(dot, 1)[0]
             else:
-                yield empty, imported.split(dot, 1)[0].rstrip(comma)
+                for item in imported.split(comma):
+                    words = item.split()
+                    if words:
+                        yield empty, words[0].split(dot, 1)[0]
         end = find(newline, position)
         if end == -1:
             break
