@@ -65,22 +65,40 @@ class Import:
 
 @lru_cache(maxsize=16)
 def imports(text: str) -> list[Import]:
-    """Every import statement of ``text``, in order (star imports as the name ``*``)."""
+    """Every import statement of ``text``, in order (star imports as the name ``*``): at a
+    line's start, or after a `;` or a compound statement's `:` in code on its line (`import os;
+    import helpers`, `try: import torch`)."""
     if "\\\n" in text or "\\\r\n" in text:
         text = _join_continued(" ", text)
     found = []
-    position = text.find("import")
+    find = text.find
+    position = find("import")
     while position != -1:
-        start = text.rfind("\n", 0, position) + 1
-        match = _IMPORT.match(text, start)
-        following = text.find("\n", position)
+        match = _IMPORT.match(text, _statement_start(text, position, _STR_SEPARATORS))
+        following = position + 6
         if match is not None and match.end() > position:
             found.extend(_records(*match.groups()))
             following = max(following, match.end())
-        if following == -1:
-            break
-        position = text.find("import", following)
+        position = find("import", following)
     return found
+
+
+def _statement_start(text, position, separators) -> int:
+    """Where the statement that may hold the word `import` at ``position`` starts: after the
+    last `;` or `:` before it on its line, where nothing before that is a quote or a comment
+    (the separator is code: an import statement follows only such a separator on its line);
+    else the line's start. ``separators``: (newline, `;`, `:`, (quotes and `#`)) as str or bytes."""
+    newline, semicolon, colon, not_code = separators
+    line = text.rfind(newline, 0, position) + 1
+    cut = max(text.rfind(semicolon, line, position), text.rfind(colon, line, position))
+    if cut < 0:
+        return line
+    find = text.find
+    return line if any(find(mark, line, cut) >= 0 for mark in not_code) else cut + 1
+
+
+_STR_SEPARATORS = ("\n", ";", ":", ("'", '"', "#"))
+_BYTES_SEPARATORS = (b"\n", b";", b":", (b"'", b'"', b"#"))
 
 
 def first_parts(text: str) -> list[tuple[str, str]]:
@@ -115,23 +133,24 @@ def iter_first_parts_ascii(source: bytes) -> Iterator[tuple[bytes, bytes]]:
 _HEAD = r"[ \t]*(?:from[ \t][^\S\n]*(\S+)|import[ \t]([^\n#;]*))"
 _CONTINUED = r"\\\r?\n"  # a backslash that continues a line: the two are one statement
 _join_continued = re.compile(_CONTINUED).sub
-_STR_TOKENS = (re.compile(_HEAD).match, "import", "\n", ".", ",", "", _join_continued, ("\\\n", "\\\r\n"), " ")
+_STR_TOKENS = (re.compile(_HEAD).match, "import", ".", ",", "", _join_continued, ("\\\n", "\\\r\n"), " ", _STR_SEPARATORS)
 _BYTES_TOKENS = (
-    re.compile(_HEAD.encode()).match, b"import", b"\n", b".", b",", b"",
-    re.compile(_CONTINUED.encode()).sub, (b"\\\n", b"\\\r\n"), b" ",
+    re.compile(_HEAD.encode()).match, b"import", b".", b",", b"",
+    re.compile(_CONTINUED.encode()).sub, (b"\\\n", b"\\\r\n"), b" ", _BYTES_SEPARATORS,
 )  # fmt: skip
 
 
 def _first_parts(text, tokens):
-    """Each line with the word `import` is read once, from its start: `from <dots><name>...`
-    or `import <name>[, <name>...]` there (a line that only mentions the word gives nothing)."""
-    head, import_, newline, dot, comma, empty, join, continuations, blank = tokens
+    """Each statement with the word `import` is read from its start (``_statement_start``):
+    `from <dots><name>...` or `import <name>[, <name>...]` there (a line that only mentions the
+    word gives nothing; one that holds it twice may give its statement twice)."""
+    head, import_, dot, comma, empty, join, continuations, blank, separators = tokens
     if any(continuation in text for continuation in continuations):
         text = join(blank, text)
-    find, rfind = text.find, text.rfind
+    find = text.find
     position = find(import_)
     while position != -1:
-        match = head(text, rfind(newline, 0, position) + 1)
+        match = head(text, _statement_start(text, position, separators))
         if match is not None:
             module, imported = match.groups()
             if module is not None:
@@ -142,10 +161,7 @@ def _first_parts(text, tokens):
                     words = item.split()
                     if words:
                         yield empty, words[0].split(dot, 1)[0]
-        end = find(newline, position)
-        if end == -1:
-            break
-        position = find(import_, end)
+        position = find(import_, position + 6)
 
 
 def attributes_read(text: str, alias: str, targets: Iterable[str]) -> list[str]:
