@@ -26,6 +26,7 @@ from jax_codemod.analysis.module_text import (
     definitions,
     first_parts,
     first_parts_ascii,
+    imports_any,
     imports,
     module_aliases,
     nested_definition,
@@ -188,6 +189,12 @@ def test_the_gates_import_scan_reads_each_line_as_the_line_by_line_reading_does(
     assert first_parts(text) == _first_parts_line_by_line(text)
     if text.isascii():
         assert first_parts_ascii(text.encode()) == _first_parts_line_by_line(text.encode())
+    # The gate's question, which stops at the first import it wants.
+    for names in (frozenset(), frozenset({"a"}), frozenset({"pkg", "try"})):
+        wanted = any(dots or name in names for dots, name in first_parts(text))
+        assert imports_any(text, names) is wanted
+        if text.isascii():
+            assert imports_any(text.encode(), frozenset(n.encode() for n in names)) is wanted
 
 
 @settings(max_examples=1000, deadline=None)

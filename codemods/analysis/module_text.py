@@ -26,7 +26,7 @@ judged by its module's whole text.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -106,62 +106,88 @@ def first_parts(text: str) -> list[tuple[str, str]]:
     module of a plain import's list): a cheap look, for a gate, before ``imports`` reads them.
     It reads what ``imports`` reads (a line continued by a backslash is joined to the next),
     so a module ``imports`` finds has its first part here."""
-    return list(iter_first_parts(text))
-
-
-def iter_first_parts(text: str) -> Iterator[tuple[str, str]]:
-    """``first_parts``, line by line (a gate that stops at the first import of its project
-    reads one line of most files: their first import is the project's own)."""
     return _first_parts(text, _STR_TOKENS)
 
 
 def first_parts_ascii(source: bytes) -> list[tuple[bytes, bytes]]:
     """``first_parts`` of ASCII ``source`` without decoding it (the gate asks it of every file
     that imports anything; most import nothing of their project, and are never decoded)."""
-    return list(iter_first_parts_ascii(source))
-
-
-def iter_first_parts_ascii(source: bytes) -> Iterator[tuple[bytes, bytes]]:
-    """``first_parts_ascii``, line by line."""
     return _first_parts(source, _BYTES_TOKENS)
+
+
+def imports_any(text: str | bytes, names: frozenset) -> bool:
+    """``any(dots or name in names for dots, name in first_parts(text))`` (of ASCII bytes:
+    ``first_parts_ascii``, ``names`` as bytes), stopping at the first such import: most files
+    of a project import it first."""
+    return _first_parts(text, _STR_TOKENS if isinstance(text, str) else _BYTES_TOKENS, names)
 
 
 # A line's import head: blanks, then `from` and a blank and the first word after it (whitespace
 # but the line's end between them, as ``str.split`` and ``bytes.split`` read whitespace), or
-# `import`, a blank and the statement's list: matched at the line's start, without cutting the
-# line out.
+# `import`, a blank and the statement's list: matched where the statement starts, without
+# cutting the line out.
 _HEAD = r"[ \t]*(?:from[ \t][^\S\n]*(\S+)|import[ \t]([^\n#;]*))"
 _CONTINUED = r"\\\r?\n"  # a backslash that continues a line: the two are one statement
 _join_continued = re.compile(_CONTINUED).sub
-_STR_TOKENS = (re.compile(_HEAD).match, "import", ".", ",", "", _join_continued, ("\\\n", "\\\r\n"), " ", _STR_SEPARATORS)
+_STR_TOKENS = (re.compile(_HEAD).match, "import", ".", ",", "", _join_continued, "\\", "\r", " ", *_STR_SEPARATORS)
 _BYTES_TOKENS = (
-    re.compile(_HEAD.encode()).match, b"import", b".", b",", b"",
-    re.compile(_CONTINUED.encode()).sub, (b"\\\n", b"\\\r\n"), b" ", _BYTES_SEPARATORS,
+    re.compile(_HEAD.encode()).match, b"import", b".", b",", b"", re.compile(_CONTINUED.encode()).sub, b"\\", b"\r",
+    b" ", *_BYTES_SEPARATORS,
 )  # fmt: skip
 
 
-def _first_parts(text, tokens):
+def _continues(text, newline_at: int, backslash, cr) -> bool:
+    """Whether the line break at ``newline_at`` follows a backslash (after a carriage return or not)."""
+    before = text[newline_at - 1 : newline_at]
+    return before == backslash or (before == cr and text[newline_at - 2 : newline_at - 1] == backslash)
+
+
+def _first_parts(text, tokens, names=None, joined=False):
     """Each statement with the word `import` is read from its start (``_statement_start``):
     `from <dots><name>...` or `import <name>[, <name>...]` there (a line that only mentions the
-    word gives nothing; one that holds it twice may give its statement twice)."""
-    head, import_, dot, comma, empty, join, continuations, blank, separators = tokens
-    if any(continuation in text for continuation in continuations):
-        text = join(blank, text)
-    find = text.find
+    word gives nothing; one that holds it twice may give its statement twice). With ``names``:
+    whether a part has dots or is one of them (``imports_any``). Written out for speed: the gate
+    asks it of every file. An import line continued by a backslash has the file read again with
+    such lines joined (``joined``), as ``imports`` reads it: the text is not joined up front, as
+    few files continue an import line."""
+    head, import_, dot, comma, empty, join, backslash, cr, blank, newline, semicolon, colon, marks = tokens
+    ends = (backslash, cr)
+    found = []
+    find, rfind = text.find, text.rfind
     position = find(import_)
     while position != -1:
-        match = head(text, _statement_start(text, position, separators))
+        start = rfind(newline, 0, position) + 1
+        if position != start:  # (``_statement_start``, inlined)
+            cut = max(rfind(semicolon, start, position), rfind(colon, start, position))
+            if cut >= 0 and not any(find(mark, start, cut) >= 0 for mark in marks):
+                start = cut + 1
+        if not joined:
+            # The line is continued, or continues the one before (`from pkg \`, `import f`).
+            end = find(newline, position)
+            after, before = text[end - 1 : end], text[start - 2 : start - 1]  # (-1, 0: empty)
+            if (after in ends and _continues(text, end, backslash, cr)) or (before in ends and _continues(text, start - 1, backslash, cr)):
+                return _first_parts(join(blank, text), tokens, names, joined=True)
+        match = head(text, start)
         if match is not None:
             module, imported = match.groups()
             if module is not None:
                 name = module.lstrip(dot)
-                yield module[: len(module) - len(name)], name.split(dot, 1)[0]
+                part = module[: len(module) - len(name)], name.split(dot, 1)[0]
+                if names is None:
+                    found.append(part)
+                elif part[0] or part[1] in names:
+                    return True
             else:
                 for item in imported.split(comma):
                     words = item.split()
                     if words:
-                        yield empty, words[0].split(dot, 1)[0]
+                        part = empty, words[0].split(dot, 1)[0]
+                        if names is None:
+                            found.append(part)
+                        elif part[1] in names:
+                            return True
         position = find(import_, position + 6)
+    return found if names is None else False
 
 
 def attributes_read(text: str, alias: str, targets: Iterable[str]) -> list[str]:

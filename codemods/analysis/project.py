@@ -34,8 +34,7 @@ from jax_codemod.analysis.context import FileContext
 from jax_codemod.analysis.module_text import (
     Reach,
     first_parts,
-    iter_first_parts,
-    iter_first_parts_ascii,
+    imports_any,
     source_text,
     star_exports,
     words_of,
@@ -140,7 +139,7 @@ class Root:
         if not source.isascii() or any(separator in source for separator in _STR_ONLY_SEPARATORS):
             return self._may_import(source_text(source))
         names = self._ascii_names
-        found = any(dots or name in names for dots, name in iter_first_parts_ascii(source))
+        found = imports_any(source, names)
         # The same file's check asks again, of its decoded text (JAX001's question across
         # modules starts from it): the answer of its last bytes is kept for that.
         self._scanned = (source, found)
@@ -153,7 +152,7 @@ class Root:
         scanned = self._scanned
         if scanned is not None and len(text) == len(scanned[0]) and text.isascii() and text.encode("ascii") == scanned[0]:
             return scanned[1]  # the bytes ``may_import`` scanned last (ASCII: the same text)
-        return any(dots or name in self._names for dots, name in iter_first_parts(text))
+        return imports_any(text, self._names)
 
     def imports_project(self, importer: str, text: str) -> bool:
         """Whether the file at ``importer`` (its text ``text``) imports anything from the root."""
