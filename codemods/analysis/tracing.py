@@ -1083,8 +1083,8 @@ class Tracing:
         the call passes tracers to. Without this a tracer handed back by a helper
         (`y = normalize(x)`) was concrete to the caller's taint, and a helper it then went to
         (`to_host(y)`, here or in another module) was never followed: a silent miss."""
-        if not self._passes_tracer(call, tainted, reported):
-            return False  # most calls: no tracer goes in
+        if not self._may_run_own_function(call.func) or not self._passes_tracer(call, tainted, reported):
+            return False  # most calls: of no function of this file, or no tracer goes in
         callees = self._returning_callees(call)
         if not callees:
             # A partial reading stubs the blocks it cut (`class normalize: pass`): there, a call
@@ -1177,19 +1177,35 @@ class Tracing:
             for node in self.scope_nodes(scope)
         )
 
-    def _module_function(self, name: str) -> ast.AST | None:
-        """The module-level undecorated `def` or lambda (`f = lambda x: ...`) ``name`` is, where
-        it is the only binding of that name at the top level (a decorator may return anything);
-        else None. Asked of the few names called with tracers, one at a time."""
-        candidates = self.__dict__.get("_module_defs")
+    def _may_run_own_function(self, func: ast.expr) -> bool:
+        """From its form alone, whether calling ``func`` may run a function of this file that
+        ``_helper_returns_traced`` follows (``_returning_callees``), or a stub of one: a name
+        of a module-level `def` or lambda, a partial tree's stub, or a method called on a name
+        or on `super()`. Asked before the arguments are judged: most calls are of none."""
+        if func.__class__ is ast.Name:
+            return func.id in self._module_defs() or (self.ctx.partial and self._may_be_stubbed(func))
+        if func.__class__ is ast.Attribute:
+            receiver = func.value
+            return receiver.__class__ is ast.Name or (receiver.__class__ is ast.Call and getattr(receiver.func, "id", None) == "super")
+        return False
+
+    def _module_defs(self) -> dict[str, list[ast.AST]]:
+        """The module-level undecorated `def`s and lambdas (`f = lambda x: ...`), by name."""
+        candidates = self.__dict__.get("_module_def_table")
         if candidates is None:
-            candidates = self.__dict__["_module_defs"] = {}
+            candidates = self.__dict__["_module_def_table"] = {}
             for statement in self.ctx.tree.body:
                 if statement.__class__ is ast.FunctionDef and not statement.decorator_list:
                     candidates.setdefault(statement.name, []).append(statement)
                 elif (bound := _lambda_name(statement)) is not None:
                     candidates.setdefault(bound, []).append(statement.value)
-        found = candidates.get(name)
+        return candidates
+
+    def _module_function(self, name: str) -> ast.AST | None:
+        """The module-level undecorated `def` or lambda (`f = lambda x: ...`) ``name`` is, where
+        it is the only binding of that name at the top level (a decorator may return anything);
+        else None. Asked of the few names called with tracers, one at a time."""
+        found = self._module_defs().get(name)
         if found is None or len(found) != 1:
             return None
         once = self.__dict__.setdefault("_bound_once", {})
