@@ -116,11 +116,41 @@ def test_the_gates_scan_of_bytes_finds_what_the_scan_of_text_finds(tmp_path):
     for source in [*sources, b"import pkg\x1f.core\n", b"import \xc3\xa9t\xc3\xa9, pkg\n", b"from core import x\n"]:
         text = source.decode()
         # The text first: the root keeps the last bytes' answer for that text's own question.
-        assert view.root._may_import(text) == view.may_import(source), source[:80]
+        assert view.root._may_import(text, view.path) == view.may_import(source), source[:80]
     assert view.may_import(b"import os\nfrom pkg.core import f\n") and not view.may_import(b"import os, numpy\n")
     # That kept answer is for those bytes only: a text of the same length reads its own imports.
-    assert not view.may_import(b"import osx\n") and view.root._may_import("import pkg\n")
-    assert view.may_import(b"import pkg\n") and not view.root._may_import("import osx\n")
+    assert not view.may_import(b"import osx\n") and view.root._may_import("import pkg\n", view.path)
+    assert view.may_import(b"import pkg\n") and not view.root._may_import("import osx\n", view.path)
+
+
+def test_a_librarys_own_relative_imports_do_not_pass_the_gate(tmp_path):
+    # A copy of a library in the tree (equinox beside the project) imports the library through
+    # its relative imports, whose names ``module_of`` leaves out: the gate does not read such a
+    # file's imports (a JAX-heavy tree's equinox files were a tenth of the gate's work). A
+    # project's own relative imports pass it, and the gate passes every file whose imports
+    # bind something of the root.
+    files = {
+        "equinox/__init__.py": "from ._module import Module\n",
+        "equinox/_module.py": "class Module:\n    pass\n",
+        "equinox/nn/__init__.py": "from .._module import Module\nfrom . import conv\n",
+        "equinox/nn/conv.py": "from .._module import Module\n",
+        "pkg/__init__.py": "from .core import f\n",
+        "pkg/core.py": "from . import util\nfrom .util import g\n\ndef f(x):\n    return g(x)\n",
+        "pkg/util.py": "def g(x):\n    return x\n",
+        "script.py": "from . import nothing\nimport pkg\n",
+        "lonely.py": "from . import nothing\n",
+    }
+    root = write(tmp_path / "proj", files)
+    for name, text in files.items():
+        path = root / name
+        view = project.view_for(str(path))
+        bound, stars = view.root._reacher()._bindings(view.path, text)
+        imports_root = bool(bound) or any(view.module_of(star) is not None for star in stars)
+        passes = view.root.may_import(path.read_bytes(), view.path)
+        assert passes or not imports_root, name
+        # (A module's relative imports pass unread, where they name nothing: `lonely.py`.)
+        assert passes is (name in ("pkg/__init__.py", "pkg/core.py", "script.py", "lonely.py")), name
+        project.forget_roots()
 
 
 def test_a_name_whose_first_part_no_module_has_is_answered_without_a_search(tmp_path):
@@ -191,10 +221,11 @@ def test_the_gates_import_scan_reads_each_line_as_the_line_by_line_reading_does(
         assert first_parts_ascii(text.encode()) == _first_parts_line_by_line(text.encode())
     # The gate's question, which stops at the first import it wants.
     for names in (frozenset(), frozenset({"a"}), frozenset({"pkg", "try"})):
-        wanted = any(dots or name in names for dots, name in first_parts(text))
-        assert imports_any(text, names) is wanted
-        if text.isascii():
-            assert imports_any(text.encode(), frozenset(n.encode() for n in names)) is wanted
+        for relative in (True, False):
+            wanted = any(relative if dots else name in names for dots, name in first_parts(text))
+            assert imports_any(text, names, relative) is wanted
+            if text.isascii():
+                assert imports_any(text.encode(), frozenset(n.encode() for n in names), relative) is wanted
 
 
 @settings(max_examples=1000, deadline=None)

@@ -115,11 +115,11 @@ def first_parts_ascii(source: bytes) -> list[tuple[bytes, bytes]]:
     return _first_parts(source, _BYTES_TOKENS)
 
 
-def imports_any(text: str | bytes, names: frozenset) -> bool:
-    """``any(dots or name in names for dots, name in first_parts(text))`` (of ASCII bytes:
-    ``first_parts_ascii``, ``names`` as bytes), stopping at the first such import: most files
-    of a project import it first."""
-    return _first_parts(text, _STR_TOKENS if isinstance(text, str) else _BYTES_TOKENS, names)
+def imports_any(text: str | bytes, names: frozenset, relative: bool = True) -> bool:
+    """``any(relative if dots else name in names for dots, name in first_parts(text))`` (of
+    ASCII bytes: ``first_parts_ascii``, ``names`` as bytes), stopping at the first such import:
+    most files of a project import it first."""
+    return _first_parts(text, _STR_TOKENS if isinstance(text, str) else _BYTES_TOKENS, names, relative)
 
 
 # A line's import head: blanks, then `from` and a blank and the first word after it (whitespace
@@ -142,11 +142,11 @@ def _continues(text, newline_at: int, backslash, cr) -> bool:
     return before == backslash or (before == cr and text[newline_at - 2 : newline_at - 1] == backslash)
 
 
-def _first_parts(text, tokens, names=None, joined=False):
+def _first_parts(text, tokens, names=None, relative=True, joined=False):
     """Each statement with the word `import` is read from its start (``_statement_start``):
     `from <dots><name>...` or `import <name>[, <name>...]` there (a line that only mentions the
     word gives nothing; one that holds it twice may give its statement twice). With ``names``:
-    whether a part has dots or is one of them (``imports_any``). Written out for speed: the gate
+    whether a part has dots (where ``relative``) or is one of them (``imports_any``). Written out for speed: the gate
     asks it of every file. An import line continued by a backslash has the file read again with
     such lines joined (``joined``), as ``imports`` reads it: the text is not joined up front, as
     few files continue an import line."""
@@ -166,7 +166,7 @@ def _first_parts(text, tokens, names=None, joined=False):
             end = find(newline, position)
             after, before = text[end - 1 : end], text[start - 2 : start - 1]  # (-1, 0: empty)
             if (after in ends and _continues(text, end, backslash, cr)) or (before in ends and _continues(text, start - 1, backslash, cr)):
-                return _first_parts(join(blank, text), tokens, names, joined=True)
+                return _first_parts(join(blank, text), tokens, names, relative, joined=True)
         match = head(text, start)
         if match is not None:
             module, imported = match.groups()
@@ -175,7 +175,7 @@ def _first_parts(text, tokens, names=None, joined=False):
                 part = module[: len(module) - len(name)], name.split(dot, 1)[0]
                 if names is None:
                     found.append(part)
-                elif part[0] or part[1] in names:
+                elif relative if part[0] else part[1] in names:
                     return True
             else:
                 for item in imported.split(comma):
@@ -449,7 +449,7 @@ class Reach:
         text_of: Callable[[str], str],
         module_of: Callable[[str, str], tuple[str, list[str]] | None],
         absolute: Callable[[str, int, str | None], str | None],
-        may_import: Callable[[str], bool] | None = None,
+        may_import: Callable[[str, str], bool] | None = None,
         folder_of: Callable[[str], str] | None = None,
         max_chars: int | None = None,
     ) -> None:
@@ -577,7 +577,7 @@ class Reach:
         key_of_file = (importer, text)
         if self._file is None or self._file[0] != key_of_file:
             # ``may_import``: a cheap look at the text that shows it imports nothing of the root.
-            nothing = self._may_import is not None and not self._may_import(text)
+            nothing = self._may_import is not None and not self._may_import(text, importer)
             self._file = (key_of_file, ({}, ()) if nothing else self._bindings(importer, text))
         return self._file[1]
 

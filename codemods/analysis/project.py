@@ -84,7 +84,8 @@ class Root:
         self.seen: dict[str, str] = {}
         self._reach: Reach | None = None  # reaches' answers
         self.facts: dict[tuple[str, str, Callable], object] = {}  # View.about's and View.known's
-        self._scanned: tuple[bytes, bool] | None = None  # may_import's last bytes and answer
+        self._scanned: tuple[bytes, str, bool] | None = None  # may_import's last bytes, file and answer
+        self._relative_answers: dict[str, bool] = {}  # ``_relative_may_import``'s, by file
 
     @cached_property
     def modules(self) -> ModuleMap:
@@ -131,28 +132,46 @@ class Root:
     def _ascii_names(self) -> frozenset[bytes]:
         return frozenset(name.encode() for name in self._names if name.isascii())
 
-    def may_import(self, source: bytes) -> bool:
-        """``_may_import`` of a file's bytes. Where they are ASCII without the four separators
-        that split words in a str and not in bytes (``\\x1c``..``\\x1f``), the import lines
-        are scanned undecoded: the same first parts, and most files that import nothing of
-        their project are never decoded."""
+    def may_import(self, source: bytes, importer: str) -> bool:
+        """``_may_import`` of the bytes of the file at ``importer``. Where they are ASCII without
+        the four separators that split words in a str and not in bytes (``\\x1c``..``\\x1f``),
+        the import lines are scanned undecoded: the same first parts, and most files that import
+        nothing of their project are never decoded."""
         if not source.isascii() or any(separator in source for separator in _STR_ONLY_SEPARATORS):
-            return self._may_import(source_text(source))
-        names = self._ascii_names
-        found = imports_any(source, names)
+            return self._may_import(source_text(source), importer)
+        found = imports_any(source, self._ascii_names, self._relative_may_import(importer))
         # The same file's check asks again, of its decoded text (JAX001's question across
         # modules starts from it): the answer of its last bytes is kept for that.
-        self._scanned = (source, found)
+        self._scanned = (source, importer, found)
         return found
 
-    def _may_import(self, text: str) -> bool:
-        """From the first part of each import, one scan: whether ``text`` may import anything
-        from the root (most files of a tree import only libraries, whose names no module of the
-        root has)."""
+    def _may_import(self, text: str, importer: str) -> bool:
+        """From the first part of each import, one scan: whether ``text``, the file at
+        ``importer``, may import anything from the root (most files of a tree import only
+        libraries, whose names no module of the root has)."""
         scanned = self._scanned
-        if scanned is not None and len(text) == len(scanned[0]) and text.isascii() and text.encode("ascii") == scanned[0]:
-            return scanned[1]  # the bytes ``may_import`` scanned last (ASCII: the same text)
-        return imports_any(text, self._names)
+        if (
+            scanned is not None
+            and scanned[1] == importer
+            and len(text) == len(scanned[0])
+            and text.isascii()
+            and text.encode("ascii") == scanned[0]
+        ):
+            return scanned[2]  # the bytes ``may_import`` scanned last (ASCII: the same text)
+        return imports_any(text, self._names, self._relative_may_import(importer))
+
+    def _relative_may_import(self, importer: str) -> bool:
+        """Whether a relative import in the file at ``importer`` may name a module of the root:
+        the file is a module whose package is no library's. A library's own files (a copy of
+        equinox in the tree) import the library through their relative imports, as
+        ``modules.ModuleMap.absolute`` resolves them from the file's own name, and
+        ``module_of`` leaves a library's names out."""
+        answers = self._relative_answers
+        found = answers.get(importer)
+        if found is None:
+            own = self.modules.name_of(importer)
+            found = answers[importer] = own is not None and own.partition(".")[0] not in LIBRARIES
+        return found
 
     def imports_project(self, importer: str, text: str) -> bool:
         """Whether the file at ``importer`` (its text ``text``) imports anything from the root."""
@@ -321,7 +340,7 @@ class View:
     def may_import(self, source: bytes) -> bool:
         """Whether the file's bytes ``source`` may import anything of the root (``Root.may_import``):
         False shows ``imports_project`` is False without decoding them."""
-        return self.root.may_import(source)
+        return self.root.may_import(source, self.path)
 
     def imports_project(self, text: str) -> bool:
         """``Root.imports_project`` for this file, whose text is ``text``."""

@@ -326,8 +326,8 @@ def project_active(path: str, source: bytes, rules: Sequence[Rule], active: tupl
     waiting = [rule for rule in rules if rule.PROJECT_PREFILTER and rule not in active]
     # No rule is asked (nor imported) about a file that imports nothing of its project: most
     # files, told from their import lines before a view of the root is made.
-    root = project.root_for(path)
-    if root is None or not root.may_import(source):
+    place = project.root_for(path)
+    if place is None or not place[0].may_import(source, place[1]):
         return active
     view = project.view_for(path)
     if view is None or not view.imports_project(source_text(source)):

@@ -111,11 +111,11 @@ def view_for(path: str) -> View | None:
     return View(root, under)
 
 
-def root_for(path: str) -> Root | None:
-    """The root of the checked file at ``path`` (``view_for``'s, without a view: the gate asks
-    most files only whether their import lines name the root)."""
+def root_for(path: str) -> tuple[Root, str] | None:
+    """The root of the checked file at ``path`` and the file's path in it (``view_for``'s,
+    without a view: the gate asks most files only whether their import lines name the root)."""
     place = locate(path)
-    return None if place is None else _root(place[0])
+    return None if place is None else (_root(place[0]), place[1])
 
 
 def roots_interleave() -> None:
