@@ -223,9 +223,9 @@ def test_the_gates_import_scan_reads_each_line_as_the_line_by_line_reading_does(
     for names in (frozenset(), frozenset({"a"}), frozenset({"pkg", "try"})):
         for relative in (True, False):
             wanted = any(relative if dots else name in names for dots, name in first_parts(text))
-            assert imports_any(text, names, relative) is wanted
+            assert imports_any(text, names, lambda: relative) is wanted
             if text.isascii():
-                assert imports_any(text.encode(), frozenset(n.encode() for n in names), relative) is wanted
+                assert imports_any(text.encode(), frozenset(n.encode() for n in names), lambda: relative) is wanted
 
 
 @settings(max_examples=1000, deadline=None)

@@ -115,10 +115,11 @@ def first_parts_ascii(source: bytes) -> list[tuple[bytes, bytes]]:
     return _first_parts(source, _BYTES_TOKENS)
 
 
-def imports_any(text: str | bytes, names: frozenset, relative: bool = True) -> bool:
-    """``any(relative if dots else name in names for dots, name in first_parts(text))`` (of
+def imports_any(text: str | bytes, names: frozenset, relative: Callable[[], bool] = lambda: True) -> bool:
+    """``any(relative() if dots else name in names for dots, name in first_parts(text))`` (of
     ASCII bytes: ``first_parts_ascii``, ``names`` as bytes), stopping at the first such import:
-    most files of a project import it first."""
+    most files of a project import it first. ``relative`` is asked once, at the first relative
+    import, if any."""
     return _first_parts(text, _STR_TOKENS if isinstance(text, str) else _BYTES_TOKENS, names, relative)
 
 
@@ -146,7 +147,7 @@ def _first_parts(text, tokens, names=None, relative=True, joined=False):
     """Each statement with the word `import` is read from its start (``_statement_start``):
     `from <dots><name>...` or `import <name>[, <name>...]` there (a line that only mentions the
     word gives nothing; one that holds it twice may give its statement twice). With ``names``:
-    whether a part has dots (where ``relative``) or is one of them (``imports_any``). Written out for speed: the gate
+    whether a part has dots (where ``relative()``) or is one of them (``imports_any``). Written out for speed: the gate
     asks it of every file. An import line continued by a backslash has the file read again with
     such lines joined (``joined``), as ``imports`` reads it: the text is not joined up front, as
     few files continue an import line."""
@@ -175,7 +176,12 @@ def _first_parts(text, tokens, names=None, relative=True, joined=False):
                 part = module[: len(module) - len(name)], name.split(dot, 1)[0]
                 if names is None:
                     found.append(part)
-                elif relative if part[0] else part[1] in names:
+                elif part[0]:
+                    if relative is not True and relative is not False:
+                        relative = relative()  # (once: a bool from here on)
+                    if relative:
+                        return True
+                elif part[1] in names:
                     return True
             else:
                 for item in imported.split(comma):

@@ -139,7 +139,7 @@ class Root:
         nothing of their project are never decoded."""
         if not source.isascii() or any(separator in source for separator in _STR_ONLY_SEPARATORS):
             return self._may_import(source_text(source), importer)
-        found = imports_any(source, self._ascii_names, self._relative_may_import(importer))
+        found = imports_any(source, self._ascii_names, lambda: self._relative_may_import(importer))
         # The same file's check asks again, of its decoded text (JAX001's question across
         # modules starts from it): the answer of its last bytes is kept for that.
         self._scanned = (source, importer, found)
@@ -158,7 +158,7 @@ class Root:
             and text.encode("ascii") == scanned[0]
         ):
             return scanned[2]  # the bytes ``may_import`` scanned last (ASCII: the same text)
-        return imports_any(text, self._names, self._relative_may_import(importer))
+        return imports_any(text, self._names, lambda: self._relative_may_import(importer))
 
     def _relative_may_import(self, importer: str) -> bool:
         """Whether a relative import in the file at ``importer`` may name a module of the root:
