@@ -84,7 +84,7 @@ class Root:
         self.seen: dict[str, str] = {}
         self._reach: Reach | None = None  # reaches' answers
         self.facts: dict[tuple[str, str, Callable], object] = {}  # View.about's and View.known's
-        self._scanned: tuple[bytes, str, bool] | None = None  # may_import's last bytes, file and answer
+        self._scanned: tuple[bytes | str, str, bool] | None = None  # may_import's last bytes or text, file, answer
         self._relative_answers: dict[str, bool] = {}  # ``_relative_may_import``'s, by file
 
     @cached_property
@@ -150,15 +150,17 @@ class Root:
         ``importer``, may import anything from the root (most files of a tree import only
         libraries, whose names no module of the root has)."""
         scanned = self._scanned
-        if (
-            scanned is not None
-            and scanned[1] == importer
-            and len(text) == len(scanned[0])
-            and text.isascii()
-            and text.encode("ascii") == scanned[0]
-        ):
-            return scanned[2]  # the bytes ``may_import`` scanned last (ASCII: the same text)
-        return imports_any(text, self._names, lambda: self._relative_may_import(importer))
+        if scanned is not None and scanned[1] == importer and len(text) == len(scanned[0]):
+            # The bytes ``may_import`` scanned last (ASCII: the same text), or the text.
+            known = scanned[0]
+            if known.__class__ is str:
+                if known == text:
+                    return scanned[2]
+            elif text.isascii() and text.encode("ascii") == known:
+                return scanned[2]
+        found = imports_any(text, self._names, lambda: self._relative_may_import(importer))
+        self._scanned = (text, importer, found)
+        return found
 
     def _relative_may_import(self, importer: str) -> bool:
         """Whether a relative import in the file at ``importer`` may name a module of the root:
