@@ -44,6 +44,7 @@ _tops: dict[tuple[str, str], str] = {}  # (folder, working directory) -> the roo
 _digests: dict[tuple[str, str], str] = {}  # (root, module) -> digest_of's answer, for this run
 _states: dict[str, str | None] = {}  # root -> state_of's answer, for this run
 _listings: dict[str, list[tuple[str, os.DirEntry]]] = {}  # root -> _listing's answer, for this run
+_last_located: tuple = (None, None)  # ((path, working directory), locate's answer) of the last file
 # How long after a file's last change its root's state is not trusted (state_of).
 RACY_NS = 2 * 10**9
 
@@ -56,9 +57,9 @@ def root_of(path: str) -> str:
     return _root_of_absolute(os.path.abspath(path))
 
 
-def _root_of_absolute(path: str) -> str:
+def _root_of_absolute(path: str, cwd: str | None = None) -> str:
     folder = os.path.dirname(path)
-    key = (folder, os.getcwd())
+    key = (folder, os.getcwd() if cwd is None else cwd)
     found = _tops.get(key)
     if found is None:
         found = _tops[key] = _root_of_folder(folder, key[1])
@@ -148,18 +149,25 @@ def locate(path: str) -> tuple[str, str] | None:
     what has no project (stdin without a file name, a notebook)."""
     if not path.endswith((".py", ".pyi")) or path.startswith("<"):
         return None
+    global _last_located
+    key = (path, os.getcwd())
+    if _last_located[0] == key:
+        return _last_located[1]  # the gate, then the check, ask of the same file in a row
     absolute = os.path.abspath(path)
-    top = _root_of_absolute(absolute)
+    top = _root_of_absolute(absolute, key[1])
     # (A root is a folder above the file: os.path.relpath's answer, by string work.)
     inside = absolute.startswith(top.rstrip(os.sep) + os.sep)
     under = absolute[len(top.rstrip(os.sep)) + 1 :] if inside else os.path.relpath(absolute, top)
-    return top, under.replace(os.sep, "/") if os.sep != "/" else under
+    found = top, under.replace(os.sep, "/") if os.sep != "/" else under
+    _last_located = (key, found)
+    return found
 
 
 def forget_roots() -> None:
     """Drop what this process knows of every root (tests that rewrite a tree between runs)."""
-    global _last_root
+    global _last_root, _last_located
     _last_root = None
+    _last_located = (None, None)
     _roots.clear()
     _marked.clear()
     _tops.clear()
