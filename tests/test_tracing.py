@@ -9,6 +9,8 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from jax_codemod.analysis import tracing
 from jax_codemod.analysis.context import FileContext
 from jax_codemod.analysis.tracing import (
@@ -492,3 +494,24 @@ def test_a_helpers_answer_does_not_depend_on_what_was_asked_first():
     assert answer.is_traced(call, {"x"})
     assert not answer.is_traced(calls["h"], {"x"})
     assert answer.is_traced(calls["a"], {"x"})
+
+
+# `_instance_names` scans the text for `= Name(` before asking the value analysis: every name
+# the analysis finds bound to an instance (`x = Model(s)`, however spaced, bracketed, continued
+# or commented) must be a class the scan sees called after an `=`.
+_BETWEEN = st.lists(st.sampled_from([" ", "(", "\n", "\\\n", "  # c\n", "\t"]), max_size=4).map("".join)
+_AFTER = st.lists(st.sampled_from([" ", ")", "\n", "\\\n", "  # c\n"]), max_size=3).map("".join)
+
+
+@settings(max_examples=300, deadline=None)
+@given(before=_BETWEEN, after=_AFTER, scope=st.sampled_from(["", "def f():\n    "]))
+def test_the_text_scan_sees_every_instance_the_analysis_binds(before, after, scope):
+    text = f"class Model:\n    def __call__(self, x):\n        return x\n\n{scope}model ={before}Model{after}(1)\n"
+    try:
+        ast.parse(text)
+    except SyntaxError:
+        return
+    ctx = _ctx(text)
+    if ctx.analysis.instance_names("Model"):
+        assert "Model" in tracing._ASSIGNED_CALL.findall(text), text
+        assert "model" in tracing.tracing_for(ctx)._instance_names()

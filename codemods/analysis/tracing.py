@@ -51,6 +51,7 @@ from __future__ import annotations
 
 import ast
 import bisect
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from functools import cached_property, lru_cache
@@ -749,11 +750,13 @@ class Tracing:
         `__call__` to, in any scope (`model = Model(s)`)."""
         found = self.__dict__.get("_instances_named")
         if found is None:
-            found = frozenset(
-                bound
-                for name in _callable_classes(classes_for(self.ctx)._module)
-                for bound in self.analysis.instance_names(name)
-            )
+            classes = _callable_classes(classes_for(self.ctx)._module)
+            text = self.ctx.text
+            if classes and text.isascii():
+                # `name = Model(s)` holds `=`, then blanks, brackets or comments, then the call:
+                # a class called nowhere so binds no name (one scan, not one per class).
+                classes &= set(_ASSIGNED_CALL.findall(text))
+            found = frozenset(bound for name in classes for bound in self.analysis.instance_names(name))
             self.__dict__["_instances_named"] = found
         return found
 
@@ -1298,6 +1301,12 @@ class Tracing:
         if isinstance(expr, ast.Call) and expr.args and canonical(self.ctx.qualname(expr.func)) in TREE_LEAVES:
             return expr.args[0]
         return expr
+
+
+# What may come between an assignment's `=` and the call of a name it binds, and between the name
+# and its parenthesis: blanks, line ends, brackets, backslashes, comments (`x = (Model)(s)`; an
+# ASCII text, whose names are spelled as parsed).
+_ASSIGNED_CALL = re.compile(r"=(?:[\s(\\]|#[^\n]*)*([A-Za-z_]\w*)(?:[\s)\\]|#[^\n]*)*\(")
 
 
 def _callable_classes(classes: dict[str, ast.ClassDef]) -> set[str]:
