@@ -515,3 +515,25 @@ def test_the_text_scan_sees_every_instance_the_analysis_binds(before, after, sco
     if ctx.analysis.instance_names("Model"):
         assert "Model" in tracing._ASSIGNED_CALL.findall(text), text
         assert "model" in tracing.tracing_for(ctx)._instance_names()
+
+
+def test_a_name_bound_once_reads_the_same_one_name_at_a_time_or_all_at_once():
+    # ``Tracing._module_function`` asks ``_bound_once`` of a file's first names, then
+    # ``_bound_once_every`` of all: the two must agree on every name.
+    root = Path(__file__).parent.parent
+    sources = [*sorted((root / "codemods" / "analysis").glob("*.py")), *sorted((root / "tests" / "realworld").rglob("*.py"))]
+    extra = "x = 1\nx += 2\ny = z = 3\n(w := 4)\nif c:\n    v = 5\nelse:\n    v = 6\nglobal_name = 7\ndef f():\n    global global_name\n"
+    comprehension = "def g():\n    pass\nfs = [g for g in range(3)]\n(k := 1)\n"
+    unicode = "ｆｏｏ = 1\nfoo2 = 2\n"  # (not spelled as parsed: the whole-tree reading)
+    texts = [path.read_text(encoding="utf-8") for path in sources] + [extra, comprehension, unicode]
+    checked = 0
+    for text in texts:
+        tree = ast.parse(text)
+        every = tracing._bound_once_every(tree, text)
+        names = {node.id for node in ast.walk(tree) if isinstance(node, ast.Name)} | {
+            node.name for node in tree.body if isinstance(node, (ast.FunctionDef, ast.ClassDef))
+        }
+        for name in sorted(names)[:300]:
+            assert tracing._bound_once(tree, text, name) is (name in every), name
+            checked += 1
+    assert checked > 1000

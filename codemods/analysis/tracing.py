@@ -288,6 +288,27 @@ def _bound_once_at_top(tree: ast.Module, text: str | None = None) -> set[str]:
     return {name for name, count in counts.items() if count == 1 and name not in declared}
 
 
+NAMES_BEFORE_EVERY = 3  # ``Tracing._module_function``: names asked one at a time before all at once
+
+
+def _bound_once_every(tree: ast.Module, text: str) -> set[str]:
+    """Every name ``_bound_once`` holds bound once, from one reading of every top-level
+    statement (its reading of the statements on a name's lines, for all of them)."""
+    if not spelled_as_parsed(text):
+        return _bound_once_at_top(tree, text)
+    counts: dict[str, int] = {}
+    declared: set[str] = set()
+    walrus, globals_ = ":=" in text, _global_statement_in(text)
+    for statement in tree.body:
+        bound: set[str] = set()
+        _statement_bindings(statement, bound, declared if globals_ else None)
+        if walrus and statement.__class__ not in _DEFINITIONS:
+            bound.update(n.target.id for n in ast.walk(statement) if n.__class__ is ast.NamedExpr)
+        for name in bound:
+            counts[name] = counts.get(name, 0) + 1
+    return {name for name, count in counts.items() if count == 1 and name not in declared}
+
+
 def _bound_once(tree: ast.Module, text: str, name: str, starts: list[int] | None = None) -> bool:
     """``name in _bound_once_at_top(tree, text)``, reading only the top-level statements on the
     lines that spell ``name`` (a binding spells it); ``starts``: the first lines of the
@@ -1213,10 +1234,18 @@ class Tracing:
             return None
         once = self.__dict__.setdefault("_bound_once", {})
         if name not in once:
-            starts = self.__dict__.get("_body_starts")
-            if starts is None:
-                starts = self.__dict__["_body_starts"] = [statement.lineno for statement in self.ctx.tree.body]
-            once[name] = _bound_once(self.ctx.tree, self.ctx.text, name, starts)
+            # A name's lines are found by a scan of the text: past a few names, one reading of
+            # every top-level statement answers for all (a large module asks many).
+            every = self.__dict__.get("_bound_once_every")
+            if every is None and len(once) >= NAMES_BEFORE_EVERY:
+                every = self.__dict__["_bound_once_every"] = _bound_once_every(self.ctx.tree, self.ctx.text)
+            if every is not None:
+                once[name] = name in every
+            else:
+                starts = self.__dict__.get("_body_starts")
+                if starts is None:
+                    starts = self.__dict__["_body_starts"] = [statement.lineno for statement in self.ctx.tree.body]
+                once[name] = _bound_once(self.ctx.tree, self.ctx.text, name, starts)
         return found[0] if once[name] else None
 
     def _returns_traced(self, function, params: frozenset[str], reported: Reported) -> bool:
