@@ -153,6 +153,8 @@ def _first_parts(text, tokens, names=None, relative=True, joined=False):
     few files continue an import line."""
     head, import_, dot, comma, empty, join, backslash, cr, blank, newline, semicolon, colon, marks = tokens
     ends = (backslash, cr)
+    if not joined and backslash not in text:
+        joined = True  # no backslash, no continued line: joining would change nothing (one fast scan)
     found = []
     find, rfind = text.find, text.rfind
     position = find(import_)
