@@ -15,7 +15,6 @@ blocks the run), no symlinked folder is walked, no file over the parse limit is 
 
 from __future__ import annotations
 
-import hashlib
 import io
 import os
 import stat
@@ -23,6 +22,13 @@ import time
 import tokenize
 
 from jax_codemod.analysis.project import ABSENT, Root, View, absent_name, forget_trees, resolution
+
+try:
+    # hashlib's own blake2b: imported alone, without hashlib's OpenSSL bindings (4 ms of every
+    # process's start, the pool's workers' too; a run that never reads a digest pays nothing else).
+    from _blake2 import blake2b
+except ImportError:  # another Python implementation
+    from hashlib import blake2b
 
 # Above this many Python files a root is listed no further (its other modules are then outside
 # what the analysis reads, as third-party ones are); real monorepos hold a few tens of thousands.
@@ -192,7 +198,7 @@ def state_of(top: str) -> str | None:
     clean" files), so no answer is kept under such a state. Kept for the run."""
     if top in _states:
         return _states[top]
-    digest = hashlib.blake2b(digest_size=16)
+    digest = blake2b(digest_size=16)
     recent = time.time_ns() - RACY_NS
     state: str | None = None
     try:
@@ -253,7 +259,7 @@ def read_module(top: str, relative: str) -> tuple[str | None, str]:
     data = read_bytes(os.path.join(top, *relative.split("/")))
     if data is None:
         return None, "unreadable"
-    digest = hashlib.blake2b(data, digest_size=16).hexdigest()
+    digest = blake2b(data, digest_size=16).hexdigest()
     try:
         encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
         return data.decode(encoding), digest
@@ -295,5 +301,5 @@ def digest_of(top: str, relative: str) -> str:
     found = _digests.get(key)
     if found is None:
         data = read_bytes(os.path.join(top, *relative.split("/")))
-        found = _digests[key] = "unreadable" if data is None else hashlib.blake2b(data, digest_size=16).hexdigest()
+        found = _digests[key] = "unreadable" if data is None else blake2b(data, digest_size=16).hexdigest()
     return found
