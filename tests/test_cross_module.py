@@ -223,12 +223,12 @@ def test_the_gates_import_scan_reads_each_line_as_the_line_by_line_reading_does(
     for names in (frozenset(), frozenset({"a"}), frozenset({"pkg", "try"})):
         for relative in (True, False):
             wanted = any(relative if dots else name in names for dots, name in first_parts(text))
-            assert imports_any(text, names, lambda: relative) is wanted
+            assert imports_any(text, names, lambda answer=relative: answer) is wanted
             if text.isascii():
                 # (Of bytes, as bytes split: ``Root.may_import`` reads the text where they differ.)
                 encoded = frozenset(n.encode() for n in names)
                 wanted = any(relative if dots else name in encoded for dots, name in first_parts_ascii(text.encode()))
-                assert imports_any(text.encode(), encoded, lambda: relative) is wanted
+                assert imports_any(text.encode(), encoded, lambda answer=relative: answer) is wanted
 
 
 @settings(max_examples=1000, deadline=None)

@@ -147,10 +147,11 @@ def _first_parts(text, tokens, names=None, relative=True, joined=False):
     """Each statement with the word `import` is read from its start (``_statement_start``):
     `from <dots><name>...` or `import <name>[, <name>...]` there (a line that only mentions the
     word gives nothing; one that holds it twice may give its statement twice). With ``names``:
-    whether a part has dots (where ``relative()``) or is one of them (``imports_any``). Written out for speed: the gate
-    asks it of every file. An import line continued by a backslash has the file read again with
-    such lines joined (``joined``), as ``imports`` reads it: the text is not joined up front, as
-    few files continue an import line."""
+    whether a part has dots (where ``relative``, a bool or a callable asked once, allows) or is
+    one of them (``imports_any``). Written out for speed: the gate asks it of every file. An
+    import line continued by a backslash has the file read again with such lines joined
+    (``joined``), as ``imports`` reads it: the text is not joined up front, as few files
+    continue an import line."""
     head, import_, dot, comma, empty, join, backslash, cr, blank, newline, semicolon, colon, marks = tokens
     ends = (backslash, cr)
     if not joined and backslash not in text:
