@@ -83,13 +83,17 @@ def imports(text: str) -> list[Import]:
     return found
 
 
-def _statement_start(text, position, separators) -> int:
+def _statement_start(text, position, separators, line: int | None = None) -> int:
     """Where the statement that may hold the word `import` at ``position`` starts: after the
     last `;` or `:` before it on its line, where nothing before that is a quote or a comment
     (the separator is code: an import statement follows only such a separator on its line);
-    else the line's start. ``separators``: (newline, `;`, `:`, (quotes and `#`)) as str or bytes."""
+    else the line's start (``line``, when the caller has it). ``separators``: (newline, `;`,
+    `:`, (quotes and `#`)) as str or bytes."""
     newline, semicolon, colon, not_code = separators
-    line = text.rfind(newline, 0, position) + 1
+    if line is None:
+        line = text.rfind(newline, 0, position) + 1
+    if position == line:
+        return line  # (most imports: nothing before the word on its line)
     cut = max(text.rfind(semicolon, line, position), text.rfind(colon, line, position))
     if cut < 0:
         return line
@@ -130,10 +134,10 @@ def imports_any(text: str | bytes, names: frozenset, relative: Callable[[], bool
 _HEAD = r"[ \t]*(?:from[ \t][^\S\n]*(\S+)|import[ \t]([^\n#;]*))"
 _CONTINUED = r"\\\r?\n"  # a backslash that continues a line: the two are one statement
 _join_continued = re.compile(_CONTINUED).sub
-_STR_TOKENS = (re.compile(_HEAD).match, "import", ".", ",", "", _join_continued, "\\", "\r", " ", *_STR_SEPARATORS)
+_STR_TOKENS = (re.compile(_HEAD).match, "import", ".", ",", "", _join_continued, "\\", "\r", " ", "\n", _STR_SEPARATORS)
 _BYTES_TOKENS = (
     re.compile(_HEAD.encode()).match, b"import", b".", b",", b"", re.compile(_CONTINUED.encode()).sub, b"\\", b"\r",
-    b" ", *_BYTES_SEPARATORS,
+    b" ", b"\n", _BYTES_SEPARATORS,
 )  # fmt: skip
 
 
@@ -152,7 +156,7 @@ def _first_parts(text, tokens, names=None, relative=True, joined=False):
     import line continued by a backslash has the file read again with such lines joined
     (``joined``), as ``imports`` reads it: the text is not joined up front, as few files
     continue an import line."""
-    head, import_, dot, comma, empty, join, backslash, cr, blank, newline, semicolon, colon, marks = tokens
+    head, import_, dot, comma, empty, join, backslash, cr, blank, newline, separators = tokens
     ends = (backslash, cr)
     if not joined and backslash not in text:
         joined = True  # no backslash, no continued line: joining would change nothing (one fast scan)
@@ -160,18 +164,14 @@ def _first_parts(text, tokens, names=None, relative=True, joined=False):
     find, rfind = text.find, text.rfind
     position = find(import_)
     while position != -1:
-        start = rfind(newline, 0, position) + 1
-        if position != start:  # (``_statement_start``, inlined)
-            cut = max(rfind(semicolon, start, position), rfind(colon, start, position))
-            if cut >= 0 and not any(find(mark, start, cut) >= 0 for mark in marks):
-                start = cut + 1
+        line = rfind(newline, 0, position) + 1
         if not joined:
             # The line is continued, or continues the one before (`from pkg \`, `import f`).
             end = find(newline, position)
-            after, before = text[end - 1 : end], text[start - 2 : start - 1]  # (-1, 0: empty)
-            if (after in ends and _continues(text, end, backslash, cr)) or (before in ends and _continues(text, start - 1, backslash, cr)):
+            after, before = text[end - 1 : end], text[line - 2 : line - 1]  # (-1, 0: empty)
+            if (after in ends and _continues(text, end, backslash, cr)) or (before in ends and _continues(text, line - 1, backslash, cr)):
                 return _first_parts(join(blank, text), tokens, names, relative, joined=True)
-        match = head(text, start)
+        match = head(text, _statement_start(text, position, separators, line))
         if match is not None:
             module, imported = match.groups()
             if module is not None:
