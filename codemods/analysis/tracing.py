@@ -296,13 +296,20 @@ def _bound_once_every(tree: ast.Module, text: str) -> set[str]:
     statement (its reading of the statements on a name's lines, for all of them)."""
     if not spelled_as_parsed(text):
         return _bound_once_at_top(tree, text)
+    return _bound_once_in(tree.body, text)
+
+
+def _bound_once_in(statements: list[ast.stmt], text: str) -> set[str]:
+    """The names one of ``statements`` (top-level ones of the module whose text is ``text``)
+    binds and no other, nor a `global` declaration in them."""
     counts: dict[str, int] = {}
     declared: set[str] = set()
     walrus, globals_ = ":=" in text, _global_statement_in(text)
-    for statement in tree.body:
+    for statement in statements:
         bound: set[str] = set()
         _statement_bindings(statement, bound, declared if globals_ else None)
         if walrus and statement.__class__ not in _DEFINITIONS:
+            # `(name := ...)` at module level, in this statement's expressions.
             bound.update(n.target.id for n in ast.walk(statement) if n.__class__ is ast.NamedExpr)
         for name in bound:
             counts[name] = counts.get(name, 0) + 1
@@ -329,17 +336,7 @@ def _bound_once(tree: ast.Module, text: str, name: str, starts: list[int] | None
         while index >= 0 and body[index].end_lineno >= line:
             holding.add(index)
             index -= 1
-    count, declared = 0, set()
-    walrus, globals_ = ":=" in text, _global_statement_in(text)
-    for index in sorted(holding):
-        statement = body[index]
-        bound: set[str] = set()
-        _statement_bindings(statement, bound, declared if globals_ else None)
-        if walrus and statement.__class__ not in _DEFINITIONS:
-            # `(name := ...)` at module level, in this statement's expressions.
-            bound.update(n.target.id for n in ast.walk(statement) if n.__class__ is ast.NamedExpr)
-        count += name in bound
-    return count == 1 and name not in declared
+    return name in _bound_once_in([body[index] for index in sorted(holding)], text)
 
 
 def _import_names(statement: ast.Import | ast.ImportFrom) -> list[str]:
