@@ -220,3 +220,23 @@ def test_the_project_root_has_nothing_to_rewrite_and_its_examples_still_do(tmp_p
     code, out, err = codemod("run", "--dry-run", "--no-progress", "examples/", cwd=REPO,
                              env={**os.environ, "CODEMOD_CACHE_DIR": str(tmp_path)})
     assert code == EXIT_ATTENTION and out.count("--- a/examples/") >= 4, err
+
+
+def test_files_of_one_folder_share_their_group_asked_once(tmp_path, monkeypatch):
+    """A walk hands over files folder by folder: the config and the declared jax range are
+    looked up once per folder, and a nested folder's own declaration still gives its own group."""
+    from jax_codemod.engine import resolve
+    from jax_codemod.engine.config import TARGET_ENV_VAR
+
+    monkeypatch.delenv(TARGET_ENV_VAR, raising=False)  # the suite pins its target: here the projects declare theirs
+    write(tmp_path, {".git/HEAD": "", "pyproject.toml": '[project]\nname = "p"\ndependencies = ["jax>=0.4.30"]\n[tool.codemod]\n',
+                     "a.py": "", "b.py": "", "sub/requirements.txt": "jax<0.7\n", "sub/c.py": "", "sub/d.py": ""})
+    asked = []
+    real = resolve.declared_target
+    monkeypatch.setattr(resolve, "declared_target", lambda path, *rest: asked.append(path) or real(path, *rest))
+    resolver = resolve.Resolver(resolve.Options())
+    top = [resolver.group_for(str(tmp_path / name)) for name in ("a.py", "b.py")]
+    sub = [resolver.group_for(str(tmp_path / "sub" / name)) for name in ("c.py", "d.py")]
+    assert top[0] is top[1] and sub[0] is sub[1] and top[0] is not sub[0]
+    assert [os.path.basename(path) for path in asked] == ["a.py", "c.py"]
+    assert (str(top[0].declared.target), str(sub[0].declared.target)) == (">=0.4.30", ">=0.4.30,<0.7.0")
