@@ -174,6 +174,59 @@ def test_a_name_whose_first_part_no_module_has_is_answered_without_a_search(tmp_
     assert root.module_of("helpers.f", "tool.py") == ("helpers.py", ["f"])
 
 
+def test_every_first_part_the_search_can_load_is_one_the_gate_looks_for(tmp_path):
+    # The gate looks for the names an importer's absolute imports can load from (the source
+    # roots' top-level names, its script folder's entries) before it reads any import line;
+    # a name the search resolves from that importer must be one of them, from every folder.
+    files = {
+        "pkg/__init__.py": "", "pkg/core.py": "", "pkg/sub/mod.py": "", "src/lib/api.py": "", "src/lib/x.pyi": "",
+        "tool.py": "", "scripts/run.py": "", "scripts/util/deep.py": "", "ns/inner/deep.py": "",
+        "tests/helpers.py": "", "tests/test_a.py": "", "tests/unit/__init__.py": "", "tests/unit/test_b.py": "",
+        "a.b.py": "", "weird-name/mod.py": "", "stub.pyi": "",
+    }
+    root = project.view_for(str(write(tmp_path / "proj", files) / "tool.py")).root
+    modules = root.modules
+    names = {part for path in files for part in path.replace(".pyi", "").replace(".py", "").split("/")}
+    dotted = {n for path in files for n in [path.rsplit(".", 1)[0].replace("/", ".")]}
+    candidates = names | dotted | {".".join(path.rsplit(".", 1)[0].split("/")[i:]) for path in files for i in range(3)}
+    for importer in files:
+        looked_for = modules.first_parts_from(modules.script_folder(importer))
+        for name in candidates:
+            if modules.find(importer, name) is not None:
+                assert name.split(".")[0] in looked_for, (importer, name)
+    # Far fewer than every stem: `core` is `pkg.core` (or `core` beside it), not `core` from the root.
+    assert "core" not in modules.first_parts_from("") and "helpers" in modules.first_parts_from("tests")
+    assert "lib" in modules.first_parts_from("") and "helpers" not in modules.first_parts_from("")
+
+
+def test_the_gate_passes_a_file_only_where_an_import_may_load_its_root(tmp_path):
+    # A library's own file that names no importable module anywhere is answered without reading
+    # its imports; a project's files pass where they import it, a test where it imports a
+    # helper beside it; a stem deep in a package is no absolute import of the root.
+    files = {
+        "equinox/__init__.py": "from ._module import Module\n",
+        "equinox/_module.py": "from . import _tree\nimport jax\n",
+        "equinox/_tree.py": "import jax\n",
+        "pkg/__init__.py": "from .core import f\n",
+        "pkg/core.py": "import numpy as np\n",
+        "tests/helpers.py": "import jax\n",
+        "tests/test_a.py": "import os, helpers\n",
+        "tests/test_b.py": "import core\n",
+        "tests/test_c.py": "x = 'pkg'\nimport os\n",
+        "tool.py": "from pkg import core\n",
+        "other.py": "import jax  # pkg\n",
+    }
+    root = write(tmp_path / "proj", files)
+    passing = {"pkg/__init__.py", "tests/test_a.py", "tool.py"}
+    for name in files:
+        view = project.view_for(str(root / name))
+        source = (root / name).read_bytes()
+        # Of bytes, and of text (a non-ASCII file's way), the same answer.
+        assert view.may_import(source) is (name in passing), name
+        assert view.root._may_import(source.decode() + "\n# \u00e9\n", view.path) is (name in passing), name
+        project.forget_roots()
+
+
 def _first_parts_line_by_line(text):
     """``first_parts`` (of a str) or ``first_parts_ascii`` (of bytes) as first written: lines
     continued by a backslash joined, then for each word `import` of a line, its statement cut

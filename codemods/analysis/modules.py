@@ -212,6 +212,40 @@ class ModuleMap:
         # ``find``'s answers by script folder: the files of a folder import the same modules.
         return {}
 
+    def first_parts_from(self, folder: str) -> frozenset[str]:
+        """Every first part of a name ``find`` can answer for an importer whose script folder is
+        ``folder`` (a superset: a first part here may still name no module): the first parts of
+        the source roots' module names, and the entries of ``folder`` itself (its files' stems,
+        its subfolders). An import whose first part is none of them loads nothing of the root."""
+        found = self._first_parts_from.get(folder)
+        if found is None:
+            found = set(self._first_parts)
+            if folder not in self.source_roots:
+                found.update(self._entries.get(folder, ()))
+            found = self._first_parts_from[folder] = frozenset(found)
+        return found
+
+    @cached_property
+    def _first_parts_from(self) -> dict[str, frozenset[str]]:
+        return {}  # ``first_parts_from``'s answers, by script folder
+
+    @cached_property
+    def _first_parts(self) -> frozenset[str]:
+        return frozenset(name.partition(".")[0] for name in self._by_name)
+
+    @cached_property
+    def _entries(self) -> dict[str, set[str]]:
+        """folder -> the first parts its entries can be imported by (`f.py`, `f.pyi`: `f`; a
+        subfolder holding Python files: its name)."""
+        found: dict[str, set[str]] = {}
+        for path in self.paths:
+            parts = path.split("/")
+            folder = ""
+            for index, part in enumerate(parts):
+                found.setdefault(folder, set()).add(part.partition(".")[0] if index == len(parts) - 1 else part)
+                folder = f"{folder}/{part}" if folder else part
+        return found
+
     def _name_under_folder(self, folder: str, name: str) -> Module | None:
         base = "/".join(part for part in (folder, *name.split(".")) if part)
         for candidate in (base + ".py", base + "/__init__.py", base + ".pyi", base + "/__init__.pyi"):

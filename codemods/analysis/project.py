@@ -64,6 +64,9 @@ _T = TypeVar("_T")
 
 # Whitespace to str.split() and not to bytes.split() (neither is whitespace to Python's tokenizer).
 _STR_ONLY_SEPARATORS = (b"\x1c", b"\x1d", b"\x1e", b"\x1f")
+# Up to how many importable names the gate looks for each in a whole text before reading its
+# import lines (a substring search each: cheap for a few, not for a flat folder of hundreds).
+_NAMES_LOOKED_FOR = 16
 
 
 class Root:
@@ -86,6 +89,7 @@ class Root:
         self.facts: dict[tuple[str, str, Callable], object] = {}  # View.about's and View.known's
         self._scanned: tuple[bytes | str, str, bool] | None = None  # may_import's last bytes or text, file, answer
         self._relative_answers: dict[str, bool] = {}  # ``_relative_may_import``'s, by file
+        self._importable_by_folder: dict[str, tuple[frozenset[str], frozenset[bytes]]] = {}  # ``_importable``'s
 
     @cached_property
     def modules(self) -> ModuleMap:
@@ -128,18 +132,38 @@ class Root:
                 found.add(part.partition(".")[0])
         return frozenset(found - LIBRARIES)
 
-    @cached_property
-    def _ascii_names(self) -> frozenset[bytes]:
-        return frozenset(name.encode() for name in self._names if name.isascii())
+    def _importable(self, importer: str) -> tuple[frozenset[str], frozenset[bytes]]:
+        """The first parts an absolute import in the file at ``importer`` can load a module of
+        the root by (``ModuleMap.first_parts_from`` of its script folder), libraries left out;
+        and the same in UTF-8. Far fewer than ``_names`` (every folder and file stem): a
+        library's files (`jax/_src/core.py`) are importable as `jax...` only."""
+        folder = self.modules.script_folder(importer)
+        found = self._importable_by_folder.get(folder)
+        if found is None:
+            names = self.modules.first_parts_from(folder) - LIBRARIES
+            found = self._importable_by_folder[folder] = (names, frozenset(name.encode() for name in names))
+        return found
 
     def may_import(self, source: bytes, importer: str) -> bool:
-        """``_may_import`` of the bytes of the file at ``importer``. Where they are ASCII without
-        the four separators that split words in a str and not in bytes (``\\x1c``..``\\x1f``),
-        the import lines are scanned undecoded: the same first parts, and most files that import
-        nothing of their project are never decoded."""
-        if not source.isascii() or any(separator in source for separator in _STR_ONLY_SEPARATORS):
+        """``_may_import`` of the bytes of the file at ``importer``. Bytes that hold none of a
+        few importable names anywhere (a name in the text is one in its bytes) can import the
+        root only by a relative import, and not at all from a library's own file (most files of
+        a tree of installed packages: `orbax` is the one name of such a root), which is never
+        read further. Else, where they are ASCII without the four separators that split words
+        in a str and not in bytes (``\\x1c``..``\\x1f``), the import lines are scanned
+        undecoded: the same first parts, and most files that import nothing of their project
+        are never decoded."""
+        names = self._importable(importer)[1]
+        if (
+            len(names) <= _NAMES_LOOKED_FOR
+            and not any(name in source for name in names)
+            and not self._relative_may_import(importer)
+        ):
+            found = False
+        elif not source.isascii() or any(separator in source for separator in _STR_ONLY_SEPARATORS):
             return self._may_import(source_text(source), importer)
-        found = imports_any(source, self._ascii_names, lambda: self._relative_may_import(importer))
+        else:
+            found = imports_any(source, names, lambda: self._relative_may_import(importer))
         # The same file's check asks again, of its decoded text (JAX001's question across
         # modules starts from it): the answer of its last bytes is kept for that.
         self._scanned = (source, importer, found)
@@ -158,7 +182,11 @@ class Root:
                     return scanned[2]
             elif text.isascii() and text.encode("ascii") == known:
                 return scanned[2]
-        found = imports_any(text, self._names, lambda: self._relative_may_import(importer))
+        names = self._importable(importer)[0]
+        if len(names) <= _NAMES_LOOKED_FOR and not any(name in text for name in names) and not self._relative_may_import(importer):
+            found = False
+        else:
+            found = imports_any(text, names, lambda: self._relative_may_import(importer))
         self._scanned = (text, importer, found)
         return found
 
