@@ -199,6 +199,23 @@ def test_every_first_part_the_search_can_load_is_one_the_gate_looks_for(tmp_path
     assert "lib" in modules.first_parts_from("") and "helpers" not in modules.first_parts_from("")
 
 
+def test_a_files_relative_imports_are_read_wherever_its_module_is_no_librarys(tmp_path):
+    # The gate reads a file's relative imports unless every name the file can be imported by
+    # is a library's (``ModuleMap.tops_of``, asked without sorting the root's module names):
+    # it must read them wherever the name the analysis resolves them from (``name_of``) is not.
+    files = [
+        "pkg/__init__.py", "pkg/core.py", "src/lib/api.py", "src/jax/_src/x.py", "equinox/nn/conv.py",
+        "jax/__init__.py", "tests/test_a.py", "a.b/c.py", "tool.py", "src/pkg/core.py",
+    ]
+    root = project.view_for(str(write(tmp_path / "proj", dict.fromkeys(files, "")) / "tool.py")).root
+    for path in files:
+        own = root.modules.name_of(path)
+        if own is not None and own.partition(".")[0] not in analysis_project.LIBRARIES:
+            assert root._relative_may_import(path), path
+    assert not root._relative_may_import("equinox/nn/conv.py") and not root._relative_may_import("jax/__init__.py")
+    assert root._relative_may_import("src/lib/api.py") and root._relative_may_import("pkg/core.py")
+
+
 def test_the_gate_passes_a_file_only_where_an_import_may_load_its_root(tmp_path):
     # A library's own file that names no importable module anywhere is answered without reading
     # its imports; a project's files pass where they import it, a test where it imports a

@@ -231,7 +231,26 @@ class ModuleMap:
 
     @cached_property
     def _first_parts(self) -> frozenset[str]:
-        return frozenset(name.partition(".")[0] for name in self._by_name)
+        # A module's name under a source root starts with the root's prefix or with one of the
+        # root folder's entries: the names themselves (``_by_name``, a sort and a check of every
+        # path) are not needed for that.
+        found: set[str] = set()
+        for root, prefix in self.source_roots.items():
+            if prefix:
+                found.add(prefix.partition(".")[0])
+            else:
+                found.update(self._entries.get(root, ()))
+        return frozenset(found)
+
+    def tops_of(self, path: str) -> list[str]:
+        """The first part of each name ``path`` has under a source root, in their order: those
+        of ``names_of`` and more (a name another file of an earlier root took is here too)."""
+        found = []
+        for root, prefix in self.source_roots.items():
+            name = self._name_under(path, root, prefix)
+            if name is not None:
+                found.append(name.partition(".")[0])
+        return found
 
     @cached_property
     def _entries(self) -> dict[str, set[str]]:
