@@ -154,9 +154,9 @@ def test_a_librarys_own_relative_imports_do_not_pass_the_gate(tmp_path):
 
 
 def test_a_name_whose_first_part_no_module_has_is_answered_without_a_search(tmp_path):
-    # ``Root.module_of`` answers None at once for a first part that is no folder or file stem
-    # of the root (most of a file's imports: the standard library's); the search of each
-    # prefix, from the importer's script folder and the source roots, answers the same.
+    # ``Root.module_of`` answers None at once for a first part the importer cannot load the
+    # root by (most of a file's imports: the standard library's); the search of each prefix,
+    # from the importer's script folder and the source roots, answers the same.
     files = {
         "pkg/__init__.py": "", "pkg/core.py": "", "pkg/sub/mod.py": "", "src/lib/api.py": "",
         "tool.py": "", "scripts/run.py": "", "ns/inner/deep.py": "", "typing.py": "", "helpers.py": "",

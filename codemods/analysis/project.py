@@ -99,9 +99,9 @@ class Root:
     def module_of(self, qualified: str, importer: str) -> tuple[str, list[str]] | None:
         """The root's module that ``qualified`` lies in (the longest prefix that is one, found from
         ``importer`` as Python finds it), and the attribute path after it; None outside the root."""
-        if qualified.split(".", 1)[0] not in self._names:
-            # No module is importable under that first part (``_names``: every folder and file
-            # stem, libraries left out): most of a file's imports, the standard library's.
+        if qualified.split(".", 1)[0] not in self._importable(importer)[0]:
+            # No module is importable from there under that first part (``_importable``, libraries
+            # left out): most of a file's imports, the standard library's.
             return None
         # The answer depends on the importer only through its script folder (``find``): the
         # files of one folder share it.
@@ -123,20 +123,10 @@ class Root:
                 return found.path, tuple(parts[end:])
         return None
 
-    @cached_property
-    def _names(self) -> frozenset[str]:
-        """Every name a module or package of the root can be imported by as the first part of
-        an import, wherever it is on the path (file stems and folder names), libraries left out."""
-        found = set()
-        for path in self.modules.paths:
-            for part in path.split("/"):
-                found.add(part.partition(".")[0])
-        return frozenset(found - LIBRARIES)
-
     def _importable(self, importer: str) -> tuple[frozenset[str], frozenset[bytes]]:
         """The first parts an absolute import in the file at ``importer`` can load a module of
         the root by (``ModuleMap.first_parts_from`` of its script folder), libraries left out;
-        and the same in UTF-8. Far fewer than ``_names`` (every folder and file stem): a
+        and the same in UTF-8. Far fewer than every folder and file stem of the root: a
         library's files (`jax/_src/core.py`) are importable as `jax...` only."""
         folder = self.modules.script_folder(importer)
         found = self._importable_by_folder.get(folder)
