@@ -379,12 +379,15 @@ def class_groups(blocks: list[Block], text: str) -> list[list[tuple[int, int]]]:
     or through others (`class B(A)`, `class C(B)`: one group), as the (first, last) block runs
     of each group's classes; groups of one class are left out. A call through `self` or
     `super()` in one class of a group may run a method of another (``analysis.classes``)."""
+    # (a "head" has its body's indentation)
+    classes = [index for index, block in enumerate(blocks) if block.kind == "head" or (block.kind == "class" and not block.indent)]
+    if len(classes) < 2:
+        return []  # most files: no two classes to relate
     spans: dict[str, list[tuple[int, int]]] = {}
     bases: dict[str, set[str]] = {}
     runs = {first: last for first, last in class_runs(blocks)}
-    for index, block in enumerate(blocks):
-        if block.kind != "head" and (block.kind != "class" or block.indent):
-            continue  # (a "head" has its body's indentation)
+    for index in classes:
+        block = blocks[index]
         spans.setdefault(block.name, []).append((index, runs.get(index, index)))
         match = _CLASS_HEADER.match(text, block.header)
         if match is None or match.group(1) != block.name:

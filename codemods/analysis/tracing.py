@@ -445,6 +445,7 @@ class Tracing:
         self.ctx = ctx
         self._nodes: dict[ast.AST, list[ast.AST]] = {}
         self._stored: dict[ast.AST, set[str]] = {}
+        self._defined: dict[ast.AST, frozenset[str]] = {}  # ``_binds``'s: what a scope's defs, classes and imports bind
         self._tainted: dict[tuple[ast.AST, frozenset[str], Reported], set[str]] = {}
         # ``_returns_traced``: answers with the helpers below them, the functions being judged,
         # what its guard answered "not traced", the helpers below the one being judged.
@@ -1156,11 +1157,19 @@ class Tracing:
             )
         if func.__class__ is not ast.Name:
             return False
-        return any(
-            (statement.__class__ is ast.ClassDef and statement.name == func.id)
-            or (statement.__class__ is ast.Assign and any(t.__class__ is ast.Name and t.id == func.id for t in statement.targets))
-            for statement in self.ctx.tree.body
-        )
+        names = self.__dict__.get("_stub_names")
+        if names is None:
+            # (Once per tree: asked of every call of a name in a partial tree's traced functions.)
+            names = self.__dict__["_stub_names"] = frozenset(
+                name
+                for statement in self.ctx.tree.body
+                for name in (
+                    (statement.name,) if statement.__class__ is ast.ClassDef
+                    else (t.id for t in statement.targets if t.__class__ is ast.Name) if statement.__class__ is ast.Assign
+                    else ()
+                )
+            )
+        return func.id in names
 
     def _returning_callees(self, call: ast.Call) -> list[tuple[ast.AST, bool]]:
         """(function, bound) for what ``call`` surely runs among the file's own functions: a
@@ -1192,11 +1201,19 @@ class Tracing:
         or class, an import."""
         if name in self.stored_names(scope) or any(a.arg == name for a in all_params(scope)):
             return True
-        return any(
-            (node.__class__ in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef) and node.name == name)
-            or (node.__class__ in (ast.Import, ast.ImportFrom) and name in _import_names(node))
-            for node in self.scope_nodes(scope)
-        )
+        defined = self._defined.get(scope)
+        if defined is None:
+            # (Once per scope: asked for every call of a helper's name in it.)
+            defined = self._defined[scope] = frozenset(
+                bound
+                for node in self.scope_nodes(scope)
+                for bound in (
+                    (node.name,) if node.__class__ in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+                    else _import_names(node) if node.__class__ in (ast.Import, ast.ImportFrom)
+                    else ()
+                )
+            )
+        return name in defined
 
     def _may_run_own_function(self, func: ast.expr) -> bool:
         """From its form alone, whether calling ``func`` may run a function of this file that

@@ -1640,6 +1640,8 @@ class Analysis:
                 if isinstance(statement, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
                     targets = statement.targets if isinstance(statement, ast.Assign) else [statement.target]
                     for target in targets:
+                        if target.__class__ is ast.Name:
+                            continue  # (most targets: no attribute in them)
                         for part in ast.walk(target):
                             if isinstance(part, ast.Attribute) and isinstance(part.value, ast.Name):
                                 exact = isinstance(statement, ast.Assign) and target is part
@@ -1652,6 +1654,8 @@ class Analysis:
                         else [i.optional_vars for i in statement.items if i.optional_vars is not None]
                     )
                     for target in targets:
+                        if target.__class__ is ast.Name:
+                            continue  # (most targets: no attribute in them)
                         for part in ast.walk(target):
                             if isinstance(part, ast.Attribute) and isinstance(part.value, ast.Name):
                                 index.setdefault((part.value.id, part.attr), []).append((statement, None))
