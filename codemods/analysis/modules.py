@@ -164,18 +164,20 @@ class ModuleMap:
     def script_folder(self, path: str) -> str:
         """The folder put first on ``sys.path`` when ``path`` runs as a script or a pytest
         test module (the first ancestor that is not a regular package)."""
-        found = self._script_folders.get(path)
+        # String work on the normalized posix paths (every import of every file asks), kept by
+        # folder: a folder's files share the answer.
+        folder = path.rpartition("/")[0]
+        found = self._script_folders.get(folder)
         if found is None:
-            # String work on the normalized posix paths (every import of every file asks).
-            folder = path.rpartition("/")[0]
-            while folder and folder in self._packages:
-                folder = folder.rpartition("/")[0]
-            found = self._script_folders[path] = folder
+            found = folder
+            while found and found in self._packages:
+                found = found.rpartition("/")[0]
+            self._script_folders[folder] = found
         return found
 
     @cached_property
     def _script_folders(self) -> dict[str, str]:
-        return {}  # ``script_folder``'s answers: a file's imports are found from its folder
+        return {}  # ``script_folder``'s answers, by the file's folder
 
     def absolute(self, importer: str, level: int, module: str | None) -> str | None:
         """The absolute module an import in the file ``importer`` names: ``level`` leading dots
@@ -221,7 +223,7 @@ class ModuleMap:
         if found is None:
             found = set(self._first_parts)
             if folder not in self.source_roots:
-                found.update(self._entries.get(folder, ()))
+                found.update(self._entries_of(folder))
             found = self._first_parts_from[folder] = frozenset(found)
         return found
 
@@ -239,31 +241,45 @@ class ModuleMap:
             if prefix:
                 found.add(prefix.partition(".")[0])
             else:
-                found.update(self._entries.get(root, ()))
+                found.update(self._entries_of(root))
         return frozenset(found)
 
     def tops_of(self, path: str) -> list[str]:
-        """The first part of each name ``path`` has under a source root, in their order: those
-        of ``names_of`` and more (a name another file of an earlier root took is here too)."""
+        """The first part of each name ``path`` may have under a source root, in their order:
+        those of ``names_of`` and more (a name another file of an earlier root took, a path with
+        a part that is no identifier, which has no name at all)."""
         found = []
         for root, prefix in self.source_roots.items():
-            name = self._name_under(path, root, prefix)
-            if name is not None:
-                found.append(name.partition(".")[0])
+            if root:
+                if not path.startswith(root + "/"):
+                    continue
+                rest = path[len(root) + 1 :]
+            else:
+                rest = path
+            if prefix:
+                found.append(prefix.partition(".")[0])
+            else:
+                head, below, _ = rest.partition("/")
+                found.append(head if below else head.partition(".")[0])
+        return found
+
+    def _entries_of(self, folder: str) -> frozenset[str]:
+        """The first parts the entries of ``folder`` can be imported by (`f.py`, `f.pyi`: `f`;
+        a subfolder holding Python files: its name). Found for the few folders asked (the
+        source roots, the script folders of the files checked), not for every folder."""
+        found = self._entries.get(folder)
+        if found is None:
+            prefix = f"{folder}/" if folder else ""
+            size = len(prefix)
+            found = self._entries[folder] = frozenset(
+                head if below else head.partition(".")[0]
+                for head, below, _ in (path[size:].partition("/") for path in self.paths if path.startswith(prefix))
+            )
         return found
 
     @cached_property
-    def _entries(self) -> dict[str, set[str]]:
-        """folder -> the first parts its entries can be imported by (`f.py`, `f.pyi`: `f`; a
-        subfolder holding Python files: its name)."""
-        found: dict[str, set[str]] = {}
-        for path in self.paths:
-            parts = path.split("/")
-            folder = ""
-            for index, part in enumerate(parts):
-                found.setdefault(folder, set()).add(part.partition(".")[0] if index == len(parts) - 1 else part)
-                folder = f"{folder}/{part}" if folder else part
-        return found
+    def _entries(self) -> dict[str, frozenset[str]]:
+        return {}  # ``_entries_of``'s answers, by folder
 
     def _name_under_folder(self, folder: str, name: str) -> Module | None:
         base = "/".join(part for part in (folder, *name.split(".")) if part)

@@ -131,7 +131,7 @@ def read(ctx: FileContext, parts: Parts) -> Reading | None:
     if _too_much(cut, keep, parts.most):
         return None
     added = [k and not f for k, f in zip(keep, fixed)]
-    partial = _extended(ctx, base, cut.blocks, added, keep, replacements)
+    partial = _extended(ctx, base, cut.blocks, added, keep, replacements, cut.class_runs)
     return None if partial is None else Reading(partial, True, cut, base)
 
 
@@ -202,7 +202,7 @@ def _with_calls(ctx, cut: Cut, base: FileContext, fixed: list[bool], replacement
     added = [i in calls for i in range(len(cut.blocks))]
     for index in calls:
         fixed[index] = True
-    return _extended(ctx, base, cut.blocks, added, fixed, replacements)
+    return _extended(ctx, base, cut.blocks, added, fixed, replacements, cut.class_runs)
 
 
 def _names_kept_call(callee: str, bindings: Bindings, keeps_call) -> bool:
@@ -374,7 +374,7 @@ def _too_much(cut: Cut, keep: list[bool], most: float | None) -> bool:
 _CLASS_HEADER = re.compile(r"class[ \t]+(\w+)[ \t]*(?:\[[^\]]*\])?[ \t]*\(")
 
 
-def class_groups(blocks: list[Block], text: str) -> list[list[tuple[int, int]]]:
+def class_groups(blocks: list[Block], text: str, runs: list[tuple[int, int]] | None = None) -> list[list[tuple[int, int]]]:
     """The module-level classes of the file that name one another among their bases, directly
     or through others (`class B(A)`, `class C(B)`: one group), as the (first, last) block runs
     of each group's classes; groups of one class are left out. A call through `self` or
@@ -385,10 +385,10 @@ def class_groups(blocks: list[Block], text: str) -> list[list[tuple[int, int]]]:
         return []  # most files: no two classes to relate
     spans: dict[str, list[tuple[int, int]]] = {}
     bases: dict[str, set[str]] = {}
-    runs = {first: last for first, last in class_runs(blocks)}
+    ends = dict(class_runs(blocks) if runs is None else runs)
     for index in classes:
         block = blocks[index]
-        spans.setdefault(block.name, []).append((index, runs.get(index, index)))
+        spans.setdefault(block.name, []).append((index, ends.get(index, index)))
         match = _CLASS_HEADER.match(text, block.header)
         if match is None or match.group(1) != block.name:
             continue
@@ -478,7 +478,10 @@ def parse_quietly(source: str, path: str) -> ast.Module | None:
         return None
 
 
-def _extended(ctx: FileContext, base: FileContext, blocks: list[Block], added: list[bool], keep: list[bool], replacements):
+def _extended(
+    ctx: FileContext, base: FileContext, blocks: list[Block], added: list[bool], keep: list[bool], replacements,
+    runs: list[tuple[int, int]] | None = None,
+):
     """The context of the blocks ``keep`` names, made from ``base`` (that of the blocks kept
     but not ``added``): only the added blocks are parsed, and their statements put in place of
     their stubs (each block parses on its own exactly when the text of the kept blocks does,
@@ -487,7 +490,7 @@ def _extended(ctx: FileContext, base: FileContext, blocks: list[Block], added: l
     place of the base's."""
     text = ctx.text
     added = list(added)
-    for first, last in class_runs(blocks):
+    for first, last in class_runs(blocks) if runs is None else runs:
         if any(added[first : last + 1]):
             added[first : last + 1] = [True] * (last + 1 - first)
     replacements = replacements or {}
@@ -614,9 +617,11 @@ class Cut:
         self.scope: list[Scope | None] = [None] * len(blocks)
         # A class of a group kept as one block defines its methods for the group's scope.
         self.group_heads: list[list[int]] = []
-        runs = {first: (first, last) for first, last in class_runs(blocks)}
+        # (first, last) of each class cut into its members, found once for every reading.
+        self.class_runs = list(class_runs(blocks))
+        runs = {first: (first, last) for first, last in self.class_runs}
         grouped: dict[int, Scope] = {}
-        for group in class_groups(blocks, text):
+        for group in class_groups(blocks, text, self.class_runs):
             key = tuple(sorted((blocks[first].begin, blocks[last].finish) for first, last in group))
             grouped.update((first, key) for first, _ in group)
             self.group_heads.append([first for first, _ in group])
