@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import collections
 import importlib.util
 import os
 import sys
@@ -142,3 +143,26 @@ def test_text_proof_tells_an_untraced_method_from_a_named_helper():
     assert undecidable(after_lambda, False) == "a lambda before the access in its function"
     assert undecidable(in_docstring, False) is None
     assert undecidable(head + "    def test_a(self):\n        return bytes(x)\n", False) == "a consumer named bare"
+
+
+def test_lines_counts_each_function_of_a_run_and_compares_two_runs(tmp_path):
+    """bench/lines.py: a traced run counts the line events of the functions it ran (the rule
+    that checked the broken file among them), keyed so that two runs line up."""
+    lines = _bench_script("lines")
+    root = tmp_path / "tree"
+    root.mkdir()
+    (root / "broken.py").write_text(BROKEN)
+    rows = lines.count(str(root), str(REPO), ["-j", "1"])
+    by_function = lines.totals(rows, "function")
+    checks = [key for key in by_function if key[0] == "jax_codemod/rules/removed_dlpack_api.py"]
+    assert checks and all(by_function[key] > 0 for key in checks)
+    assert lines.totals(rows, "file")[("jax_codemod/rules/removed_dlpack_api.py",)] == sum(by_function[k] for k in checks)
+    # The same run twice counts the same (PYTHONHASHSEED=0, nothing timed).
+    assert lines.totals(lines.count(str(root), str(REPO), ["-j", "1"]), "function") == by_function
+    here = collections.Counter({("a", "f"): 5, ("a", "g"): 1})
+    there = collections.Counter({("a", "f"): 2, ("a", "h"): 4})
+    # The most gained first; with a short list, the most lost after it.
+    assert [row.split()[0] for row in lines.compare(here, there, 4)] == ["+3", "+1", "-4"]
+    assert [row.split()[-1] for row in lines.compare(here, there, 1)] == ["a:f"]
+    assert [row.split()[-1] for row in lines.compare(here, there, 2)] == ["a:f", "a:g"]
+    assert [row.split()[-1] for row in lines.compare(here, there, 4)][-1] == "a:h"
