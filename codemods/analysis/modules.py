@@ -164,19 +164,27 @@ class ModuleMap:
     def script_folder(self, path: str) -> str:
         """The folder put first on ``sys.path`` when ``path`` runs as a script or a pytest
         test module (the first ancestor that is not a regular package)."""
-        # String work on the normalized posix paths (every import of every file asks), kept by
-        # folder: a folder's files share the answer.
-        folder = path.rpartition("/")[0]
-        found = self._script_folders.get(folder)
+        found = self._script_folders.get(path)
         if found is None:
-            found = folder
-            while found and found in self._packages:
-                found = found.rpartition("/")[0]
-            self._script_folders[folder] = found
+            # String work on the normalized posix paths (every import of every file asks),
+            # found once per folder: a folder's files share the answer.
+            folder = path.rpartition("/")[0]
+            by_folder = self._script_folders_of_folders
+            found = by_folder.get(folder)
+            if found is None:
+                found = folder
+                while found and found in self._packages:
+                    found = found.rpartition("/")[0]
+                by_folder[folder] = found
+            self._script_folders[path] = found
         return found
 
     @cached_property
     def _script_folders(self) -> dict[str, str]:
+        return {}  # ``script_folder``'s answers, by file
+
+    @cached_property
+    def _script_folders_of_folders(self) -> dict[str, str]:
         return {}  # ``script_folder``'s answers, by the file's folder
 
     def absolute(self, importer: str, level: int, module: str | None) -> str | None:

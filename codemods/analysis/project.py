@@ -91,6 +91,7 @@ class Root:
         self._scanned: tuple[bytes | str, str, bool] | None = None  # may_import's last bytes or text, file, answer
         self._relative_answers: dict[str, bool] = {}  # ``_relative_may_import``'s, by file
         self._importable_by_folder: dict[str, tuple[frozenset[str], frozenset[bytes]]] = {}  # ``_importable``'s
+        self._importable_by_file: dict[str, tuple[frozenset[str], frozenset[bytes]]] = {}  # the same, by file
 
     @cached_property
     def modules(self) -> ModuleMap:
@@ -99,7 +100,8 @@ class Root:
     def module_of(self, qualified: str, importer: str) -> tuple[str, list[str]] | None:
         """The root's module that ``qualified`` lies in (the longest prefix that is one, found from
         ``importer`` as Python finds it), and the attribute path after it; None outside the root."""
-        if qualified.split(".", 1)[0] not in self._importable(importer)[0]:
+        importable = self._importable_by_file.get(importer) or self._importable(importer)
+        if qualified.split(".", 1)[0] not in importable[0]:
             # No module is importable from there under that first part (``_importable``, libraries
             # left out): most of a file's imports, the standard library's.
             return None
@@ -128,11 +130,15 @@ class Root:
         the root by (``ModuleMap.first_parts_from`` of its script folder), libraries left out;
         and the same in UTF-8. Far fewer than every folder and file stem of the root: a
         library's files (`jax/_src/core.py`) are importable as `jax...` only."""
-        folder = self.modules.script_folder(importer)
-        found = self._importable_by_folder.get(folder)
+        found = self._importable_by_file.get(importer)
         if found is None:
-            names = self.modules.first_parts_from(folder) - LIBRARIES
-            found = self._importable_by_folder[folder] = (names, frozenset(name.encode() for name in names))
+            # (Kept by file too: ``module_of`` asks it of every name a file reads.)
+            folder = self.modules.script_folder(importer)
+            found = self._importable_by_folder.get(folder)
+            if found is None:
+                names = self.modules.first_parts_from(folder) - LIBRARIES
+                found = self._importable_by_folder[folder] = (names, frozenset(name.encode() for name in names))
+            self._importable_by_file[importer] = found
         return found
 
     def may_import(self, source: bytes, importer: str) -> bool:
