@@ -1156,3 +1156,16 @@ def test_lists_and_dicts_another_module_fills_hold_what_it_writes_into_them(tmp_
         main(["run", "--check", "--no-cache", "--no-progress", "--format", "json", "--select", "JAX002", str(root)])
         messages = [f["message"] for f in json.loads(out.getvalue().decode())["findings"]]
     assert all("in `app/state.py`" in message for message in messages), messages
+
+
+def test_the_gate_takes_a_root_with_a_file_name_that_is_no_utf8(tmp_path):
+    # A file name that is no UTF-8 is a str with surrogates here: no import can name it (it is
+    # no identifier), and the gate's bytes for it must not fail the whole run.
+    root = write(tmp_path / "proj", {"helpers.py": "def f(x):\n    return x\n", "main.py": "import helpers\n"})
+    try:
+        (root / os.fsdecode(b"\xe9t\xe9.py")).write_text("x = 1\n")
+    except (OSError, UnicodeEncodeError):
+        pytest.skip("this file system refuses the name")
+    view = project.view_for(str(root / "main.py"))
+    assert view.may_import(b"import helpers\n") and not view.may_import("import os  # \u00e9\n".encode())
+    assert not view.may_import(b"import os\n")

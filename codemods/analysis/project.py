@@ -137,7 +137,11 @@ class Root:
             found = self._importable_by_folder.get(folder)
             if found is None:
                 names = self.modules.first_parts_from(folder) - LIBRARIES
-                found = self._importable_by_folder[folder] = (names, frozenset(name.encode() for name in names))
+                # (A file name that is no UTF-8 is kept as surrogates: such a name is no identifier,
+                # so no import names it, and its escaped bytes only ever add a search.)
+                found = self._importable_by_folder[folder] = (
+                    names, frozenset(name.encode("utf-8", "surrogateescape") for name in names)
+                )
             self._importable_by_file[importer] = found
         return found
 
