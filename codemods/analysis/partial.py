@@ -480,7 +480,7 @@ def parse_quietly(source: str, path: str) -> ast.Module | None:
 
 def _extended(
     ctx: FileContext, base: FileContext, blocks: list[Block], added: list[bool], keep: list[bool], replacements,
-    runs: list[tuple[int, int]] | None = None,
+    runs: list[tuple[int, int]],
 ):
     """The context of the blocks ``keep`` names, made from ``base`` (that of the blocks kept
     but not ``added``): only the added blocks are parsed, and their statements put in place of
@@ -490,7 +490,7 @@ def _extended(
     place of the base's."""
     text = ctx.text
     added = list(added)
-    for first, last in class_runs(blocks) if runs is None else runs:
+    for first, last in runs:  # (the cut's ``class_runs``)
         if any(added[first : last + 1]):
             added[first : last + 1] = [True] * (last + 1 - first)
     replacements = replacements or {}

@@ -155,11 +155,7 @@ class Root:
         undecoded: the same first parts, and most files that import nothing of their project
         are never decoded."""
         names = self._importable(importer)[1]
-        if (
-            len(names) <= _NAMES_LOOKED_FOR
-            and not self._relative_may_import(importer)
-            and not any(name in source for name in names)
-        ):
+        if self._names_none(source, importer, names):
             found = False
         elif not source.isascii() or any(separator in source for separator in _STR_ONLY_SEPARATORS):
             return self._may_import(source_text(source), importer)
@@ -184,12 +180,22 @@ class Root:
             elif text.isascii() and text.encode("ascii") == known:
                 return scanned[2]
         names = self._importable(importer)[0]
-        if len(names) <= _NAMES_LOOKED_FOR and not self._relative_may_import(importer) and not any(name in text for name in names):
+        if self._names_none(text, importer, names):
             found = False
         else:
             found = imports_any(text, names, lambda: self._relative_may_import(importer))
         self._scanned = (text, importer, found)
         return found
+
+    def _names_none(self, text: str | bytes, importer: str, names: frozenset) -> bool:
+        """Whether ``text`` (of the file at ``importer``, str or bytes with ``names`` to match)
+        surely imports nothing of the root without its import lines read: a library's own
+        file (no relative import reaches the root) that holds none of a few ``names``."""
+        return (
+            len(names) <= _NAMES_LOOKED_FOR
+            and not self._relative_may_import(importer)
+            and not any(name in text for name in names)
+        )
 
     def _relative_may_import(self, importer: str) -> bool:
         """Whether a relative import in the file at ``importer`` may name a module of the root:
