@@ -338,12 +338,21 @@ def _class_body(text: str, block: Block, interiors: list[tuple[int, int]], start
     return None
 
 
+_HEADER_MARKS = re.compile(r"""[()\[\]{}#\n'"\\:]""")
+
+
 def _header_end(text: str, at: int, finish: int, interiors: list[tuple[int, int]], starts: list[int]) -> int:
     """Where the line after a compound statement's header that begins at ``at`` begins: the
     header ends at the first `:` outside brackets, strings and comments, and nothing but a
     comment follows it on its line. -1 when unsure, or when the body is on that line."""
     depth, position = 0, at
+    search = _HEADER_MARKS.search
     while position < finish:
+        # (From one character that matters here to the next, not through every one.)
+        mark = search(text, position, finish)
+        if mark is None:
+            return -1
+        position = mark.start()
         char = text[position]
         if char in "([{":
             depth += 1
@@ -451,12 +460,15 @@ def block_source(text: str, block: Block, kept: bool, replacement: str | None = 
 _SHORT_STRING_OR_COMMENT = re.compile(r"""#[^\n]*|"[^"\\\n]*(?:\\.[^"\\\n]*)*"|'[^'\\\n]*(?:\\.[^'\\\n]*)*'""")
 
 
+_BRACKET_OR_QUOTE = re.compile(r"""[()\[\]{}'"]""")
+
+
 def brackets_balance(text: str, begin: int, finish: int, interiors: list[tuple[int, int]], starts: list[int]) -> bool:
     """Whether ``text[begin:finish]``, which begins outside any string, opens as many brackets
     of each kind as it closes, counting those in code only (``interiors`` from
     ``string_interiors(text)``, ``starts`` their first offsets). False when unsure: a
     string that does not end on its line."""
-    if not any(text.find(char, begin, finish) >= 0 for char in "()[]{}'\""):
+    if _BRACKET_OR_QUOTE.search(text, begin, finish) is None:
         return True  # no bracket and no string: most statements of a class body
     parts, position = [], begin
     inside = bisect.bisect_left(starts, begin)

@@ -118,6 +118,8 @@ def _bound_names(node: ast.stmt) -> list[str]:
         targets = [node.target]
     elif isinstance(node, (ast.With, ast.AsyncWith)):
         targets = [item.optional_vars for item in node.items if item.optional_vars is not None]
+    if len(targets) == 1 and targets[0].__class__ is ast.Name:
+        return [targets[0].id]  # most: `x = ...` (ast.walk's answer, without the walk)
     return [name.id for target in targets for name in ast.walk(target) if isinstance(name, ast.Name)]
 
 

@@ -10,11 +10,13 @@ import tokenize
 from collections import deque
 from collections.abc import Iterator
 from functools import cached_property
+from operator import attrgetter
 
 from jax_codemod.analysis import names
 
 # (Re-exported: the receiver judge and bench/text_proof.py read these text primitives from here.)
 from jax_codemod.analysis.blocks import brackets_balance, in_code, string_interiors  # noqa: F401
+from jax_codemod.analysis.scopes import CHILD_FIELDS, child_fields
 from jax_codemod.analysis.span import Span
 
 _SUPPRESSION = re.compile(r"#\s*codemod:\s*ignore(?:\[(?P<codes>[^\]]*)\])?", re.IGNORECASE)
@@ -90,9 +92,12 @@ def _expand(statement: ast.AST, parents: dict[ast.AST, ast.AST]) -> list[ast.stm
     nested: list[ast.stmt] = []
     todo = [statement]
     stmt, node_class, shared = ast.stmt, ast.AST, _SHARED
+    fields_of = CHILD_FIELDS.get
     while todo:
         node = todo.pop()
-        for name in node._fields:
+        # (The fields that may hold a node: ``scopes.child_fields``; the shared leaves are none.)
+        fields = fields_of(node.__class__)
+        for name in child_fields(node.__class__) if fields is None else fields:
             value = getattr(node, name, None)
             if value.__class__ is list:
                 for item in value:
@@ -156,19 +161,60 @@ def _import_statements(body: list[ast.stmt], text: str) -> Iterator[ast.stmt]:
         found = text.find("import", end)
     if not lines:
         return
-    stack: list[ast.AST] = list(reversed(body))
+    bisect_left, bisect_right = bisect.bisect_left, bisect.bisect_right
+    stack: list[ast.AST] = _holding(body, lines, 0, len(lines))
+    stack.reverse()
     while stack:
         statement = stack.pop()
-        start = getattr(statement, "lineno", None)  # match_case has no position: look inside
-        if start is not None:
-            first = bisect.bisect_left(lines, start)
-            if first == len(lines) or lines[first] > (statement.end_lineno or start):
-                continue
         yield statement
+        start = getattr(statement, "lineno", None)  # match_case has no position: look inside
+        if start is None:
+            low, high = 0, len(lines)
+        else:
+            low, high = bisect_left(lines, start), bisect_right(lines, statement.end_lineno or start)
         for name in _BODY_FIELDS:
             children = getattr(statement, name, None)
-            if isinstance(children, list):
-                stack.extend(reversed(children))
+            if children.__class__ is list and children:
+                kept = _holding(children, lines, low, high)
+                kept.reverse()
+                stack.extend(kept)
+
+
+_LINENO = attrgetter("lineno")
+
+
+def _holding(siblings: list[ast.AST], lines: list[int], low: int, high: int) -> list[ast.AST]:
+    """The statements of ``siblings`` (one body, in source order) whose lines hold one of
+    ``lines[low:high]``, in order: found by bisection from each line, not by a look at each
+    statement (a module's few import lines among its hundreds of statements). Siblings never
+    overlap but on a shared line (`x = 1; import os`), so their first and last lines both
+    ascend: the ones holding a line are those that start at or before it, back to the first
+    that ends before it. Siblings without positions (`match_case`) are each kept and looked
+    into."""
+    kept: list[ast.AST] = []
+    if low >= high:
+        return kept
+    try:
+        done = -1  # the last index kept
+        for line in lines[low:high]:
+            index = bisect.bisect_right(siblings, line, key=_LINENO) - 1
+            first = index
+            while first > done and siblings[first].end_lineno >= line:
+                first -= 1
+            if index > done:
+                kept.extend(siblings[first + 1 : index + 1])
+                done = index
+        return kept
+    except (AttributeError, TypeError):  # no position: each one looked at
+        found = []
+        for statement in siblings:
+            start = getattr(statement, "lineno", None)
+            if start is not None:
+                first = bisect.bisect_left(lines, start)
+                if first == len(lines) or lines[first] > (statement.end_lineno or start):
+                    continue
+            found.append(statement)
+        return found
 
 
 class FileContext:

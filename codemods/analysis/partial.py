@@ -372,6 +372,7 @@ def _too_much(cut: Cut, keep: list[bool], most: float | None) -> bool:
 
 
 _CLASS_HEADER = re.compile(r"class[ \t]+(\w+)[ \t]*(?:\[[^\]]*\])?[ \t]*\(")
+_PARENTHESIS = re.compile(r"[()]")
 
 
 def class_groups(blocks: list[Block], text: str, runs: list[tuple[int, int]] | None = None) -> list[list[tuple[int, int]]]:
@@ -393,9 +394,13 @@ def class_groups(blocks: list[Block], text: str, runs: list[tuple[int, int]] | N
         if match is None or match.group(1) != block.name:
             continue
         depth, at = 1, match.end()
-        while depth and at < block.finish:  # to the parenthesis that closes the bases
-            depth += {"(": 1, ")": -1}.get(text[at], 0)
-            at += 1
+        while depth:  # to the parenthesis that closes the bases (from one to the next)
+            bracket = _PARENTHESIS.search(text, at, block.finish)
+            if bracket is None:
+                at = block.finish
+                break
+            at = bracket.end()
+            depth += 1 if bracket.group() == "(" else -1
         bases.setdefault(block.name, set()).update(set(WORDS.findall(text, match.end(), at)) - {block.name})
     parent = {name: name for name in spans}
 
@@ -847,15 +852,22 @@ def class_runs(blocks: list[Block]) -> Iterator[tuple[int, int]]:
 
 
 def non_ascii_runs(text: str) -> Iterator[int]:
-    """Where each run of non-ASCII characters (``NON_ASCII``) starts. Only the lines that
-    have one are searched: a regex over the whole text tries every character, and
-    ``str.isascii`` of a line costs nothing once the line is made."""
-    offset = 0
-    for line in text.split("\n"):
-        if not line.isascii():
-            for match in NON_ASCII.finditer(line):
-                yield offset + match.start()
-        offset += len(line) + 1
+    """Where each run of non-ASCII characters (``NON_ASCII``) starts. Only the pieces of about
+    a kilobyte, cut at line breaks, that have one are searched: a regex over the whole text
+    tries every character, ``str.isascii`` of a piece costs next to nothing, and a run never
+    spans a line break (one loop per line cost more than the search)."""
+    size, start, find, search = len(text), 0, text.find, NON_ASCII.finditer
+    while start < size:
+        end = find("\n", start + _PIECE)
+        if end == -1:
+            end = size
+        if not text[start:end].isascii():
+            for match in search(text, start, end):
+                yield match.start()
+        start = end
+
+
+_PIECE = 1024
 
 
 def word_positions(text: str, word: str) -> Iterator[int]:

@@ -59,8 +59,9 @@ from typing import TYPE_CHECKING
 
 from jax_codemod.analysis import api
 from jax_codemod.analysis.classes import classes_for
+from jax_codemod.analysis.classes import statements as own_statements
 from jax_codemod.analysis.names import canonical, name_lines, spelled_as_parsed
-from jax_codemod.analysis.scopes import CHILD_FIELDS, child_fields
+from jax_codemod.analysis.scopes import CHILD_FIELDS, child_fields, walk_values
 from jax_codemod.analysis.transforms import (
     CALLBACK_RESULTS,
     JIT_LIKE,
@@ -176,7 +177,7 @@ class Region:
         whole = lines is None  # every node: no line to look up
         parents, nodes = self.parents, self.nodes
         bisect_left, count = bisect.bisect_left, 0 if whole else len(lines)
-        leaves, node_class = _LEAVES, ast.AST
+        leaves, node_class, expression = _LEAVES, ast.AST, ast.expr
         stack: list[ast.AST] = [tree]
         found: list[ast.AST] = []
         while stack:
@@ -192,17 +193,25 @@ class Region:
                     found.extend([item for item in value if isinstance(item, node_class)])
                 elif isinstance(value, node_class):
                     found.append(value)
-            for child in found:
-                if child.__class__ in leaves:
-                    continue
-                start = None if whole else getattr(child, "lineno", None)
-                if start is not None:
-                    # A candidate line within the child's lines.
-                    index = bisect_left(lines, start)
-                    if index == count or lines[index] > child.end_lineno:
+            if whole or (isinstance(node, expression) and node.lineno == node.end_lineno):
+                # Every child is in: the whole tree, or an expression of one line (one of the
+                # lines, as it is in the region), whose parts are on that line (most nodes).
+                for child in found:
+                    if child.__class__ not in leaves:
+                        parents[child] = node
+                        stack.append(child)
+            else:
+                for child in found:
+                    if child.__class__ in leaves:
                         continue
-                parents[child] = node
-                stack.append(child)
+                    start = getattr(child, "lineno", None)
+                    if start is not None:
+                        # A candidate line within the child's lines.
+                        index = bisect_left(lines, start)
+                        if index == count or lines[index] > child.end_lineno:
+                            continue
+                    parents[child] = node
+                    stack.append(child)
             found.clear()
 
     def scope_of(self, node: ast.AST) -> ast.AST | None:
@@ -337,6 +346,9 @@ def _bound_once(tree: ast.Module, text: str, name: str, starts: list[int] | None
             holding.add(index)
             index -= 1
     return name in _bound_once_in([body[index] for index in sorted(holding)], text)
+
+
+_IMPORTS = (ast.Import, ast.ImportFrom)
 
 
 def _import_names(statement: ast.Import | ast.ImportFrom) -> list[str]:
@@ -871,7 +883,7 @@ class Tracing:
         if not candidates:
             return {}
         counts: dict[str, int] = {}
-        for node in ast.walk(tree):
+        for node in walk_values(tree):  # (counts: the order is of no matter)
             if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
                 counts[node.id] = counts.get(node.id, 0) + 1
             elif isinstance(node, (*_FUNCTIONS, ast.ClassDef)) and not isinstance(node, ast.Lambda):
@@ -1203,16 +1215,15 @@ class Tracing:
             return True
         defined = self._defined.get(scope)
         if defined is None:
-            # (Once per scope: asked for every call of a helper's name in it.)
-            defined = self._defined[scope] = frozenset(
-                bound
-                for node in self.scope_nodes(scope)
-                for bound in (
-                    (node.name,) if node.__class__ in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
-                    else _import_names(node) if node.__class__ in (ast.Import, ast.ImportFrom)
-                    else ()
-                )
-            )
+            # (Once per scope: asked for every call of a helper's name in it.) Definitions and
+            # imports are statements: the scope's own, not its expressions, are walked.
+            found: set[str] = set()
+            for node in own_statements(scope.body) if scope.body.__class__ is list else ():
+                if node.__class__ in _DEFINITIONS:
+                    found.add(node.name)
+                elif node.__class__ in _IMPORTS:
+                    found.update(_import_names(node))
+            defined = self._defined[scope] = frozenset(found)
         return name in defined
 
     def _may_run_own_function(self, func: ast.expr) -> bool:

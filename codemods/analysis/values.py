@@ -1112,7 +1112,6 @@ class Analysis:
                 return found
             if (
                 len(self._usage_by_name) < _NAMES_BEFORE_INDEX
-                and "nodes" not in self.__dict__  # walked already: the index costs one loop
                 and self._spelled_as_parsed
             ):
                 lines = name_lines(self.ctx.text, name)
