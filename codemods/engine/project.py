@@ -46,6 +46,7 @@ _roots: dict[str, Root] = {}  # root folder -> Root, for this process's run
 _last_root: Root | None = None  # the root of the last file given a view
 _interleaved = False  # this process checks several roots' files in turn (``roots_interleave``)
 _marked: dict[str, str | None] = {}  # folder -> its nearest marked folder, for this run
+_package_tops: dict[str, str] = {}  # folder -> the first folder at or above it that is no package, for this run
 _tops: dict[tuple[str, str], str] = {}  # (folder, working directory) -> the root of its files, for this run
 _digests: dict[tuple[str, str], str] = {}  # (root, module) -> digest_of's answer, for this run
 _states: dict[str, str | None] = {}  # root -> state_of's answer, for this run
@@ -78,9 +79,18 @@ def _root_of_folder(folder: str, cwd: str) -> str:
         return marked
     if folder == cwd or folder.startswith(cwd.rstrip(os.sep) + os.sep):
         return cwd
-    while os.path.lexists(os.path.join(folder, "__init__.py")) and os.path.dirname(folder) != folder:
-        folder = os.path.dirname(folder)
-    return folder
+    return _above_packages(folder)
+
+
+def _above_packages(folder: str) -> str:
+    """The first folder at or above ``folder`` without an ``__init__.py`` (asked once per folder
+    in a run: a package's folders share their parent's answer)."""
+    found = _package_tops.get(folder)
+    if found is None:
+        parent = os.path.dirname(folder)
+        found = _above_packages(parent) if parent != folder and os.path.lexists(os.path.join(folder, "__init__.py")) else folder
+        _package_tops[folder] = found
+    return found
 
 
 def _marked_root(folder: str) -> str | None:
@@ -176,6 +186,7 @@ def forget_roots() -> None:
     _last_located = (None, None)
     _roots.clear()
     _marked.clear()
+    _package_tops.clear()
     _tops.clear()
     _digests.clear()
     _states.clear()
