@@ -267,7 +267,9 @@ def _named_classes(cut: Cut, roots: set[int], targets: set[int]) -> tuple[set[in
             holders |= names
     instances = {i for i, b in enumerate(blocks) if b.kind == "call" and not b.indent and b.name and b.callee in holders}
     names = {blocks[i].name for i in instances}
-    naming = {root for root in roots if cut.words(root) & names} | _calling_a_class(cut, roots, holders)
+    # (No instance named, no root's words to read: most files.)
+    naming = {root for root in roots if cut.words(root) & names} if names else set()
+    naming |= _calling_a_class(cut, roots, holders)
     if not naming:
         return None
     classes, headers = set(), set()
