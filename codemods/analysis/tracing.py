@@ -545,8 +545,8 @@ class Tracing:
         tree = self.ctx.tree
         classes = None
         imported = self.ctx._bindings
-        for node in tree.body:
-            if not isinstance(node, ast.ClassDef) or not node.bases or node not in region.parents:
+        for node in [node for node in tree.body if node.__class__ is ast.ClassDef and node.bases]:
+            if node not in region.parents:
                 continue
             # Only a base the file imports can be another module's class (read only then).
             if not any(
