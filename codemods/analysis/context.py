@@ -16,7 +16,7 @@ from jax_codemod.analysis import names
 
 # (Re-exported: the receiver judge and bench/text_proof.py read these text primitives from here.)
 from jax_codemod.analysis.blocks import brackets_balance, in_code, string_interiors  # noqa: F401
-from jax_codemod.analysis.scopes import CHILD_FIELDS, child_fields
+from jax_codemod.analysis.scopes import BODY_FIELDS, CHILD_FIELDS, child_fields
 from jax_codemod.analysis.span import Span
 
 _SUPPRESSION = re.compile(r"#\s*codemod:\s*ignore(?:\[(?P<codes>[^\]]*)\])?", re.IGNORECASE)
@@ -48,10 +48,6 @@ def count_line_breaks(text: str, start: int = 0, end: int | None = None) -> int:
     end = len(text) if end is None else end
     breaks, returns = text.count("\n", start, end), text.count("\r", start, end)
     return breaks + returns - text.count("\r\n", start, end) if returns else breaks  # no CR: no CRLF either
-
-
-# Fields of statements (and of except handlers and match cases) that hold statements.
-_BODY_FIELDS = ("body", "orelse", "finalbody", "handlers", "cases")
 
 
 def child_nodes(node: ast.AST) -> list[ast.AST]:
@@ -159,20 +155,31 @@ def _import_statements(body: list[ast.stmt], text: str) -> Iterator[ast.stmt]:
             if not lines or lines[-1] != line:
                 lines.append(line)
         found = text.find("import", end)
+    yield from statements_holding(body, lines)
+
+
+def statements_holding(body: list[ast.stmt], lines: list[int]) -> Iterator[ast.AST]:
+    """The statements under ``body`` whose line range holds one of ``lines`` (ascending, as the
+    parser counts them: a caller whose text has a lone carriage return walks ``statements``),
+    in ``statements``' order, the except clauses and match cases among them; a statement that
+    holds none is skipped whole."""
     if not lines:
         return
     bisect_left, bisect_right = bisect.bisect_left, bisect.bisect_right
     stack: list[ast.AST] = _holding(body, lines, 0, len(lines))
     stack.reverse()
+    compound = _HOLDS_STATEMENTS
     while stack:
         statement = stack.pop()
         yield statement
+        if statement.__class__ not in compound:
+            continue  # most statements hold none (an assignment, a call, an import)
         start = getattr(statement, "lineno", None)  # match_case has no position: look inside
         if start is None:
             low, high = 0, len(lines)
         else:
             low, high = bisect_left(lines, start), bisect_right(lines, statement.end_lineno or start)
-        for name in _BODY_FIELDS:
+        for name in BODY_FIELDS:
             children = getattr(statement, name, None)
             if children.__class__ is list and children:
                 kept = _holding(children, lines, low, high)
@@ -181,6 +188,12 @@ def _import_statements(body: list[ast.stmt], text: str) -> Iterator[ast.stmt]:
 
 
 _LINENO = attrgetter("lineno")
+# The node classes with a field that holds statements (`if`, `try`, `def`, an except clause...).
+_HOLDS_STATEMENTS = frozenset(
+    kind
+    for kind in vars(ast).values()
+    if isinstance(kind, type) and issubclass(kind, ast.AST) and set(getattr(kind, "_fields", ())) & set(BODY_FIELDS)
+)
 
 
 def _holding(siblings: list[ast.AST], lines: list[int], low: int, high: int) -> list[ast.AST]:
@@ -189,13 +202,14 @@ def _holding(siblings: list[ast.AST], lines: list[int], low: int, high: int) -> 
     statement (a module's few import lines among its hundreds of statements). Siblings never
     overlap but on a shared line (`x = 1; import os`), so their first and last lines both
     ascend: the ones holding a line are those that start at or before it, back to the first
-    that ends before it. Siblings without positions (`match_case`) are each kept and looked
-    into."""
+    that ends before it. A decorated statement's lines begin at its first decorator, before
+    its own first line: a line among its decorators keeps it too. Siblings without positions
+    (`match_case`) are each kept and looked into."""
     kept: list[ast.AST] = []
     if low >= high:
         return kept
     try:
-        done = -1  # the last index kept
+        done, size = -1, len(siblings)  # the last index kept
         for line in lines[low:high]:
             index = bisect.bisect_right(siblings, line, key=_LINENO) - 1
             first = index
@@ -204,11 +218,19 @@ def _holding(siblings: list[ast.AST], lines: list[int], low: int, high: int) -> 
             if index > done:
                 kept.extend(siblings[first + 1 : index + 1])
                 done = index
+            if index + 1 < size and index + 1 > done:
+                decorators = getattr(siblings[index + 1], "decorator_list", None)
+                if decorators and decorators[0].lineno <= line:
+                    kept.append(siblings[index + 1])
+                    done = index + 1
         return kept
     except (AttributeError, TypeError):  # no position: each one looked at
         found = []
         for statement in siblings:
             start = getattr(statement, "lineno", None)
+            decorators = getattr(statement, "decorator_list", None)
+            if start is not None and decorators:
+                start = min(start, getattr(decorators[0], "lineno", start))
             if start is not None:
                 first = bisect.bisect_left(lines, start)
                 if first == len(lines) or lines[first] > (statement.end_lineno or start):
@@ -526,7 +548,7 @@ def statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:
     while stack:
         statement = stack.pop()
         yield statement
-        for name in _BODY_FIELDS:
+        for name in BODY_FIELDS:
             children = getattr(statement, name, None)
             if isinstance(children, list):
                 stack.extend(reversed(children))

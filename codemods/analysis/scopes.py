@@ -545,13 +545,14 @@ def _binding_nodes(scope: ast.AST, walrus: bool = True) -> Iterator[ast.AST]:
             continue
         if isinstance(node, ast.match_case):
             stack.extend(walk(node.pattern))
-        for name in _BODY_FIELDS:
+        for name in BODY_FIELDS:
             children = getattr(node, name, None)
             if isinstance(children, list):
                 stack.extend(children)
 
 
-_BODY_FIELDS = ("body", "orelse", "finalbody", "handlers", "cases")
+# Fields of statements (and of except handlers and match cases) that hold statements.
+BODY_FIELDS = ("body", "orelse", "finalbody", "handlers", "cases")
 
 
 def _collect(scope: ast.AST, walrus: bool = True) -> dict[str, list[Definition]]:

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import ast
+import re
 from typing import TYPE_CHECKING
 
-from jax_codemod.analysis.context import FileContext
+from jax_codemod.analysis.context import FileContext, statements_holding
+from jax_codemod.analysis.scopes import BODY_FIELDS, child_fields, walk_values
 from jax_codemod.analysis.version_gates import (
     SLICE,
     SPLIT,
@@ -84,9 +86,7 @@ class StringComparedJaxVersion(Rule):
 
     def check(self, ctx: FileContext) -> list[Finding]:
         findings = []
-        for node in ctx.analysis.nodes:
-            if not isinstance(node, ast.Compare):
-                continue
+        for node in _comparisons(ctx):
             found = string_compared_versions(ctx.qualname, node)
             if found:  # one finding per comparison, chained ones too
                 findings.append(self._finding(ctx, found[0]))
@@ -124,6 +124,41 @@ class StringComparedJaxVersion(Rule):
         reference = fixer.reference_code(info)
         replaced = cst.parse_expression(template.replace(_PLACEHOLDER, reference))
         return replaced.with_changes(lpar=updated.lpar, rpar=updated.rpar)
+
+
+# A comparison that can be wrong as strings is an ordering, or an equality of a prefix slice
+# (``version_gates._wrong_as_strings``): its operator is a `<`, `>`, `==` or `!=` on one of the
+# lines of the statement that holds it (a `->` is an annotation's arrow).
+_COMPARING = re.compile(r"[<!=]=|<|(?<!-)>")
+
+
+def _comparisons(ctx: FileContext) -> list[ast.Compare]:
+    """The file's comparisons that may compare a version string, in no set order: those of the
+    statements on a line with such an operator, each statement's own expressions walked (the
+    statements it holds are looked at in turn). Most statements of a file hold none: the
+    whole tree is not walked. With a lone carriage return (lines the text does not count as
+    the parser does), every node is looked at."""
+    text = ctx.text
+    if "\r" in text:
+        return [node for node in ctx.analysis.nodes if node.__class__ is ast.Compare]
+    lines: list[int] = []
+    line, counted = 1, 0
+    for match in _COMPARING.finditer(text):
+        found = match.start()
+        line += text.count("\n", counted, found)
+        counted = found
+        if not lines or lines[-1] != line:
+            lines.append(line)
+    compares = []
+    for statement in statements_holding(ctx.tree.body, lines):
+        for name in child_fields(statement.__class__):
+            if name in BODY_FIELDS:
+                continue  # statements: the walk above looks at those that hold a line
+            value = getattr(statement, name, None)
+            for part in value if value.__class__ is list else (value,):
+                if isinstance(part, ast.AST):
+                    compares.extend(node for node in walk_values(part) if node.__class__ is ast.Compare)
+    return compares
 
 
 def _replacement(ctx: FileContext, found: StringVersionCompare) -> str | None:
