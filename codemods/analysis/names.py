@@ -99,11 +99,23 @@ def canonical(qualified: str | None) -> str | None:
     # that starts with none of the prefixes.
     if not qualified.startswith(_PREFIXES):
         return qualified
-    for private in _PREFIXES:
-        if qualified.startswith(private):
-            qualified = _MODULES[private] + qualified[len(private) :]
-            break
-    return _NAMES.get(qualified, qualified)
+    found = _REWRITTEN.get(qualified)
+    if found is None:
+        # (Kept: JAX's own files spell `jax._src.` names again and again, and the prefixes are
+        # tried one by one.)
+        for private in _PREFIXES:
+            if qualified.startswith(private):
+                found = _MODULES[private] + qualified[len(private) :]
+                break
+        found = _NAMES.get(found, found)
+        if len(_REWRITTEN) < _REWRITTEN_MOST:
+            _REWRITTEN[qualified] = found
+    return found
+
+
+# ``canonical``'s answers for names under a private prefix, for the process (bounded).
+_REWRITTEN: dict[str, str] = {}
+_REWRITTEN_MOST = 1 << 16
 
 
 # Import bindings -----------------------------------------------------------------------
