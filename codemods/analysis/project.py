@@ -145,6 +145,11 @@ class Root:
             self._importable_by_file[importer] = found
         return found
 
+    def prepare(self, importer: str) -> None:
+        """List the root and find what its imports can load from the folder of the file at
+        ``importer`` (``engine.project.prepare``: before a pool forks)."""
+        self._importable(importer)
+
     def may_import(self, source: bytes, importer: str) -> bool:
         """``_may_import`` of the bytes of the file at ``importer``. Bytes that hold none of a
         few importable names anywhere (a name in the text is one in its bytes) can import the

@@ -20,6 +20,7 @@ import os
 import stat
 import time
 import tokenize
+from collections.abc import Iterable
 
 from jax_codemod.analysis.project import ABSENT, Root, View, absent_name, forget_trees, resolution
 
@@ -133,6 +134,23 @@ def root_for(path: str) -> tuple[Root, str] | None:
     without a view: the gate asks most files only whether their import lines name the root)."""
     place = locate(path)
     return None if place is None else (_root(place[0]), place[1])
+
+
+def prepare(paths: Iterable[str]) -> None:
+    """Find the roots of the files at ``paths`` and list them here, once per folder: before a
+    pool forks, so that its workers inherit them. Each worker checks files of most roots (chunks
+    are cut by size) and would find and list each root again: on the bench tree's 45 roots, ~25 ms
+    of every worker's CPU. What is per file (a file's place in its root) is left to the worker
+    that checks it."""
+    seen: set[str] = set()
+    for path in paths:
+        folder = os.path.dirname(path)
+        if folder in seen:
+            continue
+        seen.add(folder)
+        place = root_for(path)
+        if place is not None:
+            place[0].prepare(place[1])
 
 
 def roots_interleave() -> None:

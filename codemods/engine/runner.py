@@ -344,6 +344,9 @@ def _check_in_pool(pending, settings: Settings, jobs: int, done, cache: Cache | 
     chunks = _chunks(pending, jobs)
     jobs = max(1, min(jobs, len(chunks)))  # a worker without a chunk is only start-up cost
     _load_rules(settings.rules)
+    if any(getattr(rule, "PROJECT_PREFILTER", False) for rule in settings.rules):
+        # The project gate's roots, found and listed once for every worker (they fork from here).
+        project.prepare(path for _, path, *_ in pending)
     pool = ProcessPoolExecutor(max_workers=jobs, initializer=_init_worker, initargs=(settings, cache))
     try:
         futures = [pool.submit(_check_chunk, chunk) for chunk in chunks]
