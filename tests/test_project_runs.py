@@ -579,3 +579,26 @@ def test_a_module_added_that_answers_for_a_name_invalidates_the_cached_result(tr
     project.forget_roots()
     warm, cold = run("--cache-dir", cache, "caller.py")[1], run("--no-cache", "caller.py")[1]
     assert findings(warm) == findings(cold) == [("caller.py", 10, "JAX002")]
+
+
+def test_a_pool_finds_and_lists_the_roots_before_it_forks(tmp_path, monkeypatch):
+    # `project.prepare` runs in the parent just before the pool forks: each root is listed there
+    # once (the workers inherit it), and the gate's answers are those a worker finds alone.
+    roots = [tmp_path / "a", tmp_path / "b"]
+    for root in roots:
+        (root / "pkg").mkdir(parents=True)
+        (root / "pyproject.toml").write_text("[project]\nname = 'p'\n")
+        (root / "pkg" / "__init__.py").write_text("")
+        (root / "pkg" / "m.py").write_text("from pkg import n\n")
+        (root / "pkg" / "n.py").write_text("import json\n")
+    monkeypatch.chdir(tmp_path)
+    files = [str(root / "pkg" / name) for root in roots for name in ("m.py", "n.py")]
+    answers = []
+    for prepared in (False, True):
+        project.forget_roots()
+        if prepared:
+            project.prepare(files)
+            assert sorted(project._listings) == sorted(map(str, roots))
+        answers.append([place[0].may_import(Path(path).read_bytes(), place[1]) for path in files for place in [project.root_for(path)]])
+    project.forget_roots()
+    assert answers[0] == answers[1] == [True, False, True, False]
