@@ -17,6 +17,7 @@ from jax_codemod.analysis.version_gates import (
     StringVersionCompare,
     string_compared_versions,
 )
+from jax_codemod.analysis.words import lines_of
 from jax_codemod.rule import Finding, FixSafety, Rule
 
 if TYPE_CHECKING:
@@ -141,14 +142,7 @@ def _comparisons(ctx: FileContext) -> list[ast.Compare]:
     text = ctx.text
     if "\r" in text:
         return [node for node in ctx.analysis.nodes if node.__class__ is ast.Compare]
-    lines: list[int] = []
-    line, counted = 1, 0
-    for match in _COMPARING.finditer(text):
-        found = match.start()
-        line += text.count("\n", counted, found)
-        counted = found
-        if not lines or lines[-1] != line:
-            lines.append(line)
+    lines = sorted(lines_of(text, [match.start() for match in _COMPARING.finditer(text)]))
     compares = []
     for statement in statements_holding(ctx.tree.body, lines):
         for name in child_fields(statement.__class__):
