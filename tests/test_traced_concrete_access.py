@@ -998,3 +998,79 @@ def test_an_override_a_traced_method_dispatches_to_is_reported_with_that_method(
     assert "no automatic fix because it is called from inside the traced `Trainer.step`" in found[0].message
     assert "`x` is a tracer inside `jax.jit` (called from the traced `Trainer.step`)" in found[1].message
     assert fixed(source, unsafe=True) == textwrap.dedent(source)
+
+
+# Fix safety across modules (issue 54) ---------------------------------------------
+
+
+def _project_findings(root: Path, files: dict[str, str]) -> list[dict]:
+    import json
+
+    from click.testing import CliRunner
+    from jax_codemod.cli.main import main
+    from jax_codemod.engine import project
+
+    (root / "pyproject.toml").write_text("[project]\nname = 'proj'\n")
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text))
+    project.forget_roots()
+    with CliRunner().isolation() as (out, _err, _):
+        main(["run", "--dry-run", "--no-cache", "--no-progress", "--format", "json", "--select", "JAX001", str(root)])
+        return sorted(json.loads(out.getvalue().decode())["findings"], key=lambda f: (f["path"], f["line"]))
+
+
+_JITTED_MODULE = """
+    import jax
+
+    SEEN = []
+
+    @jax.jit
+    def step(x):
+        SEEN.append(x.unsafe_buffer_pointer())
+        return x * 2.0
+
+    class Model:
+        @jax.jit
+        def apply(self, x):
+            SEEN.append(x.unsafe_buffer_pointer())
+            return x * 3.0
+"""
+
+
+def test_a_wrapper_that_an_importer_only_calls_is_still_a_fix(tmp_path: Path):
+    """An importer that calls the function, and one that uses `lower` of something else, break
+    nothing: the fix stays."""
+    found = _project_findings(tmp_path, {
+        "pkg/__init__.py": "",
+        "pkg/model.py": _JITTED_MODULE,
+        "pkg/train.py": """
+            from pkg.model import Model, step
+
+            def run(x, text):
+                return step(x), Model().apply(x), text.lower(), step.__name__
+        """,
+    })
+    assert [(f["line"], f["fix"]) for f in found] == [(8, "safe"), (14, "safe")]
+
+
+def test_an_importer_using_jitted_attributes_blocks_the_fix_and_is_named(tmp_path: Path):
+    """`import pkg.model` then `pkg.model.step.trace(x)`, and `Model().apply.lower(...)` on an
+    instance of the imported class: each split would raise AttributeError there."""
+    found = _project_findings(tmp_path, {
+        "pkg/__init__.py": "",
+        "pkg/model.py": _JITTED_MODULE,
+        "pkg/train.py": """
+            import pkg.model
+            from pkg.model import Model
+
+            def run(x):
+                traced = pkg.model.step.trace(x)
+                model = Model()
+                return traced, model.apply.lower(model, x)
+        """,
+    })
+    assert [(f["line"], f["fix"]) for f in found] == [(8, "none"), (14, "none")]
+    assert "`pkg/train.py` line 6 imports `step` and uses its `trace`" in found[0]["message"]
+    assert "`pkg/train.py` line 8 imports `Model().apply` and uses its `lower`" in found[1]["message"]

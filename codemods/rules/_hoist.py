@@ -73,11 +73,14 @@ def plan_split(
     copies = needed
     if len(hoisted) == len(body):
         return None, FixSafety.NONE, "nothing would be left to trace"
-    reason = _unsplittable(ctx, function, body, hoisted)
+    is_method = isinstance(region.parents.get(function), ast.ClassDef)
+    reason = _unsplittable(ctx, function, body, hoisted) or _used_by_importers(
+        ctx, function, region.parents.get(function) if is_method else None
+    )
     if reason:
         return None, FixSafety.NONE, reason
     traced_name = _fresh_name(ctx, function.name)
-    call = _forwarding_call(function, traced_name, isinstance(region.parents.get(function), ast.ClassDef))
+    call = _forwarding_call(function, traced_name, is_method)
     if call is None:
         return None, FixSafety.NONE, "a method without a positional `self` cannot be split automatically"
     fix = FixSafety.SAFE
@@ -316,6 +319,92 @@ def _unsplittable(ctx: FileContext, function, body, hoisted) -> str | None:
     if jitted_attribute:
         return f"the file uses `{function.name}.{jitted_attribute.group(1)}`, which a plain wrapper does not have"
     return None
+
+
+# How many re-exports (`from .model import step` in a package's `__init__`) a name is followed through.
+_REEXPORTS = 8
+
+
+def _used_by_importers(ctx: FileContext, function, owner: ast.ClassDef | None) -> str | None:
+    """Why the wrapper would break another module of the project, or None: a module that imports
+    the function (or its module, or its class, for a method) and uses an attribute of the jitted
+    object on it (`step.clear_cache()`), which raises AttributeError on the plain wrapper.
+
+    Every module of the root is read (and recorded in the result's dependencies): the question
+    is asked only of a function the rule would split, a few in a project."""
+    view = ctx.project
+    if view is None:
+        return None
+    root, own, name = view.root, view.path, function.name
+    attributes = "|".join(sorted(JITTED_ATTRS))
+    for path in sorted(root.modules.paths):
+        if path == own:
+            continue
+        text = view.text(path)
+        if name not in text or not re.search(rf"\b(?:{attributes})\b", text):
+            continue
+        prefixes = _spellings_in(view, path, text, name, owner)
+        if prefixes is None:
+            # A method: any `.name.lower` in a module that imports its class.
+            pattern = rf"\.\s*{re.escape(name)}\s*\.\s*({attributes})\b"
+        elif prefixes:
+            spelled = "|".join(re.escape(p).replace(r"\.", r"\s*\.\s*") for p in sorted(prefixes, key=len, reverse=True))
+            pattern = (
+                rf"(?<![\w.])(?:{spelled})\s*\.\s*({attributes})\b"
+                rf"|\b(?:getattr|hasattr)\s*\(\s*(?:{spelled})\s*,\s*[\"']({attributes})[\"']"
+            )
+        else:
+            continue
+        used = re.search(pattern, text)
+        if used:
+            line = text.count("\n", 0, used.start()) + 1
+            shown = f"{owner.name}().{name}" if owner is not None else name
+            return (
+                f"`{path}` line {line} imports `{shown}` and uses its `{used.group(1) or used.group(2)}`, "
+                "which a plain wrapper does not have"
+            )
+    return None
+
+
+def _spellings_in(view, path: str, text: str, name: str, owner: ast.ClassDef | None) -> set[str] | None:
+    """How the module at ``path`` (its text ``text``) spells the checked file's function ``name``
+    (`step`, `model.step`, `pkg.model.step`); for a method (``owner``: its class), None when the
+    module imports the class (its instances' spelling is unknown), else an empty set."""
+    bound, stars = view.root.file_bindings(path, text)
+    wanted = [owner.name] if owner is not None else [name]
+    found: set[str] = set()
+    for alias, targets in bound.items():
+        for qualified in targets:
+            if _is_own(view, qualified, path, wanted):
+                found.add(alias)
+            elif _is_own(view, f"{qualified}.{wanted[0]}", path, wanted):
+                # The module (or a package re-exporting the name): `model.step`; `import
+                # pkg.model` binds `pkg` and is spelled whole.
+                found |= {f"{alias}.{wanted[0]}", f"{qualified}.{wanted[0]}"}
+    if any(_is_own(view, f"{star}.{wanted[0]}", path, wanted) for star in stars):
+        found.add(wanted[0])
+    if owner is not None:
+        return None if found else set()
+    return found
+
+
+def _is_own(view, qualified: str, importer: str, wanted: list[str]) -> bool:
+    """Whether ``qualified``, read from ``importer``, is the checked file's ``wanted`` path
+    (`["step"]`), through the re-exports of package modules."""
+    for _ in range(_REEXPORTS):
+        found = view.root.module_of(qualified, importer)
+        if found is None:
+            return False
+        path, rest = found
+        if path == view.path:
+            return rest == wanted
+        if not rest:
+            return False
+        imported = view.reexport(path, rest[0])
+        if imported is None:
+            return False
+        qualified, importer = ".".join([imported, *rest[1:]]), path
+    return False
 
 
 def _fresh_name(ctx: FileContext, name: str) -> str:

@@ -236,8 +236,9 @@ class TracedConcreteAccess(Rule):
     supported JAX. A comment right above a hoisted statement, and its trailing comment, move
     with it; a comment set off by a blank line describes the traced computation and stays.
     Call sites keep working; attributes of the jitted object (`step.lower(...)`) are no
-    longer on the wrapper, so a file that uses them is reported instead, and uses in other
-    files are not seen. The fix is unsafe when a non-static parameter has a default other
+    longer on the wrapper, so a file that uses them is reported instead, as is a function
+    that another module of the project imports (itself, its module or its class) and uses
+    them on: the message names that module and line. The fix is unsafe when a non-static parameter has a default other
     than `None` (forwarded explicitly, it becomes a traced argument instead of a Python
     constant) or when an accessed argument is donated (the hoisted pointer or export
     outlives the donated buffer). When the value flows into the traced computation or the
