@@ -1,8 +1,8 @@
-"""The README's test figures, written from recorded runs instead of typed.
+"""The test figures of docs/versions.md (linked from the README), written from recorded runs instead of typed.
 
     python3 scripts/readme_figures.py record ENV LOG   # .ci/run: ENV's pytest summary from its log
-    python3 scripts/readme_figures.py update           # keep this run's records, write them into the README
-    python3 scripts/readme_figures.py check            # exit 1 if the README says otherwise
+    python3 scripts/readme_figures.py update           # keep this run's records, write them into docs/versions.md
+    python3 scripts/readme_figures.py check            # exit 1 if docs/versions.md says otherwise
 
 A record holds pytest's own summary line of one environment's run (``4516 passed, 9 skipped``),
 the commit it ran at and the date. ``record`` writes it among this run's pending records
@@ -27,7 +27,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / ".ci" / "results"
 PENDING = ROOT / ".ci" / "logs" / "results"
-README = ROOT / "README.md"
+# The page that holds the CI figures table (the README links to it).
+README = ROOT / "docs" / "versions.md"
 # pytest's last line: "==== 4516 passed, 9 skipped, 1 xfailed in 812.34s (0:13:32) ====" (-q: no '=').
 _SUMMARY = re.compile(r"^=*\s*((?:\d+ (?:passed|failed|skipped|xfailed|xpassed|errors?|deselected|warnings?)"
                       r"(?:, )?)+) in [\d.]+s", re.MULTILINE)
@@ -89,7 +90,7 @@ def main(argv: list[str]) -> int:
     if argv == ["check"]:
         current = README.read_text()
         if rendered(current, records()) != current:
-            print("README.md's CI figures differ from .ci/results: run python3 scripts/readme_figures.py update",
+            print("docs/versions.md's CI figures differ from .ci/results: run python3 scripts/readme_figures.py update",
                   file=sys.stderr)
             return 1
         return 0

@@ -561,7 +561,7 @@ COMMAND = re.compile(r"codemod run[^\n|<>;&#`\"']*")
 
 
 def documented_commands() -> list[tuple[str, str]]:
-    sources = [REPO / "README.md", *WORKFLOWS]
+    sources = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md")), *WORKFLOWS]
     found = []
     for source in sources:
         for command in COMMAND.findall(source.read_text()):

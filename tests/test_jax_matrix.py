@@ -88,7 +88,7 @@ def test_the_section_pivots_skip_reasons_and_names_the_oldest_jaxs_unexecuted_re
 
 
 def test_the_readme_section_is_what_the_committed_records_give():
-    readme = (REPO / "README.md").read_text()
+    readme = jax_matrix.README.read_text()
     assert jax_matrix.rendered(readme, jax_matrix.records()) == readme, (
         "run python scripts/jax_matrix.py --readme")
     assert jax_matrix.main(["--check"]) == 0

@@ -39,7 +39,7 @@ def test_the_readme_says_what_the_records_say():
     assert figures.main(["check"]) == 0
     for path in sorted((REPO / ".ci" / "results").glob("*.json")):
         entry = json.loads(path.read_text())
-        assert f"{entry['summary']} (at {entry['commit']}) |" in (REPO / "README.md").read_text(), path.name
+        assert f"{entry['summary']} (at {entry['commit']}) |" in figures.README.read_text(), path.name
 
 
 def test_ci_run_records_every_pytest_environment():

@@ -202,8 +202,8 @@ def test_helper_module_and_jax004_compose(tmp_path):
 
 
 def test_readme_documents_statistics_with_json():
-    readme = (REPO / "README.md").read_text()
-    assert '"statistics"' in readme
+    reference = (REPO / "docs" / "reference.md").read_text()
+    assert '"statistics"' in reference
 
 
 # The project configures itself --------------------------------------------------------------------
