@@ -17,6 +17,7 @@ import time
 import click
 import jax_codemod
 from jax_codemod.cli import output
+from jax_codemod.engine import project
 from jax_codemod.engine.config import (
     Config,
     ConfigError,
@@ -97,6 +98,10 @@ def cli() -> None:
 @click.option("--extend-exclude", multiple=True, help="The same as --exclude (ruff's spelling; repeatable).")
 @click.option("--force-exclude/--no-force-exclude", default=None,
               help="Apply the excludes to paths named on the command line too (the pre-commit hook does).")
+# Read by _after_double_dash before click parses anything; click only has to accept it.
+@click.option("--pre-commit", is_flag=True, expose_value=False,
+              help="The pre-commit hook's entry: after '--', the arguments before the first one that names an "
+              "existing file are options (pre-commit's args:), the rest are paths.")
 @click.option(
     "--format",
     "output_format",
@@ -176,6 +181,9 @@ def run_command(paths, dry_run, check, select, extend_select, ignore, unsafe_fix
         except ValueError as error:
             raise click.BadParameter(str(error), param_hint="--shard") from error
     paths = list(paths) or ["."]
+    # A file with no project marker above it has the folder named that holds it as its root,
+    # not the working directory's whole tree (stdin's file name names no folder).
+    project.name_paths(path for path in paths if path != "-")
     if "-" in paths:
         if len(paths) > 1:
             raise click.UsageError("'-' (stdin) cannot be combined with other paths")
@@ -550,19 +558,42 @@ def _after_double_dash(args: list[str]) -> list[str]:
     """Everything after ``--`` is a path, as click parses it; so is a ``-`` there: the file of
     that name (pre-commit passes file names after the hook's ``--``), never stdin.
 
-    An option given there by mistake (pre-commit's ``args:`` come after the hook's ``--`` too)
-    is a usage error that says so, not a missing file among the others.
+    Under ``--pre-commit`` (the hook's entry) pre-commit's ``args:`` come after the ``--`` too,
+    before the file names: see ``_hook_options``. Otherwise an option given there by mistake is a
+    usage error that says so, not a missing file among the others.
     """
     if "--" not in args:
         return args
     cut = args.index("--") + 1
-    for arg in args[cut:]:
+    head, tail = args[:cut], args[cut:]
+    if "--pre-commit" in head:
+        options, tail = _hook_options(tail)
+        head = [*head[:-1], *options, "--"]
+    for arg in tail:
         if arg.startswith("-") and arg != "-" and not os.path.lexists(arg):
             raise click.UsageError(
                 f"{arg!r} is not a file; after '--' every argument is a path. Options go before '--' "
-                "(for the pre-commit hook, whose entry ends with '--': in [tool.codemod] in pyproject.toml)"
+                "(the pre-commit hook's args: are read as options; see docs/ci.md)"
             )
-    return [*args[:cut], *(os.path.join(".", arg) if arg == "-" else arg for arg in args[cut:])]
+    return [*head, *(os.path.join(".", arg) if arg == "-" else arg for arg in tail)]
+
+
+def _hook_options(tail: list[str]) -> tuple[list[str], list[str]]:
+    """pre-commit's ``args:`` and the staged files, as the hook receives them after its ``--``.
+
+    pre-commit appends the file names after the args, and names only files that exist in the
+    repository. So the arguments before the first one that names an existing path are the args
+    (an option that takes a value takes the next argument, whatever it names); that argument and
+    every one after it is a path, never an option: a committed file named ``--ignore=ALL`` exists,
+    so it ends the options and is checked, as without ``--pre-commit``.
+    """
+    takes_value = {opt for param in run_command.params if isinstance(param, click.Option) and not param.is_flag
+                   for opt in param.opts}
+    index = 0
+    while index < len(tail) and not os.path.lexists(tail[index]):
+        index += 2 if tail[index] in takes_value else 1
+    index = min(index, len(tail))
+    return tail[:index], tail[index:]
 
 
 def _restore_interrupt_handler() -> None:

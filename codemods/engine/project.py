@@ -3,9 +3,12 @@
 The analysis reads names a file imports from the other modules of its project through an
 ``analysis.project.View``; this module makes one per checked file. The root of a file is the
 nearest folder at or above it that marks a project (``pyproject.toml``, ``setup.py``,
-``setup.cfg``, a git checkout), else the file's own folder: so a file gets the same root, and
-the same findings, whether the run names it, its folder or the whole tree (the pre-commit hook,
-``--stdin-filename``, ``--shard``).
+``setup.cfg``, a git checkout): so a file gets the same root, and the same findings, whether
+the run names it, its folder or the whole tree (the pre-commit hook, ``--stdin-filename``,
+``--shard``). A file with no marker above it has the folder named on the command line that holds
+it, or its own folder (the first above its packages), whichever is higher: never the working
+directory's tree unless that was named (a two-file project checked from a folder with 78,000
+files below it lists two files, not 78,000).
 
 Reading is bounded as the engine's own is: regular files only (a FIFO named ``x.py`` never
 blocks the run), no symlinked folder is walked, no file over the parse limit is read, at most
@@ -48,7 +51,8 @@ _last_root: Root | None = None  # the root of the last file given a view
 _interleaved = False  # this process checks several roots' files in turn (``roots_interleave``)
 _marked: dict[str, str | None] = {}  # folder -> its nearest marked folder, for this run
 _package_tops: dict[str, str] = {}  # folder -> the first folder at or above it that is no package, for this run
-_tops: dict[tuple[str, str], str] = {}  # (folder, working directory) -> the root of its files, for this run
+_tops: dict[str, str] = {}  # folder -> the root of its files, for this run (and these named folders)
+_named: tuple[str, ...] = ()  # the folders named on the command line, absolute (``name_paths``)
 _digests: dict[tuple[str, str], str] = {}  # (root, module) -> digest_of's answer, for this run
 _states: dict[str, str | None] = {}  # root -> state_of's answer, for this run
 _listings: dict[str, list[tuple[str, os.DirEntry]]] = {}  # root -> _listing's answer, for this run
@@ -59,28 +63,51 @@ RACY_NS = 2 * 10**9
 
 def root_of(path: str) -> str:
     """The project root of the file at ``path`` (absolute, normalised): the nearest folder at or
-    above it with a project marker; without one, the working directory when the file is under
-    it, else the first folder above the file's packages (where ``python main.py`` beside them,
-    or pytest's default import mode, puts the path's start)."""
+    above it with a project marker; without one, the highest of the named folder that holds it
+    (``name_paths``) and the first folder above the file's packages (where ``python main.py``
+    beside them, or pytest's default import mode, puts the path's start)."""
     return _root_of_absolute(os.path.abspath(path))
 
 
-def _root_of_absolute(path: str, cwd: str | None = None) -> str:
+def name_paths(paths: Iterable[str]) -> None:
+    """Say which paths the run was given (the command line's; ``.`` when none): a named folder
+    is the root of the files under it that have no project marker above them. A named file, or
+    stdin's file name, names no folder: such a file's root is its own folder, above its
+    packages. Set before the files are checked (a pool's workers inherit it, or get it from
+    ``named``)."""
+    global _named, _last_located
+    named = tuple(sorted({os.path.abspath(path) for path in paths if os.path.isdir(path)}))
+    if named != _named:
+        _named = named
+        _tops.clear()
+        _last_located = (None, None)
+
+
+def named() -> tuple[str, ...]:
+    """The folders ``name_paths`` was given, to hand to a process that does not inherit them."""
+    return _named
+
+
+def _root_of_absolute(path: str) -> str:
     folder = os.path.dirname(path)
-    key = (folder, os.getcwd() if cwd is None else cwd)
-    found = _tops.get(key)
+    found = _tops.get(folder)
     if found is None:
-        found = _tops[key] = _root_of_folder(folder, key[1])
+        found = _tops[folder] = _root_of_folder(folder)
     return found
 
 
-def _root_of_folder(folder: str, cwd: str) -> str:
+def _root_of_folder(folder: str) -> str:
     marked = _marked_root(folder)
     if marked is not None:
         return marked
-    if folder == cwd or folder.startswith(cwd.rstrip(os.sep) + os.sep):
-        return cwd
-    return _above_packages(folder)
+    found = _above_packages(folder)
+    for top in _named:
+        # The highest named folder that holds the file, when it is above the packages' top
+        # (a named folder inside a package does not cut the package's imports off).
+        if (folder == top or folder.startswith(top.rstrip(os.sep) + os.sep)) and len(top) < len(found):
+            found = top
+            break  # sorted: the first that holds it is the highest
+    return found
 
 
 def _above_packages(folder: str) -> str:
@@ -188,7 +215,7 @@ def locate(path: str) -> tuple[str, str] | None:
     if _last_located[0] == key:
         return _last_located[1]  # the gate, then the check, ask of the same file in a row
     absolute = os.path.abspath(path)
-    top = _root_of_absolute(absolute, key[1])
+    top = _root_of_absolute(absolute)
     # (A root is a folder above the file: os.path.relpath's answer, by string work.)
     inside = absolute.startswith(top.rstrip(os.sep) + os.sep)
     under = absolute[len(top.rstrip(os.sep)) + 1 :] if inside else os.path.relpath(absolute, top)

@@ -216,7 +216,7 @@ _worker_settings: Settings | None = None
 _worker_cache: Cache | None = None
 
 
-def _init_worker(settings: Settings, cache: Cache | None = None) -> None:
+def _init_worker(settings: Settings, cache: Cache | None = None, named: tuple[str, ...] = ()) -> None:
     global _worker_settings, _worker_cache
     import signal
 
@@ -226,6 +226,9 @@ def _init_worker(settings: Settings, cache: Cache | None = None) -> None:
     _worker_cache = cache
     # Chunks are cut by size, so a worker checks the files of several roots in turn.
     project.roots_interleave()
+    # The named folders decide the roots of unmarked files: a worker that was not forked
+    # (spawn, forkserver) gets them here, so -j N finds what -j 1 finds.
+    project.name_paths(named)
 
 
 # A file for a worker: (index, path, size, crc32 of its bytes, indexes into settings.rules of the
@@ -347,7 +350,7 @@ def _check_in_pool(pending, settings: Settings, jobs: int, done, cache: Cache | 
     if any(getattr(rule, "PROJECT_PREFILTER", False) for rule in settings.rules):
         # The project gate's roots, found and listed once for every worker (they fork from here).
         project.prepare(path for _, path, *_ in pending)
-    pool = ProcessPoolExecutor(max_workers=jobs, initializer=_init_worker, initargs=(settings, cache))
+    pool = ProcessPoolExecutor(max_workers=jobs, initializer=_init_worker, initargs=(settings, cache, project.named()))
     try:
         futures = [pool.submit(_check_chunk, chunk) for chunk in chunks]
         for chunk, future in zip(chunks, futures):
