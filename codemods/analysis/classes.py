@@ -190,9 +190,15 @@ class Classes:
         found = self._mro.get(cls)
         if found is None:
             self._mro[cls] = [cls, _UNKNOWN]  # a cycle through other modules' classes
-            bases = self.bases(cls)
-            # (Bases are defined earlier in the file: no class is its own ancestor.)
-            merged = _c3([self._order(b) for b in bases] + [list(bases)])
+            try:
+                bases = self.bases(cls)
+                # (Bases are defined earlier in the file: no class is its own ancestor.)
+                merged = _c3([self._order(b) for b in bases] + [list(bases)])
+            except BaseException:
+                # The value analysis unwinds a question cut at its depth (values._TooDeep) and
+                # asks it again: the placeholder is no answer then.
+                del self._mro[cls]
+                raise
             found = self._mro[cls] = [cls, *(merged if merged is not None else [_UNKNOWN])]
         return found
 

@@ -72,6 +72,7 @@ from jax_codemod.analysis.scopes import (
     ITER,
     Definition,
     Scopes,
+    ancestors,
     child_fields,
     function_of,
     scope_nodes,
@@ -254,7 +255,13 @@ _TORCH_NON_TENSORS = (
     "torch.compile",
     "torch.jit.",
 )
+# How many evaluations one question may stack before it is cut (``Analysis.value_of``): the
+# Python stack, not the answer, is what this bounds. A cut is no answer: the question is asked
+# again once the expression cut is answered from the top (``_from_top``), up to ``MAX_ROUNDS``
+# times, so a variable reassigned hundreds of times in a row, or through hundreds of branches,
+# keeps its placement. Past that the function is reported as not fully checked (``unfinished``).
 MAX_DEPTH = 40
+MAX_ROUNDS = 400
 # Decorators after which a function is still read as written: its calls return what its body
 # returns (a `contextmanager`'s call is the generator its body makes; `with` enters it).
 _RETURNING_DECORATORS = frozenset(
@@ -335,6 +342,28 @@ class Value:
 
 
 UNKNOWN_VALUE = Value()
+_DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
+
+
+class _TooDeep(BaseException):
+    """An evaluation ``MAX_DEPTH`` deep: unwinds to the question asked from the top, which
+    answers ``expr`` first and asks again (``Analysis._from_top``). A BaseException, so that no
+    ``except Exception`` on the way takes it for a failure; a cache that holds a placeholder
+    while it computes removes it on the way out (``_dropped_on_cut``)."""
+
+    def __init__(self, expr: ast.AST) -> None:
+        super().__init__()
+        self.expr = expr
+
+
+@dataclass(frozen=True)
+class Unfinished:
+    """A question the value analysis gave up on past its budget (``MAX_ROUNDS``): where it was
+    asked, and the function that holds it (None: module level). What depends on it is answered
+    as unknown, so a finding there may be missing: the file is not fully checked."""
+
+    line: int
+    function: str | None
 
 
 # ``Analysis._mapped_result``'s walks, at module level: a nested function that calls itself
@@ -554,6 +583,10 @@ class Analysis:
         self.scopes = Scopes(ctx)
         self._values: dict[ast.AST, Value] = {}
         self._active: set[ast.AST] = set()
+        # Past the budget: a cut answers unknown instead of unwinding (``_from_top``).
+        self._cut_quietly = False
+        # The questions given up on (``unfinished``); shared with the ``specialized`` copies.
+        self._unfinished: list[Unfinished] = []
         self._returns: dict[ast.AST, Value] = {}
         self._usage: dict[str, dict[str, list[ast.AST]]] | None = None
         self._usage_by_name: dict[str, dict[str, list[ast.AST]]] = {}
@@ -584,8 +617,17 @@ class Analysis:
         found = self._values.get(expr)
         if found is not None:
             return found
-        if expr in self._active or len(self._active) > MAX_DEPTH:
+        if expr in self._active:
             return UNKNOWN_VALUE
+        if len(self._active) > MAX_DEPTH:
+            if self._cut_quietly:
+                return UNKNOWN_VALUE
+            raise _TooDeep(expr)
+        if not self._active:
+            return self._from_top(expr)
+        return self._evaluated(expr)
+
+    def _evaluated(self, expr: ast.AST) -> Value:
         self._active.add(expr)
         try:
             found = self._value(expr)
@@ -593,6 +635,45 @@ class Analysis:
             self._active.discard(expr)
         self._values[expr] = found
         return found
+
+    def _from_top(self, expr: ast.AST) -> Value:
+        """``expr``'s value, asked with nothing else being evaluated. Each cut unwinds to here
+        (nothing below it was memoized: it rested on the cut); the expression cut is answered
+        first, from the top, with the whole depth again, and the question asked again. A chain
+        of ``x = x * k`` is so answered a few dozen links at a time, iteratively, each link
+        once."""
+        pending, rounds = [expr], 0
+        while pending:
+            try:
+                found = self._evaluated(pending[-1])
+            except _TooDeep as cut:
+                rounds += 1
+                if rounds <= MAX_ROUNDS and cut.expr not in pending:
+                    pending.append(cut.expr)
+                    continue
+                return self._given_up(expr)
+            pending.pop()
+        return found
+
+    def _given_up(self, expr: ast.AST) -> Value:
+        """Past ``MAX_ROUNDS`` (or a cut that needs itself): ``expr`` as far as ``MAX_DEPTH``
+        shows, deeper questions answered unknown, and the function noted as not fully checked."""
+        function = next((a for a in ancestors(self.ctx, expr) if isinstance(a, _DEFS)), None)
+        name = getattr(function, "name", None)
+        entry = Unfinished(getattr(expr, "lineno", None) or getattr(function, "lineno", 0), name)
+        if all(e.function != name for e in self._unfinished):
+            self._unfinished.append(entry)
+        self._cut_quietly = True
+        try:
+            return self._evaluated(expr)
+        finally:
+            self._cut_quietly = False
+
+    @property
+    def unfinished(self) -> list[Unfinished]:
+        """The questions given up on past the budget, one per function: a rule's silence there
+        is no proof (the engine reports the file as not fully checked)."""
+        return list(self._unfinished)
 
     def placement(self, expr: ast.AST) -> str:
         return self.value_of(expr).placement
@@ -676,6 +757,16 @@ class Analysis:
         if function in self._returns:
             return self._returns[function]
         self._returns[function] = UNKNOWN_VALUE  # recursion
+        try:
+            result = self._returned(function)
+        except _TooDeep:
+            del self._returns[function]  # the placeholder is no answer once the question is cut
+            raise
+        self._returns[function] = result
+        return result
+
+    def _returned(self, function: ast.AST) -> Value:
+        """``returns_of``'s answer, computed (``returns_of`` memoizes it)."""
         if isinstance(function, ast.Lambda):
             result = self.value_of(function.body)
         else:
@@ -702,7 +793,6 @@ class Analysis:
                 if annotated.kind != UNKNOWN:
                     source = self.ctx.source_of(function.returns)
                     result = replace(annotated, why=f"`{function.name}()`, annotated `-> {source}`")
-        self._returns[function] = result
         return result
 
     def _generated(self, function: ast.AST) -> Value:
@@ -1325,6 +1415,17 @@ class Analysis:
         if found is not None:
             return found
         self._self_values[method] = plain  # a method that reads itself on `self`
+        try:
+            instances = self._self_instances(cls, method)
+        except _TooDeep:
+            del self._self_values[method]
+            raise
+        found = self._self_values[method] = join_paths(instances) if instances else plain
+        return found
+
+    def _self_instances(self, cls: ast.ClassDef, method: ast.AST) -> list[Value]:
+        """``_self_value``'s instances of ``cls`` read the method of; none when some read is on
+        something that may be another instance."""
         instances = []
         for read in self._attribute_reads(method.name):
             receiver = self.value_of(read.value)
@@ -1335,10 +1436,8 @@ class Analysis:
             ):
                 continue  # another class's method of that name
             else:
-                instances = []
-                break
-        found = self._self_values[method] = join_paths(instances) if instances else plain
-        return found
+                return []
+        return instances
 
     def _complete_instance(self, value: Value, cls: ast.ClassDef) -> Value | None:
         """``value``, an instance of the record class ``cls``, with every field: a field its
@@ -1679,6 +1778,16 @@ class Analysis:
         if key in memo:
             return memo[key]
         memo[key] = UNKNOWN_VALUE  # a cycle before the first round answers nothing
+        try:
+            found = memo[key] = self._class_attribute_read(cls, attr, instance, key)
+        except _TooDeep:
+            del memo[key]
+            raise
+        return found
+
+    def _class_attribute_read(self, cls: ast.ClassDef, attr: str, instance: bool, key: tuple) -> Value:
+        """``_class_attribute``'s answer, computed (it memoizes it under ``key``)."""
+        memo = self._class_attributes
         known: list[Value] = []
         assigned: list[ast.expr] = []
         # A method assigns ``self.<attr>`` only where its lines spell ``attr``.
@@ -1731,8 +1840,7 @@ class Analysis:
         if updates:
             memo[key] = _field_join(values)
             values += [self.value_of(e) for e in updates]
-        found = memo[key] = _field_join(values)
-        return found
+        return _field_join(values)
 
     def _with_field_writes(self, cls: ast.ClassDef, attr: str, display: ast.expr) -> Value:
         """A list or dict display a method assigns to `self.<attr>`, with what the class's

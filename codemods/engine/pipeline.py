@@ -412,6 +412,13 @@ def _process_source(source: bytes, path: str, settings: Settings, active: Sequen
     if ctx is None:
         return result
     findings.sort(key=lambda f: (f.line, f.column, f.code))
+    unfinished = _not_fully_checked(ctx, path)
+    if unfinished is not None:
+        # Silence there is no proof, and a fix judged on a partial answer is no safe one:
+        # reported, not fixed, and never counted clean (the error fails --check).
+        result.findings = [replace(f, fix=FixSafety.NONE) if f.fix is not FixSafety.NONE else f for f in findings]
+        result.error = unfinished
+        return result
     if not any(settings.applies(finding) for finding in findings):
         result.findings = findings
         return result
@@ -425,6 +432,25 @@ def _process_source(source: bytes, path: str, settings: Settings, active: Sequen
         return result
     result.findings = sorted(reported, key=lambda f: (f.line, f.column, f.code))
     return result
+
+
+def _not_fully_checked(ctx: FileContext, path: str) -> FileError | None:
+    """The error for a file whose value analysis gave up past its budget somewhere (a chain of
+    thousands of reassignments: ``analysis.values.MAX_ROUNDS``), or None. Read only where a rule
+    built the analysis."""
+    analysis = ctx.__dict__.get("analysis")
+    unfinished = analysis.unfinished if analysis is not None else ()
+    if not unfinished:
+        return None
+    first = unfinished[0]
+    where = f"in `{first.function}`" if first.function else "at module level"
+    more = f" (and {len(unfinished) - 1} more)" if len(unfinished) > 1 else ""
+    return FileError(
+        path,
+        f"not fully checked: the value analysis gave up {where}{more}, past its budget; "
+        "a finding there may be missing",
+        first.line,
+    )
 
 
 @dataclass
