@@ -620,7 +620,7 @@ def test_pre_commit_hook_definition():
     import yaml
 
     (hook,) = yaml.safe_load((REPO / ".pre-commit-hooks.yaml").read_text())
-    assert (hook["id"], hook["entry"], hook["language"]) == ("codemod", "codemod run --force-exclude --", "python")
+    assert (hook["id"], hook["entry"], hook["language"]) == ("codemod", "codemod run --force-exclude --pre-commit --", "python")
     assert hook["types_or"] == ["python", "jupyter"]  # notebooks too, as ruff's hook
     pyproject = (REPO / "pyproject.toml").read_text()
     assert 'codemod = "jax_codemod.cli.main:entry"' in pyproject  # the console script the entry names
