@@ -123,6 +123,7 @@ def _is_docstring(statement: ast.stmt) -> bool:
 def _hoisted_statements(ctx: FileContext, function, body: list[ast.stmt], seeds: dict[int, ast.stmt]):
     """The body statements to move out: the accessing ones and those reading their names."""
     chosen = {id(s) for s in body if id(s) in seeds}
+    params = {a.arg for a in all_params(function)}
     while True:
         assigned = {name for s in body if id(s) in chosen for name in _assigned(s)}
         readers = {id(s) for s in body if id(s) not in chosen and _reads(s) & assigned}
@@ -133,40 +134,106 @@ def _hoisted_statements(ctx: FileContext, function, body: list[ast.stmt], seeds:
     for statement in hoisted:
         if isinstance(statement, ast.Return):
             return [], "its value flows into the function's result"
-        if isinstance(statement, _HOISTABLE) and getattr(statement, "value", None) is not None:
+        if _simple(statement):
             continue
-        if id(statement) in seeds and _movable_block(ctx, statement):
+        if id(statement) in seeds and _movable_block(ctx, statement, params):
             continue
         if id(statement) not in seeds:
             return [], "its value flows into the traced computation"
+        if isinstance(statement, ast.If) and not _type_test(ctx, statement.test, params):
+            return [], "it is inside an `if` whose test a tracer may answer differently than the concrete argument"
+        if isinstance(statement, ast.With):
+            return [], "it is inside a `with` block whose context the traced computation may need"
         return [], "it is inside a compound statement"
     return hoisted, None
 
 
-def _movable_block(ctx: FileContext, statement: ast.stmt) -> bool:
+def _movable_block(ctx: FileContext, statement: ast.stmt, params: set[str]) -> bool:
     """A compound statement that can leave the trace whole: a `for` over an argument or its
-    pytree leaves, or a `with jax.named_scope(...)` (it only names traced operations), whose
-    body is simple side-effect statements."""
+    pytree leaves, a `with jax.named_scope(...)` (it only names traced operations) or a host
+    library's context (`with torch.no_grad():`, which the trace never sees), or an `if` that
+    tests only the arguments' types and static attributes (`if isinstance(x, jax.Array):`:
+    a tracer is a `jax.Array`, so the concrete argument takes the branch the trace took),
+    whose body is simple side-effect statements."""
     if isinstance(statement, ast.For):
         if statement.orelse or param_root(tracing_for(ctx).leaves_of(statement.iter)) is None:
             return False
     elif isinstance(statement, ast.With):
         if not all(
             isinstance(item.context_expr, ast.Call)
-            and canonical(ctx.qualname(item.context_expr.func)) in TRANSPARENT
+            and _host_context(canonical(ctx.qualname(item.context_expr.func)))
             and item.optional_vars is None
             for item in statement.items
         ):
             return False
+    elif isinstance(statement, ast.If):
+        if not _type_test(ctx, statement.test, params):
+            return False
+        return _movable_body(ctx, statement.body, params) and _movable_body(ctx, statement.orelse, params)
     else:
         return False
-    for inner in statement.body:
-        if isinstance(inner, (ast.For, ast.With)):
-            if not _movable_block(ctx, inner):
+    return _movable_body(ctx, statement.body, params)
+
+
+def _movable_body(ctx: FileContext, body: list[ast.stmt], params: set[str]) -> bool:
+    for inner in body:
+        if isinstance(inner, (ast.For, ast.With, ast.If)):
+            if not _movable_block(ctx, inner, params):
                 return False
-        elif not (isinstance(inner, _HOISTABLE) and getattr(inner, "value", None) is not None):
+        elif not _simple(inner):
             return False
     return True
+
+
+def _simple(statement: ast.stmt) -> bool:
+    """A side-effect statement that can run before the trace: an expression, an assignment, an
+    `assert` (it checks the concrete argument instead of failing on the tracer)."""
+    return isinstance(statement, ast.Assert) or (
+        isinstance(statement, _HOISTABLE) and getattr(statement, "value", None) is not None
+    )
+
+
+# Context managers a hoisted block may keep around it: JAX's names for traced operations, and
+# host libraries' that a trace never sees (torch's autograd modes, Python's warning filters).
+HOST_CONTEXTS = frozenset(
+    {"torch.no_grad", "torch.inference_mode", "torch.enable_grad", "torch.set_grad_enabled", "warnings.catch_warnings"}
+)
+
+
+def _host_context(name: str | None) -> bool:
+    return name in TRANSPARENT or name in HOST_CONTEXTS
+
+
+# The types a test may ask an argument about: a tracer is an instance of each (as a concrete JAX
+# array is), so the branch the wrapper takes on a JAX array is the trace's. (`np.ndarray`,
+# `jax.core.Tracer` or `hasattr(x, "sharding")` answer differently for the tracer.)
+JAX_ARRAY_TYPES = frozenset({"jax.Array", "jax.numpy.ndarray"})
+
+
+def _array_type(ctx: FileContext, expr: ast.expr) -> bool:
+    if isinstance(expr, ast.Tuple):
+        return bool(expr.elts) and all(_array_type(ctx, element) for element in expr.elts)
+    return canonical(ctx.qualname(expr)) in JAX_ARRAY_TYPES
+
+
+def _type_test(ctx: FileContext, test: ast.expr, params: set[str]) -> bool:
+    """Whether ``test`` reads only whether arguments are JAX arrays (`isinstance(x, jax.Array)`)
+    and their static attributes (`x.ndim > 1`) of the arguments ``params``, and outer names and
+    constants: the concrete argument gives the answer its tracer gave. (A local it reads is
+    judged as any hoisted statement's: ``_dependency_problem``.)"""
+    if isinstance(test, ast.BoolOp):
+        return all(_type_test(ctx, value, params) for value in test.values)
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        return _type_test(ctx, test.operand, params)
+    if isinstance(test, ast.Call) and isinstance(test.func, ast.Name) and test.func.id == "isinstance":
+        return (
+            not ctx.is_bound("isinstance")
+            and not test.keywords
+            and len(test.args) == 2
+            and param_root(test.args[0]) in params
+            and _array_type(ctx, test.args[1])
+        )
+    return _is_static(ctx, test, set(), params)
 
 
 def _block_bound(statement: ast.stmt) -> set[str]:

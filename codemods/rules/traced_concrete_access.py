@@ -220,8 +220,10 @@ class TracedConcreteAccess(Rule):
     ```
 
     ## Fix safety
-    Safe when the accesses are side-effect statements (or a `for` loop over an argument or
-    its pytree leaves, or a `with jax.named_scope(...)` block, made of them) of a function
+    Safe when the accesses are side-effect statements or `assert`s (or a `for` loop over an
+    argument or its pytree leaves, a `with jax.named_scope(...)` or `with torch.no_grad():`
+    block, or an `if` that tests only whether an argument is a `jax.Array` and its static
+    attributes, made of them) of a function
     decorated by `jax.jit`, `equinox.filter_jit` or `flax.nnx.jit` in any spelling (aliases,
     `functools.partial`, factories, `@jax.jit(...)`, with `jax.named_call`/`named_scope`
     decorators alongside), that read only its parameters, module or closure names and
