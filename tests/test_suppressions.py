@@ -62,6 +62,10 @@ TEXTS = [
     "x = 1  # noqa: ſAX005 K1 ıX9\n",
     "x = 1 \\\n  # noqa: JAX005\n",
     "x = 1\x0c  # noqa: JAX005\n",
+    "x = 1  # noqa\n",
+    "x = 1  # NOQA because of a reason\ny = 2  # noqa :JAX005\n",
+    "x = '# noqa'\n",
+    "x = 1  # noqa_not\n",
     "",
 ]
 
@@ -96,7 +100,7 @@ def test_the_text_gate_agrees_with_the_tokens_on_real_files():
 
 
 PIECES = st.sampled_from(
-    ["# noqa: ", "# NOQA:", "#noqa:", "# codemod: ignore", "[", "]", "JAX005", "JAX00", "jax001", "F401", ",", " ",
+    ["# noqa: ", "# NOQA:", "#noqa:", "# noqa", "# noqa ", "# codemod: ignore", "[", "]", "JAX005", "JAX00", "jax001", "F401", ",", " ",
      "\t", "\n", "\r", "\r\n", "'", '"', '"""', "'''", "\\", "x = ", "(", ")", "#", "\x0c", "ſ", "1"]
 )
 
@@ -119,3 +123,29 @@ def test_a_file_without_a_comment_for_the_code_is_not_tokenized():
     assert not ctx.is_suppressed("JAX001", 3)
     assert "suppressions" not in ctx.__dict__
     assert FileContext("s.py", text, ctx.tree).suppressions[3] == frozenset({"F841"})
+
+
+@pytest.mark.parametrize(("comment", "suppressed"), [
+    ("# noqa", True), ("# NOQA", True), ("#noqa", True), ("# noqa  (another linter's)", True),
+    ("# type: ignore  # noqa", True),
+    ("# noqa: E501", False), ("# noqa:E501", False), ("# noqa:", False), ("# noqa: jax is fine", False),
+    ("# noqa_not", False), ("# not noqa", False),
+])
+def test_a_bare_noqa_suppresses_every_code_on_its_line(comment, suppressed):
+    """As in ruff and flake8: ``# noqa`` without a colon is every code; with a colon, only the
+    codes it lists (none, when what follows does not read as codes)."""
+    text = f"import jax\nt = jax.dlpack.to_dlpack(x)  {comment}\nu = jax.dlpack.to_dlpack(x)\n"
+    ctx = FileContext("s.py", text, ast.parse(text))
+    assert ctx.is_suppressed("JAX005", 2) is suppressed
+    assert ctx.is_suppressed("JAX001", 2) is suppressed
+    assert not ctx.is_suppressed("JAX005", 3)
+
+
+def test_a_bare_noqa_silences_the_run(tmp_path):
+    from test_cli import invoke
+
+    (tmp_path / "a.py").write_text("import jax.dlpack\nimport torch\n\n"
+                                   "t = torch.from_dlpack(jax.dlpack.to_dlpack(x))  # noqa\n"
+                                   "u = torch.from_dlpack(jax.dlpack.to_dlpack(x))  # noqa: E501\n")
+    code, out, err = invoke(["run", "--check", "--no-cache", "--no-progress", "a.py"], cwd=tmp_path)
+    assert code == 1 and "a.py:5:" in out and "a.py:4:" not in out, out + err

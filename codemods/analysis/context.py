@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from functools import cached_property
 from operator import attrgetter
 
-from jax_codemod.analysis import names
+from jax_codemod.analysis import api, names
 
 # (Re-exported: the receiver judge and bench/text_proof.py read these text primitives from here.)
 from jax_codemod.analysis.blocks import brackets_balance, in_code, string_interiors  # noqa: F401
@@ -20,12 +20,15 @@ from jax_codemod.analysis.scopes import BODY_FIELDS, CHILD_FIELDS, child_fields
 from jax_codemod.analysis.span import Span
 
 _SUPPRESSION = re.compile(r"#\s*codemod:\s*ignore(?:\[(?P<codes>[^\]]*)\])?", re.IGNORECASE)
-# ruff's and flake8's "noqa: CODE[, CODE...]" comment. A bare "noqa" without codes is not honoured: it
-# is almost always there for another linter, and must not hide a broken call from codemod. A code is
-# letters and digits, or this tool's own prefix `JAX` alone (as `--select JAX`), spelt in capitals so
-# that prose after the colon (`jax is fine here`) is not read as a code.
+# ruff's and flake8's "noqa: CODE[, CODE...]" comment. A code is letters and digits, or this tool's
+# own prefix `JAX` alone (as `--select JAX`), spelt in capitals so that prose after the colon (`jax is
+# fine here`) is not read as a code.
 _NOQA_CODE = r"(?:[A-Z]+[0-9]+|(?-i:JAX)(?![A-Za-z0-9]))"
 _NOQA = re.compile(rf"#\s*noqa\s*:\s*(?P<codes>{_NOQA_CODE}(?:(?:\s*,\s*|\s+){_NOQA_CODE})*)", re.IGNORECASE)
+# A bare "noqa" (no colon after it) suppresses every finding on its line, as in ruff and flake8: a
+# user who wrote it asked every tool to be quiet there. A "noqa:" whose codes do not read as codes
+# suppresses nothing (ruff warns and ignores it too).
+_BARE_NOQA = re.compile(r"#\s*noqa(?![\w:])(?!\s+:)", re.IGNORECASE)
 _FUNCTION_NODES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
 # A line ends where Python's tokenizer ends it: at CRLF, CR or LF, nowhere else. str.splitlines
 # also splits at form feed, U+000B-U+001E, U+0085, U+2028 and U+2029, which are ordinary
@@ -239,6 +242,23 @@ def _holding(siblings: list[ast.AST], lines: list[int], low: int, high: int) -> 
         return found
 
 
+# Library modules whose star import binds the names the API table knows in them (issue 54:
+# `from jax.dlpack import *` then `to_dlpack(x)`, which is a NameError once JAX removed it);
+# any other library's star import binds nothing known.
+LIBRARY_STARS = frozenset({"jax.dlpack", "torch.utils.dlpack"})
+
+
+def _library_star(module: str, text: str) -> dict[str, str]:
+    """What ``from <module> import *`` binds of the API table's names that ``text`` spells."""
+    prefix = module + "."
+    found = {}
+    for record in api.API:
+        local = record.name[len(prefix) :] if record.name.startswith(prefix) else ""
+        if local and "." not in local and not local.startswith("_") and local in text:
+            found[local] = record.name
+    return found
+
+
 class FileContext:
     """A parsed file plus the cheap analyses every rule needs.
 
@@ -441,15 +461,17 @@ class FileContext:
     @cached_property
     def _bindings(self) -> dict[str, object]:
         project = self.project
-        absolute = star = None
+        absolute = None
         if project is not None:
             importer = self.root_path
 
             def absolute(level: int, module: str | None) -> str | None:
                 return project.absolute(importer, level, module)
 
-            def star(level: int, module: str | None) -> dict[str, str] | None:
-                return project.star_bindings(importer, level, module, self.text)
+        def star(level: int, module: str | None) -> dict[str, str] | None:
+            if not level and module in LIBRARY_STARS:
+                return _library_star(module, self.text)
+            return project.star_bindings(importer, level, module, self.text) if project is not None else None
 
         return names.module_bindings(self.tree.body, _import_statements(self.tree.body, self.text), absolute, star)
 
@@ -473,8 +495,8 @@ class FileContext:
         """Line -> suppressed codes or code prefixes (None: every code).
 
         From ``# codemod: ignore[JAX005]`` (bare ``# codemod: ignore``: every rule) and
-        ``# noqa: JAX005``; several codes in one comment, separated by commas, and prefixes
-        (``JAX00``) as in ``--select``.
+        ``# noqa: JAX005`` (bare ``# noqa``: every rule, as in ruff); several codes in one
+        comment, separated by commas, and prefixes (``JAX00``) as in ``--select``.
         """
         lowered = self.text.lower()
         if "codemod" not in lowered and "noqa" not in lowered:
@@ -519,8 +541,10 @@ class FileContext:
         answer = known.get(code)
         if answer is None:
             text = self.text
-            answer = known[code] = _SUPPRESSION.search(text) is not None or any(
-                code.startswith(prefix) for match in _NOQA.finditer(text) for prefix in _codes(match.group("codes"))
+            answer = known[code] = (
+                _SUPPRESSION.search(text) is not None or _BARE_NOQA.search(text) is not None
+                or any(code.startswith(prefix) for match in _NOQA.finditer(text)
+                       for prefix in _codes(match.group("codes")))
             )
         return answer
 
@@ -531,6 +555,8 @@ def _suppressed_codes(comment: str) -> Iterator[frozenset[str] | None]:
         yield None if codes is None else _codes(codes)
     for match in _NOQA.finditer(comment):
         yield _codes(match.group("codes"))
+    if _BARE_NOQA.search(comment):
+        yield None
 
 
 def _codes(text: str) -> frozenset[str]:
