@@ -49,6 +49,10 @@ class Api:
     of the instance (flax linen's ``Module.apply(variables, *args, method=None, **kwargs)``
     runs ``method``, else ``__call__``, on the rest of the arguments), ``apply_options`` that
     method's own keywords (not passed on). ``public``: the public name a private or legacy spelling stands for.
+    ``calls``: a higher-order call that runs one of its arguments with the others, at once or on
+    another thread (``pool.submit(f, x)`` runs ``f(x)``): the position of the function and of
+    its first argument (``analysis.higher_order``). A record named ``package.Class.method`` is a
+    method of the library's class, known by its name on a receiver the file does not resolve.
     """
 
     name: str
@@ -73,6 +77,7 @@ class Api:
     host_copy: bool = False
     tracer_class: bool | None = None
     public: str | None = None
+    calls: tuple[int, int] | None = None
 
     @property
     def library(self) -> str:
@@ -126,6 +131,10 @@ API: tuple[Api, ...] = (
     # as dltensor"), and many releases' tensors have no `__dlpack__` (tensorflow#61769).
     Api("tensorflow.experimental.dlpack.from_dlpack", takes_capsules=True),
     Api("tensorflow.experimental.dlpack.to_dlpack", makes_capsules=True),
+    # Higher-order calls: each runs the function it is given with the arguments after it --
+    Api("asyncio.to_thread", calls=(0, 1)),
+    Api("concurrent.futures.Executor.submit", calls=(0, 1)),
+    Api("asyncio.AbstractEventLoop.run_in_executor", calls=(1, 2)),
     # Pytrees: "map" runs its function on the leaves; the others give the leaves -------
     Api("jax.tree_util.tree_map", tree="map"),
     Api("jax.tree.map", tree="map", public="jax.tree_util.tree_map"),

@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
-from jax_codemod.analysis import api
+from jax_codemod.analysis import api, higher_order
 from jax_codemod.analysis import values as v
 from jax_codemod.analysis.context import FileContext
 from jax_codemod.analysis.guards import caught
@@ -188,7 +188,7 @@ def find_exports(ctx: FileContext) -> Iterator[Export]:
                 and not isinstance(node.args[0], ast.Starred)
                 and (
                     isinstance(func, ast.Name)
-                    or getattr(func, "attr", None) in ("from_dlpack", "map", "tree_map")
+                    or getattr(func, "attr", None) in _CALLED_ATTRIBUTES
                 )
             ):
                 qualified = analysis.qualname(func)
@@ -206,12 +206,29 @@ def find_exports(ctx: FileContext) -> Iterator[Export]:
                         yield Export(
                             node.args[1], node, via, False, False, leaves=leaves, elements=not leaves
                         )
+                else:
+                    yield from _run_exports(analysis, node)
         elif (
             isinstance(node, ast.Attribute)
             and node.attr in POINTER_ATTRIBUTES
             and isinstance(node.ctx, ast.Load)
         ):
             yield Export(node.value, node, f"`.{node.attr}`", True, False)
+
+
+# Attributes whose calls may export: a consumer, a map of one, a higher-order call that runs one.
+_CALLED_ATTRIBUTES = frozenset({"from_dlpack", "map", "tree_map"}) | higher_order.NAMES
+
+
+def _run_exports(analysis, call: ast.Call) -> Iterator[Export]:
+    """`pool.submit(torch.from_dlpack, x)`, `asyncio.to_thread(np.from_dlpack, x)`: a consumer
+    handed to a higher-order call (``analysis.higher_order``) that runs it with ``x``."""
+    run = higher_order.runs(analysis, call)
+    if run is None or not run.args or isinstance(run.args[0], ast.Starred):
+        return
+    consumer = analysis.qualname(run.function)
+    if consumer in CONSUMERS:
+        yield Export(run.args[0], call, f"`{consumer}` run by `{run.by}`", False, False)
 
 
 def _forbids_copy(call: ast.Call) -> bool:
