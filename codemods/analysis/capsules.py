@@ -37,6 +37,10 @@ from dataclasses import dataclass, field
 from functools import cached_property
 
 from jax_codemod.analysis import api
+
+# How many modules one module's imports are followed to (``_imports_of``): a backend family is a
+# package's few modules, not a whole tree.
+MAX_IMPORTED = 200
 from jax_codemod.analysis.context import FileContext
 from jax_codemod.analysis.guards import caught
 from jax_codemod.analysis.scopes import (
@@ -193,6 +197,7 @@ class CapsuleAnalysis:
         # (id(scope), name) -> (reads by id of the definition node reaching them, closure reads, scope)
         self._reached: dict[tuple[int, str], tuple] = {}
         self._read_uses: dict[ast.Name, tuple] = {}  # read -> the rest of its Use in _variable_uses
+        self._imported: dict[str, frozenset[str]] = {}  # path -> what it imports (_imports_of)
 
     # Names ------------------------------------------------------------------------
 
@@ -821,16 +826,16 @@ class CapsuleAnalysis:
         the texts (the modules that spell both calls); without one, each backend's pair only
         round-trips its own values."""
         project = self.ctx.project
-        here = self.ctx.root_path or ""
+        here = self.ctx.root_path
         dispatchers = [self.ctx] if _hands_across(self.ctx.text, taker, maker) else []
-        # Another module counts when its text names the backends' package (`from ..backends
-        # import get_backend`): a module of the root that knows nothing of them is no dispatcher.
-        package = here.rpartition("/")[0].rpartition("/")[2]
-        if project is not None and package:
+        # Another module counts when it imports this one, directly or through others (`from
+        # ..backends import get_backend`, whose package imports each backend), as Python resolves
+        # the imports: a module that shares only a folder or a word with it is no dispatcher.
+        if project is not None and here is not None:
             for path in sorted(project.root.modules.paths):
                 if path != here:
                     text = project.text(path)
-                    if f".{taker}" in text and package in text and _hands_across(text, taker, maker):
+                    if f".{taker}" in text and _hands_across(text, taker, maker) and here in self._imports_of(path):
                         other = project.context(path)
                         if other is not None:
                             dispatchers.append(other)
@@ -840,7 +845,8 @@ class CapsuleAnalysis:
 
     def _package_modules(self, word: str) -> list[FileContext]:
         """This module's context and those of the other modules of its folder (its package)
-        whose text holds ``word``, read through the project."""
+        whose text holds ``word``, read through the project, each linked to this one by imports
+        (``_linked``): two scripts of one folder that each define a `JaxBackend` are no family."""
         found = [self.ctx]
         project = self.ctx.project
         here = self.ctx.root_path
@@ -848,11 +854,39 @@ class CapsuleAnalysis:
             return found
         folder = here.rpartition("/")[0]
         for path in sorted(project.root.modules.paths):
-            if path != here and path.rpartition("/")[0] == folder and word in project.text(path):
+            if path != here and path.rpartition("/")[0] == folder and word in project.text(path) and self._linked(here, path):
                 other = project.context(path)
                 if other is not None:
                     found.append(other)
         return found
+
+    def _imports_of(self, path: str) -> frozenset[str]:
+        """The modules of the root that the module at ``path`` imports, directly or through the
+        modules it imports (at most ``MAX_IMPORTED``), as Python resolves each import: the root's
+        one reader of import statements (``module_text.Reach``, which the engine's gate shares)."""
+        known = self._imported.get(path)
+        if known is not None:
+            return known
+        reach = self.ctx.project.root._reacher()
+        seen: set[str] = set()
+        pending = [path]
+        while pending and len(seen) < MAX_IMPORTED:
+            for imported in reach._imported(pending.pop()):
+                if imported not in seen:
+                    seen.add(imported)
+                    pending.append(imported)
+        found = self._imported[path] = frozenset(seen)
+        return found
+
+    def _linked(self, here: str, other: str) -> bool:
+        """Whether the modules at ``here`` and ``other`` are linked by imports: one imports the
+        other, or a third imports both (a package's ``__init__``, a registry of backends)."""
+        if other in self._imports_of(here) or here in self._imports_of(other):
+            return True
+        return any(
+            here in imported and other in imported
+            for imported in map(self._imports_of, self.ctx.project.root.modules.paths)
+        )
 
     def pair_parameter(self, function: ast.AST) -> ast.arg | None:
         """The one value parameter of a method (after ``self``), which a pair's ``from_`` side
