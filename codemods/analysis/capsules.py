@@ -175,6 +175,20 @@ class Origin:
     evidence: str | None = None  # why we think it is a capsule, in words
 
 
+# A value fed to a consumer that takes no capsule, whose origin the file does not show (neither a
+# capsule's flow, nor a parameter or name with evidence, nor an array): reported ("cannot tell
+# whether `x` is a DLPack capsule") only where this rule option is true. Off by default (issue
+# 54, decision 2): the report stood on every such call, fixed or not, so a migrated file never
+# checked clean, and it declined fixes that would leave one (`from_dlpack(a.toDlpack())`).
+UNKNOWN_ORIGIN_OPTION = "report-unknown-origin"
+
+
+def reports_unknown_origin(options: dict) -> bool:
+    """Whether a rule configured with ``options`` reports values of unknown origin (and so
+    declines a fix that would leave one): only when ``UNKNOWN_ORIGIN_OPTION`` is ``True``."""
+    return options.get(UNKNOWN_ORIGIN_OPTION) is True
+
+
 def capsules(ctx: FileContext) -> CapsuleAnalysis:
     """The file's capsule analysis, computed once and shared by every rule that asks (kept on
     the context, which the engine clears when the file is done: a table keyed weakly by the
