@@ -130,6 +130,9 @@ def cli() -> None:
 @click.option("--statistics", is_flag=True,
               help="Print a table of findings per rule instead of one line per finding (json: a \"statistics\" "
               "array; a dry run's patch, github and sarif keep stdout and the table goes to stderr).")
+@click.option("--add-noqa", is_flag=True, expose_value=False, callback=lambda ctx, _param, value: ctx.meta.update(
+              add_noqa=value), help="Add a '# noqa: CODE' comment to the line of every finding (to baseline a "
+              "tree before --check), fix nothing, and exit.")
 @click.option("--show-fixes", is_flag=True,
               help="Also list the findings fixed (with --dry-run/--check: that the patch would fix, on stderr).")
 @click.option("--show-files", is_flag=True, help="List the files that would be checked, and exit.")
@@ -160,6 +163,12 @@ def run_command(paths, dry_run, check, select, extend_select, ignore, unsafe_fix
     if show_files and show_settings:
         raise click.UsageError("--show-files and --show-settings are exclusive")
     mode = "dry-run" if dry_run else "check" if check else "fix"
+    add_noqa = click.get_current_context().meta.get("add_noqa", False)
+    if add_noqa and (dry_run or check or exit_non_zero_on_fix):
+        raise click.UsageError("--add-noqa writes comments and fixes nothing: not with --dry-run, --check or "
+                               "--exit-non-zero-on-fix")
+    if add_noqa:
+        mode = "check"  # find everything, fix nothing: the comments are the only edit
     options = Options(
         select=parse_codes(select),
         extend_select=parse_codes(extend_select) or [],
@@ -234,6 +243,10 @@ def run_command(paths, dry_run, check, select, extend_select, ignore, unsafe_fix
             _show_settings(report, groups, resolver, cache_dir, no_cache)
         return EXIT_ATTENTION if report.errors else EXIT_OK
     report.errors.extend(r.error for r in report.results if r.error is not None)
+    if add_noqa:
+        from jax_codemod.cli.add_noqa import add_noqa as baseline
+
+        return EXIT_OK if baseline(report) or exit_zero else EXIT_ATTENTION
     if mode == "fix":
         report.errors.extend(write_results(report.changed))
     _render(report, output_format, statistics=statistics, show_fixes=show_fixes)

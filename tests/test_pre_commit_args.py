@@ -10,11 +10,10 @@ from __future__ import annotations
 import os
 
 import pytest
+from jax_codemod.cli.main import _after_double_dash
+from test_bulk import git, make_repo
 from test_ci import hook_repo, pre_commit  # noqa: F401 (hook_repo is a fixture used by name)
 from test_cli import BROKEN, FIXED, invoke
-from test_bulk import git, make_repo
-
-from jax_codemod.cli.main import _after_double_dash
 
 
 def project_with(tmp_path, hook_repo, args: str):  # noqa: F811

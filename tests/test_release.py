@@ -8,9 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
 import jax_codemod
+import pytest
 
 REPO = Path(__file__).resolve().parent.parent
 DOCS = sorted((REPO / "docs").glob("*.md"))

@@ -149,3 +149,12 @@ def test_a_bare_noqa_silences_the_run(tmp_path):
                                    "u = torch.from_dlpack(jax.dlpack.to_dlpack(x))  # noqa: E501\n")
     code, out, err = invoke(["run", "--check", "--no-cache", "--no-progress", "a.py"], cwd=tmp_path)
     assert code == 1 and "a.py:5:" in out and "a.py:4:" not in out, out + err
+
+
+@pytest.mark.parametrize("ending", ["\n", "\r\n", "\r"])
+def test_a_comment_suppresses_its_own_line_whatever_the_line_endings(ending):
+    """A CR-only file was one row to the tokenizer (a StringIO's readline splits at LF only): every
+    comment was on line 1, and a ``# noqa`` on line 4 suppressed nothing there."""
+    text = ending.join(["import jax", "", "x = 1", "t = jax.dlpack.to_dlpack(x)  # noqa: JAX005", ""])
+    ctx = FileContext("s.py", text, ast.parse(text))
+    assert ctx.is_suppressed("JAX005", 4) and not ctx.is_suppressed("JAX005", 1)

@@ -503,7 +503,9 @@ class FileContext:
             return {}
         found: dict[int, frozenset[str] | None] = {}
         try:
-            tokens = list(tokenize.generate_tokens(io.StringIO(self.text).readline))
+            # newline=None: a lone CR ends a line for the tokenizer's rows as for the parser's (a
+            # StringIO's readline otherwise splits at LF only, and a CR-only file is one row).
+            tokens = list(tokenize.generate_tokens(io.StringIO(self.text, newline=None).readline))
         except (tokenize.TokenError, SyntaxError, UnicodeDecodeError):
             # (Python 3.12's C tokenizer raises UnicodeDecodeError for a lone CR before a
             # non-ASCII character; the file's own parse reports what is wrong with it.)
