@@ -6,6 +6,7 @@ import ast
 from dataclasses import replace
 
 from jax_codemod.analysis import jax_versions
+from jax_codemod.analysis.api import TREE_MAPS
 from jax_codemod.analysis.capsules import (
     ARRAY_CONSUMERS,
     CUPY,
@@ -20,6 +21,7 @@ from jax_codemod.analysis.capsules import (
     capsules,
 )
 from jax_codemod.analysis.context import FileContext, split_lines
+from jax_codemod.analysis.names import canonical
 from jax_codemod.analysis.version_gates import OLD, Gates
 from jax_codemod.rule import Finding, FixSafety, Rule
 
@@ -34,6 +36,8 @@ INLINE = "inline"  # drop `capsule = producer(x)`, hand x to its one consumer
 CONSUMER = "consumer"  # consumer(producer(x), copy=False) -> consumer(x): the array, copies allowed
 DROP_IMPORT = "drop-import"  # from jax.dlpack import to_dlpack -> (removed)
 DROP_ALIAS = "drop-alias"  # to_dl = jax.dlpack.to_dlpack -> (removed)
+EXPORT_EACH = "export-each"  # jax.tree.map(jax.dlpack.to_dlpack, t) -> jax.tree.map(lambda a: a.__dlpack__(), t)
+_EXPORT_EACH = "lambda a: a.__dlpack__()"
 # What the array becomes for the consumer: as is, or a contiguous torch tensor without
 # autograd (jax.dlpack.from_dlpack ignores torch strides on JAX 0.6.1-0.7.1).
 AS_IS = ""
@@ -47,7 +51,8 @@ class RemovedDlpackApi(Rule):
     """## What it does
     Migrates the capsule-based DLPack API that JAX removed: `jax.dlpack.to_dlpack(x)`
     (deprecated in JAX 0.6, removed in 0.7; also through aliases, `from jax.dlpack
-    import to_dlpack` or `importlib.import_module("jax.dlpack")`), and DLPack capsules
+    import to_dlpack`, `from jax.dlpack import *` or `importlib.import_module("jax.dlpack")`),
+    and DLPack capsules
     -- from `torch.utils.dlpack.to_dlpack(t)`, `t.__dlpack__()`, CuPy's `toDlpack()` or
     JAX's private `jax._src.dlpack.to_dlpack` -- handed to `jax.dlpack.from_dlpack`,
     `jnp.from_dlpack` or `jax._src.dlpack.from_dlpack`, which take the array itself.
@@ -111,6 +116,8 @@ class RemovedDlpackApi(Rule):
     that escapes (returned, stored, passed on, read twice, or fed to a consumer that takes
     only capsules) comes from `x.__dlpack__()` instead, with the same `stream`,
     `max_version`, `dl_device` and `copy` arguments, and the message says so.
+    The function handed to a map over one tree or iterable (`jax.tree.map(jax.dlpack.to_dlpack,
+    tree)`, `map(to_dlpack, xs)`) becomes `lambda a: a.__dlpack__()`: the same capsules.
     `take_ownership=False` (the default) is dropped, and so is a JAX consumer's `copy=False`
     where the capsule is its argument: JAX 0.7.2+ will not alias a CPU buffer that is not
     64-byte aligned and raises with it, where the capsule was copied (a capsule in a variable
@@ -135,7 +142,7 @@ class RemovedDlpackApi(Rule):
     capsules (`tf.experimental.dlpack.to_dlpack`) fed to JAX (many TensorFlow releases'
     tensors have no `__dlpack__`: pass the tensor where they do, else copy through the host), other
     arguments with no array-protocol equivalent, references that are not calls
-    (`tree_map(jax.dlpack.to_dlpack, xs)`), and capsules that reach a JAX consumer while
+    (`EXPORTERS = {"jax": jax.dlpack.to_dlpack}`), and capsules that reach a JAX consumer while
     some other read still sees them (also returned or stored, or a branch, `continue` or
     handler that skips the rebinding): passing the tensor would change what those reads get.
 
@@ -211,6 +218,10 @@ class RemovedDlpackApi(Rule):
         if action == INLINE:
             fixer.state.setdefault(_STATE, {})[id(updated)] = (updated, finding.data[1], finding.data[2])
             return updated
+        if action == EXPORT_EACH:
+            import libcst as cst
+
+            return _parenthesized_like(cst.parse_expression(_EXPORT_EACH), updated)
         if action in (DROP_IMPORT, DROP_ALIAS):
             import libcst as cst
 
@@ -281,6 +292,9 @@ class _Check:
             return "ImportError"
         if isinstance(node, ast.Call) and self.ctx.qualname(node.func) in JAX_CONSUMERS:
             return "TypeError"
+        name = node.func if isinstance(node, ast.Call) else node
+        if isinstance(name, ast.Name) and name.id not in self.analysis.names_bound_from(name.id):
+            return "NameError"  # bound by `from jax.dlpack import *` alone, which binds it no more
         return "AttributeError"
 
     def mark_fixed(self, call: ast.Call, finding: Finding) -> None:
@@ -642,6 +656,9 @@ class _Check:
         # hold it, and only an attribute named so can be it: resolving every name of a large
         # module through the value analysis cost seconds.
         aliasable = self.analysis.names_bound_from("to_dlpack")
+        if any(node.module == "jax.dlpack" and not node.level and any(a.name == "*" for a in node.names)
+               for node in self.analysis.import_froms):
+            aliasable = aliasable | {"to_dlpack"}  # `from jax.dlpack import *` bound it, where it existed
         candidates = [*self.analysis.attribute_loads("to_dlpack"),
                       *(n for name in sorted(aliasable) for n in self.analysis.name_loads(name))]
         for node in candidates:
@@ -660,9 +677,36 @@ class _Check:
             single_target = isinstance(parent, ast.Assign) and len(parent.targets) == 1
             if single_target and isinstance(parent.targets[0], ast.Name) and self.alias(parent, node):
                 continue
-            self.add(node, f"`{qualified}` was removed in JAX 0.7; pass arrays to the consumer's `from_dlpack` "
-                     "directly, or call `x.__dlpack__()` for a capsule", FixSafety.NONE,
+            mapper = self.mapped_over(node, parent)
+            if mapper is not None:
+                # `jax.tree.map(jax.dlpack.to_dlpack, tree)`: the map calls it with one leaf
+                # (element) at a time, which `__dlpack__()` exports to the same capsule.
+                self.add(node, f"`{qualified}` was removed in JAX 0.7; `{mapper}` calls it on one value at a "
+                         f"time: `{_EXPORT_EACH}` makes the same capsules on every supported JAX (a consumer "
+                         "that takes arrays, `torch.from_dlpack` or `jax.dlpack.from_dlpack`, can take the "
+                         "values themselves: map it over them instead)", FixSafety.SAFE,
+                         node_type=type(node).__name__, data=(EXPORT_EACH,))
+                continue
+            self.add(node, f"`{qualified}` was removed in JAX 0.7; no automatic fix: this reference is not a call, "
+                     "and what calls it with which arguments is not shown here. Pass arrays to the consumer's "
+                     "`from_dlpack` directly, or call `x.__dlpack__()` where a capsule is needed", FixSafety.NONE,
                      node_type=type(node).__name__)
+
+    def mapped_over(self, node: ast.AST, parent: ast.AST) -> str | None:
+        """The map (`jax.tree.map`, `jax.tree_util.tree_map`, builtin `map`) that ``node`` is the
+        function of, over one tree or iterable, so that each call gets one positional value;
+        None otherwise (several trees give it several arguments: `take_ownership` once)."""
+        if not (isinstance(parent, ast.Call) and parent.args and parent.args[0] is node and len(parent.args) == 2):
+            return None
+        if any(isinstance(a, ast.Starred) for a in parent.args) or any(
+            k.arg != "is_leaf" for k in parent.keywords
+        ):
+            return None
+        func = parent.func
+        if isinstance(func, ast.Name) and func.id == "map" and not self.ctx.is_bound("map"):
+            return "map"
+        qualified = canonical(self.analysis.qualname(func))
+        return ast.unparse(func) if qualified in TREE_MAPS else None
 
     def alias(self, statement: ast.Assign, value: ast.AST) -> bool:
         """``to_dl = jax.dlpack.to_dlpack``: removable once every call through it is fixed."""

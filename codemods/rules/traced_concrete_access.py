@@ -220,34 +220,31 @@ class TracedConcreteAccess(Rule):
     ```
 
     ## Fix safety
-    Safe when the accesses are side-effect statements or `assert`s (or a `for` loop over an
-    argument or its pytree leaves, a `with jax.named_scope(...)` or `with torch.no_grad():`
-    block, or an `if` that tests only whether an argument is a `jax.Array` and its static
-    attributes, made of them) of a function
-    decorated by `jax.jit`, `equinox.filter_jit` or `flax.nnx.jit` in any spelling (aliases,
-    `functools.partial`, factories, `@jax.jit(...)`, with `jax.named_call`/`named_scope`
-    decorators alongside), that read only its parameters, module or closure names and
-    locals computed from shapes, dtypes and static arguments (`n = x.shape[0]`, repeated in
-    the wrapper), and whose assigned names feed nothing but other hoisted statements. The
-    fix keeps the traced body under a private name with the same decorators and puts a
-    plain wrapper with the original name and signature in front of it: the hoisted
-    statements run on the concrete arguments on every call (the original would have run
-    them once per trace, and failed), then the wrapper forwards every argument. Methods
-    forward through `self`. `@jax.jit(...)` (JAX 0.8.1+) becomes
-    `@functools.partial(jax.jit, ...)` on the traced copy, so the fixed file runs on every
-    supported JAX. A comment right above a hoisted statement, and its trailing comment, move
-    with it; a comment set off by a blank line describes the traced computation and stays.
-    Call sites keep working; attributes of the jitted object (`step.lower(...)`) are no
-    longer on the wrapper, so a file that uses them is reported instead, as is a function
-    that another module of the project imports (itself, its module or its class) and uses
-    them on: the message names that module and line. The fix is unsafe when a non-static parameter has a default other
-    than `None` (forwarded explicitly, it becomes a traced argument instead of a Python
-    constant) or when an accessed argument is donated (the hoisted pointer or export
-    outlives the donated buffer). When the value flows into the traced computation or the
-    result, is read from an intermediate of the trace, the function is traced by `vmap`,
-    `grad`, `pmap`, `shard_map`, `checkpoint`, a `lax` control-flow body, a lifted linen
-    transform or a `jax.jit(f)` call (where `f` may also run eagerly), or it is a helper
-    called from inside a trace (in this module or another), the rule reports without a fix.
+    Safe when the accesses are side-effect statements or `assert`s (or a `for` loop over an argument
+    or its pytree leaves, a `with jax.named_scope(...)` or `with torch.no_grad():` block, or an `if`
+    that tests only whether an argument is a `jax.Array` and its static attributes, made of them) of
+    a function decorated by `jax.jit`, `equinox.filter_jit` or `flax.nnx.jit` in any spelling
+    (aliases, `functools.partial`, factories, `@jax.jit(...)`, with `jax.named_call`/`named_scope`
+    decorators alongside), that read only its parameters, module or closure names and locals
+    computed from shapes, dtypes and static arguments (`n = x.shape[0]`, repeated in the wrapper),
+    and whose assigned names feed nothing but other hoisted statements. The fix keeps the traced
+    body under a private name with the same decorators and puts a plain wrapper with the original
+    name and signature in front of it: the hoisted statements run on the concrete arguments on every
+    call (the original would have run them once per trace, and failed), then the wrapper forwards
+    every argument. Methods forward through `self`. `@jax.jit(...)` (JAX 0.8.1+) becomes
+    `@functools.partial(jax.jit, ...)` on the traced copy, so the fixed file runs on every supported
+    JAX. A comment right above a hoisted statement, and its trailing comment, move with it; a
+    comment set off by a blank line describes the traced computation and stays. Call sites keep
+    working; attributes of the jitted object (`step.lower(...)`) are no longer on the wrapper, so a
+    file that uses them is reported instead, as is a function that another module of the project
+    imports (itself, its module or its class) and uses them on: the message names that module and
+    line. The fix is unsafe when a non-static parameter has a default other than `None` (forwarded
+    explicitly, it becomes a traced argument instead of a Python constant) or when an accessed
+    argument is donated (the hoisted pointer or export outlives the donated buffer). When the value
+    flows into the traced computation or the result, is read from an intermediate of the trace, the
+    function is traced by `vmap`, `grad`, `pmap`, `shard_map`, `checkpoint`, a `lax` control-flow
+    body, a lifted linen transform or a `jax.jit(f)` call (where `f` may also run eagerly), or it is
+    a helper called from inside a trace (in this module or another), the rule reports without a fix.
     """
 
     CODE = "JAX001"
