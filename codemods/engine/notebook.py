@@ -470,7 +470,26 @@ def _in_cell(notebook: Notebook, finding):
     moved = replace(span, start_line=span.start_line + shift, end_line=span.end_line + shift,
                     start_column=span.start_column + columns,
                     end_column=span.end_column + (columns if span.end_line == span.start_line else 0))
-    return replace(finding, line=line, column=finding.column + columns, span=moved, cell=cell)
+    return replace(finding, line=line, column=finding.column + columns, span=moved, cell=cell,
+                   message=_cell_lines(notebook, finding.message))
+
+
+# "line N" in a message is a line of the module the rules read; "`x.ipynb` line N" too. Another
+# module a message names ("`pkg/io.py` line 12") is a .py file, whose lines are its own.
+_MESSAGE_LINE = re.compile(r"(`[^`\n]*` )?\bline (\d+)\b")
+
+
+def _cell_lines(notebook: Notebook, message: str) -> str:
+    """``message`` with each of the notebook's module lines it cites as the cell and the line in
+    it (``cell 3, line 2``), as the finding's own location is."""
+    def in_cell(match: re.Match) -> str:
+        named = match.group(1)
+        if named and not named.endswith(".ipynb` "):
+            return match.group(0)
+        cell, line = notebook.locate(int(match.group(2)))
+        return match.group(0) if cell is None else f"{named or ''}cell {cell}, line {line}"
+
+    return _MESSAGE_LINE.sub(in_cell, message)
 
 
 def cell_diffs(path: str, before: bytes, after: bytes) -> list[tuple[int, str]]:
