@@ -148,7 +148,32 @@ def test_a_named_folder_inside_a_package_keeps_the_package_importable(tmp_path, 
     monkeypatch.chdir(elsewhere)
     project.forget_roots()
     assert located(run(str(package / "sub"))) == [(str(package / "sub" / "export.py").replace(os.sep, "/"), 7, "JAX002")]
-    assert project.root_of(str(package / "sub" / "export.py")) == str(tmp_path)
+    assert project.root_of(str(package / "sub" / "export.py")) == project.scoped(str(tmp_path), "pkg")
+    # Listed within the package: the folder beside it (where the run started) is not read.
+    assert project.list_files(project.root_of(str(package / "sub" / "export.py"))) == [
+        "pkg/__init__.py", "pkg/data.py", "pkg/sub/__init__.py", "pkg/sub/export.py"]
+
+
+def test_a_package_named_in_a_crowded_folder_lists_the_package_only(tmp_path, monkeypatch):
+    """`codemod run proj` (or `proj/export.py`) where proj is a package: its absolute imports
+    (`from proj.data import ...`) resolve from the folder above it, which is not listed."""
+    work = {}
+    for base in (tmp_path / "empty", tmp_path / "crowded"):
+        folder = write_project(base / "proj")
+        (folder / "__init__.py").write_text("")
+        (folder / "export.py").write_text(EXPORT.replace("from data import", "from proj.data import"))
+        if base.name == "crowded":
+            crowd(base)
+        monkeypatch.chdir(base)
+        for named in ("proj", "proj/export.py"):
+            project.forget_roots()
+            with monkeypatch.context() as patched:
+                counted = Counted(patched)
+                document = run(named)
+            work[base.name, named] = (located(document), *counted.relative(base))
+            assert located(document) == [("proj/export.py", 7, "JAX002")]
+    for named in ("proj", "proj/export.py"):
+        assert work["crowded", named] == work["empty", named]
 
 
 def test_a_marker_decides_the_root_whatever_is_named(tmp_path, monkeypatch):

@@ -299,6 +299,9 @@ class Cache:
         digest = hashlib.sha256(self.fingerprint.encode())
         # The path is part of the key so no rule can see a result computed for another file.
         digest.update(b"\0" + os.path.normpath(path).encode("utf-8", "surrogateescape") + b"\0")
+        # And its root, which what the run names decides for a file with no project marker
+        # (``project.root_of``): the modules a result read are named relative to it.
+        digest.update(project.root_of(path).encode("utf-8", "surrogateescape") + b"\0")
         # So are the rules that checked it: the same bytes are checked by more of them once
         # another module of the project leads to an export or an access (``project_prefilter``).
         digest.update(",".join(rule.CODE for rule in active).encode() + b"\0")

@@ -6,9 +6,11 @@ nearest folder at or above it that marks a project (``pyproject.toml``, ``setup.
 ``setup.cfg``, a git checkout): so a file gets the same root, and the same findings, whether
 the run names it, its folder or the whole tree (the pre-commit hook, ``--stdin-filename``,
 ``--shard``). A file with no marker above it has the folder named on the command line that holds
-it, or its own folder (the first above its packages), whichever is higher: never the working
-directory's tree unless that was named (a two-file project checked from a folder with 78,000
-files below it lists two files, not 78,000).
+it, or its own folder: never the working directory's tree unless that was named (a two-file
+project checked from a folder with 78,000 files below it lists two files, not 78,000). A file
+inside a package (named, or in a named folder inside it) has the folder above its packages as
+its root, as Python imports it, listed only within its outermost package (``scoped``): the
+package's modules are found by their names, the folders beside it are never read.
 
 Reading is bounded as the engine's own is: regular files only (a FIFO named ``x.py`` never
 blocks the run), no symlinked folder is walked, no file over the parse limit is read, at most
@@ -63,9 +65,11 @@ RACY_NS = 2 * 10**9
 
 def root_of(path: str) -> str:
     """The project root of the file at ``path`` (absolute, normalised): the nearest folder at or
-    above it with a project marker; without one, the highest of the named folder that holds it
-    (``name_paths``) and the first folder above the file's packages (where ``python main.py``
-    beside them, or pytest's default import mode, puts the path's start)."""
+    above it with a project marker; without one, the highest named folder that holds it
+    (``name_paths``), or its own folder; in a package (named or not), the first folder above the
+    packages (where ``python main.py`` beside them, or pytest's default import mode, puts the
+    path's start), ``scoped`` to the outermost package. Compare roots as strings; ``folder_of``
+    says where one lies."""
     return _root_of_absolute(os.path.abspath(path))
 
 
@@ -100,14 +104,34 @@ def _root_of_folder(folder: str) -> str:
     marked = _marked_root(folder)
     if marked is not None:
         return marked
-    found = _above_packages(folder)
-    for top in _named:
-        # The highest named folder that holds the file, when it is above the packages' top
-        # (a named folder inside a package does not cut the package's imports off).
-        if (folder == top or folder.startswith(top.rstrip(os.sep) + os.sep)) and len(top) < len(found):
-            found = top
-            break  # sorted: the first that holds it is the highest
-    return found
+    above = _above_packages(folder)
+    for top in _named:  # sorted: the first that holds the folder is the highest
+        if folder == top or folder.startswith(top.rstrip(os.sep) + os.sep):
+            if len(top) <= len(above):
+                return top  # a named folder at or above the packages: all of it was named
+            break
+    if folder == above:
+        return folder  # in no package: its own folder
+    # Inside a package: the folder above the packages (so `import pkg.data` resolves), listed
+    # within the outermost package only (its siblings are nobody's business).
+    outermost = folder[len(above.rstrip(os.sep)) + 1 :].split(os.sep, 1)[0]
+    return scoped(above, outermost)
+
+
+# A root listed within one of its folders only: "TOP\0FOLDER" (no path holds a NUL).
+_SCOPE = "\0"
+
+
+def scoped(top: str, folder: str) -> str:
+    """The root at ``top`` listed within its ``folder`` (a posix relative path) only."""
+    return f"{top}{_SCOPE}{folder}"
+
+
+def folder_of(root: str) -> tuple[str, str]:
+    """(the folder a root's relative paths start from, the folder within it that is listed, ""
+    for all of it) of a root as ``root_of`` names it."""
+    top, _, scope = root.partition(_SCOPE)
+    return top, scope
 
 
 def _above_packages(folder: str) -> str:
@@ -215,11 +239,12 @@ def locate(path: str) -> tuple[str, str] | None:
     if _last_located[0] == key:
         return _last_located[1]  # the gate, then the check, ask of the same file in a row
     absolute = os.path.abspath(path)
-    top = _root_of_absolute(absolute)
+    root = _root_of_absolute(absolute)
+    top = folder_of(root)[0]
     # (A root is a folder above the file: os.path.relpath's answer, by string work.)
     inside = absolute.startswith(top.rstrip(os.sep) + os.sep)
     under = absolute[len(top.rstrip(os.sep)) + 1 :] if inside else os.path.relpath(absolute, top)
-    found = top, under.replace(os.sep, "/") if os.sep != "/" else under
+    found = root, under.replace(os.sep, "/") if os.sep != "/" else under
     _last_located = (key, found)
     return found
 
@@ -278,13 +303,13 @@ def _listing(top: str) -> list[tuple[str, os.DirEntry]]:
     the root's module map both need them)."""
     found = _listings.get(top)
     if found is None:
-        found = _listings[top] = _walk(top)
+        found = _listings[top] = _walk(*folder_of(top))
     return found
 
 
-def _walk(top: str) -> list[tuple[str, os.DirEntry]]:
+def _walk(top: str, scope: str = "") -> list[tuple[str, os.DirEntry]]:
     found: list[tuple[str, os.DirEntry]] = []
-    pending = [""]
+    pending = [scope]
     while pending and len(found) < MAX_ROOT_FILES:
         relative = pending.pop()
         folder = os.path.join(top, relative) if relative else top
@@ -312,7 +337,7 @@ def read_module(top: str, relative: str) -> tuple[str | None, str]:
     """(text, digest) of the root's module at ``relative``; text None when it cannot be read,
     is not a regular file, is too large or does not decode (the digest still says what was
     seen, for the cache)."""
-    data = read_bytes(os.path.join(top, *relative.split("/")))
+    data = read_bytes(os.path.join(folder_of(top)[0], *relative.split("/")))
     if data is None:
         return None, "unreadable"
     digest = blake2b(data, digest_size=16).hexdigest()
@@ -356,6 +381,6 @@ def digest_of(top: str, relative: str) -> str:
     key = (top, relative)
     found = _digests.get(key)
     if found is None:
-        data = read_bytes(os.path.join(top, *relative.split("/")))
+        data = read_bytes(os.path.join(folder_of(top)[0], *relative.split("/")))
         found = _digests[key] = "unreadable" if data is None else blake2b(data, digest_size=16).hexdigest()
     return found
