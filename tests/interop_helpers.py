@@ -18,3 +18,23 @@ def ensure_single_device(x):
     import jax
 
     return jax.device_put(x, min(devices, key=lambda device: device.id))
+
+
+def ensure_exportable(x):
+    """``x`` where JAX exports its memory (CPU and GPU arrays); elsewhere a copy on JAX's CPU
+    device (added by codemod).
+
+    A TPU's memory, a plugin backend's and an array over several devices have no DLPack export
+    and no buffer protocol: JAX says so with ``BufferError`` from ``__dlpack_device__``. The copy
+    is a JAX array on the host, which every consumer (DLPack, the buffer protocol) accepts.
+    """
+    dlpack_device = getattr(x, "__dlpack_device__", None)
+    if dlpack_device is None:
+        return x
+    try:
+        dlpack_device()
+    except BufferError:
+        import jax
+
+        return jax.device_put(x, jax.devices("cpu")[0])
+    return x

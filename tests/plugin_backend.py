@@ -1,23 +1,14 @@
-"""A simulated plugin backend for the JAX004 execution cases (imported by the case scripts)."""
+"""A simulated plugin backend for the JAX004 execution cases (imported by the case scripts).
 
-import contextlib
+``with plugin_backend():`` makes JAX behave, inside the block, as on a backend without DLPack
+(``metal``): every array off the host's CPU device refuses ``__dlpack_device__`` with the
+seed's ``BufferError`` and ``__dlpack__`` and the buffer protocol as XLA does (a runtime error,
+which ``except BufferError`` does not catch). The simulation is ``platform_sim``'s, held to the
+seed by tests/test_platform_sim.py.
+"""
 
-import jax.numpy as jnp
+from platform_sim import simulated
 
 
-@contextlib.contextmanager
 def plugin_backend():
-    """jax.Array exports fail the way they do on a backend without DLPack (the seed's error)."""
-    array_type = type(jnp.zeros(()))
-    saved = {name: array_type.__dict__[name] for name in ("__dlpack__", "__dlpack_device__")}
-
-    def refuse(self, *args, **kwargs):
-        raise BufferError("__dlpack__ device only supported for CPU, GPU and TPU pinned host, got platform: METAL")
-
-    for name in saved:
-        setattr(array_type, name, refuse)
-    try:
-        yield
-    finally:
-        for name, method in saved.items():
-            setattr(array_type, name, method)
+    return simulated("metal")

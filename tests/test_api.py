@@ -55,13 +55,16 @@ OLD = {
         TORCH_CONSUMERS
         | {"numpy.from_dlpack", "cupy.from_dlpack", "jax.numpy.from_dlpack", "jax.dlpack.from_dlpack"},
     ),
-    "dlpack_without_host_fallback.HOST_CONSTRUCTORS": (
-        dlpack_without_host_fallback.HOST_CONSTRUCTORS,
+    "dlpack_without_host_fallback.READERS": (
+        dlpack_without_host_fallback.READERS,
         {
-            "torch.from_dlpack": "torch.as_tensor",
-            "torch.utils.dlpack.from_dlpack": "torch.as_tensor",
-            "numpy.from_dlpack": "numpy.asarray",
-            "cupy.from_dlpack": "cupy.asarray",
+            "torch.from_dlpack": "dlpack-device",
+            "torch.utils.dlpack.from_dlpack": "dlpack-device",
+            "numpy.from_dlpack": "dlpack",
+            "cupy.from_dlpack": "dlpack",
+            "memoryview": "buffer",
+            "numpy.frombuffer": "buffer",
+            "torch.frombuffer": "buffer",
         },
     ),
     "values.CAPSULE_PRODUCERS": (
@@ -340,9 +343,10 @@ def test_a_private_spelling_names_a_record_with_the_same_facts():
             assert replace(record, name=public.name, public=None) == public
 
 
-def test_a_host_constructor_belongs_to_its_consumers_library():
-    for name, constructor in api.table("host_constructor").items():
-        assert constructor.split(".")[0] == name.split(".")[0]
+def test_every_read_is_one_the_platform_table_knows():
+    from jax_codemod.analysis import platforms
+
+    assert set(api.table("reads").values()) <= set(platforms.READS)
 
 
 def test_unknown_facts_are_refused():

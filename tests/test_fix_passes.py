@@ -53,10 +53,14 @@ def to_torch(value: jax.Array):
 """
 
 
+TPU = {"target-platforms": "cpu,tpu"}
+
+
 def test_finding_made_moot_by_another_rule_is_resolved_by_it_not_applied():
-    result = run(MOOT, [DlpackWithoutHostFallback(), UnguardedDlpackExport()])
-    assert b"except BufferError:" in result.fixed
-    # JAX004's try/except BufferError answers the multi-device BufferError too.
+    result = run(MOOT, [DlpackWithoutHostFallback(TPU), UnguardedDlpackExport()])
+    assert b"torch.from_dlpack(ensure_exportable(value))" in result.fixed
+    # JAX004's helper copies a multi-device array to the host too (its __dlpack_device__
+    # refuses), which answers JAX006's multi-device BufferError.
     assert states(result) == [("JAX004", "safe", True, None), ("JAX006", "unsafe", False, "JAX004")]
     moot = result.findings[1].to_json()
     assert moot["applied"] is False and moot["resolved_by"] == "JAX004"
@@ -68,6 +72,7 @@ def test_cli_shows_resolved_by_in_text_json_and_sarif(tmp_path):
     from jax_codemod.cli.main import cli
 
     (tmp_path / "m.py").write_text(textwrap.dedent(MOOT))
+    (tmp_path / "pyproject.toml").write_text('[tool.codemod]\ntarget-platforms = ["cpu", "tpu"]\n')
     runner = CliRunner()
     base = ["run", "--dry-run", "--select", "JAX004,JAX006", str(tmp_path)]
     text = runner.invoke(cli, base).output
@@ -138,7 +143,7 @@ def test_later_findings_on_consecutive_rewritten_lines_keep_their_own_lines():
     t = torch.utils.dlpack.from_dlpack(jax.dlpack.to_dlpack(x))
     n = np.from_dlpack(jax.dlpack.to_dlpack(x))
     """
-    result = run(source, [RemovedDlpackApi(), DlpackWithoutHostFallback()])
+    result = run(source, [RemovedDlpackApi(), DlpackWithoutHostFallback(TPU)])
     assert sorted((f.code, f.line) for f in result.findings) == [
         ("JAX004", 8), ("JAX004", 9), ("JAX005", 8), ("JAX005", 9)
     ]

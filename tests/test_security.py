@@ -260,6 +260,7 @@ def test_text_output_escapes_control_characters_in_names_and_messages(tmp_path):
         b"import numpy as np\nimport jax.numpy as jnp\n\ndef f():\n    x = jnp.ones(3)\n"
         b"    return (np  # x\n#::error::boom\x1b[2J\n  ).from_dlpack(x)\n"
     )
+    (tmp_path / "pyproject.toml").write_text('[tool.codemod]\ntarget-platforms = ["cpu", "tpu"]\n')
     code, out, err = invoke(["run", "--check", "--extend-select", "JAX004", "."], cwd=tmp_path)
     assert code == EXIT_ATTENTION
     lines = (out + err).splitlines()

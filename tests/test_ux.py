@@ -308,9 +308,10 @@ def test_summary_says_how_to_apply_the_remaining_fixes(tmp_path):
 
 
 def test_no_unsafe_hint_for_a_finding_another_fix_resolves(tmp_path):
-    # JAX004's fallback also answers the multi-device BufferError JAX006 warns of: its unsafe
-    # fix has nothing left to do, with or without the flag.
-    write(tmp_path, {"e.py": "import jax\nimport torch\n\n\ndef f(x: jax.Array):\n    return torch.from_dlpack(x)\n"})
+    # JAX004's copy (a TPU target) also answers the multi-device BufferError JAX006 warns of: its
+    # unsafe fix has nothing left to do, with or without the flag.
+    write(tmp_path, {"e.py": "import jax\nimport torch\n\n\ndef f(x: jax.Array):\n    return torch.from_dlpack(x)\n",
+                     "pyproject.toml": '[tool.codemod]\ntarget-platforms = ["cpu", "tpu"]\n'})
     for flags in ([], ["--unsafe-fixes"]):
         _, _, err = invoke(["run", "--dry-run", "--select", "JAX004,JAX006", *flags, "e.py"], cwd=tmp_path)
         assert "resolved by JAX004" in err

@@ -26,8 +26,10 @@ class Api:
 
     ``takes_arrays``: a DLPack consumer that takes an object with ``__dlpack__`` and asks it for
     one buffer. ``takes_capsules``: a consumer that takes a DLPack ``PyCapsule``.
-    ``makes_capsules``: a producer of a capsule, of its library's arrays. ``host_constructor``:
-    the same library's constructor from a host (NumPy) copy, for a consumer. ``single_device``:
+    ``makes_capsules``: a producer of a capsule, of its library's arrays. ``reads``: how a
+    consumer reads a JAX array's memory (``analysis.platforms``: "dlpack-device", asking
+    ``__dlpack_device__`` first; "dlpack", calling ``__dlpack__``; "buffer", the buffer protocol),
+    which is what a platform refuses. ``single_device``:
     its result is a JAX array on one device. ``tracer_error``: what it raises given a tracer,
     because it needs a concrete buffer. ``tree``: a pytree helper, what it gives ("map": runs
     its function on the leaves; "leaves"/"flatten": the leaves, as a list or with the treedef;
@@ -59,7 +61,7 @@ class Api:
     takes_arrays: bool = False
     takes_capsules: bool = False
     makes_capsules: bool = False
-    host_constructor: str | None = None
+    reads: str | None = None
     single_device: bool = False
     tracer_error: str | None = None
     tree: str | None = None
@@ -107,7 +109,7 @@ API: tuple[Api, ...] = (
             name,
             takes_arrays=True,
             takes_capsules=True,
-            host_constructor="torch.as_tensor",
+            reads="dlpack-device",
             tracer_error=UNAVAILABLE,
         )
         for name in ("torch.from_dlpack", "torch.utils.dlpack.from_dlpack")
@@ -115,7 +117,7 @@ API: tuple[Api, ...] = (
     Api("torch.utils.dlpack.to_dlpack", makes_capsules=True),
     Api("torch.to_dlpack", makes_capsules=True, public="torch.utils.dlpack.to_dlpack"),
     Api(
-        "numpy.from_dlpack", takes_arrays=True, host_constructor="numpy.asarray", tracer_error=CONCRETIZATION
+        "numpy.from_dlpack", takes_arrays=True, reads="dlpack", tracer_error=CONCRETIZATION
     ),
     # CuPy takes __cuda_array_interface__ or __dlpack__ (a tracer has neither); its
     # `from_dlpack` still takes a legacy capsule, `fromDlpack` nothing else.
@@ -123,7 +125,7 @@ API: tuple[Api, ...] = (
         "cupy.from_dlpack",
         takes_arrays=True,
         takes_capsules=True,
-        host_constructor="cupy.asarray",
+        reads="dlpack",
         tracer_error=CONCRETIZATION,
     ),
     Api("cupy.fromDlpack", takes_capsules=True),
@@ -279,15 +281,15 @@ API: tuple[Api, ...] = (
     Api("torch.as_tensor", tracer_error=UNAVAILABLE),
     Api("torch.asarray", tracer_error=UNAVAILABLE),
     Api("torch.tensor", tracer_error=UNAVAILABLE),
-    Api("torch.frombuffer", tracer_error="ValueError"),
+    Api("torch.frombuffer", tracer_error="ValueError", reads="buffer"),
     Api("numpy.asarray", tracer_error=ARRAY_CONVERSION),
     Api("numpy.array", tracer_error=ARRAY_CONVERSION),
     Api("numpy.asanyarray", tracer_error=ARRAY_CONVERSION),
     Api("numpy.ascontiguousarray", tracer_error=ARRAY_CONVERSION),
-    Api("numpy.frombuffer", tracer_error="TypeError"),
+    Api("numpy.frombuffer", tracer_error="TypeError", reads="buffer"),
     Api("cupy.asarray", tracer_error=UNAVAILABLE),
     Api("cupy.array", tracer_error=UNAVAILABLE),
-    Api("memoryview", tracer_error="TypeError"),
+    Api("memoryview", tracer_error="TypeError", reads="buffer"),
     Api("bytes", tracer_error="TypeError"),
     Api("bytearray", tracer_error="TypeError"),
     Api("pickle.dumps", tracer_error=CONCRETIZATION),

@@ -1,214 +1,269 @@
-"""JAX004: DLPack exports of JAX arrays with no host-memory fallback."""
+"""JAX004: reads of a JAX array's memory that a platform of the target refuses."""
 
 from __future__ import annotations
 
 import ast
 from typing import TYPE_CHECKING
 
-from jax_codemod.analysis import api
+from jax_codemod.analysis import api, platforms
 from jax_codemod.analysis import values as v
 from jax_codemod.analysis.context import FileContext
+from jax_codemod.analysis.expected_errors import ERROR_BASES
+from jax_codemod.analysis.guards import caught
 from jax_codemod.analysis.scopes import walk
 from jax_codemod.rule import Finding, FixSafety, Rule
-from jax_codemod.rules._shared import (
-    NUMPY_ALIASES,
-    TAKEN,
-    helper_state,
-    insert_helper,
-    is_guarded,
-    numpy_name,
-    shadowed_names,
-    try_except_buffer_error,
-    whole_statement,
-    with_value,
-)
+from jax_codemod.rules._shared import ABSENT, OURS, helper_state, insert_helper
 
 if TYPE_CHECKING:
     import libcst as cst
 
-# Consumer -> the same library's constructor, which takes the host (NumPy) copy.
-HOST_CONSTRUCTORS: dict[str, str] = api.table("host_constructor")
-
-# Fix shapes, carried in Finding.data[0].
-STATEMENT = "statement"
-HELPER = "helper"
-
-HELPER_NAME = "_from_dlpack_or_host"
-HELPER_SOURCE = f'''
-def {HELPER_NAME}(from_dlpack, from_host, array):
-    """Zero-copy DLPack export, or a host copy on backends without DLPack support."""
-    try:
-        return from_dlpack(array)
-    except BufferError:
-        return from_host(NUMPY.array(array))
-'''
-_FALLBACK_COMMENT = "# no DLPack on this backend: copy through host memory"
+# Consumer -> how it reads a JAX array's memory (``analysis.platforms``: DLPack, after asking
+# ``__dlpack_device__`` or not, or the buffer protocol).
+READERS: dict[str, str] = api.table("reads")
+HELPER = platforms.EXPORTABLE_HELPER
+HELPER_MODULE_OPTION = "helper-module"
+_WORDS = (b"from_dlpack", b"__dlpack__", b"memoryview", b"frombuffer")
 
 
 class DlpackWithoutHostFallback(Rule):
     """## What it does
-    Finds DLPack exports of JAX arrays to PyTorch, NumPy and CuPy
-    (`torch.from_dlpack(x)`, `torch.utils.dlpack.from_dlpack(x)`, `np.from_dlpack(x)`,
-    `cupy.from_dlpack(x)`) that have no fallback for backends without DLPack support,
-    and adds one: try the zero-copy export, and on `BufferError` copy through host
-    memory with the consumer's own constructor. Opt-in: enable it for code that must
-    also run on plugin backends.
+    Finds reads of a JAX array's memory that a platform of the target refuses: DLPack
+    exports (`torch.from_dlpack(x)`, `torch.utils.dlpack.from_dlpack(x)`, `np.from_dlpack(x)`,
+    `cupy.from_dlpack(x)`, `x.__dlpack__()`) and the buffer protocol (`memoryview(x)`,
+    `np.frombuffer(x)`, `torch.frombuffer(x)`), where the target platforms
+    (`target-platforms`: from the project's requirements, `jax[tpu]` or `libtpu` for a TPU)
+    include a TPU or a plugin backend. It hands the consumer `ensure_exportable(x)` instead:
+    the array itself where JAX exports its memory (zero-copy on a CPU or GPU), a copy on
+    JAX's CPU device where it does not. A project whose target is CPU and GPU only (the
+    default) gets no finding.
 
     ## Why is this bad?
-    On a backend without DLPack support (plugin backends such as Metal) every export
-    raises `BufferError: __dlpack__ device only supported for CPU, GPU and TPU pinned
-    host, got platform: ...`. A copy through host memory works on every backend.
+    A TPU's memory has no DLPack export and no buffer protocol. On a TPU,
+    `torch.from_dlpack(x)` raises `BufferError: __dlpack__ device only supported for CPU
+    and GPU, got platform: tpu`; `np.from_dlpack(x)` and `x.__dlpack__()` raise
+    `JaxRuntimeError: INVALID_ARGUMENT: Device TPU_0(...) cannot be used as a DLPack
+    device.` (a `RuntimeError`, which `except BufferError` does not catch); `memoryview(x)`
+    raises `BufferError: INVALID_ARGUMENT: Python buffer protocol is only defined for CPU
+    buffers.` A plugin backend's `__dlpack_device__` raises `BufferError: __dlpack__ device
+    only supported for CPU, GPU and TPU pinned host, got platform: ...`, and its exports fail
+    as a TPU's do.
 
     ## Example
     ```python
     import jax.numpy as jnp
+    import numpy as np
     import torch
 
     x = jnp.arange(6.0)
     t = torch.from_dlpack(x)
-    total = torch.from_dlpack(x).sum()
+    host = np.from_dlpack(x)
     ```
 
     ## Use instead
     ```python
     import jax.numpy as jnp
-    import torch
     import numpy as np
+    import torch
 
 
-    def _from_dlpack_or_host(from_dlpack, from_host, array):
-        \"\"\"Zero-copy DLPack export, or a host copy on backends without DLPack support.\"\"\"
+    def ensure_exportable(x):
+        \"\"\"``x`` where JAX exports its memory (CPU and GPU arrays); elsewhere a copy on JAX's CPU
+        device (added by codemod).
+        ...
+        \"\"\"
+        dlpack_device = getattr(x, "__dlpack_device__", None)
+        if dlpack_device is None:
+            return x
         try:
-            return from_dlpack(array)
+            dlpack_device()
         except BufferError:
-            return from_host(np.array(array))
+            import jax
+
+            return jax.device_put(x, jax.devices("cpu")[0])
+        return x
 
 
     x = jnp.arange(6.0)
-    try:
-        t = torch.from_dlpack(x)
-    except BufferError:  # no DLPack on this backend: copy through host memory
-        t = torch.as_tensor(np.array(x))
-    total = _from_dlpack_or_host(torch.from_dlpack, torch.as_tensor, x).sum()
+    t = torch.from_dlpack(ensure_exportable(x))
+    host = np.from_dlpack(ensure_exportable(x))
     ```
 
     ## Fix safety
-    Safe: behaviour changes only where the export raised `BufferError`, and there the
-    fallback returns the same values and dtype in the same library's type. A whole
-    statement is wrapped in `try`/`except BufferError`; an export inside a larger
-    expression goes through one helper per module. Know what the fallback trades:
-    it copies (device to host, host to the consumer), so the result no longer shares
-    memory with the JAX array; it is a fresh writable copy (`np.array`), never a view of
-    JAX's cached host value, which PyTorch warns about and must not be written to. The
-    `except BufferError` also catches the other `BufferError`s of an export (a sharded
-    array, an unsupported dtype) and answers them with a copy instead of an error. The
-    array is evaluated once: a statement is wrapped only when its argument is names,
-    attributes, subscripts by constants, operators and a JAX array's pure methods
-    (`x.astype("float32")`), which the fallback may repeat; an argument that calls anything
-    else (`env.step(a)`) goes through the helper. `bfloat16` and
-    other dtypes PyTorch cannot build from NumPy still fail in the fallback. Only
-    arguments known to be JAX arrays are touched (results of `jax.numpy`, `jax.random`,
-    `jax.device_put`, ..., names assigned only such values, parameters annotated
-    `jax.Array`); exports already inside `try`/`except BufferError` are left alone, and
-    calls with extra arguments (`device=`, `copy=`) are reported without a fix.
+    Safe. Where JAX exports the array's memory (a CPU or GPU array on one device) the helper
+    returns the array itself: the export is the zero-copy one it was, sharing memory with the
+    JAX array. Elsewhere the old code raised; there the consumer gets the same values and dtype
+    (`bfloat16` included) from a copy on JAX's CPU device, which no longer shares memory with
+    the TPU array. The helper asks `__dlpack_device__`, the one question JAX answers with
+    `BufferError` on every platform without an export, and catches nothing else. The copy needs
+    JAX's CPU backend, which a TPU host has unless `JAX_PLATFORMS` leaves it out. Only
+    arguments known to be JAX arrays are touched; reads already inside a `try` whose handlers
+    catch what each target platform raises there, `np.from_dlpack(x, device=...)`, and tests
+    that run only on DLPack platforms (`@jtu.run_on_devices("cpu")`) are left alone. With
+    `helper-module` set, the helper is imported from that module instead of defined in each
+    file. A module that binds `ensure_exportable` to something else gets the finding without
+    a fix.
     """
 
     CODE = "JAX004"
-    RAISES = ("BufferError",)
+    RAISES = ("BufferError", "JaxRuntimeError")
     NAME = "dlpack-without-host-fallback"
-    DEFAULT_ENABLED = False
+    DEFAULT_ENABLED = True
     FIX_SAFETY = FixSafety.SAFE
-    TRIGGERS = (b"from_dlpack",)
-    REQUIRES = (b"jax",)  # prefilter() below: an argument known to be a JAX array needs jax named
+    TRIGGERS = _WORDS
+    REQUIRES = (b"jax",)
+
+    @property
+    def targets(self) -> frozenset[str]:
+        return platforms.target(self.options)
 
     def prefilter(self, source: bytes) -> bool:
-        # A finding needs a consumer of torch, numpy or cupy, and an argument known to be a
-        # JAX array, which the value analysis knows only from a name that resolves into jax.
+        # Nothing to find unless a platform of the target refuses exports: a CPU/GPU project pays
+        # for this test alone.
         return (
-            b"from_dlpack" in source
+            platforms.refuses_exports(self.targets)
             and b"jax" in source
-            and (b"torch" in source or b"numpy" in source or b"cupy" in source)
+            and any(word in source for word in _WORDS)
         )
 
     def check(self, ctx: FileContext) -> list[Finding]:
-        findings: list[Finding] = []
-        analysis = ctx.analysis
-        helper = helper_state(ctx, HELPER_NAME, HELPER_SOURCE)
-        calls, aliases = _consumer_calls(ctx.tree)
-        for node in calls:
-            if isinstance(node.func, ast.Name) and node.func.id not in aliases:
-                continue  # a builtin, a def or class, or an import of something else
-            consumer = analysis.qualname(node.func)
-            if consumer not in HOST_CONSTRUCTORS:
+        targets = self.targets
+        if not platforms.refuses_exports(targets):
+            return []
+        state = helper_state(ctx, HELPER, platforms.EXPORTABLE_SOURCE)
+        findings = []
+        for call, array, reads, spelled in _reads(ctx):
+            if _is_helper_call(array) or ctx.analysis.value_of(array).kind != v.ARRAY:
                 continue
-            if analysis.value_of(exported_array(node.args[0])).kind != v.ARRAY or is_guarded(ctx, node):
+            refused = platforms.refusals(targets, reads)
+            if not refused or _guarded(ctx, call, refused) or _runs_only_on_dlpack_platforms(ctx, call):
                 continue
-            if _runs_only_on_dlpack_platforms(ctx, node):
-                continue
-            findings.append(self._finding(ctx, node, consumer, helper))
+            findings.append(self._finding(ctx, call, spelled, refused, state))
         return findings
 
-    def _finding(self, ctx: FileContext, call: ast.Call, consumer: str, helper: str) -> Finding:
-        message = (
-            f"`{ctx.source_of(call.func)}` of a JAX array raises BufferError on backends without DLPack support "
-            "(plugin backends such as Metal)"
+    def _finding(self, ctx, call: ast.Call, spelled: str, refused, state: str) -> Finding:
+        first = refused[0]
+        where = " and ".join(dict.fromkeys(_platform_name(r.platform) for r in refused))
+        message = f"{spelled} of a JAX array raises on {where}: {first.error}: {first.message}"
+        if state not in (ABSENT, OURS) and not self.options.get(HELPER_MODULE_OPTION):
+            return self.finding(
+                ctx, call, f"{message}; `{HELPER}` is already taken in this module, so copy the array to "
+                "JAX's CPU device by hand where the platform has no export", FixSafety.NONE,
+                raises=tuple(dict.fromkeys(r.error for r in refused)),
+            )
+        return self.finding(
+            ctx, call, f"{message}; hand it `{HELPER}(...)`: the array itself on CPU and GPU, a copy on "
+            "JAX's CPU device elsewhere", FixSafety.SAFE,
+            raises=tuple(dict.fromkeys(r.error for r in refused)),
         )
-        if len(call.args) != 1 or call.keywords or isinstance(call.args[0], ast.Starred):
-            return self.finding(
-                ctx,
-                call,
-                f"{message}; its extra arguments have no host-copy equivalent: add a "
-                "`except BufferError` fallback through `np.array(x)` by hand",
-                FixSafety.NONE,
-            )
-        advice = f"{message}; on BufferError, copy through host memory"
-        # The wrapped statement's fallback evaluates the array again: only an expression that
-        # gives the same value without effects (`x`, `self.state`, `batch["obs"]`) may be
-        # repeated; `env.step(a)` or `jnp.asarray(queue.pop())` goes through the helper, once.
-        statement = whole_statement(ctx, call) if _repeatable(exported_array(call.args[0])) else None
-        if statement is not None:
-            return self.finding(
-                ctx,
-                statement,
-                advice,
-                FixSafety.SAFE,
-                node_type="SimpleStatementLine",
-                data=(STATEMENT, consumer, _numpy_shadowed(ctx, call)),
-            )
-        if helper == TAKEN:
-            return self.finding(
-                ctx,
-                call,
-                f"{message}; `{HELPER_NAME}` is already taken in this module, so add the "
-                "`except BufferError` host fallback by hand",
-                FixSafety.NONE,
-            )
-        return self.finding(ctx, call, advice, FixSafety.SAFE, data=(HELPER, consumer))
 
     def rewrite(self, original, updated, finding: Finding, fixer):
         import libcst as cst
 
-        shape, consumer, *shadowed = finding.data
-        numpy = numpy_name(fixer, *shadowed)
-        if shape == STATEMENT:
-            statement = updated.body[0]
-            fallback = _host_copy(statement.value, consumer, numpy, fixer)
-            return try_except_buffer_error(updated, with_value(statement, fallback), _FALLBACK_COMMENT)
-        fixer.state[HELPER_NAME] = numpy
-        constructor = cst.parse_expression(_constructor_code(consumer, numpy, fixer))
-        args = [updated.func, constructor, _array_of(updated)]
-        return cst.Call(
-            func=cst.Name(HELPER_NAME),
-            args=[cst.Arg(value=value) for value in args],
-            lpar=updated.lpar,
-            rpar=updated.rpar,
-        )
+        if _module_binds_helper(fixer.ctx.tree) is None:
+            module = self.options.get(HELPER_MODULE_OPTION)
+            if module:
+                fixer.add_import(module, HELPER)
+            else:
+                fixer.state[HELPER] = True
+
+        def wrap(expression):
+            return cst.Call(func=cst.Name(HELPER), args=[cst.Arg(expression.with_changes(lpar=[], rpar=[]))])
+
+        func = updated.func
+        if isinstance(func, cst.Attribute) and func.attr.value == "__dlpack__":
+            return updated.with_changes(func=func.with_changes(value=wrap(func.value)))
+        first = updated.args[0]
+        return updated.with_changes(args=[first.with_changes(value=wrap(first.value)), *updated.args[1:]])
 
     def finalize(self, module: cst.Module, fixer) -> cst.Module:
-        numpy = fixer.state.get(HELPER_NAME)
-        if numpy is None:
+        if not fixer.state.get(HELPER):
             return module
-        return insert_helper(module, HELPER_NAME, HELPER_SOURCE.replace("NUMPY", numpy))
+        return insert_helper(module, HELPER, platforms.EXPORTABLE_SOURCE)
+
+
+def _platform_name(platform: str) -> str:
+    return platform.upper() if platform == platforms.TPU else f"the `{platform}` backend"
+
+
+def _reads(ctx: FileContext):
+    """(call, the array it reads, how, how the source spells the reader) for each read of an array's
+    memory in the file: a consumer called with it, or its ``__dlpack__()`` without ``dl_device``."""
+    analysis = ctx.analysis
+    calls, aliases = _calls(ctx.tree)
+    for node in calls:
+        func = node.func
+        if isinstance(func, ast.Attribute) and func.attr == "__dlpack__":
+            if not node.args and not any(k.arg in ("dl_device", None) for k in node.keywords):
+                yield node, func.value, platforms.DLPACK, f"`{ctx.source_of(func)}()`"
+            continue
+        if isinstance(func, ast.Name) and func.id not in aliases:
+            if func.id != "memoryview":
+                continue  # a builtin, a def or class, or an import of something else
+            consumer = "memoryview"
+        else:
+            consumer = analysis.qualname(func)
+        reads = READERS.get(consumer)
+        if reads is None or any(k.arg in ("device", None) for k in node.keywords):
+            continue  # np.from_dlpack(x, device="cpu") copies to the host on every platform
+        yield node, node.args[0], reads, f"`{ctx.source_of(func)}`"
+
+
+_READER_ATTRIBUTES = frozenset({"from_dlpack", "frombuffer"})
+
+
+def _calls(tree: ast.Module) -> tuple[list[ast.Call], frozenset[str]]:
+    """The calls that may read an array (``f(x, ...)``, ``m.from_dlpack(x)``, ``x.__dlpack__()``),
+    in ``ast.walk`` order, and the names a bare ``f`` may be a reader by.
+
+    Resolving the callee of every bare call of a large module is most of this rule's cost. A
+    name can resolve to a reader only through a binding that imports one or is not an import,
+    ``def`` or ``class`` at all (an assignment, a parameter, a loop target...); the builtin
+    ``memoryview`` is the one reader by a name never bound.
+    """
+    calls: list[ast.Call] = []
+    aliases: set[str] = set()
+    for node in walk(tree):
+        if isinstance(node, ast.Call):
+            func = node.func
+            if isinstance(func, ast.Attribute) and func.attr == "__dlpack__":
+                calls.append(node)
+            elif node.args and not isinstance(node.args[0], ast.Starred) and (
+                isinstance(func, ast.Name) or (isinstance(func, ast.Attribute) and func.attr in _READER_ATTRIBUTES)
+            ):
+                calls.append(node)
+        elif isinstance(node, ast.Name):
+            if not isinstance(node.ctx, ast.Load):
+                aliases.add(node.id)
+        elif isinstance(node, ast.arg):
+            aliases.add(node.arg)
+        elif isinstance(node, ast.alias):
+            if any(word in node.name for word in _READER_ATTRIBUTES):
+                aliases.add((node.asname or node.name).split(".", 1)[0])
+        elif isinstance(node, (ast.ExceptHandler, ast.MatchAs, ast.MatchStar)):
+            if node.name:
+                aliases.add(node.name)
+        elif isinstance(node, ast.MatchMapping) and node.rest:
+            aliases.add(node.rest)
+    return calls, frozenset(aliases)
+
+
+def _is_helper_call(expr: ast.AST) -> bool:
+    """``ensure_exportable(x)``: a read this rule fixed already."""
+    return isinstance(expr, ast.Call) and isinstance(expr.func, ast.Name) and expr.func.id == HELPER
+
+
+def _guarded(ctx: FileContext, call: ast.Call, refused) -> bool:
+    """Whether a ``try`` around ``call`` catches what every refusing platform raises there."""
+    return all(caught(ctx, call, frozenset({r.error, *ERROR_BASES.get(r.error, ())})) for r in refused)
+
+
+def _module_binds_helper(tree: ast.Module):
+    for statement in tree.body:
+        if isinstance(statement, ast.FunctionDef) and statement.name == HELPER:
+            return statement
+        if isinstance(statement, ast.ImportFrom) and any((a.asname or a.name) == HELPER for a in statement.names):
+            return statement
+    return None
 
 
 # Backends whose arrays export over DLPack (JAX's test utilities' platform names).
@@ -252,126 +307,3 @@ def _skips_elsewhere(ctx: FileContext, statement: ast.stmt) -> bool:
     last = statement.body[-1]
     skips = isinstance(last, ast.Expr) and isinstance(last.value, ast.Call) and isinstance(last.value.func, ast.Attribute)
     return isinstance(last, ast.Raise) or (skips and last.value.func.attr == "skipTest")
-
-
-def _consumer_calls(tree: ast.Module) -> tuple[list[ast.Call], frozenset[str]]:
-    """The calls that may be a consumer (``f(x, ...)``, ``m.from_dlpack(x, ...)``), in ``ast.walk``
-    order, and the names a bare ``f`` may be for one to be.
-
-    Resolving the callee of every bare call of a large module is most of this rule's cost. A
-    name can resolve to ``torch.from_dlpack`` & co. only through a binding that names a
-    ``from_dlpack`` import or is not an import, ``def`` or ``class`` at all (an assignment, a
-    parameter, a loop or ``with`` target...): a name only ever bound by other imports, defs and
-    classes (or never bound: a builtin) resolves to something else.
-    """
-    calls: list[ast.Call] = []
-    aliases: set[str] = set()
-    for node in walk(tree):
-        if isinstance(node, ast.Call):
-            func = node.func
-            if node.args and (
-                isinstance(func, ast.Name) or (isinstance(func, ast.Attribute) and func.attr == "from_dlpack")
-            ):
-                calls.append(node)
-        elif isinstance(node, ast.Name):
-            if not isinstance(node.ctx, ast.Load):
-                aliases.add(node.id)
-        elif isinstance(node, ast.arg):
-            aliases.add(node.arg)
-        elif isinstance(node, ast.alias):
-            if "from_dlpack" in node.name:
-                aliases.add((node.asname or node.name).split(".", 1)[0])
-        elif isinstance(node, (ast.ExceptHandler, ast.MatchAs, ast.MatchStar)):
-            if node.name:
-                aliases.add(node.name)
-        elif isinstance(node, ast.MatchMapping) and node.rest:
-            aliases.add(node.rest)
-    return calls, frozenset(aliases)
-
-
-def _numpy_shadowed(ctx: FileContext, call: ast.Call) -> frozenset[str]:
-    """The spellings of numpy the function around ``call`` binds to something else."""
-    spellings = {
-        (alias.asname or alias.name).split(".", 1)[0]
-        for node in ctx.tree.body
-        if isinstance(node, ast.Import)
-        for alias in node.names
-        if alias.name.split(".", 1)[0] == "numpy"
-    }
-    return shadowed_names(ctx, call, spellings | set(NUMPY_ALIASES))
-
-
-def _host_copy(call: cst.Call, consumer: str, numpy: str, fixer) -> cst.BaseExpression:
-    import libcst as cst
-
-    host = f"{numpy}.array({code_of(_array_of(call))})"
-    if HOST_CONSTRUCTORS[consumer].startswith("numpy."):
-        return cst.parse_expression(host)
-    return cst.parse_expression(f"{_constructor_code(consumer, numpy, fixer)}({host})")
-
-
-def _constructor_code(consumer: str, numpy: str, fixer) -> str:
-    constructor = HOST_CONSTRUCTORS[consumer]
-    if constructor.startswith("numpy."):
-        return numpy + constructor[len("numpy") :]
-    return fixer.reference_code(constructor)
-
-
-def _array_of(consumer_call: cst.Call) -> cst.BaseExpression:
-    """The exported array: ``x`` for both ``f(x)`` and ``f(x.__dlpack__())``."""
-    import libcst as cst
-
-    array = consumer_call.args[0].value
-    if (
-        isinstance(array, cst.Call)
-        and isinstance(array.func, cst.Attribute)
-        and array.func.attr.value == "__dlpack__"
-        and not array.args
-    ):
-        return array.func.value
-    return array
-
-
-def _repeatable(expr: ast.AST) -> bool:
-    """Names, attributes, subscripts by constants or names, and operators over them: evaluated
-    twice, the same value and no effect (a property or operator with effects is not guarded)."""
-    if isinstance(expr, (ast.Name, ast.Constant)):
-        return True
-    if isinstance(expr, ast.Attribute):
-        return _repeatable(expr.value)
-    if isinstance(expr, ast.Subscript):
-        index = expr.slice
-        parts = index.elts if isinstance(index, ast.Tuple) else [index]
-        return all(isinstance(part, (ast.Name, ast.Constant)) for part in parts) and _repeatable(expr.value)
-    if isinstance(expr, ast.BinOp):
-        return _repeatable(expr.left) and _repeatable(expr.right)
-    if isinstance(expr, ast.UnaryOp):
-        return _repeatable(expr.operand)
-    if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) and expr.func.attr in _PURE_METHODS:
-        # Only arrays known to be JAX's get here, and a JAX array's `astype` & co. are pure.
-        return _repeatable(expr.func.value) and all(
-            _repeatable(a) for a in [*expr.args, *(k.value for k in expr.keywords)]
-        )
-    return False
-
-
-_PURE_METHODS = frozenset({"astype", "reshape", "transpose", "ravel", "flatten", "squeeze", "view"})
-
-
-def exported_array(argument: ast.AST) -> ast.AST:
-    """The array behind a consumer's argument: ``x`` for both ``x`` and ``x.__dlpack__()``."""
-    if (
-        isinstance(argument, ast.Call)
-        and isinstance(argument.func, ast.Attribute)
-        and argument.func.attr == "__dlpack__"
-        and not argument.args
-        and not argument.keywords
-    ):
-        return argument.func.value
-    return argument
-
-
-def code_of(node: cst.CSTNode) -> str:
-    import libcst as cst
-
-    return cst.Module(body=[]).code_for_node(node)

@@ -1,3 +1,4 @@
+# option: target-platforms=cpu,gpu,metal
 # execute: yes
 """Torch tensors and NumPy arrays moved between each other through the same structures are
 not JAX arrays: no plugin-backend fallback is needed, and none is added."""

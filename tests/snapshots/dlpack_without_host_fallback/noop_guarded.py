@@ -1,3 +1,4 @@
+# option: target-platforms=cpu,gpu,metal
 import jax
 import numpy as np
 import torch

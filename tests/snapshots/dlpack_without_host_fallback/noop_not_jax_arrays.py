@@ -1,3 +1,4 @@
+# option: target-platforms=cpu,gpu,metal
 """Exports whose argument is not known to be a JAX array."""
 import jax
 import jax.numpy as jnp

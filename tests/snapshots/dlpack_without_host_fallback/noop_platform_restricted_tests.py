@@ -1,3 +1,4 @@
+# option: target-platforms=cpu,gpu,metal
 """Tests that run only on backends with DLPack (JAX's own test suite): no fallback is needed.
 `jtu.run_on_devices("cpu")`, and a `setUp` or test that skips unless the device is CPU or GPU."""
 import unittest

@@ -1,3 +1,4 @@
+# option: target-platforms=cpu,gpu,metal
 # expect: BufferError: __dlpack__ device only supported for CPU, GPU and TPU pinned host
 """The module sets its environment up before importing jax (XLA_FLAGS, sys.path, warnings):
 the import the fix needs, and its helper, go below that set-up, never above it."""

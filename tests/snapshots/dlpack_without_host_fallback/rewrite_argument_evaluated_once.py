@@ -1,3 +1,4 @@
+# option: target-platforms=cpu,gpu,metal
 # expect: BufferError: __dlpack__ device only supported for CPU, GPU and TPU pinned host
 """An argument that calls something is evaluated once: a wrapped statement's fallback would
 evaluate it again (a second `env.step()`, the next item of the queue), so these exports go

@@ -1,3 +1,4 @@
+# option: target-platforms=cpu,gpu,metal
 # expect: BufferError: __dlpack__ device only supported for CPU, GPU and TPU pinned host
 # requires: gpu, cupy
 """CuPy consumers fall back to cupy.asarray of the host copy."""

@@ -1,4 +1,5 @@
-# expect: BufferError: __dlpack__ device only supported for CPU, GPU and TPU pinned host
+# option: target-platforms=cpu,gpu,metal
+# expect: JaxRuntimeError: cannot be used as a DLPack device
 """JAX arrays reaching PyTorch and NumPy through a helper's return value, a dict walked with
 .items(), a dataclass field, `self` and a tree of leaves: each export gets the host-copy
 fallback for backends without DLPack."""

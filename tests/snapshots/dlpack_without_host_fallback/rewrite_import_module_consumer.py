@@ -1,4 +1,5 @@
-# expect: BufferError: __dlpack__ device only supported for CPU, GPU and TPU pinned host
+# option: target-platforms=cpu,gpu,metal
+# expect: JaxRuntimeError: cannot be used as a DLPack device
 """A consumer reached through `importlib.import_module(...)` in the call itself: the one resolver
 names it for every rule (JAX004 knew only a module bound to a name first; issue 29)."""
 import importlib

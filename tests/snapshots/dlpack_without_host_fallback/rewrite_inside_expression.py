@@ -1,3 +1,4 @@
+# option: target-platforms=cpu,gpu,metal
 # expect: BufferError: __dlpack__ device only supported for CPU, GPU and TPU pinned host
 """Exports inside larger expressions go through one helper; NumPy is imported as `onp`."""
 import jax

@@ -1,4 +1,5 @@
-# expect: BufferError: __dlpack__ device only supported for CPU, GPU and TPU pinned host
+# option: target-platforms=cpu,gpu,metal
+# expect: JaxRuntimeError: cannot be used as a DLPack device
 """NumPy consumers; numpy is not imported yet, so `import numpy as np` is added."""
 import jax
 import jax.numpy as jnp

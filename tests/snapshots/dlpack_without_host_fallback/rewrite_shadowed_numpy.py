@@ -1,3 +1,4 @@
+# option: target-platforms=cpu,gpu,metal
 # expect: BufferError: __dlpack__ device only supported for CPU, GPU and TPU pinned host
 """The function binds `np` itself (a test's random generator): the host fallback spells numpy
 with a name that is numpy there, never the local `np`."""

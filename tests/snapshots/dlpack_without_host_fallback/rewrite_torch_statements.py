@@ -1,3 +1,4 @@
+# option: target-platforms=cpu,gpu,metal
 # expect: BufferError: __dlpack__ device only supported for CPU, GPU and TPU pinned host
 """Whole-statement exports to PyTorch: assignment, annotated assignment, return."""
 import jax
