@@ -141,6 +141,10 @@ def cli() -> None:
 @click.option("--target-jax-version", metavar="VERSION|SPEC",
               help="JAX version or range (e.g. 0.7, '>=0.4.30') the findings and fixes must be right for "
                    "(default: the project's own jax requirement, else the installed jax, else the newest known).")
+@click.option("--target-platforms", metavar="NAMES",
+              help="Platforms the findings and fixes must be right for, comma-separated: cpu, gpu, tpu or a plugin "
+                   "backend such as metal (default: those the project's requirements declare, e.g. jax[tpu], plus "
+                   "cpu; with none declared, cpu,gpu).")
 @click.option("--analysis-budget-seconds", type=click.IntRange(min=0), metavar="SECONDS",
               help=f"CPU seconds the analysis of one file may take before it is reported as not checked "
               f"(default {MAX_ANALYSIS_SECONDS}; 0: no limit).")
@@ -151,7 +155,7 @@ def run_command(paths, dry_run, check, select, extend_select, ignore, unsafe_fix
                 extend_exclude, force_exclude, output_format, report_file, shard_spec, no_cache, cache_dir,
                 no_progress, config, stdin_filename, exit_zero, exit_non_zero_on_fix, statistics, show_fixes,
                 show_files, show_settings, target_jax_version, analysis_budget_seconds=None,
-                analysis_budget_mib=None) -> int:
+                analysis_budget_mib=None, target_platforms=None) -> int:
     """Rewrite the Python files under PATH... in place (default: the current directory).
 
     A PATH of '-' reads source from stdin and writes the result to stdout.
@@ -178,6 +182,7 @@ def run_command(paths, dry_run, check, select, extend_select, ignore, unsafe_fix
         config=config,
         force_exclude=force_exclude,
         target_jax_version=target_jax_version,
+        target_platforms=target_platforms,
         analysis_seconds=analysis_budget_seconds,
         analysis_mib=analysis_budget_mib,
     )
@@ -231,6 +236,8 @@ def run_command(paths, dry_run, check, select, extend_select, ignore, unsafe_fix
             report.roots.append(root)
             report.results.extend(root.results)
             report.errors.extend(root.discovery_errors)
+    # The project's settings files that could not be read (a link out of the tree, too big, too deep).
+    warnings[:0] = dict.fromkeys(w for g in resolver.groups.values() for w in g.warnings)
     for path, reason in warnings:
         click.echo(output.warning_line(path, reason), err=True)
     if show_files or show_settings:
@@ -301,7 +308,8 @@ class _LazyCache:
 
 def _discover_root(path, group, allowed, shard, seen, warnings) -> tuple[output.Root, list[str]]:
     """One root and its files to check: its shard only, and a file under two roots in the first only."""
-    found = discover([path], group.excludes, force_exclude=group.force_exclude, allowed=allowed, include=group.include)
+    found = discover([path], group.excludes, force_exclude=group.force_exclude, allowed=allowed, include=group.include,
+                     respect_gitignore=group.respect_gitignore, venv_markers=group.venv_markers)
     warnings.extend(found.warnings)
     files = []
     for file, real in zip(found.files, found.real_paths, strict=True):
@@ -352,6 +360,8 @@ def _run_stdin(options: Options, mode: str, output_format: str, filename: str, e
     config = load_config(config_path) if config_path else Config()
     declared = declared_target(filename if filename != "<stdin>" else ".", options, config)
     group = prepare(Group([filename], config_path, config, options, declared), options)
+    for path, reason in group.warnings:
+        click.echo(output.warning_line(path, reason), err=True)
     ignored = ignored_here(group, filename) if filename != "<stdin>" else frozenset()
     settings = settings_for(group, ignored)
     result = process_source(source, filename, settings)
@@ -385,7 +395,7 @@ def _show_settings(report: output.Report, groups: list[Group], resolver: Resolve
     # every value is escaped like a file name.
     escape = output.escape
     config_shown = escape(os.path.abspath(group.config_path)) if group.config_path else "none (defaults)"
-    options = {k: v for k, v in config.rule_options.items() if k != "target-jax-version"}
+    options = {k: v for k, v in config.rule_options.items() if k not in ("target-jax-version", "target-platforms")}
     if no_cache:
         cache = "none (--no-cache)"
     else:
@@ -401,10 +411,14 @@ def _show_settings(report: output.Report, groups: list[Group], resolver: Resolve
         "Turned off here by per-file-ignores: " + (", ".join(escape(code) for code in sorted(ignored)) or "none"),
         f"Unsafe fixes: {str(settings.unsafe_fixes).lower()}",
         f"Target JAX: {escape(str(group.target))} (from {escape(str(group.target_source))})",
+        f"Target platforms: {escape(str(group.platforms))} (from {escape(str(group.platforms_source))})",
         "Rule options: "
         + (", ".join(f"{escape(k)} = {escape(repr(v))}" for k, v in sorted(options.items())) or "none"),
         f"Include (file names a walk takes): {', '.join(escape(p) for p in root_group.include)}",
         f"Force exclude: {str(group.force_exclude).lower()}",
+        "Git ignore files in the tree: " + ("honoured" if root_group.respect_gitignore else
+                                            "not read (a trusted --config; respect-gitignore = true reads them)"),
+        "pyvenv.cfg marks a virtualenv: " + ("yes" if root_group.venv_markers else "no (a trusted --config)"),
         f"Cache directory: {escape(cache)}",
         "Excludes (gitignore-style):",
     ]

@@ -24,6 +24,8 @@ KNOWN_KEYS = {
     "unsafe-fixes": bool,
     "helper-module": str,
     "target-jax-version": str,
+    "target-platforms": list,
+    "respect-gitignore": bool,
     "analysis-budget-seconds": int,
     "analysis-budget-mib": int,
 }
@@ -54,6 +56,7 @@ class Config:
         include: list[str] | None = None,
         extend_include: list[str] | None = None,
         analysis_budget: dict[str, int] | None = None,
+        respect_gitignore: bool | None = None,
     ) -> None:
         self.select = select
         self.extend_select = list(extend_select or [])
@@ -72,6 +75,8 @@ class Config:
         self.extend_include = list(extend_include or [])
         # "seconds"/"mib" -> the [tool.codemod] analysis budget, only where the file sets one.
         self.analysis_budget = dict(analysis_budget or {})
+        # None: git's ignore files in the tree are honoured, except under --config (resolve.py).
+        self.respect_gitignore = respect_gitignore
 
     def __repr__(self) -> str:
         return f"Config({self.__dict__!r})"
@@ -181,12 +186,13 @@ def load_config(path: str) -> Config:
         if isinstance(value, bool) or value <= 0:
             raise ConfigError(f"{path}: [tool.codemod] analysis-budget-{unit} must be a positive integer")
         budget[unit] = value
-    options = {key: table[key] for key in ("helper-module", "target-jax-version") if key in table}
-    if "target-jax-version" in options:
-        try:
-            options["target-jax-version"] = check_target_jax_version(options["target-jax-version"])
-        except ConfigError as error:
-            raise ConfigError(f"{path}: [tool.codemod] {error}") from error
+    options = {key: table[key] for key in ("helper-module", "target-jax-version", "target-platforms") if key in table}
+    for key, check in (("target-jax-version", check_target_jax_version), ("target-platforms", check_target_platforms)):
+        if key in options:
+            try:
+                options[key] = check(options[key])
+            except ConfigError as error:
+                raise ConfigError(f"{path}: [tool.codemod] {error}") from error
     return Config(
         select=table.get("select"),
         extend_select=table.get("extend-select", []),
@@ -201,6 +207,7 @@ def load_config(path: str) -> Config:
         include=table.get("include"),
         extend_include=table.get("extend-include", []),
         analysis_budget=budget,
+        respect_gitignore=table.get("respect-gitignore"),
     )
 
 
@@ -255,7 +262,7 @@ def resolve_target(cli_value: str | None, config: Config, declared=None) -> tupl
             return check_target_jax_version(os.environ[TARGET_ENV_VAR]), f"${TARGET_ENV_VAR}"
         except ConfigError as error:
             raise ConfigError(f"${TARGET_ENV_VAR}: {error}") from None
-    if declared is not None:
+    if declared is not None and declared.target is not None:
         return str(declared.target), f"the project's jax requirement, {declared.source}"
     installed = _installed_jax_version()
     if installed is not None:
@@ -266,6 +273,69 @@ def resolve_target(cli_value: str | None, config: Config, declared=None) -> tupl
     version = jax_versions.default_target()
     return jax_versions.render(version), (f"the installed jax ({jax_versions.render(version)})"
                                           if jax_versions.installed() else "the newest JAX codemod knows")
+
+
+# The target platforms: the backends the checked code must run on. The rules read them as the rule
+# option ``target-platforms``: a sorted, comma-joined string ("cpu,gpu", "cpu,tpu").
+PLATFORMS_ENV_VAR = "CODEMOD_TARGET_PLATFORMS"
+# JAX's own names for the GPU builds: spelled "gpu" here, as jax.devices("gpu") spells them.
+_PLATFORM_ALIASES = {"cuda": "gpu", "rocm": "gpu"}
+# A plugin backend's name (metal, ...): a lowercase identifier, as JAX's platform names are.
+_PLATFORM_NAME = re.compile(r"[a-z][a-z0-9_]{0,31}\Z")
+MAX_PLATFORMS = 16
+# A project that declares no platform: plain `jax` from the index is the CPU-only build, and the
+# CUDA build (jax[cuda12]) is the other common install; a TPU install is declared (every TPU
+# install guide says jax[tpu]), or named with target-platforms.
+DEFAULT_PLATFORMS = "cpu,gpu"
+
+
+def check_target_platforms(value) -> str:
+    """``value`` (a list of names, or a comma-separated string) normalised: lower-cased, ``cuda``
+    and ``rocm`` spelled ``gpu``, sorted, comma-joined. A ConfigError names what is wrong."""
+    names = value.split(",") if isinstance(value, str) else value
+    if not isinstance(names, (list, tuple)) or not all(isinstance(n, str) for n in names):
+        raise ConfigError("target-platforms: expected a list of platform names such as [\"cpu\", \"tpu\"]")
+    found = set()
+    for name in names:
+        normal = _PLATFORM_ALIASES.get(name.strip().lower(), name.strip().lower())
+        if not _PLATFORM_NAME.match(normal):
+            raise ConfigError(f"target-platforms: {name[:40]!r} is not a platform name (cpu, gpu, tpu, or a "
+                              "plugin backend's lowercase name such as metal)")
+        found.add(normal)
+    if not found:
+        raise ConfigError("target-platforms: no platform named (cpu, gpu, tpu, or a plugin backend such as metal)")
+    if len(found) > MAX_PLATFORMS:
+        raise ConfigError(f"target-platforms: {len(found)} platforms, more than the {MAX_PLATFORMS} allowed")
+    return ",".join(sorted(found))
+
+
+def platforms_are_explicit(cli_value: str | None, config: Config) -> bool:
+    """Whether the flag, its variable or the config names the platforms (no declaration is read)."""
+    return cli_value is not None or bool(os.environ.get(PLATFORMS_ENV_VAR)) or "target-platforms" in config.rule_options
+
+
+def resolve_platforms(cli_value: str | None, config: Config, declared=None) -> tuple[str, str]:
+    """The target platforms and where they come from: the flag, else the config, else
+    $CODEMOD_TARGET_PLATFORMS, else the project's requirements (``declared``:
+    engine.requirements.Declared; ``cpu`` is always among them), else DEFAULT_PLATFORMS."""
+    if cli_value is not None:
+        try:
+            return check_target_platforms(cli_value), "--target-platforms"
+        except ConfigError as error:
+            raise ConfigError(f"--{error}") from None  # "--target-platforms: 'x y' is not a platform name ..."
+    if "target-platforms" in config.rule_options:
+        return config.rule_options["target-platforms"], f"{config.source} [tool.codemod] target-platforms"
+    if os.environ.get(PLATFORMS_ENV_VAR):
+        try:
+            return check_target_platforms(os.environ[PLATFORMS_ENV_VAR]), f"${PLATFORMS_ENV_VAR}"
+        except ConfigError as error:
+            raise ConfigError(f"${PLATFORMS_ENV_VAR}: {str(error).removeprefix('target-platforms: ')}") from None
+    if declared is not None and declared.platforms:
+        shown = "; ".join(declared.platform_sources[:3]) + ("; ..." if len(declared.platform_sources) > 3 else "")
+        return ",".join(sorted({"cpu", *declared.platforms})), f"the project's requirements, {shown}"
+    return DEFAULT_PLATFORMS, ("the default: no platform declared (plain jax is the CPU build, jax[cuda12] "
+                               "the other common install; a TPU project declares jax[tpu] or sets "
+                               "target-platforms)")
 
 
 def _installed_jax_version() -> str | None:

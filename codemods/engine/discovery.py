@@ -149,6 +149,8 @@ def discover(
     force_exclude: bool = False,
     allowed: Sequence[str] | None = None,
     include: Sequence[str] = DEFAULT_INCLUDE,
+    respect_gitignore: bool = True,
+    venv_markers: bool = True,
 ) -> Discovery:
     """Python files under ``roots``, in a stable order, each once.
 
@@ -160,6 +162,11 @@ def discover(
     outside every folder in ``allowed`` (default: the working directory and the folders among
     ``roots``) and outside its own project (its git repository, else its folder) is refused:
     codemod writes only inside the roots.
+
+    Without ``respect_gitignore`` the tree's ``.gitignore`` files are not read (``.git/info/exclude``
+    and the global excludes file, which no commit can change, still are); without ``venv_markers``
+    a folder holding a ``pyvenv.cfg`` is walked like any other. A trusted ``--config`` turns both
+    off (``Group.respect_gitignore``): files a pull request commits cannot hide themselves.
     """
     roots = list(roots)
     if exclude is None:
@@ -187,7 +194,8 @@ def discover(
             )
             continue
         if is_dir:
-            found: Iterable[tuple[str, str]] = _walk_root(root, matchers, result, _includer(tuple(include)))
+            found: Iterable[tuple[str, str]] = _walk_root(root, matchers, result, _includer(tuple(include)),
+                                                          respect_gitignore, venv_markers)
         else:
             found = [(root, real)]
         for path, real_path in found:
@@ -262,23 +270,28 @@ def _includer(include: tuple[str, ...]):
     return lambda name: name.endswith(suffixes) or any(fnmatch.fnmatchcase(name, glob) for glob in globs)
 
 
-def _walk_root(root: str, matchers: list[_Matcher], result: Discovery, included=None) -> Iterator[tuple[str, str]]:
+def _walk_root(root: str, matchers: list[_Matcher], result: Discovery, included=None, respect_gitignore=True,
+               venv_markers=True) -> Iterator[tuple[str, str]]:
     """(path, real path) of each file; real paths come from the directory's, not a realpath call per file."""
     real_root = os.path.realpath(root)
-    ignores = _ancestor_ignores(real_root, result)
+    ignores = _ancestor_ignores(real_root, result, respect_gitignore)
     if ignores and _ignored(real_root, True, ignores):
         # The user named an ignored folder (a virtualenv's site-packages, say): they mean it.
         ignores = []
     matchers = [m.without_matches_of(real_root) for m in matchers]
     visited: set[str] = set()
-    yield from _walk(root, real_root, real_root, ignores, matchers, visited, result, included or _includer(DEFAULT_INCLUDE))
+    trees = (respect_gitignore, venv_markers)
+    yield from _walk(root, real_root, real_root, ignores, matchers, visited, result, included or _includer(DEFAULT_INCLUDE),
+                     trees)
 
 
-def _walk(directory, real_dir, real_root, ignores, matchers, visited, result, included) -> Iterator[tuple[str, str]]:
+def _walk(directory, real_dir, real_root, ignores, matchers, visited, result, included,
+          trees=(True, True)) -> Iterator[tuple[str, str]]:
+    """``trees``: (whether the tree's .gitignore files are read, whether pyvenv.cfg marks a virtualenv)."""
     if real_dir in visited:
         return
     visited.add(real_dir)
-    local_ignore = _load_ignore_file(os.path.join(directory, ".gitignore"), result, follow=False)
+    local_ignore = _load_ignore_file(os.path.join(directory, ".gitignore"), result, follow=False) if trees[0] else None
     if local_ignore is not None:
         ignores = [*ignores, (real_dir, local_ignore)]
     try:
@@ -304,9 +317,9 @@ def _walk(directory, real_dir, real_root, ignores, matchers, visited, result, in
         if any(m.match(real, is_dir) for m in matchers):
             continue
         if is_dir:
-            if _is_virtualenv(path) or _ignored(real, True, ignores):
+            if (trees[1] and _is_virtualenv(path)) or _ignored(real, True, ignores):
                 continue
-            yield from _walk(path, real, real_root, ignores, matchers, visited, result, included)
+            yield from _walk(path, real, real_root, ignores, matchers, visited, result, included, trees)
         elif not _ignored(real, False, ignores):
             yield path, real
 
@@ -363,7 +376,7 @@ def _load_ignore_file(path: str, result: Discovery, follow: bool) -> wildmatch.G
     return wildmatch.GitIgnore.from_lines(lines)
 
 
-def _ancestor_ignores(real_root: str, result: Discovery) -> list:
+def _ancestor_ignores(real_root: str, result: Discovery, respect_gitignore: bool = True) -> list:
     """Git's ignore files that apply above ``real_root``, lowest precedence first.
 
     The global excludes file and ``.git/info/exclude`` of the enclosing repository (both
@@ -386,7 +399,7 @@ def _ancestor_ignores(real_root: str, result: Discovery) -> list:
             spec = _load_ignore_file(path, result, follow=follow)
             if spec is not None:
                 ignores.append((top, spec))
-    for directory in reversed(chain):
+    for directory in reversed(chain if respect_gitignore else ()):
         spec = _load_ignore_file(os.path.join(directory, ".gitignore"), result, follow=False)
         if spec is not None:
             ignores.append((directory, spec))

@@ -21,6 +21,8 @@ from jax_codemod.engine.config import (
     find_pyproject,
     has_codemod_table,
     load_config,
+    platforms_are_explicit,
+    resolve_platforms,
     resolve_target,
     select_rules,
     target_is_explicit,
@@ -35,7 +37,8 @@ class Options:
     """What the command line says, before any config is read."""
 
     def __init__(self, select=None, extend_select=(), ignore=(), exclude=(), unsafe_fixes=None, config=None,
-                 force_exclude=None, target_jax_version=None, analysis_seconds=None, analysis_mib=None) -> None:
+                 force_exclude=None, target_jax_version=None, analysis_seconds=None, analysis_mib=None,
+                 target_platforms=None) -> None:
         self.select: list[str] | None = select
         self.extend_select: list[str] = list(extend_select)
         self.ignore: list[str] = list(ignore)
@@ -45,6 +48,8 @@ class Options:
         self.force_exclude: bool | None = force_exclude
         # Validated and handed to the rules as the rule option ``target-jax-version``.
         self.target_jax_version: str | None = target_jax_version
+        # Comma-separated platform names, validated and handed to the rules as ``target-platforms``.
+        self.target_platforms: str | None = target_platforms
         # The analysis budget of one file; None: the config's, capped at the default.
         self.analysis_seconds: int | None = analysis_seconds
         self.analysis_mib: int | None = analysis_mib
@@ -64,6 +69,9 @@ class Group:
         self.declared = declared
         self.target: str | None = None
         self.target_source: str | None = None
+        # The target platforms ("cpu,tpu") and where they came from, once prepared.
+        self.platforms: str | None = None
+        self.platforms_source: str | None = None
         self.settings: Settings | None = None
         self.excludes: list[Patterns] = []
         self.include: tuple[str, ...] = DEFAULT_INCLUDE
@@ -74,6 +82,27 @@ class Group:
     def force_exclude(self) -> bool:
         forced = self.options.force_exclude
         return bool(forced if forced is not None else self.config.force_exclude)
+
+    @property
+    def respect_gitignore(self) -> bool:
+        """Whether the walk honours the tree's .gitignore files: yes, unless a trusted --config
+        governs the run (a pull request's `.gitignore` with `*.py` must not hide its own files)
+        and does not say `respect-gitignore = true`."""
+        if self.config.respect_gitignore is not None:
+            return self.config.respect_gitignore
+        return not self.options.config
+
+    @property
+    def venv_markers(self) -> bool:
+        """Whether a folder holding a pyvenv.cfg is skipped as a virtualenv: not under a trusted
+        --config (an empty pyvenv.cfg committed beside code would hide it); a real environment's
+        packages are still skipped by name (site-packages, .venv, venv in the default excludes)."""
+        return not self.options.config
+
+    @property
+    def warnings(self) -> tuple[tuple[str, str], ...]:
+        """(path, reason) for each settings file of the project that could not be read."""
+        return self.declared.warnings if self.declared is not None else ()
 
 
 def resolve(paths: Sequence[str], options: Options) -> list[Group]:
@@ -102,12 +131,20 @@ def group_by_config(paths: Sequence[str], options: Options) -> list[Group]:
 
 
 def declared_target(path: str, options: Options, config: Config, cache: dict | None = None):
-    """The project's declared jax range for ``path``, when nothing more explicit sets the target."""
-    if target_is_explicit(options.target_jax_version, config):
+    """What the project around ``path`` declares (engine.requirements.Declared: its jax range and
+    platforms), less what something more explicit sets. Under ``--config`` nothing: the config is
+    trusted and the checked tree (a pull request) is not, and its requirements must not narrow
+    the target (``jax==0.4.30`` would quiet every finding about a later release)."""
+    if options.config:
+        return None
+    target = target_is_explicit(options.target_jax_version, config)
+    platforms = platforms_are_explicit(options.target_platforms, config)
+    if target and platforms:
         return None
     from jax_codemod.engine.requirements import declared_jax
 
-    return declared_jax(path, cache)
+    found = declared_jax(path, cache)
+    return found.without(target=target, platforms=platforms) if found is not None else None
 
 
 def prepare(group: Group, options: Options) -> Group:
@@ -116,7 +153,14 @@ def prepare(group: Group, options: Options) -> Group:
     base = os.path.dirname(os.path.abspath(config_path)) if config_path else os.getcwd()
     name = config_path or "defaults"
     group.target, group.target_source = resolve_target(options.target_jax_version, config, group.declared)
-    group.settings = settings(config, options, target=group.target)
+    group.platforms, group.platforms_source = resolve_platforms(options.target_platforms, config, group.declared)
+    if options.config:
+        note = "; under --config the checked tree's requirements are not read"
+        for attribute, explicit in (("target_source", ("--target-jax-version", "$", config.source or "\0")),
+                                    ("platforms_source", ("--target-platforms", "$", config.source or "\0"))):
+            if not getattr(group, attribute).startswith(explicit):
+                setattr(group, attribute, getattr(group, attribute) + note)
+    group.settings = settings(config, options, target=group.target, platforms=group.platforms)
     for key, patterns in (("exclude", config.exclude or ()), ("extend-exclude", config.extend_exclude),
                           ("per-file-ignores", config.per_file_ignores), ("--exclude", options.exclude)):
         refused = wildmatch.too_many(patterns)
@@ -230,11 +274,12 @@ def settings_for(group: Group, ignored: frozenset[str]) -> Settings:
         return group.settings
     if ignored not in group.variants:
         group.variants[ignored] = settings(group.config, group.options, extra_ignore=sorted(ignored),
-                                           target=group.target)
+                                           target=group.target, platforms=group.platforms)
     return group.variants[ignored]
 
 
-def settings(config: Config, options: Options, extra_ignore=(), target: str | None = None) -> Settings:
+def settings(config: Config, options: Options, extra_ignore=(), target: str | None = None,
+             platforms: str | None = None) -> Settings:
     select = options.select if options.select is not None else config.select
     # From the manifest, not the rule modules: a rule is imported when a file has one of its triggers.
     chosen = select_rules(
@@ -247,7 +292,9 @@ def settings(config: Config, options: Options, extra_ignore=(), target: str | No
     # Always resolved, so the cache fingerprint (rule options) changes with the installed jax.
     if target is None:
         target = resolve_target(options.target_jax_version, config)[0]
-    rule_options = {**config.rule_options, "target-jax-version": target}
+    if platforms is None:
+        platforms = resolve_platforms(options.target_platforms, config)[0]
+    rule_options = {**config.rule_options, "target-jax-version": target, "target-platforms": platforms}
     rules = tuple(LazyRule(info, rule_options) for info in chosen)
     return Settings(rules=rules, unsafe_fixes=unsafe, **analysis_budget(config, options))
 
