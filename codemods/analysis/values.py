@@ -2156,20 +2156,13 @@ class Analysis:
                 return self._shaped_like(returned, placed, f"{label} with `out_shardings`")
         if returned.kind in ARRAY_KINDS and returned.placement == MULTI and returned.why:
             return Value(ARRAY, f"{label}, which returns {returned.why}", placement=MULTI)
-        if returned.kind in (CONTAINER, MAPPING):
-            return Value(
-                returned.kind,
-                items=tuple(
-                    (
-                        k,
-                        self._placed_like([Value(ARRAY)], arguments, label, call)
-                        if v.kind in ARRAY_KINDS
-                        else v,
-                    )
-                    for k, v in returned.items
-                ),
-            )
         arrays = [v for v in arguments if v.kind == ARRAY]
+        if returned.kind in (CONTAINER, MAPPING):
+            # `w, metrics = step(w, batch)`, then `metrics["logits"]`: every array the call
+            # returns, however nested, is placed like its arguments (a jit of a sharded batch
+            # puts even a returned scalar on the batch's devices), and is no tracer out here.
+            leaf = self._placed_like(arrays or [Value(ARRAY)], arguments, label, call)
+            return Value(returned.kind, items=_array_leaves(returned, leaf, 0).items)
         result = self._placed_like(arrays, arguments, label, call)
         if result.placement != MULTI and returned.kind in OTHER_ARRAYS | {CONSTANT}:
             return UNKNOWN_VALUE
@@ -2877,6 +2870,15 @@ _DTYPE_POSITIONS = {
     "jax.numpy.astype": 1,
 }
 _DTYPE_KEYWORDS = frozenset({"dtype", "new_dtype"})
+
+
+def _array_leaves(tree: Value, leaf: Value, depth: int) -> Value:
+    """``tree`` with each of its arrays and tracers, however nested, ``leaf``; the rest kept."""
+    if tree.kind in ARRAY_KINDS:
+        return leaf
+    if tree.kind not in (CONTAINER, MAPPING, INSTANCE) or depth > 8:
+        return tree
+    return replace(tree, items=tuple((key, _array_leaves(value, leaf, depth + 1)) for key, value in tree.items))
 
 
 def _with_leaves(tree: Value, leaf: Value, depth: int = 0) -> Value:
