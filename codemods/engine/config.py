@@ -297,6 +297,8 @@ def check_target_platforms(value) -> str:
         raise ConfigError("target-platforms: expected a list of platform names such as [\"cpu\", \"tpu\"]")
     found = set()
     for name in names:
+        if not name.strip():
+            continue  # "cpu,tpu," as codes are read: an empty piece names nothing
         normal = _PLATFORM_ALIASES.get(name.strip().lower(), name.strip().lower())
         if not _PLATFORM_NAME.match(normal):
             raise ConfigError(f"target-platforms: {name[:40]!r} is not a platform name (cpu, gpu, tpu, or a "
