@@ -527,6 +527,17 @@ def _rule_named(name: str):
     return next((r for r in jax_codemod.RULES if wanted in (r.CODE.lower(), r.NAME.lower())), None)
 
 
+@cli.command("server")
+def server_command() -> int:
+    """Run the language server on stdin/stdout (editor integration; the `server` extra)."""
+    from jax_codemod.cli.server import ServerUnavailable, serve
+
+    try:
+        return serve()
+    except ServerUnavailable as error:
+        raise click.UsageError(str(error)) from None
+
+
 @cli.command("list")
 def list_command() -> int:
     """List the rules: code, name, default, fix safety, what it does."""
