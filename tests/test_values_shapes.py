@@ -37,3 +37,28 @@ def test_a_jit_output_of_unknown_arguments_stays_unknown():
         "def run(placed: jax.Array):\n    w, metrics = step(1.0, placed)\n    probe(metrics['logits'])\n"
     )
     assert (found.kind, found.placement) == (ARRAY, PLACEMENT_UNKNOWN)
+
+
+STATE = "state = {'w': jax.device_put(jnp.ones(8), sharded)}\n"
+
+
+@pytest.mark.parametrize(
+    "read",
+    [
+        "copy.deepcopy(state)['w']",
+        "copy.copy(state)['w']",
+        "copy.deepcopy(state['w'])",
+        "jax.tree_util.tree_leaves_with_path(state)[0][1]",
+        "jax.tree.leaves_with_path(state)[0][1]",
+        "jax.tree_util.tree_flatten_with_path(state)[0][0][1]",
+    ],
+)
+def test_copies_and_path_pairs_keep_the_leaves_placement(read):
+    found = value("import copy\n" + STATE + f"probe({read})\n")
+    assert (found.kind, found.placement) == (ARRAY, MULTI)
+
+
+def test_a_path_pair_unpacked_in_a_loop():
+    found = value(STATE + "for path, leaf in jax.tree_util.tree_leaves_with_path(state):\n    probe(leaf)\n")
+    assert (found.kind, found.placement) == (ARRAY, MULTI)
+    assert value(STATE + "for path, leaf in jax.tree_util.tree_leaves_with_path(state):\n    probe(path)\n").kind != ARRAY

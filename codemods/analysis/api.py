@@ -55,6 +55,8 @@ class Api:
     another thread (``pool.submit(f, x)`` runs ``f(x)``): the position of the function and of
     its first argument (``analysis.higher_order``). A record named ``package.Class.method`` is a
     method of the library's class, known by its name on a receiver the file does not resolve.
+    ``copies``: returns a copy of its first argument, of the same kind and placement
+    (``copy.deepcopy`` of a sharded array, or of a tree of them, keeps each sharding).
     """
 
     name: str
@@ -80,6 +82,7 @@ class Api:
     tracer_class: bool | None = None
     public: str | None = None
     calls: tuple[int, int] | None = None
+    copies: bool = False
 
     @property
     def library(self) -> str:
@@ -137,6 +140,9 @@ API: tuple[Api, ...] = (
     Api("asyncio.to_thread", calls=(0, 1)),
     Api("concurrent.futures.Executor.submit", calls=(0, 1)),
     Api("asyncio.AbstractEventLoop.run_in_executor", calls=(1, 2)),
+    # Copies: the same value again (checked with JAX 0.10.2: a sharded array's copy keeps it) --
+    Api("copy.deepcopy", copies=True),
+    Api("copy.copy", copies=True),
     # Pytrees: "map" runs its function on the leaves; the others give the leaves -------
     Api("jax.tree_util.tree_map", tree="map"),
     Api("jax.tree.map", tree="map", public="jax.tree_util.tree_map"),

@@ -220,6 +220,9 @@ CAPSULE_PRODUCERS: dict[str, str] = {name.name: name.library for name in api.rec
 # Public spellings only: `qualname` canonicalises. Leaves with their paths are not modelled.
 TREE_LEAVES = api.public_names(tree="leaves")
 TREE_FLATTEN = api.public_names(tree="flatten")
+TREE_LEAVES_WITH_PATH = api.public_names(tree="leaves_with_path")
+TREE_FLATTEN_WITH_PATH = api.public_names(tree="flatten_with_path")
+COPIES = api.public_names(copies=True)
 MESH_CONTEXTS = frozenset({"jax.set_mesh"})
 # Methods and attributes of an array that return an array placed like the receiver.
 ARRAY_METHODS = frozenset(
@@ -2650,6 +2653,13 @@ class Analysis:
         if qualified in TREE_FLATTEN and call.args:
             leaves = Value(CONTAINER, label, items=((None, self.leaves(call.args[0])),))
             return Value(CONTAINER, label, items=((0, leaves), (1, UNKNOWN_VALUE)))
+        if qualified in TREE_LEAVES_WITH_PATH | TREE_FLATTEN_WITH_PATH and call.args:
+            # `for path, leaf in jax.tree_util.tree_leaves_with_path(state)`: (path, leaf) pairs.
+            pair = Value(CONTAINER, label, items=((0, UNKNOWN_VALUE), (1, self.leaves(call.args[0]))))
+            pairs = Value(CONTAINER, label, items=((None, pair),))
+            return pairs if qualified in TREE_LEAVES_WITH_PATH else Value(CONTAINER, label, items=((0, pairs), (1, UNKNOWN_VALUE)))
+        if qualified in COPIES and call.args and not isinstance(call.args[0], ast.Starred):
+            return self.value_of(call.args[0])
         if qualified in ("jax.block_until_ready",) and call.args:
             return self.value_of(call.args[0])
         if (
