@@ -254,11 +254,15 @@ def _first_parts_line_by_line(text):
     word = (lambda w: w.encode()) if t is bytes else (lambda w: w)
     text = re.sub(word(r"\\\r?\n"), word(" "), text)
     found = []
-    for whole_line in text.split(word("\n")):
+    read = set()  # (line, where its statement starts): a statement with the word twice is read once
+    for number, whole_line in enumerate(text.split(word("\n"))):
         for occurrence in re.finditer(word("import"), whole_line):
             before = whole_line[: occurrence.start()]
             cut = max(before.rfind(word(";")), before.rfind(word(":")))
             code = cut >= 0 and not any(mark in before[:cut] for mark in (word("'"), word('"'), word("#")))
+            if (number, cut if code else -1) in read:
+                continue
+            read.add((number, cut if code else -1))
             line = whole_line[cut + 1 :] if code else whole_line
             line = line.lstrip(word(" \t"))
             if line.startswith(word("from")):

@@ -25,6 +25,7 @@ judged by its module's whole text.
 
 from __future__ import annotations
 
+import bisect
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -35,9 +36,13 @@ from jax_codemod.analysis.words import word_starts
 # `from .a.b import x, y as z`, `from . import (x,\n y)`, `import a.b as c, d`, matched at the
 # start of a line that holds the word `import` (found with str.find: a regex anchored at every
 # line start of a large module costs more than the rest of the gate).
+# The module's first character is no dot (`(\.*)` and `[\w.]*` could split a run of dots every
+# way: `from ....import` was quadratic in its dots, issue 53), and a parenthesised list is found
+# by ``imports`` (a `(` without its `)` would send the regex to the text's end at every import).
 _IMPORT = re.compile(
-    r"[ \t]*(?:from[ \t]+(\.*)[ \t]*([\w.]*)[ \t]+import[ \t]*(\([^)]*\)|[^\n#;]*)|import[ \t]+([^\n#;]+))"
+    r"[ \t]*(?:from[ \t]+(\.*)[ \t]*(\w[\w.]*|)(?:[ \t]+|(?<=\.)(?<!\w\.))import[ \t]*(\(?)|import[ \t]+([^\n#;]+))"
 )
+_REST_OF_STATEMENT = re.compile(r"[^\n#;]*")
 _DEFINITION = re.compile(r"(?:async[ \t]+)?(?:def|class)[ \t]+([A-Za-z_]\w*)")
 # A module-level assignment (`backend = JaxBackend()`, `to_host: Callable = np.asarray`).
 _ASSIGNMENT = re.compile(r"([A-Za-z_]\w*)[ \t]*(?::[^=\n]*)?=(?!=)")
@@ -72,15 +77,71 @@ def imports(text: str) -> list[Import]:
         text = _join_continued(" ", text)
     found = []
     find = text.find
+    starts = _StatementStarts(text, _STR_SEPARATORS)
+    last_close = text.rfind(")")
     position = find("import")
+    tried = -1
     while position != -1:
-        match = _IMPORT.match(text, _statement_start(text, position, _STR_SEPARATORS))
+        start = starts(position)
         following = position + 6
+        # A statement start tried already (several `import` words after it) gives the same answer.
+        match = _IMPORT.match(text, start) if start != tried else None
+        tried = start
         if match is not None and match.end() > position:
-            found.extend(_records(*match.groups()))
-            following = max(following, match.end())
+            dots, module, paren, plain = match.groups()
+            end = match.end()
+            if paren:
+                close = find(")", end) if end <= last_close else -1
+                if close >= 0:
+                    names, end = text[end - 1 : close + 1], close + 1
+                else:  # no `)`: the rest of the line, as a statement without brackets
+                    rest = _REST_OF_STATEMENT.match(text, end - 1)
+                    names, end = rest.group(), rest.end()
+            elif dots is not None:
+                rest = _REST_OF_STATEMENT.match(text, end)
+                names, end = rest.group(), rest.end()
+            else:
+                names = None
+            found.extend(_records(dots, module, names, plain))
+            following = max(following, end)
         position = find("import", following)
     return found
+
+
+class _StatementStarts:
+    """``_statement_start`` of increasing positions in one text, each line read once (a line
+    holding the word `import` thousands of times was read again for each, issue 53)."""
+
+    def __init__(self, text, separators) -> None:
+        self.text = text
+        self.newline, self.semicolon, self.colon, self.not_code = separators
+        self.line = self.end = -1
+        self.cuts: list[int] = []
+        self.first_mark = 0
+
+    def __call__(self, position: int) -> int:
+        text = self.text
+        if position >= self.end or position < self.line:
+            line = self.line = text.rfind(self.newline, 0, position) + 1
+            end = text.find(self.newline, position)
+            end = self.end = len(text) if end < 0 else end
+            cuts = []
+            for mark in (self.semicolon, self.colon):
+                at = text.find(mark, line, end)
+                while at >= 0:
+                    cuts.append(at)
+                    at = text.find(mark, at + 1, end)
+            self.cuts = sorted(cuts)
+            marks = [at for at in (text.find(mark, line, end) for mark in self.not_code) if at >= 0]
+            self.first_mark = min(marks, default=end)
+        line = self.line
+        if position == line:
+            return line
+        index = bisect.bisect_left(self.cuts, position) - 1
+        if index < 0:
+            return line
+        cut = self.cuts[index]
+        return line if self.first_mark < cut else cut + 1
 
 
 def _statement_start(text, position, separators, line: int | None = None) -> int:
@@ -150,28 +211,34 @@ def _continues(text, newline_at: int, backslash, cr) -> bool:
 def _first_parts(text, tokens, names=None, relative=True, joined=False):
     """Each statement with the word `import` is read from its start (``_statement_start``):
     `from <dots><name>...` or `import <name>[, <name>...]` there (a line that only mentions the
-    word gives nothing; one that holds it twice may give its statement twice). With ``names``:
+    word gives nothing; a statement that holds it twice gives its parts once). With ``names``:
     whether a part has dots (where ``relative``, a bool or a callable asked once, allows) or is
     one of them (``imports_any``). Written out for speed: the gate asks it of every file. An
     import line continued by a backslash has the file read again with such lines joined
     (``joined``), as ``imports`` reads it: the text is not joined up front, as few files
     continue an import line."""
-    head, import_, dot, comma, empty, join, backslash, cr, blank, newline, separators = tokens
+    head, import_, dot, comma, empty, join, backslash, cr, blank, _newline, separators = tokens
     ends = (backslash, cr)
     if not joined and backslash not in text:
         joined = True  # no backslash, no continued line: joining would change nothing (one fast scan)
     found = []
-    find, rfind = text.find, text.rfind
+    find = text.find
+    starts = _StatementStarts(text, separators)
+    tried = -1
     position = find(import_)
     while position != -1:
-        line = rfind(newline, 0, position) + 1
+        start = starts(position)
+        line = starts.line
         if not joined:
             # The line is continued, or continues the one before (`from pkg \`, `import f`).
-            end = find(newline, position)
+            end = starts.end if starts.end < len(text) else -1  # the line's newline (-1: none)
             after, before = text[end - 1 : end], text[line - 2 : line - 1]  # (-1, 0: empty)
             if (after in ends and _continues(text, end, backslash, cr)) or (before in ends and _continues(text, line - 1, backslash, cr)):
                 return _first_parts(join(blank, text), tokens, names, relative, joined=True)
-        match = head(text, _statement_start(text, position, separators, line))
+        # A statement is read once, however many times it holds the word (a line with it thousands
+        # of times was read again for each: quadratic, issue 53).
+        match = head(text, start) if start != tried else None
+        tried = start
         if match is not None:
             module, imported = match.groups()
             if module is not None:
