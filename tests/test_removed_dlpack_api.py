@@ -10,7 +10,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from jax_codemod.analysis.capsules import capsules
+from jax_codemod.analysis.capsules import UNKNOWN_ORIGIN_OPTION, capsules
 from jax_codemod.analysis.context import FileContext
 from jax_codemod.analysis.version_gates import OLD, Gates
 from jax_codemod.cli.main import EXIT_ATTENTION, main
@@ -376,14 +376,38 @@ def _jax005(source: bytes, **options):
     return process_source(source, "a.py", Settings(rules=(RemovedDlpackApi(options),)))
 
 
+# The report on values of unknown origin is opt-in (issue 54, decision 2).
+REPORT_UNKNOWN = {UNKNOWN_ORIGIN_OPTION: True}
+
+
+def test_values_of_unknown_origin_are_silent_by_default_and_reported_on_request():
+    source = (CASES_DIR / "noop_values_of_unknown_origin.py").read_bytes()
+    assert _jax005(source).findings == []
+    assert _jax005(source, **{UNKNOWN_ORIGIN_OPTION: "true"}).findings == []  # a TOML boolean, not text
+    assert len(_jax005(source, **REPORT_UNKNOWN).findings) == 8
+
+
+def test_cupy_to_dlpack_of_an_unknown_value_is_fixed_unless_unknown_values_are_reported():
+    """`from_dlpack(a.toDlpack())`: CuPy's method shows `a` is an array (decision 1). Where the
+    unknown-origin report is on, the fix is withheld: the call it leaves would be reported."""
+    source = b"import jax.dlpack\n\ndef f(a):\n    return jax.dlpack.from_dlpack(a.toDlpack())\n"
+    result = _jax005(source)
+    assert [(f.fix, f.applied) for f in result.findings] == [(FixSafety.SAFE, True)]
+    assert b"jax.dlpack.from_dlpack(a)\n" in result.fixed
+    assert _jax005(result.fixed).findings == []
+    withheld = _jax005(source, **REPORT_UNKNOWN).findings
+    assert [f.fix for f in withheld] == [FixSafety.NONE]
+    assert "annotate its type (`a: cupy.ndarray`)" in withheld[0].message
+
+
 def test_every_value_of_unknown_origin_is_reported_with_what_to_do():
-    source = (CASES_DIR / "report_unknown_origin.py").read_bytes()
+    source = (CASES_DIR / "noop_values_of_unknown_origin.py").read_bytes()
     consumers = sorted(
         (node.lineno, node.col_offset + 1)
         for node in ast.walk(ast.parse(source))
         if isinstance(node, ast.Call) and ast.unparse(node.func).endswith("from_dlpack")
     )
-    findings = _jax005(source).findings
+    findings = _jax005(source, **REPORT_UNKNOWN).findings
     assert sorted((f.line, f.column) for f in findings) == consumers
     for finding in findings:
         assert finding.fix is FixSafety.NONE and not finding.applied
@@ -413,9 +437,9 @@ def test_unknown_values_are_silent_where_capsules_still_work_or_behind_a_gate():
             return jax.dlpack.from_dlpack(x.contiguous())
         """
     ).encode()
-    assert [f.line for f in _jax005(source).findings] == [4]
+    assert [f.line for f in _jax005(source, **REPORT_UNKNOWN).findings] == [4]
     # JAX 0.7.0 still takes a capsule (deprecated): nothing is broken there yet.
-    assert _jax005(source, **{"target-jax-version": "0.7.0"}).findings == []
+    assert _jax005(source, **{"target-jax-version": "0.7.0", **REPORT_UNKNOWN}).findings == []
 
 
 @pytest.mark.parametrize("body, evidence", [
@@ -464,7 +488,7 @@ def test_a_value_shown_to_be_an_array_is_not_reported(body, evidence):
 ])
 def test_evidence_about_another_value_does_not_count(body):
     source = f"import jax, jax.dlpack, torch\n{body}\n".encode()
-    findings = _jax005(source).findings
+    findings = _jax005(source, **REPORT_UNKNOWN).findings
     assert len(findings) == 1 and findings[0].message.startswith("cannot tell whether"), findings
 
 
@@ -531,7 +555,7 @@ def test_what_the_unknown_origin_report_says_breaks_does_break():
     if not jax_versions.has("dlpack.from_dlpack_capsule.removed", jax_versions.parse(jax.__version__)):
         pytest.skip(f"jax {jax.__version__} still takes a capsule")
     namespace: dict = {}
-    exec(compile((CASES_DIR / "report_unknown_origin.py").read_text(), "case", "exec"), namespace)  # noqa: S102
+    exec(compile((CASES_DIR / "noop_values_of_unknown_origin.py").read_text(), "case", "exec"), namespace)  # noqa: S102
     t = torch.arange(6.0).reshape(2, 3)
     assert namespace["torch_to_jax"](t).tolist() == t.tolist()
     assert [a.tolist() for a in namespace["tree_t2j"](t[0], t[1])] == [[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]]

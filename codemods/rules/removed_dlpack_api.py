@@ -19,6 +19,7 @@ from jax_codemod.analysis.capsules import (
     Flow,
     Producer,
     capsules,
+    reports_unknown_origin,
 )
 from jax_codemod.analysis.context import FileContext, split_lines
 from jax_codemod.analysis.names import canonical
@@ -481,6 +482,8 @@ class _Check:
         the export showed it to be an array (`a.toDlpack()` of a parameter `a`). Such a fix
         would leave `--check` failing at its own site forever (issue 31), so it is not made.
         Judged exactly: the consumer is checked again in the text as the fix would leave it."""
+        if not reports_unknown_origin(self.rule.options):
+            return False  # that report is off (issue 54, decision 2): the fix leaves nothing to ask
         consumer = use.consumer
         exported = call.func.value if isinstance(call.func, ast.Attribute) else None
         if exported is None or self.analysis.values.value_of(exported).kind != "unknown":
@@ -627,9 +630,9 @@ class _Check:
             self.add(consumer, f"{message}; `{shown}` looks like one ({origin.evidence}), and this file does "
                      "not show where it is made: pass the array or tensor it was exported from "
                      "(`t.detach().contiguous()` for torch)", FixSafety.NONE)
-        elif origin.kind != "array" and not self.forwarding_wrapper(consumer, origin) and (
-            self.analysis.array_evidence(argument) is None
-        ):
+        elif origin.kind != "array" and reports_unknown_origin(self.rule.options) and not self.forwarding_wrapper(
+            consumer, origin
+        ) and self.analysis.array_evidence(argument) is None:
             # Neither a capsule nor an array as far as the file shows: say what would break.
             self.add(consumer, f"cannot tell whether `{shown}` ({self.analysis.where_from(argument)}) is a DLPack "
                      f"capsule: `{short}` takes only objects with `__dlpack__` since JAX 0.7.2 (a capsule raises "

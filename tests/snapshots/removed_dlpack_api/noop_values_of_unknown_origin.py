@@ -1,6 +1,6 @@
-"""Values of unknown origin fed to JAX's DLPack consumers: nothing in the file says whether
-they are tensors or capsules. JAX 0.7.2+ raises TypeError on a capsule, so each is reported
-with what to do -- never silently passed, never rewritten."""
+"""Values of unknown origin fed to JAX's DLPack consumers: tensors or capsules? Left alone by
+default (issue 54, decision 2); with `report-unknown-origin = true` each is reported with what to
+do, since JAX 0.7.2+ raises TypeError on a capsule (tests/test_removed_dlpack_api.py)."""
 import jax
 import jax.dlpack
 import jax.numpy as jnp
