@@ -42,8 +42,8 @@ def _declared(tmp_path: Path, files: dict[str, str]):
     ("JAX[cuda12] (>=0.6, <0.9)\n", ">=0.6.0,<0.9.0"),
     ("jax>=0.5 ; python_version < '3.12'\njax>=0.7 ; python_version >= '3.12'\n", ">=0.5.0"),
     ("jax<0.7\njax>=0.6\n", ">=0.6.0,<0.7.0"),
-    ("-e .\n--index-url https://example.org/simple\n-f https://storage.googleapis.com/jax-releases/libtpu_releases.html\n"
-     "jax~=0.6.1\n", ">=0.6.1,<0.7.0"),
+    (("-e .\n--index-url https://example.org/simple\n-f https://storage.googleapis.com/jax-releases/libtpu_releases.html\n"
+      "jax~=0.6.1\n"), ">=0.6.1,<0.7.0"),
 ])
 def test_requirement_files_are_read_as_pip_reads_them(tmp_path, text, target):
     found = _declared(tmp_path, {"requirements.txt": text})

@@ -112,7 +112,8 @@ def test_the_flag_the_config_and_the_variable_override_the_declaration(tmp_path,
 @pytest.mark.parametrize(("where", "value", "message"), [
     ("flag", "cpu,TPU!", "--target-platforms: 'TPU!' is not a platform name"),
     ("flag", ",", "--target-platforms: no platform named"),
-    ("config", '"tpu"', "[tool.codemod] target-platforms must be a list of strings"),
+    ("config", "1", "[tool.codemod] target-platforms must be a list of names or a comma-separated string"),
+    ("config", "[1]", "[tool.codemod] target-platforms: expected a list of platform names"),
     ("config", '["cpu", "x y"]', "[tool.codemod] target-platforms: 'x y' is not a platform name"),
     ("config", "[]", "[tool.codemod] target-platforms: no platform named"),
     ("env", "cpu;tpu", f"${PLATFORMS_ENV_VAR}: 'cpu;tpu' is not a platform name"),
@@ -126,7 +127,7 @@ def test_a_bad_value_is_a_usage_error_that_says_where(tmp_path, monkeypatch, whe
         (tree / "pyproject.toml").write_text(f"[tool.codemod]\ntarget-platforms = {value}\n")
     else:
         monkeypatch.setenv(PLATFORMS_ENV_VAR, value)
-    code, out, err = invoke(args)
+    code, _out, err = invoke(args)
     assert code == EXIT_USAGE
     assert message in err and "Traceback" not in err
     if where == "config":
@@ -169,3 +170,5 @@ def test_platforms_are_per_project_like_the_range(tmp_path):
 def test_the_config_key_is_validated_when_loaded(tmp_path):
     (tmp_path / "pyproject.toml").write_text('[tool.codemod]\ntarget-platforms = ["ROCm", "tpu"]\n')
     assert load_config(str(tmp_path / "pyproject.toml")).rule_options["target-platforms"] == "gpu,tpu"
+    (tmp_path / "pyproject.toml").write_text('[tool.codemod]\ntarget-platforms = "tpu, cpu"\n')  # as the flag
+    assert load_config(str(tmp_path / "pyproject.toml")).rule_options["target-platforms"] == "cpu,tpu"

@@ -24,7 +24,7 @@ KNOWN_KEYS = {
     "unsafe-fixes": bool,
     "helper-module": str,
     "target-jax-version": str,
-    "target-platforms": list,
+    "target-platforms": (list, str),  # ["cpu", "tpu"], or "cpu,tpu" as the flag spells it
     "respect-gitignore": bool,
     "analysis-budget-seconds": int,
     "analysis-budget-mib": int,
@@ -161,7 +161,8 @@ def load_config(path: str) -> Config:
             known = ", ".join(sorted(KNOWN_KEYS))
             raise ConfigError(f"{path}: unknown key {key!r} in [tool.codemod] (known: {known})")
         if not isinstance(value, expected) or (expected is list and not all(isinstance(v, str) for v in value)):
-            kind = {list: "a list of strings", dict: "a table"}.get(expected, expected.__name__)
+            kind = {list: "a list of strings", dict: "a table", (list, str): "a list of names or a comma-separated "
+                    "string"}.get(expected) or expected.__name__
             raise ConfigError(f"{path}: [tool.codemod] {key} must be {kind}")
     helper = table.get("helper-module")
     if helper is not None and (not _DOTTED_NAME.match(helper) or any(keyword.iskeyword(p) for p in helper.split("."))):
