@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 from jax_codemod._lazy import lazy_module
 from jax_codemod.analysis.context import FileContext
+from jax_codemod.engine.notebook import CELL_END_COMMENT, MASK_COMMENT
 
 if TYPE_CHECKING:
     import libcst as cst
@@ -62,7 +63,7 @@ class Fixer:
             module = RemoveImportsVisitor(context).transform_module(module)
         if context.scratch.get(AddImportsVisitor.CONTEXT_KEY):
             added = AddImportsVisitor(context).transform_module(module)
-            module = _below_environment_setup(module, added)
+            module = _below_environment_setup(module, _below_prologue(module, added))
         return module
 
 
@@ -90,10 +91,70 @@ def _is_environment_setup(statement: cst.CSTNode) -> bool:
     return True
 
 
-def _preamble_end(body) -> int:
-    """Where a module's preamble ends: docstring, imports (guarded ones too) and the environment
-    set-up among them (``os.environ[...] = ...``, ``sys.path``, ``warnings`` filters)."""
+def _is_mask(statement: cst.CSTNode) -> bool:
+    """A notebook's masked line (``engine/notebook.py``): a cell magic, a shell escape, a line of
+    a ``%%bash`` cell, as a ``pass`` with its marker."""
+    if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
+        return False
+    comment = statement.trailing_whitespace.comment
+    return isinstance(statement.body[0], cst.Pass) and comment is not None and MASK_COMMENT.match(comment.value) is not None
+
+
+def _prologue_end(body) -> int:
+    """How many statements a notebook's module starts with that are masked lines: a first cell's
+    ``%%capture`` line, a whole ``%%bash`` cell. Nothing may go above them: a cell magic is its
+    cell's first line or no magic, and a ``%%bash`` cell runs no Python (issue 53, hole 15)."""
     index = 0
+    while index < len(body) and _is_mask(body[index]):
+        index += 1
+    return index
+
+
+def _after_cell_end(statement: cst.CSTNode) -> tuple[list, list]:
+    """``statement``'s leading lines cut after the last notebook cell end among them: (the lines
+    up to it, which stay in the cell above, the rest)."""
+    leading = list(statement.leading_lines)
+    cut = 0
+    for number, line in enumerate(leading):
+        if line.comment is not None and CELL_END_COMMENT.match(line.comment.value):
+            cut = number + 1
+    return leading[:cut], leading[cut:]
+
+
+def _below_prologue(before: cst.Module, after: cst.Module) -> cst.Module:
+    """``after`` (``before`` with imports added) with the imports libcst put above a notebook's
+    leading masked lines moved below them, into the cell's Python (after ``%%capture``), or into
+    the next cell where the masked lines are a whole cell (``%%bash``)."""
+    masked = _prologue_end(before.body)
+    added = len(after.body) - len(before.body)
+    body = list(after.body)
+    if not masked or added <= 0 or not all(_is_mask(s) for s in body[added:added + masked]):
+        return after
+    imports, masks, rest = body[:added], body[added:added + masked], body[added + masked:]
+    masks[0] = masks[0].with_changes(leading_lines=before.body[0].leading_lines)
+    # After the imports that follow the masked lines in their cell, as libcst places its own.
+    at = 0
+    while at < len(rest) and _is_import(rest[at]) and (at == 0 or not _after_cell_end(rest[at])[0]):
+        at += 1
+    if at == 0 and rest:
+        above, below = _after_cell_end(rest[0])
+        imports[0] = imports[0].with_changes(leading_lines=above)
+        rest[0] = rest[0].with_changes(leading_lines=below)
+    if at < len(rest) and not rest[at].leading_lines:
+        rest[at] = rest[at].with_changes(leading_lines=[cst.EmptyLine()])
+    return after.with_changes(body=[*masks, *rest[:at], *imports, *rest[at:]])
+
+
+def _is_import(statement: cst.CSTNode) -> bool:
+    return isinstance(statement, cst.SimpleStatementLine) and all(
+        isinstance(small, (cst.Import, cst.ImportFrom)) for small in statement.body)
+
+
+def _preamble_end(body) -> int:
+    """Where a module's preamble ends: a notebook's leading masked lines, docstring, imports
+    (guarded ones too) and the environment set-up among them (``os.environ[...] = ...``,
+    ``sys.path``, ``warnings`` filters)."""
+    index = _prologue_end(body)
     while index < len(body) and (_is_preamble(body[index], index) or _is_environment_setup(body[index])):
         index += 1
     return index
@@ -141,9 +202,14 @@ def insert_after_preamble(module: cst.Module, source: str) -> cst.Module:
     body = list(module.body)
     index = _preamble_end(body)
     helper = cst.parse_statement(source)
-    if index:
-        helper = helper.with_changes(leading_lines=[cst.EmptyLine(), cst.EmptyLine()])
     following = body[index:]
+    if index and index == _prologue_end(body) and following:
+        # Right after a notebook's leading masked lines: below the cell end that may close them.
+        above, below = _after_cell_end(following[0])
+        helper = helper.with_changes(leading_lines=above)
+        following[0] = following[0].with_changes(leading_lines=below)
+    elif index:
+        helper = helper.with_changes(leading_lines=[cst.EmptyLine(), cst.EmptyLine()])
     if following:
         leading = list(following[0].leading_lines)
         blank = 0

@@ -18,32 +18,81 @@ Nothing here prints; ``process_notebook`` returns a ``FileResult`` like ``proces
 
 from __future__ import annotations
 
+import bisect
 import difflib
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, replace
+from functools import lru_cache
 from typing import TYPE_CHECKING
+
+from jax_codemod.engine.splice import line_opcodes
 
 if TYPE_CHECKING:
     from jax_codemod.engine.results import FileResult
 
 SUFFIX = ".ipynb"
-_CELL_END = "# __codemod_cell_{}__"
-_CELL_END_LINE = re.compile(r"^# __codemod_cell_(\d+)__\n", re.MULTILINE)
-_MASK = "pass  # __codemod_mask_{}__"
-_MASK_LINE = re.compile(r"^([ \t]*)pass  # __codemod_mask_(\d+)__(?=\r?$)", re.MULTILINE)
+
+
+@dataclass(frozen=True)
+class _Markers:
+    """The lines and comments that stand for a cell's end, a masked line and a line magic in the
+    module the rules see. Their names carry a tag the notebook's own text never spells
+    (``__codemod_`` where the text has no ``__codemod``, else ``__codemod1_``, ...): a comment of
+    the user's that spells a marker is the user's code, never taken for one (issue 53, hole 11)."""
+
+    cell: str
+    cell_line: re.Pattern
+    mask: str
+    mask_line: re.Pattern
+    prefix: str
+    prefix_line: re.Pattern
+
+
+@lru_cache(maxsize=8)
+def _markers(tag: str) -> _Markers:
+    name = f"__codemod{tag}_"
+    return _Markers(
+        cell="# " + name + "cell_{}__",
+        cell_line=re.compile(rf"^# {name}cell_(\d+)__\n", re.MULTILINE),
+        mask="pass  # " + name + "mask_{}__",
+        mask_line=re.compile(rf"^([ \t]*)pass  # {name}mask_(\d+)__(?=\r?$)", re.MULTILINE),
+        prefix="  # " + name + "magic_{}__",
+        prefix_line=re.compile(rf"^([ \t]*)(.*?)  # {name}magic_(\d+)__(?=\r?$)", re.MULTILINE),
+    )
+
+
+_PLAIN = _markers("")
+_TAGS = re.compile(r"__codemod(\d*)_")
+# Any notebook's masks and cell ends, whatever their tag: what the fixer keeps its insertions below.
+MASK_COMMENT = re.compile(r"# __codemod\d*_mask_\d+__\Z")
+CELL_END_COMMENT = re.compile(r"# __codemod\d*_cell_\d+__\Z")
+
+
+def _markers_for(sources: Iterable[str]) -> _Markers:
+    """Markers whose tag none of ``sources`` spells (one pass over them: linear)."""
+    used = {found.group(1) for source in sources for found in _TAGS.finditer(source)}
+    if not used:
+        return _PLAIN
+    number = 1
+    while str(number) in used:
+        number += 1
+    return _markers(str(number))
+
+
 # A line magic whose argument is a Python statement (`%time y = f(x)`): the statement is checked and
 # may be fixed; the magic is held in a comment at the end of the line and put back before it.
 _PYTHON_LINE_MAGIC = re.compile(r"([ \t]*)(%(?:time|timeit|prun)[ \t]+)(?![-\s])")
-_PREFIX = "  # __codemod_magic_{}__"
-_PREFIX_LINE = re.compile(r"^([ \t]*)(.*?)  # __codemod_magic_(\d+)__(?=\r?$)", re.MULTILINE)
 # Cell magics whose body is Python (ruff's list): only their first line is masked.
 _PYTHON_CELL_MAGICS = frozenset({"capture", "debug", "prun", "pypy", "python", "python3", "time", "timeit"})
 # `x = !ls`, `out = %timeit -o f()`: an assignment from a shell escape or a line magic.
 _MAGIC_ASSIGNMENT = re.compile(r"[ \t]*[A-Za-z_][\w.]*(?:[ \t]*,[ \t]*[A-Za-z_][\w.]*)*[ \t]*=[ \t]*[%!]")
-# What a bracket count skips (roughly: one-line strings and comments).
-_STRING_OR_COMMENT = re.compile(r"'(?:[^'\\\n]|\\.)*'|\"(?:[^\"\\\n]|\\.)*\"|#.*")
+# What a bracket count skips (roughly: one-line strings and comments). A string left open runs to
+# the line's end: a closing quote that is required would make each quote of `"\'\'\'...` scan the
+# rest of the line again (issue 53: quadratic, 11 s for a 90 kB notebook).
+_STRING_OR_COMMENT = re.compile(r"'(?:[^'\\\n]|\\.)*'?|\"(?:[^\"\\\n]|\\.)*\"?|#.*")
 _WHITESPACE = re.compile(r"[ \t\n\r]*")
 _LINES = re.compile(r"[^\n]*\n|[^\n]+\Z")
 
@@ -73,19 +122,21 @@ class CodeCell:
 class Notebook:
     """A parsed notebook: its text, its code cells, and the module the rules see."""
 
-    def __init__(self, text: str, cells: list[CodeCell], masks: list[str]) -> None:
+    def __init__(self, text: str, cells: list[CodeCell], masks: list[str], bom: str = "") -> None:
         self.text = text
+        self.bom = bom  # a UTF-8 byte order mark before the JSON, written back as it was
         self.cells = cells
         self.masks = masks  # mask number -> the original line (without its newline)
         self.prefixes: list[str] = []  # magic number -> the line magic before its statement
         self.shifts: dict[int, int] = {}  # module line -> columns its line magic took
+        self.markers = markers = _markers_for(cell.source for cell in cells)
         parts = []
         line = 1
         for cell in cells:
             cell.runs_as, indent, dedented = _without_leading_indent(cell.source)
-            code = _masked(cell.runs_as, masks, self.prefixes)
+            code = _masked(cell.runs_as, masks, self.prefixes, markers)
             for offset, text_line in enumerate(_LINES.findall(code)):
-                found = _PREFIX_LINE.match(text_line)
+                found = markers.prefix_line.match(text_line)
                 if found:
                     self.shifts[line + offset] = len(self.prefixes[int(found.group(3))])
                 if offset in dedented:
@@ -94,9 +145,10 @@ class Notebook:
             if cell.added_newline:
                 code += "\n"
             cell.first_line, cell.lines = line, code.count("\n")
-            parts.append(code + _CELL_END.format(cell.number) + "\n")
+            parts.append(code + markers.cell.format(cell.number) + "\n")
             line += cell.lines + 1
         self.code = "".join(parts)
+        self._first_lines = [cell.first_line for cell in cells]
 
     @classmethod
     def parse(cls, raw: bytes) -> Notebook:
@@ -104,7 +156,8 @@ class Notebook:
             text = raw.decode("utf-8")
         except UnicodeDecodeError as error:
             raise NotebookError(f"not UTF-8 (byte {error.start})") from None
-        text = text.removeprefix("\ufeff")
+        bom = "\ufeff" if text.startswith("\ufeff") else ""
+        text = text[len(bom):]
         try:
             data = json.loads(text)
             spans = _source_spans(text)
@@ -117,7 +170,7 @@ class Notebook:
                 raise NotebookError("nbformat 3 notebooks are not supported (upgrade it with `jupyter nbconvert --to notebook`)")
             raise NotebookError("no `cells` list: not an nbformat 4 notebook")
         if not _is_python(data.get("metadata")):
-            return cls(text, [], [])
+            return cls(text, [], [], bom)
         cells = []
         for index, cell in enumerate(data["cells"]):
             if not isinstance(cell, dict) or cell.get("cell_type") != "code":
@@ -128,14 +181,22 @@ class Notebook:
                 source = "".join(source)
             if not isinstance(source, str) or spans[index] is None:
                 raise NotebookError(f"cell {index + 1}: `source` is not text")
+            surrogate = _SURROGATE.search(source)
+            if surrogate is not None:
+                # JSON's `"\ud800"` escape: no UTF-8 text has it, so no module can be made of it.
+                line = source.count("\n", 0, surrogate.start()) + 1
+                raise NotebookError(f"cell {index + 1}, line {line}: a lone surrogate "
+                                    f"(U+{ord(surrogate.group()):04X}) is not text")
             cells.append(CodeCell(index + 1, source, spans[index], as_list, False))
-        return cls(text, cells, [])
+        return cls(text, cells, [], bom)
 
     # Positions ----------------------------------------------------------------------------
 
     def locate(self, line: int) -> tuple[int | None, int]:
         """(cell number, line in the cell) of a module line; (None, line) if it is in no cell."""
-        for cell in self.cells:
+        at = bisect.bisect_right(self._first_lines, line) - 1  # a search, not a walk: once per finding
+        if at >= 0:
+            cell = self.cells[at]
             if cell.first_line <= line < cell.first_line + max(cell.lines, 1):
                 return cell.number, line - cell.first_line + 1
         return None, line
@@ -144,14 +205,14 @@ class Notebook:
 
     def rebuild(self, fixed_code: str) -> str:
         """The notebook's text with the fixed module's cells in place of the changed ones."""
-        pieces = _CELL_END_LINE.split(fixed_code)
+        pieces = self.markers.cell_line.split(fixed_code)
         # split() gives [cell 1's code, "1", cell 2's code, "2", ..., rest]
         numbers = [int(n) for n in pieces[1::2]]
         if numbers != [cell.number for cell in self.cells] or pieces[-1]:
             raise NotebookError("a fix moved a cell boundary")
         edits = []
         for cell, code in zip(self.cells, pieces[0::2], strict=False):
-            code = _unmasked(code, self.masks, self.prefixes)
+            code = _unmasked(code, self.masks, self.prefixes, self.markers)
             if cell.added_newline:
                 code = code.removesuffix("\n")
             if code == cell.runs_as:
@@ -164,10 +225,13 @@ class Notebook:
             if code != cell.source:
                 start, end = cell.span
                 edits.append((start, end, _render_source(code, self.text[start:end], cell.as_list, self.text)))
-        text = self.text
-        for start, end, new in reversed(edits):
-            text = text[:start] + new + text[end:]
-        return text
+        # Joined once: a slice per edit would copy the text once per changed cell.
+        pieces, last = [self.bom], 0
+        for start, end, new in edits:
+            pieces += [self.text[last:start], new]
+            last = end
+        pieces.append(self.text[last:])
+        return "".join(pieces)
 
     def cell_sources(self) -> dict[int, str]:
         return {cell.number: cell.source for cell in self.cells}
@@ -257,6 +321,7 @@ def _source_spans(text: str) -> list[tuple[int, int] | None]:
 
 
 _INDENT = re.compile(r"[ \t]+")
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def _without_leading_indent(source: str) -> tuple[str, str, set[int]]:
@@ -273,7 +338,7 @@ def _without_leading_indent(source: str) -> tuple[str, str, set[int]]:
     return runs_as, indent, dedented
 
 
-def _masked(source: str, masks: list[str], prefixes: list[str]) -> str:
+def _masked(source: str, masks: list[str], prefixes: list[str], markers: _Markers = _PLAIN) -> str:
     """``source`` with each line of IPython syntax replaced by a numbered ``pass``."""
     lines = _LINES.findall(source)
     first = next((line for line in lines if line.strip()), "")
@@ -281,9 +346,9 @@ def _masked(source: str, masks: list[str], prefixes: list[str]) -> str:
         magic = first.lstrip()[2:].split(None, 1)[0] if first.strip() != "%%" else ""
         if magic not in _PYTHON_CELL_MAGICS:
             # %%bash, %%html, ...: not Python, so no block either (`  echo $f` in a loop).
-            return "".join(_mask(line, masks, "") for line in lines)
+            return "".join(_mask(line, masks, "", markers) for line in lines)
         index = lines.index(first)
-        lines[index] = _mask(first, masks)
+        lines[index] = _mask(first, masks, None, markers)
         return "".join(lines)
     out = []
     continued = False
@@ -293,14 +358,14 @@ def _masked(source: str, masks: list[str], prefixes: list[str]) -> str:
         if python_magic and not line.rstrip("\r\n").endswith("\\"):
             body = line.rstrip("\r\n")
             prefixes.append(python_magic.group(2))
-            out.append(python_magic.group(1) + body[python_magic.end():] + _PREFIX.format(len(prefixes) - 1)
+            out.append(python_magic.group(1) + body[python_magic.end():] + markers.prefix.format(len(prefixes) - 1)
                        + line[len(body):])
         elif continued or (depth == 0 and _is_magic(line)):
             if not continued:
                 indent = line[: len(line) - len(line.lstrip(" \t"))]
             # A continuation line (`!git clone \` then `     https://...`) is part of the magic's
             # statement: masked at its indentation, not its own.
-            out.append(_mask(line, masks, indent))
+            out.append(_mask(line, masks, indent, markers))
             continued = line.rstrip("\r\n").endswith("\\")
         else:
             out.append(line)
@@ -330,7 +395,7 @@ def _is_magic(line: str) -> bool:
     return _MAGIC_ASSIGNMENT.match(line) is not None
 
 
-def _mask(line: str, masks: list[str], indent: str | None = None) -> str:
+def _mask(line: str, masks: list[str], indent: str | None = None, markers: _Markers = _PLAIN) -> str:
     """``line`` as a numbered ``pass`` at ``indent`` (default: the line's own); the line itself,
     indentation and all, is what ``_unmasked`` puts back."""
     body = line.rstrip("\r\n")
@@ -338,12 +403,12 @@ def _mask(line: str, masks: list[str], indent: str | None = None) -> str:
     if indent is None:
         indent = body[: len(body) - len(body.lstrip(" \t"))]
     masks.append(body)
-    return indent + _MASK.format(len(masks) - 1) + ending
+    return indent + markers.mask.format(len(masks) - 1) + ending
 
 
-def _unmasked(code: str, masks: list[str], prefixes: list[str]) -> str:
-    code = _PREFIX_LINE.sub(lambda m: m.group(1) + prefixes[int(m.group(3))] + m.group(2), code)
-    return _MASK_LINE.sub(lambda match: masks[int(match.group(2))], code)
+def _unmasked(code: str, masks: list[str], prefixes: list[str], markers: _Markers = _PLAIN) -> str:
+    code = markers.prefix_line.sub(lambda m: m.group(1) + prefixes[int(m.group(3))] + m.group(2), code)
+    return markers.mask_line.sub(lambda match: masks[int(match.group(2))], code)
 
 
 def _render_source(code: str, old: str, as_list: bool, text: str) -> str:
@@ -358,8 +423,8 @@ def _render_source(code: str, old: str, as_list: bool, text: str) -> str:
     values = [value for value, _raw in elements]
     lines = _LINES.findall(code)
     rendered: list[str] = []
-    matcher = difflib.SequenceMatcher(None, values, lines, autojunk=False)
-    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+    # line_opcodes: difflib's matcher is quadratic on repeated lines (issue 53: 30 s for 16,000).
+    for tag, i1, i2, j1, j2 in line_opcodes(values, lines):
         if tag == "equal":
             rendered += [raw for _value, raw in elements[i1:i2]]
         else:
@@ -415,14 +480,18 @@ def prefilter_code(raw: bytes) -> bytes | None:
         return None
 
 
-def process_notebook(source: bytes, path: str, settings, process_code) -> FileResult:
-    """``process_source`` for a notebook: ``process_code(code, path, settings)`` checks its module."""
+def process_notebook(
+    source: bytes, path: str, settings, process_code, bounded: Callable[[], AbstractContextManager] = nullcontext
+) -> FileResult:
+    """``process_source`` for a notebook: ``process_code(code, path, settings)`` checks its module.
+    ``bounded()``: the budget the reading and the writing back each run in (the engine's per-file one)."""
     from jax_codemod.engine.results import FileError, FileResult
     from jax_codemod.rule import FixSafety
 
     result = FileResult(path=path, source=source)
     try:
-        notebook = Notebook.parse(source)
+        with bounded():
+            notebook = Notebook.parse(source)
     except NotebookError as error:
         result.error = FileError(path, f"cannot read as a notebook: {error}")
         return result
@@ -434,15 +503,17 @@ def process_notebook(source: bytes, path: str, settings, process_code) -> FileRe
         cell, line = notebook.locate(inner.error.line) if inner.error.line else (None, inner.error.line)
         # The module's own line (the parser may have read the line of that number from the file).
         lines = _LINES.findall(notebook.code)
-        shown = (_unmasked(lines[inner.error.line - 1], notebook.masks, notebook.prefixes).rstrip("\r\n")
+        shown = (_unmasked(lines[inner.error.line - 1], notebook.masks, notebook.prefixes, notebook.markers)
+                 .rstrip("\r\n")
                  if inner.error.source_line is not None and inner.error.line and inner.error.line <= len(lines)
                  else inner.error.source_line)
         result.error = replace(inner.error, line=line, cell=cell, source_line=shown)
     if inner.changed and inner.error is None:
         try:
             fixed = inner.fixed.decode("utf-8")
-            restored = _check_masks(fixed, notebook)
-            result.fixed = notebook.rebuild(restored).encode("utf-8")
+            with bounded():
+                restored = _check_masks(fixed, notebook)
+                result.fixed = notebook.rebuild(restored).encode("utf-8")
         except (NotebookError, UnicodeDecodeError) as error:
             result.findings = [replace(f, applied=False, resolved_by=None,
                                        fix=FixSafety.NONE if f.fix is not FixSafety.NONE else f.fix)
@@ -453,8 +524,9 @@ def process_notebook(source: bytes, path: str, settings, process_code) -> FileRe
 
 def _check_masks(fixed: str, notebook: Notebook) -> str:
     """The fixed module with its masks intact (each exactly once, in order), else NotebookError."""
-    numbers = [int(match.group(2)) for match in _MASK_LINE.finditer(fixed)]
-    magics = [int(match.group(3)) for match in _PREFIX_LINE.finditer(fixed)]
+    markers = notebook.markers
+    numbers = [int(match.group(2)) for match in markers.mask_line.finditer(fixed)]
+    magics = [int(match.group(3)) for match in markers.prefix_line.finditer(fixed)]
     if numbers != list(range(len(notebook.masks))) or magics != list(range(len(notebook.prefixes))):
         raise NotebookError("a fix moved an IPython magic or shell escape")
     return fixed

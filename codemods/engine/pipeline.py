@@ -9,7 +9,7 @@ file is re-checked after each, until nothing fixable is left.
 from __future__ import annotations
 
 import ast
-import difflib
+import bisect
 import gc
 import io
 import os
@@ -33,7 +33,7 @@ from jax_codemod.engine.results import (  # noqa: F401 -- the engine's results, 
     quote_path,
     unified_diff,
 )
-from jax_codemod.engine.splice import only_own_edits
+from jax_codemod.engine.splice import line_opcodes, only_own_edits
 from jax_codemod.engine.syntax import NeedsNewerPython, NestingTooDeep, check_nesting, parse_cst
 from jax_codemod.rule import Finding, FixSafety, Prefilter, Rule, Span
 
@@ -282,10 +282,56 @@ def process_source(
     the texts alone may rest on (``View.text_depends``), for a result cache.
     """
     if path.endswith(".ipynb"):
-        from jax_codemod.engine import notebook
-
-        return notebook.process_notebook(source, path, settings, _process_python)
+        return _process_notebook(source, path, settings)
     return _process_python(source, path, settings, active, text_depends)
+
+
+def _process_notebook(source: bytes, path: str, settings: Settings) -> FileResult:
+    """A notebook's result. Reading it (JSON, masks) and writing its fix back run in the file's
+    analysis budget as its analysis does, and whatever any stage raises is this file's error,
+    never the run's (issue 53: a `"\\ud800"` escape, a comment spelling a marker ended it)."""
+    from jax_codemod.engine import notebook
+
+    try:
+        return notebook.process_notebook(source, path, settings, _process_python, lambda: _stage_budget(settings))
+    except AnalysisBudgetExceeded as exceeded:
+        return FileResult(path=path, source=source, error=FileError(path, _budget_message(exceeded)))
+    except RecursionError:
+        return FileResult(path=path, source=source, error=FileError(path, "not checked: nesting too deep"))
+    except MemoryError:
+        return FileResult(path=path, source=source, error=FileError(path, "not checked: out of memory"))
+    except Exception as error:  # noqa: BLE001 -- one notebook's failure must cost that file, never the run
+        interrupts.raise_if_requested()
+        return FileResult(path=path, source=source,
+                          error=FileError(path, f"internal error while reading the notebook: {describe(error)}"))
+
+
+def _stage_budget(settings: Settings | None):
+    """The file's analysis budget, for a stage that is not the analysis (the project gate,
+    reading and writing a notebook): each is bounded as the analysis is."""
+    if settings is None:
+        return _budget(MAX_ANALYSIS_SECONDS, MAX_ANALYSIS_MIB, AnalysisBudgetExceeded)
+    return _budget(settings.analysis_seconds, settings.analysis_mib, AnalysisBudgetExceeded)
+
+
+def _budget_message(exceeded: BaseException) -> str:
+    return (f"not checked: analysis budget exceeded ({exceeded.args[0]}; "
+            "--analysis-budget-seconds and --analysis-budget-mib set it)")
+
+
+def _narrowed(settings: Settings | None, narrow: Callable[[], tuple[Rule, ...] | None], rules) -> tuple[Rule, ...]:
+    """``narrow()``, the rules a gate leaves a file, within the file's budget; every rule where
+    the gate fails or runs past the budget: a gate only narrows, so asking every rule is always
+    right, and the analysis (in its own budget) then says what the file holds."""
+    try:
+        with _stage_budget(settings):
+            narrowed = narrow()
+    except AnalysisBudgetExceeded:
+        return tuple(rules)
+    except Exception:  # noqa: BLE001 -- a gate's failure must cost nothing but its narrowing
+        interrupts.raise_if_requested()
+        return tuple(rules)
+    return tuple(rules) if narrowed is None else narrowed
 
 
 # ``project_active``'s signature: (path, source, rules, active) -> the rules to check with.
@@ -293,20 +339,26 @@ ProjectGate = Callable[[str, bytes, Sequence[Rule], tuple[Rule, ...]], tuple[Rul
 
 
 def file_active_rules(
-    path: str, source: bytes, rules: Sequence[Rule], gate: ProjectGate | None = None
+    path: str, source: bytes, rules: Sequence[Rule], gate: ProjectGate | None = None, settings: Settings | None = None
 ) -> tuple[Rule, ...]:
     """``active_rules`` of what the rules see in the file: a notebook's code, not its JSON (where a
     trigger's quote or backslash is escaped). A Python file's is widened by ``project_active``,
-    or by ``gate`` (a result cache's, which keeps its answers) when the file needs asking."""
+    or by ``gate`` (a result cache's, which keeps its answers) when the file needs asking.
+    The notebook's reading and the project gate (an import scan of the file, its root's
+    modules) run in the file's budget (``settings``'; the default without), and past it or on
+    any error they narrow nothing (issue 53: a scan that was quadratic ran outside the budget)."""
     if path.endswith(".ipynb"):
         from jax_codemod.engine import notebook
 
-        code = notebook.prefilter_code(source)
-        return tuple(rules) if code is None else active_rules(code, rules)
+        def notebook_rules() -> tuple[Rule, ...] | None:
+            code = notebook.prefilter_code(source)
+            return None if code is None else active_rules(code, rules)
+
+        return _narrowed(settings, notebook_rules, rules)
     active = active_rules(source, rules)
     if not needs_project_gate(source, rules, active):
         return active
-    return (gate or project_active)(path, source, rules, active)
+    return _narrowed(settings, lambda: (gate or project_active)(path, source, rules, active), rules)
 
 
 def needs_project_gate(source: bytes, rules: Sequence[Rule], active: tuple[Rule, ...]) -> bool:
@@ -379,11 +431,7 @@ def _process_source(source: bytes, path: str, settings: Settings, active: Sequen
         with _budget(settings.analysis_seconds, settings.analysis_mib, AnalysisBudgetExceeded):
             ctx, findings = check_source(source, path, settings.rules, active)
     except AnalysisBudgetExceeded as exceeded:
-        result.error = FileError(
-            path,
-            f"not checked: analysis budget exceeded ({exceeded.args[0]}; "
-            "--analysis-budget-seconds and --analysis-budget-mib set it)",
-        )
+        result.error = FileError(path, _budget_message(exceeded))
         return result
     except (NeedsNewerPython, NestingTooDeep) as error:
         result.error = FileError(path, error.msg, error.lineno)
@@ -515,10 +563,13 @@ def _fix(source: bytes, ctx: FileContext, findings: list[Finding], settings: Set
             if id(entry) not in still_there and not entry.applied and entry.resolved_by is None:
                 entry.resolved_by = rule.CODE
         live = []
+        at_original_line = None
         for entry, finding in zip(links, new_findings, strict=True):
             if entry is None:
-                # Reported where the user's file has it, not where the partly fixed text does.
-                entry = _Tracked(_at_original_line(finding, source, new), new_ctx)
+                # Reported where the user's file has it, not where the partly fixed text does
+                # (the two texts compared once per pass, not once per finding).
+                at_original_line = at_original_line or _at_original_line(source, new)
+                entry = _Tracked(at_original_line(finding), new_ctx)
                 tracked.append(entry)
             live.append((entry, finding))
         ctx = new_ctx or ctx
@@ -526,22 +577,30 @@ def _fix(source: bytes, ctx: FileContext, findings: list[Finding], settings: Set
     raise FixError(f"fixes did not converge after {MAX_FIX_PASSES} passes")
 
 
-def _at_original_line(finding: Finding, original: bytes, current: bytes) -> Finding:
-    """``finding`` (of ``current``, a fixed version of ``original``) at the line of ``original``
-    it comes from: the same line where the edits left it, else the line at the same offset in
-    the original code an edit replaced there (its last line, when the edit added lines)."""
+def _at_original_line(original: bytes, current: bytes) -> Callable[[Finding], Finding]:
+    """What moves a finding of ``current`` (a fixed version of ``original``) to the line of
+    ``original`` it comes from: the same line where the edits left it, else the line at the same
+    offset in the original code an edit replaced there (its last line, when the edit added lines)."""
+    before = original.splitlines()
+    opcodes = line_opcodes(before, current.splitlines())
+    ends = [j2 for _tag, _i1, _i2, _j1, j2 in opcodes]
 
-    before, after = original.splitlines(), current.splitlines()
-    index = finding.line - 1
-    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, before, after, autojunk=False).get_opcodes():
-        if j1 <= index < j2:
-            offset = index - j1 if tag == "equal" else min(index - j1, max(i2 - i1 - 1, 0))
-            line = min(i1 + offset, max(len(before) - 1, 0)) + 1
-            shift = line - finding.line
-            span = finding.span
-            moved = replace(span, start_line=span.start_line + shift, end_line=max(span.end_line + shift, line))
-            return replace(finding, line=line, span=moved)
-    return finding
+    def moved(finding: Finding) -> Finding:
+        index = finding.line - 1
+        at = bisect.bisect_right(ends, index)
+        if at == len(opcodes):
+            return finding
+        tag, i1, i2, j1, _j2 = opcodes[at]
+        if index < j1:
+            return finding
+        offset = index - j1 if tag == "equal" else min(index - j1, max(i2 - i1 - 1, 0))
+        line = min(i1 + offset, max(len(before) - 1, 0)) + 1
+        shift = line - finding.line
+        span = finding.span
+        moved_span = replace(span, start_line=span.start_line + shift, end_line=max(span.end_line + shift, line))
+        return replace(finding, line=line, span=moved_span)
+
+    return moved
 
 
 def _reported(entry: _Tracked) -> Finding:
@@ -677,6 +736,9 @@ except (AttributeError, ValueError, OSError):
     _PAGE_SIZE = 4096
 
 
+_budget_depth = 0  # budgets open in this process's main thread
+
+
 @contextmanager
 def _budget(seconds: float, mib: int, exceeded: type[BaseException]) -> Iterator[None]:
     """Raise ``exceeded`` in this thread once the process has used ``seconds`` more CPU, or
@@ -690,6 +752,10 @@ def _budget(seconds: float, mib: int, exceeded: type[BaseException]) -> Iterator
     import signal
     import time
 
+    global _budget_depth
+    if _budget_depth:
+        yield  # within another stage's budget, which already bounds this one (one timer at a time)
+        return
     timer = getattr(signal, "ITIMER_VIRTUAL", None)
     baseline = _resident_bytes() if mib > 0 else None
     limit_bytes = mib * 2**20 if baseline is not None else 0
@@ -716,11 +782,13 @@ def _budget(seconds: float, mib: int, exceeded: type[BaseException]) -> Iterator
         signal.setitimer(timer, first, ANALYSIS_SAMPLE_SECONDS)
     else:
         signal.setitimer(timer, seconds)
+    _budget_depth += 1
     try:
         yield
     finally:
         signal.setitimer(timer, 0)
         signal.signal(signal.SIGVTALRM, previous)
+        _budget_depth -= 1
 
 
 def verify_fix(result: FileResult, settings: Settings) -> str | None:

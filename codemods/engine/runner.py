@@ -257,7 +257,7 @@ def _check_pending(item: _Pending, settings: Settings, cache: Cache | None = Non
     if indexes is not None and len(source) == size and zlib.crc32(source) == crc:
         active = tuple(settings.rules[i] for i in indexes)
     else:
-        active = file_active_rules(path, source, settings.rules, cache.gate if cache else None)
+        active = file_active_rules(path, source, settings.rules, cache.gate if cache else None, settings)
         if not active:
             return FileResult(path=path)
     return _check_source(path, source, settings, cache, active, identity)
@@ -310,7 +310,7 @@ def _check_files(paths, settings: Settings, jobs: int, on_result, cache: Cache |
         if error is not None:
             done(index, FileResult(path=path, error=error))
             continue
-        active = file_active_rules(path, source, rules, cache.gate if cache else None) if source is not None else ()
+        active = file_active_rules(path, source, rules, cache.gate if cache else None, settings) if source is not None else ()
         if not active:
             done(index, FileResult(path=path))
         elif jobs == 1:
