@@ -563,13 +563,24 @@ def is_guarded(ctx: FileContext, export: Export) -> bool:
 
 
 def _value_inspected(name: str, scope: ast.AST) -> bool:
-    """The scope looks at the value's devices (``x.sharding``, ``x.is_fully_replicated``...)."""
+    """The scope looks at the value's devices (``x.sharding``, ``x.is_fully_replicated``...),
+    and not only to show them: a bare expression statement (a notebook's display line
+    `labels.sharding`) or a `print(...)` of one decides nothing (issue 54)."""
+    nodes = list(scope_nodes(scope))
+    shown = {id(node.value) for node in nodes if isinstance(node, ast.Expr)}
+    shown.update(
+        id(argument)
+        for node in nodes
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "print"
+        for argument in node.args
+    )
     return any(
         isinstance(node, ast.Attribute)
         and node.attr in GUARD_ATTRIBUTES
         and isinstance(node.value, ast.Name)
         and node.value.id == name
-        for node in scope_nodes(scope)
+        and id(node) not in shown
+        for node in nodes
     )
 
 
