@@ -26,15 +26,25 @@ STEPS = ACTION["runs"]["steps"]
 INSTALL = next(step for step in STEPS if step.get("name") == "Install codemod")
 
 
+class Null(str):
+    """A missing value: '' (as null in GitHub's comparisons), and so is any property of it."""
+
+    def __getattr__(self, name):
+        return Null()
+
+    def __getitem__(self, name):
+        return Null()
+
+
 class Context(dict):
     """A GitHub expression context: attribute access, missing keys are '' (as null in GitHub)."""
 
     def __getattr__(self, name):
-        value = self.get(name, "")
+        value = self.get(name, Null())
         return Context(value) if isinstance(value, dict) else value
 
     def __getitem__(self, name):
-        value = self.get(name, "")
+        value = self.get(name, Null())
         return Context(value) if isinstance(value, dict) else value
 
 
@@ -125,6 +135,10 @@ class Runner:
             self.uploads["sarif"] = Path(inputs["sarif_file"]).read_text()
         elif action == "actions/upload-artifact":
             self.uploads["artifact"] = inputs["path"]
+        elif action == "actions/setup-python":
+            self.uploads["python"] = inputs["python-version"]  # the runner's python3 stands in
+        elif action == "actions/cache":
+            self.uploads["cache"] = inputs
         else:
             raise AssertionError(f"unknown action {action}")
         return 0
@@ -281,3 +295,133 @@ def test_the_distributions_build_and_pass_twine_check(tmp_path):
     assert "jax_codemod/engine/notebook.py" in names and "jax_codemod/cli/main.py" in names
     entry_points = zipfile.ZipFile(wheel).read(f"jax_codemod-{version}.dist-info/entry_points.txt").decode()
     assert "codemod = jax_codemod.cli.main:entry" in entry_points
+
+
+# Hardening (issue 56; issue 53 hole 13) -----------------------------------------------------------
+
+PINNED = re.compile(r"^[\w.-]+/[\w./-]+@[0-9a-f]{40}$")
+
+
+def uses_of(path: Path) -> list[str]:
+    document = yaml.safe_load(path.read_text())
+    steps = (document["runs"]["steps"] if "runs" in document
+             else [step for job in document["jobs"].values() for step in job["steps"]])
+    return [step["uses"] for step in steps if "uses" in step]
+
+
+@pytest.mark.parametrize("path", [REPO / "action.yml", *sorted((REPO / "examples" / "ci").glob("*.yml"))],
+                         ids=lambda path: path.name)
+def test_every_third_party_action_is_pinned_by_commit(path):
+    """A tag can be moved to other code; a commit cannot. The comment names the release."""
+    found = uses_of(path)
+    assert found
+    for uses in found:
+        assert PINNED.match(uses), (path.name, uses)
+    for line in path.read_text().splitlines():
+        if re.search(r"uses: [\w-]+/[\w./-]+@[0-9a-f]{40}", line) and "OWNER/codemod" not in line:
+            assert re.search(r"# v\d+\.\d+\.\d+$", line), line
+
+
+def test_python_is_set_up_and_the_cache_is_restored(pull_request, installed):
+    workspace, temp, _origin, github = pull_request
+    runner = Runner(workspace, temp, {"mode": "check"}, github, installed)
+    assert runner.run(skip={"Install codemod"}) == 1
+    assert runner.uploads["python"] == "3.12"
+    cache = runner.uploads["cache"]
+    assert f"{temp}/codemod-cache" in cache["path"] and "~/.cache/codemod" in cache["path"]
+    assert cache["key"].startswith("codemod-") and cache["restore-keys"]
+    # The cache step comes after the install (which points CODEMOD_CACHE_DIR there), before any run.
+    names = [step["name"] for step in STEPS]
+    assert names.index("Install codemod") < names.index("Restore the result cache") < names.index("Annotate findings")
+    runner = Runner(workspace, temp, {"mode": "check", "cache": "false", "python-version": ""}, github, installed)
+    runner.run(skip={"Install codemod"})
+    assert "cache" not in runner.uploads and "python" not in runner.uploads
+
+
+@pytest.mark.parametrize(("private", "sarif", "uploaded"), [
+    (False, "auto", True), (True, "auto", False), (True, "true", True), (False, "false", False),
+])
+def test_sarif_goes_only_where_it_can_be_uploaded(pull_request, installed, private, sarif, uploaded):
+    workspace, temp, _origin, github = pull_request
+    github["event"]["repository"] = {"private": private}
+    runner = Runner(workspace, temp, {"mode": "check", "sarif": sarif}, github, installed)
+    assert runner.run(skip={"Install codemod"}) == 1
+    assert ("sarif" in runner.uploads) is uploaded
+    # Where it is tried and refused (code scanning off), the job goes on: annotations stay.
+    upload = next(step for step in STEPS if step.get("name") == "Upload SARIF")
+    assert upload["continue-on-error"] is True
+
+
+@pytest.mark.parametrize("planted", [".codemod-trusted.toml", ".codemod-base"])
+def test_a_link_in_the_pull_request_is_refused_not_written_through(pull_request, installed, tmp_path, planted):
+    """Issue 53, hole 13: a pull request that commits `.codemod-trusted.toml -> /dev/null` made the
+    `cp` write the base's settings into /dev/null, and the run fell back to the defaults. Now the
+    run stops (exit 2) before anything is copied: the check fails, it is never quieted."""
+    workspace, temp, _origin, github = pull_request
+    target = tmp_path / "elsewhere"
+    target.write_text("untouched\n")
+    os.symlink(target if planted == ".codemod-base" else "/dev/null", workspace / planted)
+    runner = Runner(workspace, temp, {"mode": "check"}, github, installed)
+    assert runner.run(skip={"Install codemod"}) == 2
+    assert f"{planted} is a link or not a regular file in the checkout: refused" in runner.output("Check the inputs")
+    assert target.read_text() == "untouched\n"
+    assert "sarif" not in runner.uploads
+
+
+def test_a_config_input_that_is_a_link_or_a_folder_is_refused(pull_request, installed):
+    workspace, temp, _origin, github = pull_request
+    os.symlink("/dev/zero", workspace / "linked.toml")
+    (workspace / "folder.toml").mkdir()
+    for config in ("linked.toml", "folder.toml"):
+        runner = Runner(workspace, temp, {"mode": "check", "config": config}, github, installed)
+        assert runner.run(skip={"Install codemod"}) == 2, config
+        assert "refused" in runner.output("Check the inputs")
+
+
+def test_the_base_settings_file_must_be_regular_too(pull_request, installed):
+    """The base branch's pyproject.toml is copied only when it is a regular file (the Settings step
+    checks it after the base checkout; a link there is refused as in the pull request's tree)."""
+    workspace, temp, _origin, github = pull_request
+    settings = next(step for step in STEPS if step.get("name") == "Settings")
+    (workspace / ".codemod-base").mkdir()
+    os.symlink("/etc/hostname", workspace / ".codemod-base" / "pyproject.toml")
+    runner = Runner(workspace, temp, {"mode": "check"}, github, installed)
+    assert runner.shell(settings) == 2
+    assert "pyproject.toml is a link or not a regular file: refused" in runner.output("Settings")
+    assert not (workspace / ".codemod-trusted.toml").exists()
+
+
+def workflow_step(name: str) -> dict:
+    workflow = yaml.safe_load((REPO / "examples" / "ci" / "codemod-autofix.yml").read_text())
+    return next(step for job in workflow["jobs"].values() for step in job["steps"] if step.get("name") == name)
+
+
+def run_script(step: dict, cwd: Path) -> subprocess.CompletedProcess:
+    return subprocess.run(["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", step["run"]], cwd=cwd,
+                          capture_output=True, text=True, check=False)
+
+
+def test_the_autofix_workflow_refuses_links_for_what_it_copies(tmp_path):
+    trusted = workflow_step("Trusted settings")
+    (tmp_path / ".codemod-base").mkdir()
+    (tmp_path / ".codemod-base" / "pyproject.toml").write_text('[tool.codemod]\nextend-select = ["JAX004"]\n')
+    os.symlink("/dev/null", tmp_path / ".codemod-trusted.toml")
+    done = run_script(trusted, tmp_path)
+    assert done.returncode == 1 and ".codemod-trusted.toml is a link or not a regular file: refused" in done.stdout
+    # A regular file of the pull request's (or none) is replaced by the base's settings.
+    os.unlink(tmp_path / ".codemod-trusted.toml")
+    (tmp_path / ".codemod-trusted.toml").write_text("[tool.codemod]\nignore = ['ALL']\n")
+    assert run_script(trusted, tmp_path).returncode == 0
+    assert "JAX004" in (tmp_path / ".codemod-trusted.toml").read_text() and not (tmp_path / ".codemod-base").exists()
+    # The base's own file through a link: refused too.
+    (tmp_path / ".codemod-base").mkdir()
+    os.symlink("/etc/hostname", tmp_path / ".codemod-base" / "pyproject.toml")
+    assert run_script(trusted, tmp_path).returncode == 1
+
+
+def test_the_autofix_workflow_refuses_a_planted_base_folder(tmp_path):
+    guard = workflow_step("Refuse a planted .codemod-base")
+    assert run_script(guard, tmp_path).returncode == 0
+    os.symlink(tmp_path / "elsewhere", tmp_path / ".codemod-base")  # dangling, still refused
+    done = run_script(guard, tmp_path)
+    assert done.returncode == 1 and "refused" in done.stdout
