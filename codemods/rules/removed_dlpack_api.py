@@ -60,8 +60,8 @@ class RemovedDlpackApi(Rule):
     Each capsule is followed from the call that makes it to the calls that consume it,
     through variables (which definition of a name reaches each read: `x = to_dlpack(x);
     x = from_dlpack(x)` rebinds one name tensor -> capsule -> array), containers and
-    comprehensions. Values of unknown origin fed to JAX's consumers are reported unless
-    the file shows they are arrays. (`jax._src.dlpack.to_dlpack` itself still exists -- it
+    comprehensions. Values of unknown origin fed to JAX's consumers are reported, where
+    `report-unknown-origin = true`, unless the file shows they are arrays. (`jax._src.dlpack.to_dlpack` itself still exists -- it
     is what `x.__dlpack__()` calls -- and is left alone where its capsule goes to another
     library, unless it passes the long-gone `take_ownership`.)
 
@@ -131,11 +131,11 @@ class RemovedDlpackApi(Rule):
     path did, and `contiguous()` keeps the values right on JAX 0.6.1-0.7.1, whose
     `from_dlpack` ignores torch strides (it is a no-op, still zero-copy, for a contiguous
     tensor). For `jax.dlpack.from_dlpack(v.__dlpack__())` with `v` of unknown library,
-    passing `v` is an unsafe fix for that reason. Where the file shows nothing else of `v`
-    (an unannotated parameter whose only use is the export: `from_dlpack(a.toDlpack())`),
-    passing it would leave a call this rule cannot tell from one given a capsule, so
-    `--check` would never pass: reported instead, with the manual fix (pass it, annotate
-    its type).
+    passing `v` is an unsafe fix for that reason; CuPy's `a.toDlpack()` shows `a` is an
+    array, and passing it is safe. With `report-unknown-origin = true`, where the file shows
+    nothing else of `v` (an unannotated parameter whose only use is the export), passing it
+    would leave a call that report asks about, so `--check` would never pass: reported
+    instead, with the manual fix (pass it, annotate its type).
 
     Reported without a fix, with the manual fix in the message: `take_ownership=True` or
     a non-constant `take_ownership` (buffer donation no longer exists: pass the array and
@@ -172,8 +172,9 @@ class RemovedDlpackApi(Rule):
     says array (`x_np`, `t_torch`), a guard (`hasattr(x, "__dlpack__")`,
     `torch.is_tensor(x)`, `isinstance`), or the same value used as only
     an array can be (`x.shape`, `x.device`, `x[0]`, `x + 1`: a capsule has none of them).
-    Anything else gets a report naming the value and where it comes from: "cannot tell
-    whether `x` is a DLPack capsule" -- if callers pass `to_dlpack(...)` results, they
+    Anything else, with the rule option `report-unknown-origin = true` (off by default: such
+    a call is most often given an array, and a migrated file must check clean), gets a report
+    naming the value and where it comes from: "cannot tell whether `x` is a DLPack capsule" -- if callers pass `to_dlpack(...)` results, they
     must pass the tensor itself. A function named `from_dlpack` that forwards its
     parameter is a consumer of its own (as `jnp.from_dlpack` is) and is not reported.
 
