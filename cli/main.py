@@ -204,6 +204,13 @@ def run_command(paths, dry_run, check, select, extend_select, ignore, unsafe_fix
         if shard or report_file:
             raise click.UsageError("--shard and --report need paths, not '-' (stdin)")
         return _run_stdin(options, mode, output_format, stdin_filename or "<stdin>", exit_zero, exit_non_zero_on_fix)
+    # (stdin to stdout writes nothing; any run over paths may write: fixes, the cache, --report.)
+    from jax_codemod.engine import posix
+
+    try:
+        posix.require()
+    except posix.Unsupported as error:
+        raise click.UsageError(str(error)) from None
     if cache_dir and os.path.exists(cache_dir) and not os.path.isdir(cache_dir):
         raise click.BadParameter(f"{cache_dir!r} is not a directory", param_hint="--cache-dir")
     if report_file and not (show_files or show_settings):

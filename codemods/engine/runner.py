@@ -12,7 +12,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
-from jax_codemod.engine import interrupts, project
+from jax_codemod.engine import interrupts, posix, project
 from jax_codemod.engine.discovery import linked_folder
 from jax_codemod.engine.pipeline import (
     MAX_PARSE_BYTES,
@@ -437,6 +437,9 @@ def write_atomic(path: str, expected: bytes, new: bytes, identity: _Identity | N
     device and inode the fix was read from) any other file there is refused: a name swapped for a
     link (or a folder on its way swapped) since the read is never written through.
     """
+    gaps = posix.missing()
+    if gaps:  # (Windows) no write without dir_fd and O_NOFOLLOW: the file's error, never a traceback
+        raise WriteError(f"not written: {posix.message(gaps)}")
     target = os.path.realpath(path)
     directory, name = os.path.split(target)
     try:
