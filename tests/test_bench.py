@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import collections
 import importlib.util
+import json
 import os
 import sys
 from pathlib import Path
@@ -166,3 +167,40 @@ def test_lines_counts_each_function_of_a_run_and_compares_two_runs(tmp_path):
     assert [row.split()[-1] for row in lines.compare(here, there, 1)] == ["a:f"]
     assert [row.split()[-1] for row in lines.compare(here, there, 2)] == ["a:f", "a:g"]
     assert [row.split()[-1] for row in lines.compare(here, there, 4)][-1] == "a:h"
+
+
+def test_the_work_count_guard_fails_past_three_percent_and_refuses_other_trees():
+    """bench/workcount.py's verdict on a measurement against a baseline: within ±3% passes,
+    more lines fail (re-baseline with a reason), fewer fail too (so later creep cannot spend
+    a saving), and a tree that is not the baseline's (another version installed) is refused
+    rather than compared."""
+    workcount = _bench_script("workcount")
+    versions = {"python": "3.11.7", "jax": "0.10.2"}
+
+    def measured(lines: int, digest: str = "d") -> dict:
+        return {name: {"guarded": lines, "digest": digest} for name in workcount.TREES}
+
+    baseline = {"versions": versions, "trees": measured(1000), "total": 1000 * len(workcount.TREES)}
+    assert workcount.compare(baseline, measured(1030), versions)[0] == 0
+    assert workcount.compare(baseline, measured(970), versions)[0] == 0
+    status, lines = workcount.compare(baseline, measured(1031), versions)
+    assert status == 1 and "--rebaseline --reason" in lines[-1]
+    assert workcount.compare(baseline, measured(969), versions)[0] == 1
+    status, lines = workcount.compare(baseline, measured(1000, "other"), versions)
+    assert status == 2 and "jax" in lines[0]
+    assert workcount.compare(baseline, measured(1000), {**versions, "python": "3.12.1"})[0] == 2
+    assert workcount.compare(baseline, measured(1000), {**versions, "python": "3.11.9"})[0] == 0
+    # Whose code a line ran in: codemod's and the standard library's are guarded.
+    assert workcount.kind("jax_codemod/engine/pipeline.py") == "codemod"
+    assert workcount.kind(os.__file__) == "stdlib"
+    assert workcount.kind("<frozen posixpath>") == "stdlib"
+    assert workcount.kind("<frozen importlib._bootstrap_external>") == "other"
+    assert workcount.kind(pytest.__file__) == "other"
+
+
+def test_the_committed_work_count_baseline_covers_every_tree_with_a_reason():
+    workcount = _bench_script("workcount")
+    baseline = json.loads((REPO / "bench" / "baseline.json").read_text())
+    assert set(baseline["trees"]) == set(workcount.TREES)
+    assert baseline["total"] == sum(tree["guarded"] for tree in baseline["trees"].values())
+    assert baseline["reason"].strip() and set(workcount.PACKAGES) <= set(baseline["versions"])
