@@ -84,6 +84,9 @@ def test_several_requirement_files_span_their_ranges(tmp_path):
      ">=0.6.0", "[project] dependencies"),
     ({"pyproject.toml": '[tool.poetry.dependencies]\njax = {version = "^0.6", extras = ["tpu"]}\n'},
      ">=0.6.0,<0.7.0", "[tool.poetry.dependencies]"),
+    # Poetry's list of constraints: alternatives, one per Python
+    ({"pyproject.toml": '[tool.poetry.dependencies]\njax = [{version = "^0.4.30", python = "<3.10"}, '
+                        '{version = "^0.6", python = ">=3.10"}]\n'}, ">=0.4.30,<0.7.0", "[tool.poetry.dependencies]"),
     ({"setup.cfg": "[metadata]\nname = p\n\n[options]\ninstall_requires =\n    numpy\n    jax[cuda12]>=0.5  # GPU\n"
                    "python_requires = >=3.10\n"}, ">=0.5.0", "[options] install_requires"),
     ({"setup.cfg": "[options.extras_require]\ntpu =\n    jax[tpu]==0.6.2\ncpu = jax==0.7.0\n"},

@@ -308,7 +308,8 @@ class _Reading:
 
 def _logical_lines(text: str):
     """(first line number, text) of each logical line of a pip requirements file: comments cut,
-    continuation lines joined, blank lines dropped. Linear: no regex sees a whole line."""
+    continuation lines joined as pip joins them (the backslash dropped, nothing added: ``jax>=0.5,\\``
+    then ``<0.8`` is ``jax>=0.5,<0.8``), blank lines dropped. Linear: no regex sees a whole line."""
     pending: list[str] = []
     start = 0
     for number, line in enumerate(text.splitlines(), 1):
@@ -319,14 +320,13 @@ def _logical_lines(text: str):
             pending.append(line[:-1])
             continue
         pending.append(line)
-        joined = " ".join(part.strip() for part in pending).strip()
+        joined = "".join(pending).strip()
         pending = []
         if joined:
             yield start, joined
-    if pending:
-        joined = " ".join(part.strip() for part in pending).strip()
-        if joined:
-            yield start, joined
+    joined = "".join(pending).strip()
+    if joined:  # a last line that ends in a backslash
+        yield start, joined
 
 
 def _without_comment(line: str) -> str:
@@ -519,8 +519,10 @@ def _poetry_entries(dependencies, path: str, where: str) -> list[_Entry]:
             version = version.strip()
             if len(version) > 256:
                 continue  # no real version constraint is this long (and the range reader is not fed one)
-            entries.append(_Entry(name, extras, ">=0" if version in ("", "*") else version,
-                                  isinstance(one, dict) and "markers" in one, False, text, f"{path} {where}"))
+            # A list of constraints is Poetry's alternatives (each for its own Python or platform).
+            alternative = isinstance(spec, list) or (isinstance(one, dict) and ("markers" in one or "python" in one))
+            entries.append(_Entry(name, extras, ">=0" if version in ("", "*") else version, alternative, False, text,
+                                  f"{path} {where}"))
     return entries
 
 
