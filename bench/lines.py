@@ -54,7 +54,17 @@ sys.settrace(tracer)
 with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
     main(argv)
 sys.settrace(None)
-rows = [[re.sub(r".*/(jax_codemod|codemods)/", "jax_codemod/", f), n, l, c] for (f, n, l), c in counts.items()]
+# The package's own files as jax_codemod/...: an editable install keeps cli/ beside codemods/,
+# a laid-out revision inside jax_codemod/ (the two must key alike).
+import jax_codemod, jax_codemod.cli, os
+own = sorted(((os.path.dirname(m.__file__) + os.sep, name) for m, name in
+              ((jax_codemod, "jax_codemod/"), (jax_codemod.cli, "jax_codemod/cli/"))), reverse=True)
+def key(f):
+    for prefix, name in own:
+        if f.startswith(prefix):
+            return name + f[len(prefix):].replace(os.sep, "/")
+    return re.sub(r".*/(jax_codemod|codemods)/", "jax_codemod/", f)
+rows = [[key(f), n, l, c] for (f, n, l), c in counts.items()]
 json.dump(rows, open(sys.argv[2], "w"))
 """
 
