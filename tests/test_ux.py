@@ -337,7 +337,7 @@ def test_syntax_error_shows_line_column_and_source(tmp_path):
         ("# noqa: E501 JAX005 -- capsule kept on purpose", True),
         ("# noqa: JAX00", True),  # a prefix, as in --select
         ("# noqa: JAX001", False),
-        ("# noqa", False),  # a bare noqa is for another linter
+        ("# noqa", True),  # a bare noqa is every code, as in ruff
         ("# codemod: ignore[JAX001, JAX005]", True),
         ("# codemod: ignore[JAX]", True),
         ("# codemod: ignore", True),
