@@ -69,7 +69,9 @@ FILE_SELECTION_HELP = (
     "gitignore-style, relative to the folder of the pyproject.toml that declares them (--exclude: the "
     "working directory). Default exclude (replaced by `exclude` in [tool.codemod], extended by "
     "`extend-exclude` and --exclude): " + ", ".join(DEFAULT_EXCLUDE) + ". A PATH named on the command line "
-    "is checked even if excluded, unless --force-exclude."
+    "is checked even if excluded, unless --force-exclude. Under --config (trusted settings for untrusted code) the "
+    "tree's .gitignore files and pyvenv.cfg markers hide nothing (respect-gitignore = true in that config reads "
+    "the former) and the tree's requirements set neither the target JAX nor the target platforms."
 )
 
 
