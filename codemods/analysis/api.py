@@ -57,6 +57,9 @@ class Api:
     method of the library's class, known by its name on a receiver the file does not resolve.
     ``copies``: returns a copy of its first argument, of the same kind and placement
     (``copy.deepcopy`` of a sharded array, or of a tree of them, keeps each sharding).
+    ``dlpack_conversion``: a conversion from any array-like that reads a JAX array through
+    DLPack (torch 2.x's ``as_tensor`` and ``tensor``), so a multi-device one raises BufferError
+    there as in ``from_dlpack`` (checked with torch 2.13 and JAX 0.10.2 on 4 CPU devices).
     """
 
     name: str
@@ -83,6 +86,7 @@ class Api:
     public: str | None = None
     calls: tuple[int, int] | None = None
     copies: bool = False
+    dlpack_conversion: bool = False
 
     @property
     def library(self) -> str:
@@ -284,9 +288,9 @@ API: tuple[Api, ...] = (
     *(Api(f"numpy.{name}", tracer_class=False) for name in ("generic", "number", "integer", "floating", "bool_")),
     # Calls that need a concrete buffer (checked with the installed libraries by
     # tests/test_traced_concrete_access.py::test_consumer_table_matches_the_libraries) ---
-    Api("torch.as_tensor", tracer_error=UNAVAILABLE),
+    Api("torch.as_tensor", tracer_error=UNAVAILABLE, dlpack_conversion=True),
     Api("torch.asarray", tracer_error=UNAVAILABLE),
-    Api("torch.tensor", tracer_error=UNAVAILABLE),
+    Api("torch.tensor", tracer_error=UNAVAILABLE, dlpack_conversion=True),
     Api("torch.frombuffer", tracer_error="ValueError", reads="buffer"),
     Api("numpy.asarray", tracer_error=ARRAY_CONVERSION),
     Api("numpy.array", tracer_error=ARRAY_CONVERSION),

@@ -37,6 +37,8 @@ HELPER_MODULE_OPTION = "helper-module"
 # Consumers that take an object speaking the array protocol and ask it for one buffer
 # (`analysis.qualname` gives public spellings).
 CONSUMERS = api.public_names(takes_arrays=True)
+# ... and conversions that read a JAX array through DLPack (`torch.as_tensor(x)`): the same export.
+CONVERSIONS = api.public_names(dlpack_conversion=True)
 DLPACK_METHODS = frozenset({"__dlpack__", "__dlpack_device__"})
 # A raw pointer does not keep the buffer alive: the gathered copy must outlive the statement.
 POINTER_METHODS = frozenset({"unsafe_buffer_pointer"})
@@ -119,7 +121,7 @@ class Export:
         return "AttributeError" if self.via == "`.__cuda_array_interface__`" else "JaxRuntimeError"
 
 
-_EXPORT_WORD = re.compile(r"dlpack|unsafe_buffer_pointer|__cuda_array_interface__")
+_EXPORT_WORD = re.compile(r"dlpack|unsafe_buffer_pointer|__cuda_array_interface__|tensor\(")
 # `dl = importlib.import_module("torch.utils.dlpack")`: a consumer spelled without the word.
 # `from numpy import from_dlpack as to_host`: a consumer spelled without the word.
 _CONSUMER_ALIAS = re.compile(r"\bfrom_dlpack\s+as\s+(\w+)")
@@ -192,7 +194,7 @@ def find_exports(ctx: FileContext) -> Iterator[Export]:
                 )
             ):
                 qualified = analysis.qualname(func)
-                if qualified in CONSUMERS:
+                if qualified in CONSUMERS or qualified in CONVERSIONS:
                     yield Export(node.args[0], node, f"`{qualified}`", False, _forbids_copy(node))
                 elif (
                     (qualified in api.TREE_MAPS or _is_builtin_map(ctx, func))
@@ -217,7 +219,9 @@ def find_exports(ctx: FileContext) -> Iterator[Export]:
 
 
 # Attributes whose calls may export: a consumer, a map of one, a higher-order call that runs one.
-_CALLED_ATTRIBUTES = frozenset({"from_dlpack", "map", "tree_map"}) | higher_order.NAMES
+_CALLED_ATTRIBUTES = (
+    frozenset({"from_dlpack", "map", "tree_map"}) | higher_order.NAMES | api.members(dlpack_conversion=True)
+)
 
 
 def _run_exports(analysis, call: ast.Call) -> Iterator[Export]:
@@ -612,7 +616,7 @@ class GatherBeforeExport(Rule):
 
     PLACEMENTS: frozenset[str]
     WRAP_SAFETY: FixSafety
-    TRIGGERS = (b"dlpack", b"unsafe_buffer_pointer", b"__cuda_array_interface__")
+    TRIGGERS = (b"dlpack", b"unsafe_buffer_pointer", b"__cuda_array_interface__", b"tensor(")
     # Only a JAX array is reported, and the value analysis knows one only from a name that
     # resolves into jax (`jax.numpy...`, `jax.Array`, `jaxtyping`) or into a module of the
     # file's project that hands one over (`from pipeline.data import make_batch`): a file must
