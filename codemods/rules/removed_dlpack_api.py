@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import re
 from dataclasses import replace
 
 from jax_codemod.analysis import jax_versions
@@ -39,6 +40,13 @@ DROP_IMPORT = "drop-import"  # from jax.dlpack import to_dlpack -> (removed)
 DROP_ALIAS = "drop-alias"  # to_dl = jax.dlpack.to_dlpack -> (removed)
 EXPORT_EACH = "export-each"  # jax.tree.map(jax.dlpack.to_dlpack, t) -> jax.tree.map(lambda a: a.__dlpack__(), t)
 _EXPORT_EACH = "lambda a: a.__dlpack__()"
+# A backend's from_dlpack: torch turns a sibling backend's capsule into a tensor before JAX takes it.
+CONVERT_CAPSULES = "convert-capsules"
+_CONVERT_STATE = "removed-dlpack-api:convert"
+# A sibling's to_dlpack that returns torch's capsule (`torch.utils.dlpack.to_dlpack(a)`, also through
+# a module bound at run time: `torchlib.utils.dlpack.to_dlpack(a)`), as family_capsule describes it.
+_TORCH_CAPSULE = re.compile(r"returns `[\w.]*(?:\butils\.dlpack\.to_dlpack|\btorch\.to_dlpack)\(")
+_SIMPLE = (ast.Return, ast.Assign, ast.AnnAssign, ast.Expr)
 # What the array becomes for the consumer: as is, or a contiguous torch tensor without
 # autograd (jax.dlpack.from_dlpack ignores torch strides on JAX 0.6.1-0.7.1).
 AS_IS = ""
@@ -156,8 +164,11 @@ class RemovedDlpackApi(Rule):
     `to_dlpack` method with no such sibling gets `a.__dlpack__()` (its capsule may go to
     another library). Where a sibling backend class of the same package (a module beside
     it) has a `to_dlpack` that returns another library's capsule (torch's), a dispatcher can
-    hand that capsule to this `from_dlpack`: its `jax.dlpack.from_dlpack` call is reported,
-    naming the sibling, fix or no fix of the pair.
+    hand that capsule to this `from_dlpack`, whatever its parameter is called: as maintainers
+    fixed it (tensorcircuit-ng), the method takes arrays and turns such a capsule into a torch
+    tensor first (`if type(a).__name__ == "PyCapsule": a = torch's from_dlpack(a)`; unsafe:
+    that path needs torch where the capsule arrives). Another library's capsule (TensorFlow's,
+    `x.__dlpack__()` of an unknown one) is reported, naming the sibling, with that advice.
 
     A value fed to a JAX consumer that the file does not show the making of -- a
     parameter, an element of `*args`, an attribute, an item, what an unknown function
@@ -220,6 +231,9 @@ class RemovedDlpackApi(Rule):
         if action == INLINE:
             fixer.state.setdefault(_STATE, {})[id(updated)] = (updated, finding.data[1], finding.data[2])
             return updated
+        if action == CONVERT_CAPSULES:
+            fixer.state.setdefault(_CONVERT_STATE, {})[finding.data[1]] = finding.data[2:]
+            return updated
         if action == EXPORT_EACH:
             import libcst as cst
 
@@ -233,6 +247,11 @@ class RemovedDlpackApi(Rule):
         raise ValueError(f"unknown action {action!r}")
 
     def finalize(self, module, fixer):
+        conversions = fixer.state.get(_CONVERT_STATE)
+        if conversions:
+            from libcst.metadata import MetadataWrapper
+
+            module = MetadataWrapper(module, unsafe_skip_copy=True).visit(_converter()(conversions))
         pending = fixer.state.get(_STATE)
         if not pending:
             return module
@@ -607,9 +626,18 @@ class _Check:
         family = self.analysis.family_capsule(behind[0]) if behind is not None else None
         if family is not None:
             # A backend's from_dlpack, which its sibling backends' capsules reach (issue 34).
-            self.add(consumer, f"{message}; `{shown}` is what the backends hand `{behind[0].name}`, and {family}: "
-                     "have every backend's to_dlpack return the tensor or array itself (torch and JAX "
-                     "take it), or convert that capsule with its own library first", FixSafety.NONE)
+            head = f"{message}; `{shown}` is what the backends hand `{behind[0].name}`, and {family}"
+            conversion = self.capsule_conversion(consumer, behind, family)
+            if conversion is not None:
+                # As maintainers fixed it (tensorcircuit-ng): take arrays, and turn another
+                # library's capsule into that library's tensor before JAX takes it.
+                self.add(consumer, f"{head}: such a capsule now becomes a torch tensor first (torch takes any "
+                         "library's capsule, JAX 0.7.2+ none), and arrays pass as they are (unsafe: a capsule "
+                         "then needs torch where it arrives; better still, have every backend's to_dlpack "
+                         "return the tensor or array itself)", FixSafety.UNSAFE, data=conversion)
+                return
+            self.add(consumer, f"{head}: have every backend's to_dlpack return the tensor or array itself (torch "
+                     "and JAX take it), or convert that capsule with its own library first", FixSafety.NONE)
             return
         if origin.kind == "capsule" and origin.flow is not None:
             producer = origin.flow.producer
@@ -639,6 +667,29 @@ class _Check:
                      f"capsule: `{short}` takes only objects with `__dlpack__` since JAX 0.7.2 (a capsule raises "
                      "TypeError); if it gets `to_dlpack(...)` results, pass the tensor or array itself "
                      "(`t.detach().contiguous()` for torch)", FixSafety.NONE)
+
+    def capsule_conversion(self, consumer: ast.Call, behind, family: str) -> tuple | None:
+        """How a backend's ``from_dlpack`` method converts its siblings' capsules before
+        ``consumer`` (its JAX consumer, handed the parameter itself) takes them: the data of a
+        ``CONVERT_CAPSULES`` fix, or None where no safe spelling exists (a capsule of a library
+        other than torch's: TensorFlow's tensors lack `__dlpack__` in many releases; the
+        consumer in a compound statement's header; the parameter rebound first)."""
+        function, parameter = behind
+        argument = consumer.args[0]
+        statement = self.ctx.enclosing_statement(consumer)
+        if not _TORCH_CAPSULE.search(family) or not isinstance(argument, ast.Name) or argument.id != parameter.arg:
+            return None
+        if self.ctx.enclosing_function(consumer) is not function or not isinstance(statement, _SIMPLE):
+            return None
+        if any(
+            isinstance(node, ast.Name) and node.id == parameter.arg and not isinstance(node.ctx, ast.Load)
+            for node in ast.walk(function)
+        ):
+            return None
+        alias, counter = "torch_dlpack", 2
+        while re.search(rf"\b{alias}\b", self.ctx.source_of(function)):
+            alias, counter = f"torch_dlpack{counter}", counter + 1
+        return (CONVERT_CAPSULES, statement.lineno, parameter.arg, alias)
 
     def forwarding_wrapper(self, consumer: ast.Call, origin) -> bool:
         """``def from_dlpack(x, ...): return jax.dlpack.from_dlpack(x, ...)``: a consumer of its
@@ -1008,3 +1059,37 @@ def _inline_transformer():
             return [s for s in body if s is not None]
 
     return Inline
+
+
+def _converter():
+    """Puts, before each planned statement (by its first line), the conversion of a capsule its
+    parameter may hold: ``if type(a).__name__ == "PyCapsule": a = torch's from_dlpack(a)``."""
+    import libcst as cst
+    from libcst.metadata import PositionProvider
+
+    class Convert(cst.CSTTransformer):
+        METADATA_DEPENDENCIES = (PositionProvider,)
+
+        def __init__(self, plans: dict) -> None:
+            super().__init__()
+            self.plans = plans
+
+        def leave_IndentedBlock(self, original_node, updated_node):
+            body = []
+            for original, statement in zip(original_node.body, updated_node.body):
+                plan = self.plans.get(self.get_metadata(PositionProvider, original).start.line)
+                if plan is not None and isinstance(original, cst.SimpleStatementLine):
+                    name, alias = plan
+                    check = cst.parse_statement(
+                        f'if type({name}).__name__ == "PyCapsule":\n'
+                        "    # Another backend's DLPack capsule, which JAX 0.7.2+ refuses: torch, which takes\n"
+                        "    # any library's, makes it a tensor first (contiguous: JAX 0.6.1-0.7.1 ignores strides).\n"
+                        f"    import torch.utils.dlpack as {alias}\n\n"
+                        f"    {name} = {alias}.from_dlpack({name}).contiguous()\n"
+                    )
+                    body.append(check.with_changes(leading_lines=statement.leading_lines))
+                    statement = statement.with_changes(leading_lines=[])
+                body.append(statement)
+            return updated_node.with_changes(body=body)
+
+    return Convert
