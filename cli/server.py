@@ -209,15 +209,18 @@ def build_server(engine: Engine | None = None):
             cells.append((kind, source))
             cells_of[cell.document] = (uri, index)
         path = path_of(uri)
-        result = process_source(notebook_json(cells), path, engine.settings(path))
+        settings = engine.settings(path)
+        result = process_source(notebook_json(cells), path, settings)
         per_cell: dict[str, list] = {cell.document: [] for cell in notebook.cells}
         for finding in result.findings:
             if finding.cell and finding.cell <= len(notebook.cells):
-                cell_uri = notebook.cells[finding.cell - 1].document
-                lines = cells[finding.cell - 1][1].splitlines()
-                per_cell[cell_uri].append(diagnostic(lines, finding))
-        for cell_uri, found in per_cell.items():
-            server.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=cell_uri, diagnostics=found))
+                per_cell[notebook.cells[finding.cell - 1].document].append(finding)
+        for number, (cell_uri, found) in enumerate(per_cell.items(), start=1):
+            text = cells[number - 1][1]
+            # Each cell's findings in its own lines: hover and the line's noqa read them there.
+            checked[cell_uri] = Checked(None, text, FileResult(path, findings=found), settings)
+            server.text_document_publish_diagnostics(types.PublishDiagnosticsParams(
+                uri=cell_uri, diagnostics=[diagnostic(text.splitlines(), f) for f in found]))
 
     def schedule(uri: str, run, delay: float = DEBOUNCE_SECONDS) -> None:
         """Check ``uri`` after ``delay`` unless another change comes first (which cancels this)."""
@@ -305,13 +308,25 @@ def build_server(engine: Engine | None = None):
         return next((f for f in state.result.findings if f.code == diag.code and f.line == data.get("line")
                      and f.column == data.get("column")), None)
 
+    def noqa_action(uri: str, state: Checked, diag: types.Diagnostic, path: str) -> list[types.CodeAction]:
+        finding = finding_for(state, diag)
+        silenced = engine.noqa(path, state.text, finding) if finding is not None else None
+        if silenced is None:
+            return []
+        return [types.CodeAction(title=f"Disable {finding.code} for this line (# noqa: {finding.code})",
+                                 kind=types.CodeActionKind.QuickFix, diagnostics=[diag],
+                                 edit=whole(uri, state.text, silenced))]
+
     @server.feature(types.TEXT_DOCUMENT_CODE_ACTION, types.CodeActionOptions(
         code_action_kinds=[types.CodeActionKind.QuickFix, FIX_ALL]))
     def code_action(params: types.CodeActionParams) -> list[types.CodeAction]:
         uri = params.text_document.uri
         state = current(uri)
-        if state is None or uri in cells_of:
+        if state is None:
             return []
+        if uri in cells_of:  # a notebook's cell: its line's noqa (a fix is the notebook's, fix all)
+            return [action for diag in params.context.diagnostics if diag.source == SOURCE
+                    for action in noqa_action(uri, state, diag, path_of(cells_of[uri][0]) + ".py")]
         path = path_of(uri)
         wanted = params.context.only
         actions = []
@@ -328,11 +343,7 @@ def build_server(engine: Engine | None = None):
                             title=f"Fix {finding.code}{unsafe}", kind=types.CodeActionKind.QuickFix,
                             diagnostics=[diag], is_preferred=finding.fix is FixSafety.SAFE,
                             edit=whole(uri, state.text, fixed)))
-                silenced = engine.noqa(path, state.text, finding)
-                if silenced is not None:
-                    actions.append(types.CodeAction(
-                        title=f"Disable {finding.code} for this line (# noqa: {finding.code})",
-                        kind=types.CodeActionKind.QuickFix, diagnostics=[diag], edit=whole(uri, state.text, silenced)))
+                actions += noqa_action(uri, state, diag, path)
         if not wanted or any(str(kind).startswith(("source.fixAll", FIX_ALL)) or kind == types.CodeActionKind.Source
                              for kind in wanted):
             fixed = engine.fix_all(path, state.text, state.settings)

@@ -178,6 +178,12 @@ async def test_a_notebook_is_checked_through_notebook_sync(client):
     # Cell coordinates: the second line of the second cell.
     assert diagnostic.code == "JAX005" and diagnostic.range.start.line == 1
     assert list(client.diagnostics.get(cell_uris[0], [])) == []
+    # Hover and the line's noqa work on the cell, in its own lines.
+    hover = await client.text_document_hover_async(types.HoverParams(
+        text_document=types.TextDocumentIdentifier(uri=cell_uris[1]), position=diagnostic.range.start))
+    assert hover is not None and "# JAX005" in hover.contents.value
+    (noqa,) = await actions(client, cell_uris[1], [diagnostic])
+    assert applied(cells[1], noqa.edit, cell_uris[1]).endswith("to_dlpack(x))  # noqa: JAX005\n")
 
 
 def test_without_the_extra_the_command_says_what_to_install():
