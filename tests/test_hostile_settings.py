@@ -183,6 +183,24 @@ def test_under_a_trusted_config_the_trees_platforms_are_not_read(tmp_path):
     assert f"Target platforms: cpu,tpu (from {trusted} [tool.codemod] target-platforms)" in out
 
 
+def test_under_a_trusted_config_its_own_requirements_are_the_projects(tmp_path):
+    """The action's --config is the base branch's pyproject.toml: the project as merged declares
+    the JAX and the platforms it supports; the pull request's tree does not."""
+    tree = _project(tmp_path / "tree", {"requirements.txt": "jax==0.4.30\n", "pyproject.toml":
+                                        '[project]\nname = "p"\ndependencies = ["jax==0.4.30"]\n'})
+    trusted = tmp_path / "trusted.toml"
+    trusted.write_text('[project]\nname = "p"\ndependencies = ["jax[tpu]>=0.6"]\n[tool.codemod]\n')
+    code, out, err = invoke(["run", "--show-settings", "--config", trusted, tree / "src"])
+    assert code == 0, err
+    assert f"Target JAX: >=0.6.0 (from the project's jax requirement, {trusted} [project] dependencies; " in out
+    assert f"Target platforms: cpu,tpu (from the project's requirements, {trusted} [project] dependencies: " \
+           "jax[tpu]>=0.6; under --config" in out
+    code, out, _ = invoke(["run", "--check", "--no-cache", "--format", "json", "--config", trusted, tree / "src"])
+    assert "JAX005" in [f["code"] for f in json.loads(out)["findings"]] and code == 1
+    code, out, err = invoke(["run", "--show-settings", "--config", "/dev/null", tree / "src"])
+    assert code == 0 and "Target platforms: cpu,gpu (from the default" in out and not err
+
+
 # Hole 14: under a trusted --config the tree's .gitignore and pyvenv.cfg do not hide files ----------
 
 

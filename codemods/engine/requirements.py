@@ -123,6 +123,29 @@ def declared_jax(start: str, cache: dict | None = None) -> Declared | None:
     return found
 
 
+def declared_by_config(path: str) -> Declared | None:
+    """What a trusted ``--config`` file declares itself: its own ``[project]`` (or Poetry)
+    requirements when it is a pyproject.toml, read as the tree's are. The action and the example
+    workflows name the base branch's pyproject.toml: the project as merged says which JAX and
+    platforms it supports, and nothing in the pull request's tree is read for it."""
+    if not os.path.isfile(path):
+        return None  # --config /dev/null: the defaults
+    warnings: list[tuple[str, str]] = []
+    reading = _Reading(os.path.dirname(os.path.abspath(path)), warnings)
+    try:
+        found = _pyproject(path, reading)
+    except (RecursionError, MemoryError):
+        found = None  # load_config has read it already: past the TOML parser's depth it is a config error
+    if found is None:
+        return Declared(None, None, warnings=tuple(warnings)) if warnings else None
+    platforms = platforms_of(found.entries)
+    if found.range is None and not platforms:
+        return None
+    return Declared(found.range, None if found.range is None else f"{path} {found.where}",
+                    frozenset(p for p, _ in platforms), tuple(dict.fromkeys(w for _, w in platforms)),
+                    tuple(warnings))
+
+
 class _Entry:
     """One requirement as packaging reads it, with the text and place it was read from."""
 
@@ -280,7 +303,6 @@ class _Reading:
         data = self.read(path)
         if data is None:
             return
-        shown = os.path.relpath(path, self.folder) if _inside(os.path.abspath(path), self.folder) else path
         for number, logical in _logical_lines(data.decode("utf-8", "replace")):
             include, argument = _include(logical)
             if include is not None:
@@ -301,7 +323,7 @@ class _Reading:
             if logical.startswith("-"):
                 continue  # an option (-e, -i, --hash on its own, ...): no requirement
             requirement = _requirement_part(logical)
-            entry = _parse(requirement, f"{shown}:{number}")
+            entry = _parse(requirement, f"{path}:{number}")
             if entry is not None:
                 (constraints if constraint else entries).append(entry)
 

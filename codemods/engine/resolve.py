@@ -132,18 +132,25 @@ def group_by_config(paths: Sequence[str], options: Options) -> list[Group]:
 
 def declared_target(path: str, options: Options, config: Config, cache: dict | None = None):
     """What the project around ``path`` declares (engine.requirements.Declared: its jax range and
-    platforms), less what something more explicit sets. Under ``--config`` nothing: the config is
-    trusted and the checked tree (a pull request) is not, and its requirements must not narrow
-    the target (``jax==0.4.30`` would quiet every finding about a later release)."""
-    if options.config:
-        return None
+    platforms), less what something more explicit sets. Under ``--config`` only what that file
+    declares itself (its ``[project] dependencies``): the config is trusted and the checked tree (a
+    pull request) is not, and its requirements must not narrow the target (``jax==0.4.30`` would
+    quiet every finding about a later release)."""
     target = target_is_explicit(options.target_jax_version, config)
     platforms = platforms_are_explicit(options.target_platforms, config)
     if target and platforms:
         return None
-    from jax_codemod.engine.requirements import declared_jax
+    from jax_codemod.engine import requirements
 
-    found = declared_jax(path, cache)
+    if options.config:
+        if cache is not None and options.config in cache:
+            found = cache[options.config]
+        else:
+            found = requirements.declared_by_config(options.config)
+            if cache is not None:
+                cache[options.config] = found
+    else:
+        found = requirements.declared_jax(path, cache)
     return found.without(target=target, platforms=platforms) if found is not None else None
 
 
@@ -154,11 +161,10 @@ def prepare(group: Group, options: Options) -> Group:
     name = config_path or "defaults"
     group.target, group.target_source = resolve_target(options.target_jax_version, config, group.declared)
     group.platforms, group.platforms_source = resolve_platforms(options.target_platforms, config, group.declared)
-    if options.config:
+    if options.config:  # say why a requirement in the tree is not what decided (the flag and $VAR need no note)
         note = "; under --config the checked tree's requirements are not read"
-        for attribute, explicit in (("target_source", ("--target-jax-version", "$", config.source or "\0")),
-                                    ("platforms_source", ("--target-platforms", "$", config.source or "\0"))):
-            if not getattr(group, attribute).startswith(explicit):
+        for attribute in ("target_source", "platforms_source"):
+            if not getattr(group, attribute).startswith(("--", "$", f"{config.source} [tool.codemod]")):
                 setattr(group, attribute, getattr(group, attribute) + note)
     group.settings = settings(config, options, target=group.target, platforms=group.platforms)
     for key, patterns in (("exclude", config.exclude or ()), ("extend-exclude", config.extend_exclude),
