@@ -170,10 +170,10 @@ def test_the_dlpack_rules_prefilters_are_their_specification():
     specified = {
         # A multi-device array is JAX's; one a file that names no jax gets from another module
         # of its project is the project gate's question (test_projects).
-        # `tensor(`: torch 2.x's `as_tensor` and `tensor` read a JAX array through DLPack (issue 54).
-        "JAX002": lambda s: b"jax" in s and any(t in s for t in (b"dlpack", b"unsafe_buffer_pointer", b"__cuda_array_interface__", b"tensor(")),
+        # torch 2.x's `as_tensor` and `tensor` read a JAX array through DLPack (issue 54).
+        "JAX002": lambda s: b"jax" in s and any(t in s for t in (b"dlpack", b"unsafe_buffer_pointer", b"__cuda_array_interface__", b"torch.as_tensor", b"torch.tensor(")),
         # Any JAX array (issue 34): one from another module of the project needs an import only.
-        "JAX006": lambda s: b"import" in s and any(t in s for t in (b"dlpack", b"unsafe_buffer_pointer", b"__cuda_array_interface__", b"tensor(")),
+        "JAX006": lambda s: b"import" in s and any(t in s for t in (b"dlpack", b"unsafe_buffer_pointer", b"__cuda_array_interface__", b"torch.as_tensor", b"torch.tensor(")),
         "JAX003": lambda s: b"dl_device" in s and b"jax" in s,
         "JAX005": lambda s: b"jax" in s and (b"to_dlpack" in s or b"toDlpack" in s or b"from_dlpack" in s),
     }
