@@ -81,6 +81,15 @@ def test_an_adversarial_requirement_line_is_read_in_linear_time(tmp_path, line):
     assert "Target JAX: >=0.4.30 (from the project's jax requirement" in done.stdout
 
 
+def test_a_setup_cfg_line_of_spaces_is_read_in_linear_time(tmp_path):
+    """configparser's option regex is quadratic in a line of spaces (8,000 of them: 1 s; this one:
+    hours): setup.cfg is read by a linear reader of the two sections that declare requirements."""
+    _project(tmp_path, {"setup.cfg": "[options]\ninstall_requires =\n    jax>=0.5\nx" + " " * 500_000 + "y\n"})
+    done = _run_cli(["run", "--show-settings", "src"], tmp_path, seconds=30)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "Target JAX: >=0.5.0 (from the project's jax requirement" in done.stdout
+
+
 # Hole 7: a committed link to /dev/zero (or a FIFO, or a huge file) read without limit ----------
 
 
