@@ -125,7 +125,7 @@ def test_autofixer_commits_one_reviewed_fix_per_repository(org):
     assert badconfig["reason"].startswith("configuration error: ") and "select" in badconfig["reason"]
     markdown = (tmp_path / "summary.md").read_text()
     assert "| org | 7 | 3 | 1 | 2 |" in markdown
-    assert "| org/unrelated | clean | 0 |  | 0 | no trigger string" in markdown
+    assert "| org/unrelated | clean | 0 |  | 0 | `no trigger string" in markdown
     assert "| org/mixed | changed | 1 | JAX005 ×1 | 1 |" in markdown
 
     # Unchanged repositories: no new commit, no branch.

@@ -419,16 +419,18 @@ def _render_source(code: str, old: str, as_list: bool, text: str) -> str:
         if "".join(value for value, _raw in elements) == code:
             return old
     if not as_list:
-        return _dumps(code, text)
+        return _dumps(code, _style(text))
     values = [value for value, _raw in elements]
     lines = _LINES.findall(code)
     rendered: list[str] = []
+    style = None  # the file's escapes, read once (once per line was quadratic, issue 53)
     # line_opcodes: difflib's matcher is quadratic on repeated lines (issue 53: 30 s for 16,000).
     for tag, i1, i2, j1, j2 in line_opcodes(values, lines):
         if tag == "equal":
             rendered += [raw for _value, raw in elements[i1:i2]]
         else:
-            rendered += [_dumps(line, text) for line in lines[j1:j2]]
+            style = style or _style(text)
+            rendered += [_dumps(line, style) for line in lines[j1:j2]]
     if not rendered:
         return "[]"
     multiline = re.match(r"\[([ \t]*\r?\n)([ \t]*)", old)
@@ -457,14 +459,21 @@ def _elements(old: str) -> list[tuple[str, str]]:
     return found
 
 
-def _dumps(value: str, text: str) -> str:
-    """A JSON string as the file writes them: raw non-ASCII or ``\\uXXXX`` escapes, and ``&``, ``<``,
-    ``>`` escaped where the file does (as Colab and Go's encoder write them)."""
-    ascii_only = not any(ord(char) > 127 for char in text) and "\\u" in text
+@lru_cache(maxsize=4)  # once per notebook, not once per changed cell (the same text object)
+def _style(text: str) -> tuple[bool, tuple[tuple[str, str], ...]]:
+    """How the file writes a JSON string: ASCII escapes or raw non-ASCII, and which of ``&``,
+    ``<``, ``>`` it escapes (as Colab and Go's encoder write them)."""
+    ascii_only = text.isascii() and "\\u" in text
+    return ascii_only, tuple((char, escape) for char, escape in (("&", "\\u0026"), ("<", "\\u003c"), (">", "\\u003e"))
+                             if escape in text)
+
+
+def _dumps(value: str, style: tuple[bool, tuple[tuple[str, str], ...]]) -> str:
+    """A JSON string in the file's ``style`` (``_style``)."""
+    ascii_only, escapes = style
     dumped = json.dumps(value, ensure_ascii=ascii_only)
-    for char, escape in (("&", "\\u0026"), ("<", "\\u003c"), (">", "\\u003e")):
-        if escape in text:
-            dumped = dumped.replace(char, escape)
+    for char, escape in escapes:
+        dumped = dumped.replace(char, escape)
     return dumped
 
 

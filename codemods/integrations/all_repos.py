@@ -151,7 +151,9 @@ def commit_message(run: RepoRun, options: Options, install: str | None = None) -
         lines += [f"Findings left for a human ({len(remaining)}), not changed by this commit:", ""]
         for finding in remaining:
             where = f"{escape(_relative(finding.path, run.root))}:{finding.line}:{finding.column}"
-            lines.append(f"- `{where}` {finding.code} {finding.name}: {escape(finding.message)}")
+            # The name and the message (which quotes the repository's code) are the repository's
+            # text: code spans, in which no link, emphasis or @-mention renders.
+            lines.append(f"- {code_span(where)} {finding.code} {finding.name}: {code_span(escape(finding.message))}")
         lines.append("")
         for code in sorted({f.code for f in remaining}):
             advice = _advice(code)
@@ -168,6 +170,20 @@ def commit_message(run: RepoRun, options: Options, install: str | None = None) -
         lines += [f"    # codemod {version}, installed here from a local build: install the same version", ""]
     lines.append(f"    {reproduce_command(options)}")
     return "\n".join(lines)
+
+
+def code_span(text: str) -> str:
+    """``text`` as one CommonMark code span, whatever it holds: fenced by a run of backticks
+    longer than any inside it, with a space inside each fence where the text starts or ends with
+    a backtick (or with spaces on both ends, which CommonMark would strip); a line break is a
+    space, as a span's own are. A backtick in a name or quoted code ended a one-backtick span, and
+    what followed rendered: links, bold, @-mentions (issue 53, hole 18)."""
+    text = text.replace("\r\n", " ").replace("\r", " ").replace("\n", " ")
+    if not text:
+        return ""
+    fence = "`" * (max(map(len, re.findall("`+", text)), default=0) + 1)
+    pad = " " if text[0] == "`" or text[-1] == "`" or (text[0] == " " and text[-1] == " " and text.strip()) else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
 
 
 def _relative(path: str, root: str) -> str:
@@ -307,7 +323,9 @@ def render_markdown(summary: dict) -> str:
               "| --- | --- | ---: | --- | ---: | --- |"]
     for r in summary["repositories"]:
         fixed = ", ".join(f"{code} ×{n}" for code, n in r["fixed"].items())
-        reason = escape(r["reason"] or "").replace("|", "\\|")
+        # A reason names the repository's files and quotes their errors: a code span (a table's
+        # `|` escaped even there, as GitHub's tables read it).
+        reason = code_span(escape(r["reason"] or "")).replace("|", "\\|")
         lines.append(f"| {escape(r['repository'])} | {r['status']} | {r['files_changed']} | {fixed} | "
                      f"{len(r['findings_left'])} | {reason} |")
     return "\n".join(lines) + "\n"
