@@ -131,7 +131,8 @@ def declared_by_config(path: str) -> Declared | None:
     if not os.path.isfile(path):
         return None  # --config /dev/null: the defaults
     warnings: list[tuple[str, str]] = []
-    reading = _Reading(os.path.dirname(os.path.abspath(path)), warnings)
+    # The config is trusted, a link to it too: its own folder is where its reading may lead.
+    reading = _Reading(os.path.dirname(os.path.realpath(path)), warnings)
     try:
         found = _pyproject(path, reading)
     except (RecursionError, MemoryError):
@@ -166,56 +167,67 @@ class _File:
 
 
 def _declared_in(folder: str, warnings: list) -> Declared | None:
-    files: list[_File] = []
+    """What ``folder``'s own files declare: the range of the first that names a jax version
+    (pyproject.toml, setup.cfg, setup.py, then requirements*.txt together), and the platforms of
+    them all (a TPU extra in requirements.txt counts beside a plain jax in pyproject.toml)."""
     reading = _Reading(folder, warnings)
-    for name, reader in (("pyproject.toml", _pyproject), ("setup.cfg", _setup_cfg), ("setup.py", _setup_py)):
-        path = os.path.join(folder, name)
-        if not os.path.lexists(path):
-            continue
-        try:
-            found = reader(path, reading)
-        except (RecursionError, MemoryError):
-            warnings.append((path, "not read: nested too deeply or too large to read; it declares nothing here"))
-            found = None
-        except Exception as error:  # noqa: BLE001 - any failure of one file is that file's warning
-            warnings.append((path, f"not read: {type(error).__name__}: {error}"[:300]))
-            found = None
-        if found is not None:
-            files.append(found)
-    try:
-        names = sorted(n for n in os.listdir(folder) if n.startswith("requirements") and n.endswith(".txt"))
-    except OSError:
-        names = []
-    requirement_files = []
-    for name in names:
-        path = os.path.join(folder, name)
-        try:
-            entries, constraints = reading.requirement_file(path)
-            rng = _range(entries, constraints)
-        except (RecursionError, MemoryError):
-            warnings.append((path, "not read: too large to read; it declares nothing here"))
-            continue
-        except Exception as error:  # noqa: BLE001 - any failure of one file is that file's warning
-            warnings.append((path, f"not read: {type(error).__name__}: {error}"[:300]))
-            continue
-        requirement_files.append((name, rng, entries))
-    ranges = [(name, rng) for name, rng, _entries in requirement_files if rng is not None]
-    if ranges:
-        files.append(_File(os.path.join(folder, ranges[0][0]) if len(ranges) == 1
-                           else f"{folder}{os.sep}{{{', '.join(n for n, _ in ranges)}}}",
-                           (_hull([r for _, r in ranges]), None)))
-    entries = [e for f in files for e in f.entries] + [e for _n, _r, each in requirement_files for e in each]
-    platforms = platforms_of(entries)
+    files = [found for name, reader in (("pyproject.toml", _pyproject), ("setup.cfg", _setup_cfg),
+                                        ("setup.py", _setup_py))
+             for found in [_guarded(os.path.join(folder, name), reader, reading)] if found is not None]
+    requirements_txt = _requirement_files(folder, reading)
+    if requirements_txt is not None:
+        files.append(requirements_txt)
+    platforms = platforms_of([e for f in files for e in f.entries])
     with_range = next((f for f in files if f.range is not None), None)
     if with_range is None and not platforms:
         return None
-    target = with_range.range if with_range else None
     source = None
     if with_range is not None:
         source = with_range.path if with_range.where is None else f"{with_range.path} {with_range.where}"
-    names_found = frozenset(p for p, _ in platforms)
-    sources = tuple(dict.fromkeys(where for _, where in platforms))
-    return Declared(target, source, names_found, sources)
+    return Declared(with_range.range if with_range else None, source, frozenset(p for p, _ in platforms),
+                    tuple(dict.fromkeys(where for _, where in platforms)))
+
+
+def _guarded(path: str, reader, reading: _Reading) -> _File | None:
+    """``reader(path)``, any failure of which is that file's warning: never the run's end."""
+    if not os.path.lexists(path):
+        return None
+    try:
+        return reader(path, reading)
+    except (RecursionError, MemoryError):
+        reading.warnings.append((path, "not read: nested too deeply or too large to read; it declares nothing here"))
+    except Exception as error:  # noqa: BLE001 - a parser's surprise on hostile input is one file's problem
+        reading.warnings.append((path, f"not read: {type(error).__name__}: {error}"[:300]))
+    return None
+
+
+def _requirement_files(folder: str, reading: _Reading) -> _File | None:
+    """The folder's requirements*.txt as one declaration: the span of their ranges (each is an
+    install the code must run under), their entries all."""
+    try:
+        names = sorted(n for n in os.listdir(folder) if n.startswith("requirements") and n.endswith(".txt"))
+    except OSError:
+        return None
+    ranges, entries = [], []
+    for name in names:
+        found = _guarded(os.path.join(folder, name), _requirement_file, reading)
+        if found is None:
+            continue
+        entries += found.entries
+        if found.range is not None:
+            ranges.append((name, found.range))
+    if not ranges and not entries:
+        return None
+    path = None
+    if ranges:
+        path = (os.path.join(folder, ranges[0][0]) if len(ranges) == 1
+                else f"{folder}{os.sep}{{{', '.join(n for n, _ in ranges)}}}")
+    return _File(path or folder, (_hull([r for _, r in ranges]), None) if ranges else None, entries)
+
+
+def _requirement_file(path: str, reading: _Reading) -> _File:
+    entries, constraints = reading.requirement_file(path)
+    return _File(path, (_range(entries, constraints), None), entries)
 
 
 # Reading files from the tree ------------------------------------------------------------------
