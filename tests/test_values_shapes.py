@@ -62,3 +62,34 @@ def test_a_path_pair_unpacked_in_a_loop():
     found = value(STATE + "for path, leaf in jax.tree_util.tree_leaves_with_path(state):\n    probe(leaf)\n")
     assert (found.kind, found.placement) == (ARRAY, MULTI)
     assert value(STATE + "for path, leaf in jax.tree_util.tree_leaves_with_path(state):\n    probe(path)\n").kind != ARRAY
+
+
+INHERITED = """
+class Base:
+    def __init__(self):
+        self.batch = jax.device_put(jnp.ones(8), sharded)
+
+    def shard(self, x):
+        return jax.device_put(x, sharded)
+
+class Child(Base):
+    pass
+
+class Override(Base):
+    def __init__(self, batch):
+        self.batch = batch
+
+    def shard(self, x):
+        return x
+"""
+
+
+@pytest.mark.parametrize("read", ["Child().shard(jnp.ones(8))", "Child().batch"])
+def test_a_method_or_field_inherited_from_a_base_class(read):
+    found = value(INHERITED + f"probe({read})\n")
+    assert (found.kind, found.placement) == (ARRAY, MULTI)
+
+
+@pytest.mark.parametrize("read", ["Override(jnp.ones(8)).shard(jnp.ones(8))", "Override(jnp.ones(8)).batch"])
+def test_what_a_class_binds_itself_hides_its_bases(read):
+    assert value(INHERITED + f"probe({read})\n").placement != MULTI

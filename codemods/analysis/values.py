@@ -1691,7 +1691,10 @@ class Analysis:
                 return join(fields)
             owner = self._owner(receiver)
             if receiver.node is not None and owner is not None:
-                return owner.arrived(owner._class_attribute(receiver.node, attr), self)
+                found = owner._class_attribute(receiver.node, attr)
+                if found.kind == UNKNOWN and not owner._binds(receiver.node, attr):
+                    found = owner._inherited_attribute(receiver.node, attr)
+                return owner.arrived(found, self)
             return UNKNOWN_VALUE
         if kind == CLASS and receiver.node is not None:
             owner = self._owner(receiver)
@@ -1701,6 +1704,37 @@ class Analysis:
         if kind == MODULE and receiver.qualname:
             return self._qualified_value(canonical(f"{receiver.qualname}.{attr}"))
         return UNKNOWN_VALUE
+
+    def _inherited_attribute(self, cls: ast.ClassDef, attr: str) -> Value:
+        """``attr`` of an instance of ``cls`` that its own body and methods do not bind: what the
+        first base of its method resolution order that does (a method, a field its `__init__`
+        sets) gives, in the module that defines that base, this one or another of the project
+        (``Classes.mro``: the bases as imported). Issue 54: `Child().shard(x)` with `shard`
+        defined by a base class was unknown, in one module as across them."""
+        classes = classes_for(self.ctx)
+        if not isinstance(cls, ast.ClassDef) or not cls.bases:
+            return UNKNOWN_VALUE
+        for entry in classes.mro(cls)[1:]:
+            place = classes._place(entry)
+            if place is None:
+                return UNKNOWN_VALUE  # a library base: what it binds is not this file's to say
+            ctx, base = place
+            analysis = ctx.analysis
+            if analysis._binds(base, attr):
+                return analysis.arrived(analysis._class_attribute(base, attr), self)
+        return UNKNOWN_VALUE
+
+    def _binds(self, cls: ast.ClassDef, attr: str) -> bool:
+        """Whether ``cls`` itself binds ``attr`` for its instances: in its body, or as
+        `self.<attr> = ...` in one of its methods (what it binds hides its bases' ``attr``)."""
+        if attr in classes_for(self.ctx)._members_of(cls):
+            return True
+        for method in cls.body:
+            if isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                positional = [*method.args.posonlyargs, *method.args.args]
+                if positional and attr in self._self_assignments(method, positional[0].arg):
+                    return True
+        return False
 
     def _property_accessor(self, function: ast.AST) -> str | None:
         """"getter" for a method that is a property's getter alone (`@property`,
