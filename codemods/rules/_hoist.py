@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ast
 import re
+import weakref
 from dataclasses import dataclass
 from functools import cache
 from typing import TYPE_CHECKING
@@ -402,13 +403,10 @@ def _used_by_importers(ctx: FileContext, function, owner: ast.ClassDef | None) -
     view = ctx.project
     if view is None:
         return None
-    root, own, name = view.root, view.path, function.name
+    name = function.name
     attributes = "|".join(sorted(JITTED_ATTRS))
-    for path in sorted(root.modules.paths):
-        if path == own:
-            continue
-        text = view.text(path)
-        if name not in text or not re.search(rf"\b(?:{attributes})\b", text):
+    for path, text in _other_texts(view):
+        if name not in text or not _NAMES_ATTRIBUTE.search(text):
             continue
         prefixes = _spellings_in(view, path, text, name, owner)
         if prefixes is None:
@@ -431,6 +429,23 @@ def _used_by_importers(ctx: FileContext, function, owner: ast.ClassDef | None) -
                 "which a plain wrapper does not have"
             )
     return None
+
+
+# The other modules of a checked file's project, read once for all the functions of the file
+# that the rule would split (each question reads the whole root; the view lives for one file).
+_OTHER_TEXTS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_NAMES_ATTRIBUTE = re.compile(rf"\b(?:{'|'.join(sorted(JITTED_ATTRS))})\b")
+
+
+def _other_texts(view) -> list[tuple[str, str]]:
+    """(path, text) of each other module of ``view``'s root (each read, and so recorded in the
+    result's dependencies: a module that starts using `step.lower` changes the answer)."""
+    found = _OTHER_TEXTS.get(view)
+    if found is None:
+        found = _OTHER_TEXTS[view] = [
+            (path, view.text(path)) for path in sorted(view.root.modules.paths) if path != view.path
+        ]
+    return found
 
 
 def _spellings_in(view, path: str, text: str, name: str, owner: ast.ClassDef | None) -> set[str] | None:
