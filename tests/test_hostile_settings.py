@@ -255,7 +255,8 @@ def test_includes_stay_inside_the_project_and_are_bounded(tmp_path):
 # Fuzz: whatever the settings files hold, the reader returns, and stays linear --------------------
 
 _TEXT = st.text(alphabet=st.sampled_from(list("jax[]()<>=~!.,;@ \\\n\t#-0123456789rcltpu'\"{}:/+*^")), max_size=400)
-FUZZ = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+# .ci/run's fuzz step runs more of them (CODEMOD_FUZZ_EXAMPLES=2000).
+FUZZ = settings(max_examples=int(os.environ.get("CODEMOD_FUZZ_EXAMPLES", "150")), deadline=None, suppress_health_check=[HealthCheck.too_slow,
                                                                         HealthCheck.function_scoped_fixture])
 
 
