@@ -172,3 +172,14 @@ def test_the_config_key_is_validated_when_loaded(tmp_path):
     assert load_config(str(tmp_path / "pyproject.toml")).rule_options["target-platforms"] == "gpu,tpu"
     (tmp_path / "pyproject.toml").write_text('[tool.codemod]\ntarget-platforms = "tpu, cpu"\n')  # as the flag
     assert load_config(str(tmp_path / "pyproject.toml")).rule_options["target-platforms"] == "cpu,tpu"
+
+
+def test_a_nested_config_sets_the_platforms_of_its_files(tmp_path):
+    tree = _project(tmp_path, {"requirements.txt": "jax\n", "tpu/pyproject.toml": '[tool.codemod]\ntarget-platforms = "tpu"\n',
+                               "tpu/b.py": ""})
+    code, out, _ = invoke(["run", "--show-settings", tree / "tpu" / "b.py"])
+    assert code == 0
+    assert f"Target platforms: tpu (from {tree / 'tpu' / 'pyproject.toml'} [tool.codemod] target-platforms)" in out
+    groups = resolve([str(tree)], Options())
+    assert Resolver(Options(), groups).group_for(str(tree / "tpu" / "b.py")).platforms == "tpu"
+    assert Resolver(Options(), groups).group_for(str(tree / "src" / "a.py")).platforms == "cpu,gpu"
