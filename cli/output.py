@@ -96,6 +96,21 @@ def display_path(path: str) -> str:
     return path if relative.startswith("..") else relative
 
 
+def patch_name(path: str, base: str | None = None) -> str:
+    """The name a patch gives ``path``: relative to ``base`` (the working directory), through no
+    folder link. ``git apply`` refuses a whole patch that names a file "beyond a symbolic link"
+    (`examples/demo -> ../src` found `examples/demo/a.py`: issue 53, hole 20), so the file's
+    folder is named as it really is; a file whose real folder is outside ``base`` keeps the name
+    it was found by (no patch of ``base`` can name it otherwise)."""
+    if path.startswith("<"):
+        return path
+    folder, name = os.path.split(os.path.abspath(path))
+    real = os.path.relpath(os.path.join(os.path.realpath(folder), name), os.path.realpath(base or os.curdir))
+    if real.startswith(".."):
+        return display_path(path) if base is None else os.path.relpath(path, base).replace(os.sep, "/")
+    return real.replace(os.sep, "/")
+
+
 # Every name, message and source line printed, in every format and on stderr, goes through
 # ``escape``. An allowlist: only printable characters (``str.isprintable``: letters, marks,
 # digits, punctuation, symbols, the ASCII space) are kept as they are. Everything else is
@@ -235,7 +250,7 @@ def fix_hint(report: Report) -> str:
 
 
 def diffs(report: Report) -> list[tuple[str, str]]:
-    return [(display_path(r.path), r.diff(display_path(r.path))) for r in report.changed]
+    return [(display_path(r.path), r.diff(patch_name(r.path))) for r in report.changed]
 
 
 def text_diffs(report: Report) -> list[tuple[str, str]]:
@@ -249,7 +264,7 @@ def text_diffs(report: Report) -> list[tuple[str, str]]:
         if notebook.is_notebook(result.path):
             shown += [(path, diff) for _cell, diff in notebook.cell_diffs(path, result.source, result.fixed)]
         else:
-            shown.append((path, result.diff(path)))
+            shown.append((path, result.diff(patch_name(result.path))))
     return shown
 
 
@@ -371,7 +386,7 @@ def _root_json(report: Report, root: Root) -> dict:
         "changes": [
             {
                 "path": relative(r.path),
-                "diff": r.diff(relative(r.path)),
+                "diff": r.diff(patch_name(r.path, root.base)),
                 "codes": sorted({f.code for f in r.findings if f.applied}),
             }
             for r in sub.changed

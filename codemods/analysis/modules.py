@@ -100,13 +100,18 @@ class ModuleMap:
     @cached_property
     def _by_name(self) -> dict[str, Module]:
         """Every module name under every source root; the first root (in order) wins a clash, as
-        the earlier ``sys.path`` entry does."""
+        the earlier ``sys.path`` entry does. Within a root a package (``interop/__init__.py``)
+        wins over a module of its name (``interop.py``), as Python's finder looks for the package
+        first (issue 53: a decoy module beside the package was followed instead)."""
         found: dict[str, Module] = {}
         for root, prefix in self.source_roots.items():
+            here: dict[str, Module] = {}
             for path in sorted(self.paths):
                 name = self._name_under(path, root, prefix)
-                if name is not None and name not in found:
-                    found[name] = Module(name, path)
+                if name is not None and name not in found and (name not in here or PurePosixPath(path).name == "__init__.py"
+                                                               and not here[name].is_package):
+                    here[name] = Module(name, path)
+            found.update(here)
         return found
 
     @staticmethod
@@ -291,7 +296,8 @@ class ModuleMap:
 
     def _name_under_folder(self, folder: str, name: str) -> Module | None:
         base = "/".join(part for part in (folder, *name.split(".")) if part)
-        for candidate in (base + ".py", base + "/__init__.py", base + ".pyi", base + "/__init__.pyi"):
+        # The package first, as Python's finder (a module of its name beside it is never imported).
+        for candidate in (base + "/__init__.py", base + ".py", base + "/__init__.pyi", base + ".pyi"):
             if candidate in self.paths:
                 return Module(name, candidate)
         return None
