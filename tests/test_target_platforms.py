@@ -183,3 +183,17 @@ def test_a_nested_config_sets_the_platforms_of_its_files(tmp_path):
     groups = resolve([str(tree)], Options())
     assert Resolver(Options(), groups).group_for(str(tree / "tpu" / "b.py")).platforms == "tpu"
     assert Resolver(Options(), groups).group_for(str(tree / "src" / "a.py")).platforms == "cpu,gpu"
+
+
+@pytest.mark.parametrize(("line", "platforms"), [
+    ("jax[cuda12_pip]", {"gpu"}), ("jax[cuda12-local]", {"gpu"}), ("jax[cuda13]", {"gpu"}), ("jax[cuda]", {"gpu"}),
+    ("jax-cuda12-pjrt==0.6.2", {"gpu"}), ("jax-rocm60-plugin", {"gpu"}), ("jaxlib==0.4.30+cuda12.cudnn89", {"gpu"}),
+    ("Jax_Metal>=0.1", {"metal"}), ("libtpu==0.0.17", {"tpu"}), ("jax[tpu,cuda12]", {"gpu", "tpu"}),
+    ("jax[cpu]", set()), ("jax[k8s]", set()), ("jaxlib==0.4.30", set()), ("jax-cuda12-plugin-extra", set()),
+])
+def test_the_requirements_that_name_a_platform(tmp_path, line, platforms):
+    from jax_codemod.engine.requirements import declared_jax
+
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "requirements.txt").write_text(f"jax>=0.5\n{line}\n")
+    assert set(declared_jax(str(tmp_path)).platforms) == platforms
