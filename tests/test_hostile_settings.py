@@ -221,6 +221,8 @@ def test_under_a_trusted_config_ignore_files_and_venv_markers_hide_nothing(tmp_p
     code, out, _ = invoke(["run", "--show-files", "--config", trusted, tree], cwd=tree)
     assert code == 0
     assert sorted(out.split()) == ["nested/c.py", "pkg/b.py", "src/a.py"]
+    code, out, _ = invoke(["run", "--show-files", "--config", trusted, "src"], cwd=tree)  # the top's .gitignore too
+    assert out.split() == ["src/a.py"]
     code, out, _ = invoke(["run", "--check", "--no-cache", "--format", "json", "--target-jax-version", "0.10",
                            "--config", trusted, tree], cwd=tree)
     assert code == 1 and len(json.loads(out)["findings"]) == 3
