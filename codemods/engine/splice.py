@@ -42,7 +42,7 @@ def line_opcodes(a: Sequence[Hashable], b: Sequence[Hashable]) -> list[Opcode]:
     The shared head and tail are matched first; what is between is split at the lines that
     occur once in each side (patience diff: the longest run of such lines in the same order),
     and so on within each gap; a small gap is handed to difflib, a large one without such lines
-    becomes one replacement. The opcodes cover both sides in order, and an ``equal`` block is
+    is aligned greedily (``_realign``). The opcodes cover both sides in order, and an ``equal`` block is
     equal: a valid diff, and difflib's own on ordinary edits (a few changed places).
     """
     raw: list[Opcode] = []
@@ -92,7 +92,7 @@ def _middle(a, b, alo: int, ahi: int, blo: int, bhi: int, out: list[Opcode], dep
         return
     anchors = _anchors(a, b, alo, ahi, blo, bhi) if depth < _MAX_DEPTH else []
     if not anchors:
-        out.append(("replace", alo, ahi, blo, bhi))
+        _realign(a, b, alo, ahi, blo, bhi, out)
         return
     i, j = alo, blo
     for ai, bj in anchors:
@@ -100,6 +100,33 @@ def _middle(a, b, alo: int, ahi: int, blo: int, bhi: int, out: list[Opcode], dep
         out.append(("equal", ai, ai + 1, bj, bj + 1))
         i, j = ai + 1, bj + 1
     _align(a, b, i, ahi, j, bhi, out, depth + 1)
+
+
+# How far ``_realign`` looks past a difference for the two sides to agree again (lines of both).
+_REALIGN = 8
+
+
+def _realign(a, b, alo: int, ahi: int, blo: int, bhi: int, out: list[Opcode]) -> None:
+    """A gap without anchors (repeated lines), aligned greedily: equal lines are followed, and
+    past a difference the nearest pair of equal lines within ``_REALIGN`` lines of both sides is
+    where they agree again; farther than that, the rest is one replacement. At most
+    ``_REALIGN ** 2`` comparisons per difference: linear. (A fix's edits are a few lines apart
+    from each other: a file of thousands of equal lines keeps them as its own.)"""
+    i, j = alo, blo
+    while i < ahi and j < bhi:
+        start_i, start_j = i, j
+        while i < ahi and j < bhi and a[i] == b[j]:
+            i, j = i + 1, j + 1
+        out.append(("equal", start_i, i, start_j, j))
+        if i == ahi or j == bhi:
+            break
+        again = next(((i + di, j + step - di) for step in range(1, _REALIGN + 1) for di in range(step + 1)
+                      if i + di < ahi and j + step - di < bhi and a[i + di] == b[j + step - di]), None)
+        if again is None:
+            break
+        out.append(("replace", i, again[0], j, again[1]))
+        i, j = again
+    out.append(("replace", i, ahi, j, bhi))
 
 
 def _anchors(a, b, alo: int, ahi: int, blo: int, bhi: int) -> list[tuple[int, int]]:
