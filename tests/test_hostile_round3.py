@@ -203,6 +203,23 @@ def test_a_fix_puts_its_import_and_helper_in_the_first_python_cell_after_a_bash_
     compile(cells[1], "cell", "exec")
 
 
+@pytest.mark.parametrize("cells", [("%%capture\n{}",), ("%%bash\necho hi\n", "{}")], ids=["capture", "bash"])
+def test_jax004s_helper_goes_below_a_leading_cell_magic(cells):
+    export = "import jax\nimport torch\ndef to_torch(x: jax.Array) -> torch.Tensor:\n    return torch.from_dlpack(x)\n"
+    raw = ipynb(*(cell.format(export) for cell in cells))
+    settings = Settings(rules=tuple(LazyRule(info, {"target-platforms": "cpu,tpu"}) for info in MANIFEST
+                                    if info.CODE == "JAX004"))
+    result = process_source(raw, "a.ipynb", settings)
+    assert result.error is None and result.changed, result.error
+    fixed = cell_sources(result.fixed)
+    assert fixed[0].startswith(cells[0].split("{}")[0])  # the magic still first, the bash cell as it was
+    if len(cells) == 2:
+        assert fixed[0] == cells[0]
+    python = fixed[-1].removeprefix("%%capture\n")
+    assert python.startswith("import jax\nimport torch\n") and "def ensure_exportable(" in python
+    compile(python, "cell", "exec")
+
+
 # 17. The byte order mark -------------------------------------------------------------------------
 
 
