@@ -93,3 +93,31 @@ def test_a_method_or_field_inherited_from_a_base_class(read):
 @pytest.mark.parametrize("read", ["Override(jnp.ones(8)).shard(jnp.ones(8))", "Override(jnp.ones(8)).batch"])
 def test_what_a_class_binds_itself_hides_its_bases(read):
     assert value(INHERITED + f"probe({read})\n").placement != MULTI
+
+
+REGISTRY = """
+HANDLERS = {{}}
+
+def register(name):
+    def record(function):
+        HANDLERS[name] = function
+        {ret}
+
+    return record
+
+@register("torch")
+def to_torch(x):
+    probe(x)
+
+to_torch(jax.device_put(jnp.ones(8), sharded))
+"""
+
+
+def test_a_registry_decorator_that_hands_the_function_back_is_followed():
+    found = value(REGISTRY.format(ret="return function"))
+    assert (found.kind, found.placement) == (ARRAY, MULTI)
+
+
+@pytest.mark.parametrize("ret", ["return lambda *a: function(*a)", "function = staticmethod(function)\n        return function"])
+def test_a_decorator_that_returns_something_else_still_hides_it(ret):
+    assert value(REGISTRY.format(ret=ret)).placement != MULTI

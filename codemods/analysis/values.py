@@ -1142,6 +1142,8 @@ class Analysis:
             if value.kind != TRANSFORM:
                 if self.decorator_name(decorator) in _RETURNING_DECORATORS or self._caches(decorator):
                     continue
+                if transform is None and _returns_its_argument(value, self._owner(value)):
+                    continue  # `@register("torch")`: a registry that hands the function back
                 return UNKNOWN_VALUE if transform is None else self._callable(transform, function)
             if transform is None:
                 transform = value.transform.with_options((), function)
@@ -1263,7 +1265,9 @@ class Analysis:
 
     def _passed_values(self, parameter: ast.arg, function: ast.AST) -> list[Value]:
         """``_argument_value``'s values, one per call (empty: unknown)."""
-        if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)) or function.decorator_list:
+        if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)) or not all(
+            _returns_its_argument(v, self._owner(v)) for v in map(self.value_of, function.decorator_list)
+        ):
             return []
         owner = self.ctx.parent(function)
         positional = [*function.args.posonlyargs, *function.args.args]
@@ -2914,6 +2918,29 @@ _DTYPE_POSITIONS = {
     "jax.numpy.astype": 1,
 }
 _DTYPE_KEYWORDS = frozenset({"dtype", "new_dtype"})
+
+
+def _returns_its_argument(decorator: Value, owner: Analysis | None) -> bool:
+    """Whether ``decorator`` (a decorator's value) is a function of the project that returns the
+    function it is given unchanged, as a registry's decorator does (`def deco(fn):
+    REGISTRY[name] = fn; return fn`, what `@register("torch")` returns): every `return` of it
+    returns its one parameter, and it yields nothing. Issue 54: such a decorator hid the
+    function, so the calls of it were not followed into it."""
+    function = decorator.node
+    if decorator.kind != FUNCTION or owner is None or not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return False
+    positional = [*function.args.posonlyargs, *function.args.args]
+    if isinstance(function, ast.AsyncFunctionDef) or function.decorator_list or len(positional) != 1:
+        return False
+    returns, name = [], positional[0].arg
+    for node in scope_nodes(function):
+        if isinstance(node, (ast.Yield, ast.YieldFrom)) or (
+            isinstance(node, ast.Name) and node.id == name and not isinstance(node.ctx, ast.Load)
+        ):
+            return False  # a generator, or the parameter rebound (`fn = wraps(fn)(inner)`)
+        if isinstance(node, ast.Return):
+            returns.append(node)
+    return bool(returns) and all(isinstance(r.value, ast.Name) and r.value.id == name for r in returns)
 
 
 def _array_leaves(tree: Value, leaf: Value, depth: int) -> Value:
