@@ -237,13 +237,33 @@ class Region:
             every: dict[str, list[ast.FunctionDef]] = {}
             parents = self.parents
             named: dict[str, list[ast.AST]] = {}  # module-level names bound to a lambda
+            wrapped: list[ast.FunctionDef] = []  # decorated functions
             for node in self.nodes:
                 if node.__class__ is ast.FunctionDef and not isinstance(parents.get(node), ast.ClassDef):
                     every.setdefault(node.name, []).append(node)
                     if not node.decorator_list:
                         plain.setdefault(node.name, []).append(node)
+                    else:
+                        wrapped.append(node)
                 elif parents.get(node) is self.tree and (bound := _lambda_name(node)) is not None:
                     named.setdefault(bound, []).append(node.value)
+            # `@logged @timed def step(x)`, each a `functools.wraps` wrapper that calls the
+            # function with all its arguments (or a registry's decorator that returns it): a
+            # transform of `step` traces the function as written (issue 54).
+            if wrapped:
+                # A partial reading's stub of a def (`class logged: pass`) may be such a wrapper:
+                # taken for one, so that a reading never proves clean what the whole file is not.
+                stubs = {
+                    n.name for n in self.tree.body
+                    if n.__class__ is ast.ClassDef and not n.bases and not n.decorator_list
+                    and len(n.body) == 1 and n.body[0].__class__ is ast.Pass
+                }
+                for node in wrapped:
+                    if all(
+                        decorator.__class__ is ast.Name and decorator.id in stubs or _passes_through(every, decorator)
+                        for decorator in node.decorator_list
+                    ):
+                        plain.setdefault(node.name, []).append(node)
             # `to_host = lambda x: np.asarray(x)`: a helper like a `def`, where that is the
             # name's only module-level binding (a name also bound by a `def` is left to it).
             if named:
@@ -1457,6 +1477,48 @@ class _LeadingIndex(dict):
         ):
             self._decided[name] = functions
         return self._decided[name]
+
+
+def _passes_through(every: dict[str, list[ast.FunctionDef]], decorator: ast.expr) -> bool:
+    """Whether ``decorator`` is a function of the file (``every``: its functions by name) that
+    hands on the function it decorates as a trace sees it: one parameter, and it returns that
+    parameter (a registry's decorator) or a nested wrapper that calls it with all of the
+    wrapper's arguments (`@functools.wraps(fn) def wrapper(*args, **kwargs): return fn(*args,
+    **kwargs)`). A transform of the decorated function then traces the function as written."""
+    defs = every.get(decorator.id) if decorator.__class__ is ast.Name else None
+    if not defs or len(defs) != 1:
+        return False
+    outer = defs[0]
+    parameters = [*outer.args.posonlyargs, *outer.args.args]
+    if outer.decorator_list or len(parameters) != 1 or outer.args.vararg or outer.args.kwarg:
+        return False
+    given, last = parameters[0].arg, outer.body[-1]
+    if last.__class__ is not ast.Return or last.value.__class__ is not ast.Name:
+        return False
+    if last.value.id == given:
+        return True
+    inner = next((s for s in outer.body if s.__class__ is ast.FunctionDef and s.name == last.value.id), None)
+    if inner is None:
+        return False
+    own = inner.args
+    if own.posonlyargs or own.args or own.kwonlyargs or own.vararg is None or own.kwarg is None:
+        return False
+    return any(_calls_with_all(node, given, own) for node in ast.walk(inner))
+
+
+def _calls_with_all(node: ast.AST, function: str, own: ast.arguments) -> bool:
+    """``node`` is `function(*args, **kwargs)` with a wrapper's own `*args` and `**kwargs`."""
+    return (
+        node.__class__ is ast.Call
+        and node.func.__class__ is ast.Name
+        and node.func.id == function
+        and len(node.args) == 1
+        and node.args[0].__class__ is ast.Starred
+        and getattr(node.args[0].value, "id", None) == own.vararg.arg
+        and len(node.keywords) == 1
+        and node.keywords[0].arg is None
+        and getattr(node.keywords[0].value, "id", None) == own.kwarg.arg
+    )
 
 
 def _transformed_within(spellings: Spellings, argument: ast.AST, depth: int = 0) -> ast.AST | None:
