@@ -20,6 +20,7 @@ from jax_codemod.analysis import module_text
 from jax_codemod.cli.sarif import replacements
 from jax_codemod.engine import notebook
 from jax_codemod.engine.pipeline import FileResult
+from jax_codemod.engine.results import unified_diff
 from jax_codemod.engine.splice import line_opcodes, only_own_edits
 
 
@@ -90,6 +91,13 @@ def _many_cells(n: int):
     return (lambda: [book.locate(line) for line in range(1, 2 * n)],)
 
 
+def _patch(n: int):
+    """--dry-run's and --report's patch of a file of repeated lines, fixed at both ends."""
+    before = b"import jax\n" + b"y = 1\n" * n + b"x = 2\n"
+    after = b"import jax\nimport torch\n" + b"y = 1\n" * n + b"x = 3\n"
+    return (unified_diff, before, after, "a.py")
+
+
 def _line_diff(n: int):
     a = [f"line {i % 7}" for i in range(n)]
     b = [f"line {(i * 3) % 7}" for i in range(n)]
@@ -103,6 +111,7 @@ FAMILIES = {
     "import scan: unclosed parentheses": (lambda n: (_imports, "from a import (\n" * n), 4000, True),
     "import scan: statements after ';'": (lambda n: (_imports, "x = 1" + "; import a" * n + "\n"), 4000, True),
     "sarif replacements: repeated lines": (_sarif, 1000, False),
+    "patch: repeated lines": (_patch, 1000, False),
     "splice: a form feed and repeated lines": (_splice, 1000, False),
     "notebook write: a list source of repeated lines": (_notebook_write, 1000, False),
     "notebook read: a line of escaped quotes": (_notebook_read, 20000, True),
