@@ -1074,3 +1074,17 @@ def test_an_importer_using_jitted_attributes_blocks_the_fix_and_is_named(tmp_pat
     assert [(f["line"], f["fix"]) for f in found] == [(8, "none"), (14, "none")]
     assert "`pkg/train.py` line 6 imports `step` and uses its `trace`" in found[0]["message"]
     assert "`pkg/train.py` line 8 imports `Model().apply` and uses its `lower`" in found[1]["message"]
+
+
+def test_members_named_by_a_string_are_access_text():
+    """`getattr(x, "is_fully_replicated", True)` and `hasattr(x, "committed")` are accesses the
+    prefilter, the access lines and the partial reading see; `mygetattr(...)` and a string that
+    names no member are not."""
+    from jax_codemod.rules.traced_concrete_access import TEXT
+
+    text = 'import jax\n\nok = getattr(x, "is_fully_replicated", True)\nhas = hasattr(f(x), "committed")\n'
+    assert TEXT.may_access(text.encode())
+    assert TEXT.access_lines(text) == {3, 4}
+    for other in ('mygetattr(x, "committed")\n', 'getattr(x, "shape")\n', 'getattr(x, name)\n'):
+        assert not TEXT.may_access(other.encode()), other
+        assert TEXT.access_lines(other) == set(), other

@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cached_property, wraps
 
-from jax_codemod.analysis.api import TREE_MAPS
+from jax_codemod.analysis.api import TREE_MAPS, UNAVAILABLE
 from jax_codemod.analysis.blocks import CONTAINER_CALLS
 from jax_codemod.analysis.context import FileContext
 from jax_codemod.analysis.names import canonical
@@ -175,6 +175,13 @@ class AccessText:
         mapped = rf"map{_GAP}\({_GAP}(?!(?:jnp|jax\.numpy|lax|jax\.lax)\.)(?:[A-Za-z_][\w.]*\.)?(?:{consumer_words}){_GAP},"
         self._mapped_text = re.compile(mapped)
         self._mapped_bytes = re.compile(mapped.encode())
+        # A member named by a string: `getattr(x, "is_fully_replicated", True)`, `hasattr(x,
+        # "committed")` (a property's ConcretizationTypeError is no AttributeError: neither
+        # swallows it), `getattr(x, "item")()`. Opens with a literal: searched, not tried.
+        by_name = alternation(sorted(self.members))
+        named_member = rf"attr{_GAP}\((?:[^()\n]|\([^()\n]*\))*?,{_GAP}[\"'](?:{by_name})[\"']"
+        self._named_text = re.compile(named_member)
+        self._named_bytes = re.compile(named_member.encode())
 
     def access_pattern(self) -> str:
         """Text that may be an access, as one whitespace-tolerant regex (`x.devices ()`): what
@@ -186,6 +193,7 @@ class AccessText:
             # `jnp.array(x)` is jax's own: traceable.
             rf"|(?<!jnp\.)\b(?:{'|'.join(self.consumer_names)})\s*\("
             rf"|{self._mapped_text.pattern}"
+            rf"|\b(?:get|has){self._named_text.pattern}"
         )
 
     # The prefilter and the lines an access may be on ------------------------------------
@@ -196,8 +204,10 @@ class AccessText:
         for match in self._member_bytes.finditer(source):
             if match.group(1) is None or source[max(0, match.start() - 3) : match.start()] != b"jax":
                 return True
-        return self._consumer_bytes_reversed.search(source[::-1]) is not None or (
-            b"map" in source and self._mapped_bytes.search(source) is not None
+        return (
+            self._consumer_bytes_reversed.search(source[::-1]) is not None
+            or (b"map" in source and self._mapped_bytes.search(source) is not None)
+            or (b"attr" in source and any(_named_at(source, m.start()) for m in self._named_bytes.finditer(source)))
         )
 
     def access_lines(self, text: str) -> set[int]:
@@ -208,16 +218,24 @@ class AccessText:
         One regex with a literal first character for the members (the engine searches for the
         dot fast) instead of a str.find per member name over the whole text."""
         positions = [*self._member_positions(text), *called_positions(text, self.consumer_names, not_after="jnp.")]
-        positions += self._mapped_positions(text)
+        positions += self._mapped_positions(text) + self._named_positions(text)
         return lines_of(text, sorted(positions))
 
     def _mapped_positions(self, text: str) -> list[int]:
         return [match.start() for match in self._mapped_text.finditer(text)] if "map" in text else []
 
+    def _named_positions(self, text: str) -> list[int]:
+        """Where `getattr(`/`hasattr(` names a member by a string (the call's start)."""
+        if "attr" not in text:
+            return []
+        return [match.start() - 3 for match in self._named_text.finditer(text) if _named_at(text, match.start())]
+
     def any_access_line(self, text: str, modules: frozenset[str] = frozenset()) -> bool:
         """``bool(access_lines(text))``, from the first match on; ``modules``: names of modules
         that hold no consumer, whose calls (`jp.array(`) are none."""
         if next(self._member_positions(text), None) is not None or self._mapped_positions(text):
+            return True
+        if self._named_positions(text):
             return True
         return reversed_calls(frozenset(self.consumer_names), "jnp.", modules).search(text[::-1]) is not None
 
@@ -282,7 +300,7 @@ class AccessText:
         bare += [n for n in self.builtin_consumers if n not in bindings]
         for name in bare:
             accesses |= cut.naming(name)
-        accesses |= cut.blocks_at(self._mapped_positions(text))
+        accesses |= cut.blocks_at(self._mapped_positions(text) + self._named_positions(text))
         if not accesses:
             return accesses, set()  # whatever is traced, nothing to find
         roots = _transform_blocks(cut, bindings, spellings, spelled)
@@ -312,6 +330,16 @@ class AccessText:
             func = node.func
             if any(isinstance(a, ast.Starred) for a in node.args):
                 return None
+            named = _named_member(ctx, func, members)
+            if named is not None and named[1].positional is not None and _fits(named[1], node):
+                return named[0], f".{named[1].name}()"  # `getattr(x, "item")()`
+            named = _named_member(ctx, node, members)
+            if named is not None and named[1].positional is None and id(node) not in called:
+                receiver, member = named
+                # A hidden property's AttributeError is what hasattr and a getattr default
+                # catch: only the others' errors get through them.
+                if member.error != UNAVAILABLE or (node.func.id == "getattr" and len(node.args) == 2):
+                    return receiver, f".{member.name}"
             if isinstance(func, ast.Attribute):
                 member = members.get(func.attr)
                 if member is not None and member.positional is not None and _fits(member, node):
@@ -362,6 +390,35 @@ class AccessText:
             elif isinstance(statement, ast.ImportFrom):
                 names.update(a.asname or a.name for a in statement.names if a.name == "ffi")
         return frozenset(names)
+
+
+def _named_at(text: str | bytes, position: int) -> bool:
+    """Whether the `attr(` match at ``position`` is `getattr(` or `hasattr(` as a whole word."""
+    head = text[max(0, position - 4) : position]
+    word = head[1:] if len(head) == 4 else head
+    if isinstance(text, bytes):
+        return word in (b"get", b"has") and (len(head) < 4 or not (head[:1].isalnum() or head[:1] == b"_"))
+    return word in ("get", "has") and (len(head) < 4 or not (head[0].isalnum() or head[0] == "_"))
+
+
+def _named_member(ctx: FileContext, node: ast.AST, members):
+    """(receiver, member) for `getattr(x, "name"[, default])` or `hasattr(x, "name")` of a
+    table member, the builtins not rebound; None otherwise."""
+    if not (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id in ("getattr", "hasattr")
+        and not node.keywords
+        and 2 <= len(node.args) <= (3 if node.func.id == "getattr" else 2)
+        and isinstance(node.args[1], ast.Constant)
+        and isinstance(node.args[1].value, str)
+        and not any(isinstance(a, ast.Starred) for a in node.args)
+    ):
+        return None
+    member = members.get(node.args[1].value)
+    if member is None or ctx.is_bound(node.func.id):
+        return None
+    return node.args[0], member
 
 
 def _fits(member, call: ast.Call) -> bool:

@@ -161,25 +161,26 @@ class TracedConcreteAccess(Rule):
     Finds concrete-only `jax.Array` APIs used on tracers inside a traced function: every member of
     `jax.core.Tracer` that raises `ConcretizationTypeError` or a sibling (`unsafe_buffer_pointer()`,
     `on_device_size_in_bytes()`, `tolist()`, `tobytes()`, `item()`, `nonzero()` without `size=`,
-    `devices()`, `delete()`, `addressable_data()`, `__dlpack__()`, `__array__()`, `addressable_shards`,
-    `global_shards`, `is_fully_addressable`, `is_fully_replicated`, `committed`, `traceback`), the ones
-    a tracer hides (`sharding`, `device`, `block_until_ready()`, `is_ready()`, `__dlpack_device__()`,
-    `format`), and consumers that need a concrete buffer
+    `devices()`, `delete()`, `addressable_data()`, `__dlpack__()`, `__array__()`,
+    `addressable_shards`, `global_shards`, `is_fully_addressable`, `is_fully_replicated`,
+    `committed`, `traceback`), the ones a tracer hides (`sharding`, `device`, `block_until_ready()`,
+    `is_ready()`, `__dlpack_device__()`, `format`; also named by a string: `getattr(x, "committed",
+    None)`, `hasattr(x, "traceback")`), and consumers that need a concrete buffer
     (`torch.from_dlpack`/`as_tensor`/`tensor`/`asarray`, NumPy's
     `asarray`/`array`/`from_dlpack`/`frombuffer`, CuPy, `memoryview`, `bytes`, `pickle`, cffi's
     `ffi.from_buffer`, ctypes' `from_buffer_copy`), also where a pytree map runs one on every leaf
     (`jax.tree.map(np.asarray, batch)`). The table is keyed by JAX version and checked against the
     installed JAX. Traced functions are found however they are spelled: `jax.jit` and its aliases,
     `functools.partial(jax.jit, ...)`, `@jax.jit(...)`, decorator factories, `jax.jit(f)` and
-    `jax.jit(self._step)` calls, jitted dicts and comprehensions, `equinox.filter_jit`, `flax.nnx.jit`,
-    the other transforms (`vmap`, `grad`, `pmap`, `shard_map`, `checkpoint`, `lax` control flow,
-    equinox's and flax's), helpers called from inside a trace (methods too: `model(x)`,
-    `Model().encode(x)`, flax's `model.apply(variables, x, method=...)`), and the pytree leaves of a
-    traced argument. Across the modules of a project: a tracer handed to another module's function or
-    method (imported, of an imported class's instance, called or applied, or inherited) that reads such
-    a member of it is reported at the call, naming where the access is, as is such a function
-    transformed as it is (`jax.jit(to_host)`); an override of a hook an imported base class's traced
-    method calls through `self` is reported in the override.
+    `jax.jit(self._step)` calls, jitted dicts and comprehensions, `equinox.filter_jit`,
+    `flax.nnx.jit`, the other transforms (`vmap`, `grad`, `pmap`, `shard_map`, `checkpoint`, `lax`
+    control flow, equinox's and flax's), helpers called from inside a trace (methods too:
+    `model(x)`, `Model().encode(x)`, flax's `model.apply(variables, x, method=...)`), and the pytree
+    leaves of a traced argument. Across the modules of a project: a tracer handed to another
+    module's function or method (imported, of an imported class's instance, called or applied, or
+    inherited) that reads such a member of it is reported at the call, naming where the access is,
+    as is such a function transformed as it is (`jax.jit(to_host)`); an override of a hook an
+    imported base class's traced method calls through `self` is reported in the override.
 
     ## Why is this bad?
     Inside a trace the arguments are abstract tracers with no buffer behind them: these calls raise
@@ -531,7 +532,6 @@ def _reported(ctx: FileContext, call: ast.Call) -> bool:
 
 
 _REPORTED = Reported(frozenset(ALL_MEMBERS), _reported)
-
 
 
 # Messages -------------------------------------------------------------------------
