@@ -9,7 +9,8 @@ Each ``tests/snapshots/<rule module>/<kind>_<name>.py`` is one case of that rule
 
 Header comments configure a case:
 ``# expect: ErrorType: message fragment`` (the error the *before* code raises when run),
-``# requires: gpu`` / ``# requires: cupy`` (what executing it needs),
+``# requires: gpu`` / ``# requires: cupy`` (what executing it needs; ``dlpack-platform``: the case
+asserts what only a platform with DLPack exports does, such as zero-copy, and skips on a TPU),
 ``# requires: jax>=0.6.1`` (the case cannot run at all on other releases -- its setup needs an
 API they lack: the execution test skips it, with the reason; any installed distribution and
 the operators >=, >, <=, <, == work),
@@ -144,12 +145,12 @@ def all_cases() -> list[Case]:
     return cases
 
 
-def fix(case: Case, source: bytes | None = None, unsafe: bool | None = None):
-    """Run the case's rule alone over ``source`` (default: the case's own)."""
+def fix(case: Case, source: bytes | None = None, unsafe: bool | None = None, rules=None):
+    """Run the case's rule alone (or ``rules``) over ``source`` (default: the case's own)."""
     from jax_codemod.engine.pipeline import Settings, process_source
 
     settings = Settings(
-        rules=(case.rule(case.options),),
+        rules=rules or (case.rule(case.options),),
         unsafe_fixes=(case.kind == "unsafe") if unsafe is None else unsafe,
     )
     return process_source(case.source if source is None else source, case.path.name, settings)

@@ -31,6 +31,13 @@ def run_case(source: str, name: str) -> dict:
 
 
 def main() -> None:
+    import os
+
+    if os.environ.get("CODEMOD_EXEC_SIMULATE"):  # the simulated TPU (tests/platform_sim.py)
+        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+        import platform_sim
+
+        platform_sim.activate(os.environ["CODEMOD_EXEC_SIMULATE"])
     with open(sys.argv[1], encoding="utf-8") as handle:
         spec = json.load(handle)
     outcomes = [run_case(entry["source"], entry["id"]) for entry in spec]

@@ -6,10 +6,11 @@ Executed cases run with tests/ on sys.path; the body must stay the one the rules
 
 
 def ensure_single_device(x):
-    """Gather a multi-device JAX array onto one of its own devices (added by codemod).
+    """Gather a multi-device JAX array onto one device (added by codemod).
 
     DLPack and raw buffer pointers describe one device's memory. The lowest-id device of
-    the array's own sharding is used, so no copy crosses backends; anything that is not
+    the array's own sharding is used, so no copy crosses backends, unless that platform
+    exports nothing (a TPU, a plugin backend): then JAX's CPU device. Anything that is not
     a multi-device JAX array, or spans processes, is returned unchanged.
     """
     devices = getattr(getattr(x, "sharding", None), "device_set", None)
@@ -17,6 +18,10 @@ def ensure_single_device(x):
         return x
     import jax
 
+    try:
+        x.addressable_shards[0].data.__dlpack_device__()
+    except BufferError:  # this platform's memory has no export: gather on the host
+        return jax.device_put(x, jax.devices("cpu")[0])
     return jax.device_put(x, min(devices, key=lambda device: device.id))
 
 

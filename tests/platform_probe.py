@@ -45,6 +45,7 @@ PROBES = {
     "ensure_exportable(x).__dlpack__()": "torch.utils.dlpack.from_dlpack(ensure_exportable(x).__dlpack__()).sum().item()",
     "memoryview(ensure_exportable(x))": "memoryview(ensure_exportable(x)).nbytes",
     "jax.dlpack.from_dlpack(t) platform": "platform_of(jax.dlpack.from_dlpack(t))",
+    "jnp.from_dlpack(x) of a JAX array": "platform_of(jnp.from_dlpack(x))",
     "jnp.from_dlpack(t) platform": "platform_of(jnp.from_dlpack(t))",
     "jit of a default-device array and jax.dlpack.from_dlpack(t)": (
         "float(jax.jit(lambda a, b: a + b)(jax.device_put(x[0], jax.devices()[0]), jax.dlpack.from_dlpack(t)).sum())"

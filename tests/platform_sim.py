@@ -117,7 +117,7 @@ def _patch(platform: str):
 
     def dlpack(self, *args, **kwargs):
         dl_device = kwargs.get("dl_device")
-        if on_host(self):
+        if on_host(self) or len(self.devices()) > 1:  # JAX refuses several devices first, anywhere
             return original_dlpack(self, *args, **kwargs)
         if dl_device is not None:
             kind = int(dl_device[0])

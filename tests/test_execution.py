@@ -6,7 +6,13 @@ All cases of a run execute in one subprocess.
 
 The suite is backend-agnostic: ``CODEMOD_EXEC_PLATFORMS`` (default ``cpu``, with four
 forced host devices) is passed to JAX as ``JAX_PLATFORMS``; set it to ``cuda`` (or to
-an empty string to let JAX choose) to run the same cases on a GPU. Cases that need
+an empty string to let JAX choose) to run the same cases on a GPU or a TPU, or to ``tpu-sim``
+for the simulated TPU of ``tests/platform_sim.py`` (four TPU cores and a host CPU device on
+forced host devices; CI's accelerator). Where the backend is a TPU, real or simulated, every
+case is fixed for a target that includes it (``target-platforms``: its own, plus ``tpu``) with
+its rule and JAX004, which fixes the reads a TPU refuses, as a project declaring ``jax[tpu]``
+gets them; no-op cases too. The code before may then raise the TPU's own refusal instead
+of the documented error (``accepted_errors``). Cases that need
 several devices (``# requires: multi-device``) or a GPU (``# requires: gpu``) skip,
 with the reason, where the backend lacks them, and so do cases whose setup needs a newer JAX
 (``# requires: jax>=0.7.1``) on an older one. A case whose old code breaks only from some
@@ -30,8 +36,9 @@ from functools import cache
 from pathlib import Path
 
 import pytest
+import platform_sim
 from cases import Case, all_cases, fix
-from jax_codemod.analysis import jax_versions
+from jax_codemod.analysis import jax_versions, platforms
 
 INSTALLED_JAX = jax_versions.installed() or jax_versions.NEWEST_KNOWN
 # jaxlib's runtime error: named XlaRuntimeError before 0.4.34 (and an alias until 0.8), then
@@ -49,11 +56,20 @@ HARNESS = Path(__file__).parent / "exec_harness.py"
 EXECUTED = [c for c in all_cases() if c.kind in ("rewrite", "unsafe") or c.headers.get("execute") == ["yes"]]
 
 
+SIMULATED = {"tpu-sim": "tpu"}
+
+
 def execution_env(gpu: bool) -> dict:
     env = dict(os.environ)
-    env["XLA_FLAGS"] = (env.get("XLA_FLAGS", "") + " --xla_force_host_platform_device_count=4").strip()
     platforms = "" if gpu else os.environ.get("CODEMOD_EXEC_PLATFORMS", "cpu")
-    if platforms:
+    simulated = SIMULATED.get(platforms)
+    devices = platform_sim.DEVICES_NEEDED if simulated else 4
+    env["XLA_FLAGS"] = (env.get("XLA_FLAGS", "") + f" --xla_force_host_platform_device_count={devices}").strip()
+    env.pop("CODEMOD_EXEC_SIMULATE", None)
+    if simulated:
+        env["JAX_PLATFORMS"] = "cpu"
+        env["CODEMOD_EXEC_SIMULATE"] = simulated
+    elif platforms:
         env["JAX_PLATFORMS"] = platforms
     else:
         env.pop("JAX_PLATFORMS", None)
@@ -63,7 +79,12 @@ def execution_env(gpu: bool) -> dict:
 @cache
 def backend(gpu: bool) -> tuple[str, int]:
     """(default platform, device count) that the execution subprocess will see."""
-    probe = "import jax; print(jax.default_backend(), jax.device_count())"
+    probe = (
+        "import os, sys; sys.path.insert(0, %r)\n"
+        "if os.environ.get('CODEMOD_EXEC_SIMULATE'):\n"
+        "    import platform_sim; platform_sim.activate(os.environ['CODEMOD_EXEC_SIMULATE'])\n"
+        "import jax; print(jax.default_backend(), jax.device_count())" % str(Path(__file__).parent)
+    )
     try:
         done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=300,
                               env=execution_env(gpu), check=False)
@@ -73,11 +94,16 @@ def backend(gpu: bool) -> tuple[str, int]:
         return "none", 0
 
 
-def accepted_errors(error_type: str, fragment: str, version=INSTALLED_JAX) -> list[tuple[str, str]]:
-    """(exception class name, text the message or traceback holds) pairs that count as the error."""
+def accepted_errors(error_type: str, fragment: str, version=INSTALLED_JAX, platform: str = "cpu") -> list[tuple[str, str]]:
+    """(exception class name, text the message or traceback holds) pairs that count as the error;
+    on a platform that refuses exports, its refusals too (the old code may fail there first)."""
     types = list(RUNTIME_ERRORS) if error_type in RUNTIME_ERRORS else [error_type]
     fragments = [fragment, *REWORDED.get(fragment, ())]
     accepted = [(t, f) for t in types for f in fragments]
+    for reads in platforms.READS:
+        for refusal in platforms.refusals(frozenset({platform}) - platforms.EXPORTING, reads):
+            for t in RUNTIME_ERRORS if refusal.error in RUNTIME_ERRORS else (refusal.error,):
+                accepted.append((t, refusal.message.split("(")[0]))
     if (
         error_type == "BufferError"
         and "unsupported device type" in fragment
@@ -97,6 +123,11 @@ def skip_reason(case: Case) -> str | None:
         if requirement == "gpu":
             if backend(True)[0] != "gpu":
                 return "needs a GPU, and JAX finds none"
+        elif requirement == "dlpack-platform":
+            platform = backend(gpu)[0]
+            if platforms.refuses_exports(frozenset({platform})):
+                return (f"asserts what a platform with DLPack exports does (zero-copy, an export's own "
+                        f"error); the {platform} backend exports nothing")
         elif requirement == "multi-device":
             platform, count = backend(gpu)
             if count < 2:
@@ -115,7 +146,7 @@ def execute_all(gpu: bool) -> dict[str, dict]:
     for case in EXECUTED:
         if ("gpu" in case.requires) != gpu or skip_reason(case):
             continue
-        after = fix(case).fixed if case.kind != "noop" else case.source
+        after = fixed_for(case, backend(gpu)[0])
         spec.append({"id": f"{case.id}:before", "source": case.source.decode("utf-8")})
         spec.append({"id": f"{case.id}:after", "source": (after or b"").decode("utf-8")})
     if not spec:
@@ -136,6 +167,22 @@ def execute_all(gpu: bool) -> dict[str, dict]:
     assert done.returncode == 0, done.stderr[-4000:]
     outcomes = json.loads(done.stdout.strip().splitlines()[-1])
     return {entry["id"]: outcome for entry, outcome in zip(spec, outcomes)}
+
+
+def fixed_for(case: Case, platform: str) -> bytes:
+    """The case's code after the migration a project running on ``platform`` gets."""
+    if not platforms.refuses_exports(frozenset({platform})):
+        return (fix(case).fixed or b"") if case.kind != "noop" else case.source
+    from jax_codemod.rules.dlpack_without_host_fallback import DlpackWithoutHostFallback
+
+    target = ",".join(sorted(platforms.parse(case.options.get(platforms.OPTION)) | {platform}))
+    options = {**case.options, platforms.OPTION: target}
+    rules = [case.rule(options)]
+    if case.rule is not DlpackWithoutHostFallback:
+        rules.append(DlpackWithoutHostFallback({**case.options, platforms.OPTION: target}))
+    result = fix(case, rules=tuple(rules), unsafe=case.kind == "unsafe")
+    assert result.error is None, f"{case.id}: fixing for {target} failed: {result.error}"
+    return result.fixed if result.changed else case.source
 
 
 def _params():
@@ -165,7 +212,7 @@ def test_before_fails_and_after_runs(case: Case):
         return
     error_type, fragment = case.expected_error
     assert not before["ok"], f"{case.id}: the code before the rewrite ran without error"
-    accepted = accepted_errors(error_type, fragment)
+    accepted = accepted_errors(error_type, fragment, platform=backend("gpu" in case.requires)[0])
     assert any(
         t in before["chain"] and (f in before["message"] or f in before["traceback"]) for t, f in accepted
     ), f"expected one of {accepted}:\n{before['traceback']}"

@@ -192,13 +192,19 @@ def test_helper_module_and_jax004_compose(tmp_path):
     source = (REPO / "tests/snapshots/sharded_dlpack_export/rewrite_helper_module.py").read_bytes()
     fixed = {}
     for helper in ("", 'helper-module = "interop_helpers"\n'):
-        write(tmp_path, {"pyproject.toml": f'[tool.codemod]\nextend-select = ["JAX004"]\n{helper}', "a.py": source})
+        write(tmp_path, {"pyproject.toml": f'[tool.codemod]\ntarget-platforms = ["cpu", "tpu"]\n{helper}',
+                         "a.py": source})
         document = json.loads(invoke(["run", "--dry-run", "--format", "json", "a.py"], cwd=tmp_path)[1])
         jax004 = [f for f in document["findings"] if f["code"] == "JAX004"]
         assert jax004 and all(f["applied"] and "resolved_by" not in f for f in jax004), (helper, jax004)
         fixed[bool(helper)] = document["diffs"][0]["diff"]
-    assert "from interop_helpers import ensure_single_device" in fixed[True]
-    assert fixed[True].count("_from_dlpack_or_host(torch.from_dlpack, torch.as_tensor, ensure_single_device(") == 2
+    # One helper module gives both rules' helpers; the gathered array is then made exportable.
+    assert "from interop_helpers import ensure_exportable, ensure_single_device" in fixed[True] or (
+        "from interop_helpers import ensure_single_device" in fixed[True]
+        and "from interop_helpers import ensure_exportable" in fixed[True]
+    )
+    assert "def ensure_exportable" not in fixed[True] and "def ensure_exportable" in fixed[False]
+    assert fixed[True].count("torch.from_dlpack(ensure_exportable(ensure_single_device(") == 2
 
 
 def test_readme_documents_statistics_with_json():

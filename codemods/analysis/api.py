@@ -102,13 +102,19 @@ API: tuple[Api, ...] = (
     # DLPack ---------------------------------------------------------------------------
     # JAX's consumers take an array-protocol object and reject capsules (TypeError since 0.7.2:
     # that version question is removed_dlpack_api's); the result is on one device.
-    Api("jax.dlpack.from_dlpack", takes_arrays=True, single_device=True),
-    Api("jax.numpy.from_dlpack", takes_arrays=True, single_device=True),
+    # Given a JAX array they ask its __dlpack_device__ as torch does (jax/_src/dlpack.py).
+    Api("jax.dlpack.from_dlpack", takes_arrays=True, single_device=True, reads="dlpack-device"),
+    Api("jax.numpy.from_dlpack", takes_arrays=True, single_device=True, reads="dlpack-device"),
     Api(
-        "jax._src.dlpack.from_dlpack", takes_arrays=True, single_device=True, public="jax.dlpack.from_dlpack"
+        "jax._src.dlpack.from_dlpack",
+        takes_arrays=True,
+        single_device=True,
+        reads="dlpack-device",
+        public="jax.dlpack.from_dlpack",
     ),
-    Api("jax.dlpack.to_dlpack", makes_capsules=True),
-    Api("jax._src.dlpack.to_dlpack", makes_capsules=True, public="jax.dlpack.to_dlpack"),
+    # to_dlpack (removed in 0.7) reads its array's memory as __dlpack__ does.
+    Api("jax.dlpack.to_dlpack", makes_capsules=True, reads="dlpack"),
+    Api("jax._src.dlpack.to_dlpack", makes_capsules=True, reads="dlpack", public="jax.dlpack.to_dlpack"),
     # torch reads __dlpack_device__ first (torch/utils/dlpack.py, torch/_tensor.py), and
     # takes a capsule as well.
     *(
@@ -288,9 +294,11 @@ API: tuple[Api, ...] = (
     *(Api(f"numpy.{name}", tracer_class=False) for name in ("generic", "number", "integer", "floating", "bool_")),
     # Calls that need a concrete buffer (checked with the installed libraries by
     # tests/test_traced_concrete_access.py::test_consumer_table_matches_the_libraries) ---
-    Api("torch.as_tensor", tracer_error=UNAVAILABLE, dlpack_conversion=True),
-    Api("torch.asarray", tracer_error=UNAVAILABLE),
-    Api("torch.tensor", tracer_error=UNAVAILABLE, dlpack_conversion=True),
+    # torch 2.x reads an object with __dlpack__ through DLPack (torch/utils/dlpack.py), asking
+    # __dlpack_device__ first: on a TPU these raise as torch.from_dlpack does.
+    Api("torch.as_tensor", tracer_error=UNAVAILABLE, reads="dlpack-device", dlpack_conversion=True),
+    Api("torch.asarray", tracer_error=UNAVAILABLE, reads="dlpack-device"),
+    Api("torch.tensor", tracer_error=UNAVAILABLE, reads="dlpack-device", dlpack_conversion=True),
     Api("torch.frombuffer", tracer_error="ValueError", reads="buffer"),
     Api("numpy.asarray", tracer_error=ARRAY_CONVERSION),
     Api("numpy.array", tracer_error=ARRAY_CONVERSION),

@@ -81,10 +81,11 @@ WRAP_LEAVES = "leaves"  # tree -> tree_map(ensure_single_device, tree), in a tre
 REBIND = "rebind"  # x = ensure_single_device(x) before the statement (raw pointers)
 
 HELPER_SOURCE = f'''def {HELPER}(x):
-    """Gather a multi-device JAX array onto one of its own devices (added by codemod).
+    """Gather a multi-device JAX array onto one device (added by codemod).
 
     DLPack and raw buffer pointers describe one device's memory. The lowest-id device of
-    the array's own sharding is used, so no copy crosses backends; anything that is not
+    the array's own sharding is used, so no copy crosses backends, unless that platform
+    exports nothing (a TPU, a plugin backend): then JAX's CPU device. Anything that is not
     a multi-device JAX array, or spans processes, is returned unchanged.
     """
     devices = getattr(getattr(x, "sharding", None), "device_set", None)
@@ -92,6 +93,10 @@ HELPER_SOURCE = f'''def {HELPER}(x):
         return x
     import jax
 
+    try:
+        x.addressable_shards[0].data.__dlpack_device__()
+    except BufferError:  # this platform's memory has no export: gather on the host
+        return jax.device_put(x, jax.devices("cpu")[0])
     return jax.device_put(x, min(devices, key=lambda device: device.id))
 '''
 

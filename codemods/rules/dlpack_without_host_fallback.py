@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import ast
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from jax_codemod.analysis import api, platforms
 from jax_codemod.analysis import values as v
@@ -22,7 +22,21 @@ if TYPE_CHECKING:
 READERS: dict[str, str] = api.table("reads")
 HELPER = platforms.EXPORTABLE_HELPER
 HELPER_MODULE_OPTION = "helper-module"
-_WORDS = (b"from_dlpack", b"__dlpack__", b"memoryview", b"frombuffer")
+
+
+class Read(NamedTuple):
+    """A read of an array's memory: the call, the array (or tree, for ``leaves``), how it is read,
+    the reader's qualified name, and how the source spells it (for messages)."""
+
+    call: ast.Call
+    array: ast.AST
+    reads: str
+    consumer: str
+    spelled: str
+    leaves: bool = False
+
+
+_WORDS = (b"dlpack", b"memoryview", b"frombuffer", b"torch")
 
 
 class DlpackWithoutHostFallback(Rule):
@@ -131,29 +145,32 @@ class DlpackWithoutHostFallback(Rule):
             return []
         state = helper_state(ctx, HELPER, platforms.EXPORTABLE_SOURCE)
         findings = []
-        for call, array, reads, spelled in _reads(ctx):
-            if _is_helper_call(array) or ctx.analysis.value_of(array).kind != v.ARRAY:
+        for read in _reads(ctx):
+            if _is_helper_call(read.array) or not _may_be_a_jax_array(ctx, read):
                 continue
-            refused = platforms.refusals(targets, reads)
-            if not refused or _guarded(ctx, call, refused) or _runs_only_on_dlpack_platforms(ctx, call):
+            refused = platforms.refusals(targets, read.reads)
+            if not refused or _guarded(ctx, read.call, refused) or _runs_only_on_dlpack_platforms(ctx, read.call):
                 continue
-            findings.append(self._finding(ctx, call, spelled, refused, state))
+            findings.append(self._finding(ctx, read, refused, state))
         return findings
 
-    def _finding(self, ctx, call: ast.Call, spelled: str, refused, state: str) -> Finding:
+    def _finding(self, ctx, read: Read, refused, state: str) -> Finding:
         first = refused[0]
         where = " and ".join(dict.fromkeys(_platform_name(r.platform) for r in refused))
-        message = f"{spelled} of a JAX array raises on {where}: {first.error}: {first.message}"
+        what = "a JAX array"
+        if ctx.analysis.value_of(read.array).kind == v.UNKNOWN and not read.consumer.endswith(".to_dlpack"):
+            what = f"`{ctx.source_of(read.array)}`, if it is a JAX array,"
+        message = f"{read.spelled} of {what} raises on {where}: {first.error}: {first.message}"
+        raises = tuple(dict.fromkeys(r.error for r in refused))
+        data = ("leaves",) if read.leaves else ()
         if state not in (ABSENT, OURS) and not self.options.get(HELPER_MODULE_OPTION):
             return self.finding(
-                ctx, call, f"{message}; `{HELPER}` is already taken in this module, so copy the array to "
-                "JAX's CPU device by hand where the platform has no export", FixSafety.NONE,
-                raises=tuple(dict.fromkeys(r.error for r in refused)),
+                ctx, read.call, f"{message}; `{HELPER}` is already taken in this module, so copy the array to "
+                "JAX's CPU device by hand where the platform has no export", FixSafety.NONE, raises=raises,
             )
         return self.finding(
-            ctx, call, f"{message}; hand it `{HELPER}(...)`: the array itself on CPU and GPU, a copy on "
-            "JAX's CPU device elsewhere", FixSafety.SAFE,
-            raises=tuple(dict.fromkeys(r.error for r in refused)),
+            ctx, read.call, f"{message}; hand it `{HELPER}(...)`: the array itself on CPU and GPU, a copy on "
+            "JAX's CPU device elsewhere", FixSafety.SAFE, raises=raises, data=data,
         )
 
     def rewrite(self, original, updated, finding: Finding, fixer):
@@ -170,6 +187,11 @@ class DlpackWithoutHostFallback(Rule):
             return cst.Call(func=cst.Name(HELPER), args=[cst.Arg(expression.with_changes(lpar=[], rpar=[]))])
 
         func = updated.func
+        if finding.data and finding.data[0] == "leaves":  # tree_map(reader, tree(leaves mapped first))
+            tree = updated.args[1]
+            mapped = cst.Call(func=func, args=[cst.Arg(cst.Name(HELPER), comma=cst.Comma(
+                whitespace_after=cst.SimpleWhitespace(" "))), cst.Arg(tree.value)])
+            return updated.with_changes(args=[updated.args[0], tree.with_changes(value=mapped)])
         if isinstance(func, cst.Attribute) and func.attr.value == "__dlpack__":
             return updated.with_changes(func=func.with_changes(value=wrap(func.value)))
         first = updated.args[0]
@@ -186,7 +208,7 @@ def _platform_name(platform: str) -> str:
 
 
 def _reads(ctx: FileContext):
-    """(call, the array it reads, how, how the source spells the reader) for each read of an array's
+    """(call, the array it reads, how, the reader's name, how the source spells it) for each read of an array's
     memory in the file: a consumer called with it, or its ``__dlpack__()`` without ``dl_device``."""
     analysis = ctx.analysis
     calls, aliases = _calls(ctx.tree)
@@ -194,7 +216,14 @@ def _reads(ctx: FileContext):
         func = node.func
         if isinstance(func, ast.Attribute) and func.attr == "__dlpack__":
             if not node.args and not any(k.arg in ("dl_device", None) for k in node.keywords):
-                yield node, func.value, platforms.DLPACK, f"`{ctx.source_of(func)}()`"
+                yield Read(node, func.value, platforms.DLPACK, "__dlpack__", f"`{ctx.source_of(func)}()`")
+            continue
+        builtin_map = isinstance(func, ast.Name) and func.id == "map" and func.id not in aliases
+        if len(node.args) == 2 and not node.keywords and (builtin_map or analysis.qualname(func) in api.TREE_MAPS):
+            consumer = analysis.qualname(node.args[0])
+            if consumer in READERS:  # jax.tree.map(torch.from_dlpack, tree): every leaf is read
+                spelled = f"`{ctx.source_of(node.args[0])}` over the leaves"
+                yield Read(node, node.args[1], READERS[consumer], consumer, spelled, leaves=True)
             continue
         if isinstance(func, ast.Name) and func.id not in aliases:
             if func.id != "memoryview":
@@ -205,10 +234,12 @@ def _reads(ctx: FileContext):
         reads = READERS.get(consumer)
         if reads is None or any(k.arg in ("device", None) for k in node.keywords):
             continue  # np.from_dlpack(x, device="cpu") copies to the host on every platform
-        yield node, node.args[0], reads, f"`{ctx.source_of(func)}`"
+        yield Read(node, node.args[0], reads, consumer, f"`{ctx.source_of(func)}`")
 
 
-_READER_ATTRIBUTES = frozenset({"from_dlpack", "frombuffer"})
+_READER_ATTRIBUTES = frozenset(
+    {"from_dlpack", "frombuffer", "to_dlpack", "as_tensor", "asarray", "tensor", "map", "tree_map"}
+)
 
 
 def _calls(tree: ast.Module) -> tuple[list[ast.Call], frozenset[str]]:
@@ -247,9 +278,36 @@ def _calls(tree: ast.Module) -> tuple[list[ast.Call], frozenset[str]]:
     return calls, frozenset(aliases)
 
 
+def _may_be_a_jax_array(ctx: FileContext, read: Read) -> bool:
+    """Whether the read may be of a JAX array: one the analysis knows (a tree map's leaves), what
+    ``to_dlpack`` is given (it takes nothing else), or, for a DLPack export, a value of unknown
+    origin (a parameter): on a TPU target such an export is the common way real code fails, and
+    the helper returns an array that exports (torch's, NumPy's) unchanged. The buffer protocol
+    of an unknown value is too common (bytes, mmap) to report."""
+    analysis = ctx.analysis
+    if read.leaves:
+        each = analysis.iterated if _is_builtin_map(read.call) else analysis.leaves
+        kind = each(read.array).kind
+    else:
+        kind = analysis.value_of(read.array).kind
+    if kind == v.ARRAY or read.consumer.endswith(".to_dlpack"):
+        return True
+    # JAX's own from_dlpack of an unknown value is mostly an import (a torch tensor), and
+    # torch.tensor(...) a conversion of a list: only a known JAX array is a read there.
+    return kind == v.UNKNOWN and "dlpack" in read.consumer and not read.consumer.startswith("jax.")
+
+
+def _is_builtin_map(call: ast.Call) -> bool:
+    return isinstance(call.func, ast.Name) and call.func.id == "map"
+
+
 def _is_helper_call(expr: ast.AST) -> bool:
-    """``ensure_exportable(x)``: a read this rule fixed already."""
-    return isinstance(expr, ast.Call) and isinstance(expr.func, ast.Name) and expr.func.id == HELPER
+    """``ensure_exportable(x)``, or ``tree_map(ensure_exportable, tree)``: a read fixed already."""
+    if not isinstance(expr, ast.Call):
+        return False
+    if isinstance(expr.func, ast.Name) and expr.func.id == HELPER:
+        return True
+    return len(expr.args) == 2 and isinstance(expr.args[0], ast.Name) and expr.args[0].id == HELPER
 
 
 def _guarded(ctx: FileContext, call: ast.Call, refused) -> bool:

@@ -42,11 +42,17 @@ HELPER = "helper"  # the same, inside an expression, through the module's helper
 HELPER_NAME = "_dlpack_or_native_device"
 HELPER_SOURCE = f'''
 def {HELPER_NAME}(array, dl_device, **kwargs):
-    """DLPack capsule on ``dl_device``, or on the array's own device if JAX cannot export there."""
+    """DLPack capsule on ``dl_device``, or on the array's own device if JAX cannot export there
+    (on the host where the array's own device has no export either: a TPU)."""
     try:
         return array.__dlpack__(dl_device=dl_device, **kwargs)
     except {FALLBACK_ERRORS}:
-        return array.__dlpack__(**kwargs)
+        pass
+    try:
+        array.__dlpack_device__()
+    except BufferError:  # the array's own device exports nothing: a host copy (kDLCPU)
+        return array.__dlpack__(dl_device=(1, 0), **kwargs)
+    return array.__dlpack__(**kwargs)
 '''
 _FALLBACK_COMMENT = "# JAX cannot export to that device type: use the array's own device"
 

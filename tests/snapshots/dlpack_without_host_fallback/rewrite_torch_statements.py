@@ -25,7 +25,8 @@ def as_tensor(x: jnp.ndarray):
 
 x = jnp.arange(6.0, dtype=jnp.float32).reshape(2, 3)
 fast = to_torch(x)
-assert fast.data_ptr() == x.unsafe_buffer_pointer(), "CPU keeps the zero-copy path"
+if jax.default_backend() == "cpu":  # zero-copy stays where JAX exports (on a TPU: a host copy)
+    assert fast.data_ptr() == x.unsafe_buffer_pointer(), "CPU keeps the zero-copy path"
 with plugin_backend():
     results = [to_torch(x), doubled(x) / 2, as_tensor(x)]
 for slow in results:

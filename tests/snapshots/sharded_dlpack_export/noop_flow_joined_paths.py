@@ -1,5 +1,5 @@
 # execute: yes
-# requires: multi-device
+# requires: multi-device, dlpack-platform
 """The joined twin of rewrite_flow_joined_paths: along every path the value is on one device,
 or its sharded path is a test's call that expects the BufferError (`try: ... except
 BufferError: ... else: raise AssertionError`), which says nothing of what the helper is given

@@ -20,7 +20,8 @@ def export_and_square(x):
 
 x = jnp.arange(4.0)
 assert jnp.allclose(export_and_square(x), x * x)
-assert EXPORTED["torch"].data_ptr() == x.unsafe_buffer_pointer() > 0
+if jax.default_backend() == "cpu":  # zero-copy where JAX exports (on a TPU: a host copy)
+    assert EXPORTED["torch"].data_ptr() == x.unsafe_buffer_pointer() > 0
 assert np.array_equal(EXPORTED["numpy"], np.arange(4.0))
 assert EXPORTED["devices"] == x.devices()
 assert EXPORTED["shards"] == 1

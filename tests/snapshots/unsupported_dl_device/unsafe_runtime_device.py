@@ -26,8 +26,11 @@ assert export_inline(x, DLDeviceType.kDLVulkan).tolist() == [0.0, 2.0, 4.0]
 mesh = Mesh(jax.devices(), ("d",))
 sharded = jax.device_put(jnp.arange(8.0), NamedSharding(mesh, PartitionSpec("d")))
 try:
-    export(sharded, (DLDeviceType.kDLOpenCL, 0))
+    result = export(sharded, (DLDeviceType.kDLOpenCL, 0))
 except BufferError as error:
     assert "singular device" in str(error), error
 else:
-    raise AssertionError("a sharded array cannot be exported")
+    # Only a fix for a target with a platform that exports nothing (a TPU) copies to the host
+    # (JAX004's helper), and that answers the multi-device error too.
+    assert jax.default_backend() == "tpu", "a sharded array cannot be exported"
+    assert result.tolist() == list(range(8))
