@@ -292,9 +292,12 @@ def _process_notebook(source: bytes, path: str, settings: Settings) -> FileResul
     never the run's (issue 53: a `"\\ud800"` escape, a comment spelling a marker ended it)."""
     from jax_codemod.engine import notebook
 
+    owned = not _budget_depth  # else an enclosing budget is the one that ran out: its owner says so
     try:
         return notebook.process_notebook(source, path, settings, _process_python, lambda: _stage_budget(settings))
     except AnalysisBudgetExceeded as exceeded:
+        if not owned:
+            raise
         return FileResult(path=path, source=source, error=FileError(path, _budget_message(exceeded)))
     except RecursionError:
         return FileResult(path=path, source=source, error=FileError(path, "not checked: nesting too deep"))
@@ -322,11 +325,16 @@ def _budget_message(exceeded: BaseException) -> str:
 def _narrowed(settings: Settings | None, narrow: Callable[[], tuple[Rule, ...] | None], rules) -> tuple[Rule, ...]:
     """``narrow()``, the rules a gate leaves a file, within the file's budget; every rule where
     the gate fails or runs past the budget: a gate only narrows, so asking every rule is always
-    right, and the analysis (in its own budget) then says what the file holds."""
+    right, and the analysis (in its own budget) then says what the file holds. Within another
+    budget (the analysis asks the gate too), that budget's alarm is its owner's to answer: a
+    one-shot alarm swallowed here would leave the rest of the analysis unbounded."""
+    owned = not _budget_depth
     try:
         with _stage_budget(settings):
             narrowed = narrow()
     except AnalysisBudgetExceeded:
+        if not owned:
+            raise
         return tuple(rules)
     except Exception:  # noqa: BLE001 -- a gate's failure must cost nothing but its narrowing
         interrupts.raise_if_requested()
@@ -381,7 +389,7 @@ def project_active(path: str, source: bytes, rules: Sequence[Rule], active: tupl
     place = project.root_for(path)
     if place is None or not place[0].may_import(source, place[1]):
         return active
-    view = project.view_for(path)
+    view = project.view_for(path, gate=True)
     if view is None or not view.imports_project(source_text(source)):
         return active
     more = {id(rule) for rule in waiting if rule.project_prefilter(source, view)}

@@ -159,9 +159,10 @@ def _marked_root(folder: str) -> str | None:
     return found
 
 
-def view_for(path: str) -> View | None:
+def view_for(path: str, gate: bool = False) -> View | None:
     """The view of its project for the checked file at ``path``; None for what has no project
-    (stdin without a file name, a notebook)."""
+    (stdin without a file name, a notebook). ``gate``: for the project gate's questions, whose
+    answers may rest on the whole root (``analysis.project.Root.reaches``)."""
     global _last_root
     place = locate(path)
     if place is None:
@@ -177,7 +178,7 @@ def view_for(path: str) -> View | None:
         if _last_root is not None and not _interleaved:
             forget_trees()
         _last_root = root
-    return View(root, under)
+    return View(root, under, gate)
 
 
 def root_for(path: str) -> tuple[Root, str] | None:
@@ -341,6 +342,10 @@ def read_module(top: str, relative: str) -> tuple[str | None, str]:
     if data is None:
         return None, "unreadable"
     digest = blake2b(data, digest_size=16).hexdigest()
+    if data.isascii() and b"coding" not in b"\n".join(data.split(b"\n", 2)[:2]):
+        # ASCII bytes without a coding cookie (only the first two lines may hold one) are
+        # UTF-8: detect_encoding's Python would only say so, for most modules of a root.
+        return data.decode("ascii"), digest
     try:
         encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
         return data.decode(encoding), digest
