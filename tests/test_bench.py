@@ -189,6 +189,12 @@ def test_the_work_count_guard_fails_past_three_percent_and_refuses_other_trees()
     status, lines = workcount.compare(baseline, measured(1031), versions)
     assert status == 1 and "--rebaseline --reason" in lines[-1]
     assert workcount.compare(baseline, measured(969), versions)[0] == 1
+    # Per tree: one tree's cost is not hidden by another's saving with the total unmoved.
+    mixed = measured(1000)
+    mixed["jax"] = {**mixed["jax"], "guarded": 1040}
+    mixed["numpy"] = {**mixed["numpy"], "guarded": 960}
+    status, lines = workcount.compare(baseline, mixed, versions)
+    assert status == 1 and "on: jax" in lines[-1]
     status, lines = workcount.compare(baseline, measured(1000, "other"), versions)
     assert status == 2 and "jax" in lines[0]
     assert workcount.compare(baseline, measured(1000), {**versions, "python": "3.12.1"})[0] == 2
