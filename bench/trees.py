@@ -63,6 +63,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--site", nargs="*", default=[], help="installed packages laid out as one tree")
     parser.add_argument("--tree", action="append", default=[], metavar="NAME=PATH", help="another folder")
     parser.add_argument("--baseline", action="append", default=[], metavar="REV", help="codemod at a git revision")
+    parser.add_argument("--build", metavar="REV", help="the build under test at a git revision (default: the "
+                        "installed checkout, uncommitted edits and all)")
     parser.add_argument("--baseline-deps", action="append", default=[], metavar="PATH",
                         help="a folder of a baseline's own dependencies (0.2.0 needs pathspec 0.12: "
                         "pip install --target PATH 'pathspec==0.12.1')")
@@ -75,6 +77,8 @@ def main(argv: list[str] | None = None) -> int:
         empty = scratch / "cwd"
         empty.mkdir()
         envs = {"codemod": None}
+        if args.build:  # the build under test laid out from git, not the installed checkout
+            envs["codemod"] = dict(os.environ, PYTHONPATH=str(baseline_package(args.build, scratch / "build")))
         for revision in args.baseline:
             package = baseline_package(revision, scratch / f"rev-{revision.replace('/', '_')}")
             envs[f"@{revision}"] = dict(os.environ, PYTHONPATH=os.pathsep.join([str(package), *args.baseline_deps]))
