@@ -296,3 +296,19 @@ def test_a_patch_names_a_file_found_through_a_folder_link_by_its_real_folder(tmp
     applied = subprocess.run(["git", "apply", "--check", "-"], input=patch.encode(), cwd=tmp_path,
                              capture_output=True, check=False)
     assert applied.returncode == 0, applied.stderr
+
+
+def test_a_gate_asked_within_the_analysis_leaves_the_analysis_budget_to_the_analysis(tmp_path, monkeypatch):
+    # The analysis asks the gate (check_source without `active`): the analysis budget's alarm,
+    # fired while the gate runs, must end the analysis, not be taken for the gate's own.
+    rules = tuple(LazyRule(info, {}) for info in MANIFEST if info.DEFAULT_ENABLED)
+
+    def spins(*_args):
+        while True:
+            pass
+
+    monkeypatch.setattr(pipeline, "project_active", spins)
+    settings = Settings(rules=rules, analysis_seconds=0.3, analysis_mib=0)  # one alarm, not a sampling timer
+    result, seconds = cpu(process_source, b"import os\nfrom helpers import f\nf(1)\n", str(tmp_path / "a.py"), settings)
+    assert result.error is not None and "analysis budget exceeded" in result.error.message
+    assert seconds < 3, seconds
