@@ -121,3 +121,52 @@ def test_a_registry_decorator_that_hands_the_function_back_is_followed():
 @pytest.mark.parametrize("ret", ["return lambda *a: function(*a)", "function = staticmethod(function)\n        return function"])
 def test_a_decorator_that_returns_something_else_still_hides_it(ret):
     assert value(REGISTRY.format(ret=ret)).placement != MULTI
+
+
+PROTOCOL = """
+from typing import Protocol
+
+class Exporter(Protocol):
+    def export(self, value): ...
+
+class TorchExporter:
+    def export(self, value):
+        probe(value)
+
+def run(exporter: {annotation}, value):
+    return exporter.export(value)
+
+run(TorchExporter(), jax.device_put(jnp.ones(8), sharded))
+"""
+
+
+@pytest.mark.parametrize("annotation", ["Exporter", "TorchExporter"])
+def test_a_protocol_annotation_hides_no_concrete_class(annotation):
+    found = value(PROTOCOL.format(annotation=annotation))
+    assert (found.kind, found.placement) == (ARRAY, MULTI)
+
+
+SCAN = """
+def constrain(x):
+    return jax.lax.with_sharding_constraint(x, sharded)
+
+def body(carry, x):
+    return {carry}, None
+
+@jax.jit
+def run(init, xs):
+    final, _ = jax.lax.scan(body, init, xs)
+    return final
+
+probe(run(jnp.zeros(8), jnp.ones((3, 8))))
+"""
+
+
+@pytest.mark.parametrize("carry", ["constrain(carry + x)", "jax.lax.with_sharding_constraint(carry + x, sharded)"])
+def test_a_scan_carry_constrained_in_its_body_or_a_helper(carry):
+    found = value(SCAN.format(carry=carry))
+    assert (found.kind, found.placement) == (ARRAY, MULTI)
+
+
+def test_a_scan_carry_left_alone_is_not_multi_device():
+    assert value(SCAN.format(carry="carry + x")).placement != MULTI

@@ -459,6 +459,8 @@ def join(values: Iterable[Value]) -> Value:
     return weakest
 
 
+# The base that makes a class a structural type (``Analysis._protocol``).
+_PROTOCOLS = frozenset({"typing.Protocol", "typing_extensions.Protocol"})
 # Kinds whose reason a finding quotes: located in their module when they come from another.
 _LOCATED = frozenset({ARRAY, TRACER, CAPSULE, SHARDING, MESH})
 # What makes a device mesh (one of one device is no multi-device placement).
@@ -1347,7 +1349,7 @@ class Analysis:
             return UNKNOWN_VALUE
         if self.tracing.traced_parameter(parameter, function):
             return Value(TRACER, f"a parameter of a traced function (`{parameter.arg}`)")
-        if parameter.annotation is not None:
+        if parameter.annotation is not None and not self._protocol(self.annotation_value(parameter.annotation)):
             annotated = self.annotation_value(parameter.annotation)
             if annotated.kind == INSTANCE:
                 annotated = self._passed_instances(parameter, function, annotated)
@@ -1512,6 +1514,16 @@ class Analysis:
             and self.annotation_value(d.args[0]).kind == ARRAY
             for d in getattr(function, "decorator_list", ())
         )
+
+    def _protocol(self, annotated: Value) -> bool:
+        """Whether ``annotated`` (an annotation's value) is an instance of a `typing.Protocol`
+        class of the project: it says only what the argument can do, so a parameter annotated
+        with it is read as unannotated, from what the calls pass (issue 54: the Protocol hid the
+        concrete class the calls pass)."""
+        owner = self._owner(annotated) if annotated.kind == INSTANCE else None
+        if owner is None or not isinstance(annotated.node, ast.ClassDef):
+            return False
+        return bool(classes_for(owner.ctx).library_bases(annotated.node) & _PROTOCOLS)
 
     def annotation_value(self, annotation: ast.AST) -> Value:
         """What a value annotated ``annotation`` is; base classes (``Sharding``) say little."""
@@ -2698,6 +2710,10 @@ class Analysis:
             return pairs if qualified in TREE_LEAVES_WITH_PATH else Value(CONTAINER, label, items=((0, pairs), (1, UNKNOWN_VALUE)))
         if qualified in COPIES and call.args and not isinstance(call.args[0], ast.Starred):
             return self.value_of(call.args[0])
+        if qualified == "jax.lax.scan" and len(call.args) > 1:
+            scanned = self._scanned(call)
+            if scanned is not None:
+                return scanned
         if qualified in ("jax.block_until_ready",) and call.args:
             return self.value_of(call.args[0])
         if (
@@ -2712,6 +2728,30 @@ class Analysis:
         ):
             return Value(CONTAINER, items=((None, self._iterated(self.value_of(call.args[0]))),))
         return None
+
+    def _scanned(self, call: ast.Call) -> Value | None:
+        """`jax.lax.scan(body, init, xs)`: (the final carry, the stacked outputs), where what
+        ``body`` returns first is placed on several devices (`with_sharding_constraint` there,
+        or in a helper it calls): so is the carry it hands back. None otherwise (what the scan
+        gives is not known). Issue 54: the carry of such a scan read as placed like the scan's
+        arguments (one device), and its export got no finding."""
+        function = call.args[0]
+        if isinstance(function, ast.Lambda):
+            returned = self.value_of(function.body)
+        else:
+            body = self.value_of(function)
+            owner = self._owner(body) if body.kind == FUNCTION and body.node is not None else None
+            if owner is None:
+                return None
+            returned = owner.arrived(owner.returns_of(body.node), self)
+        if returned.kind != CONTAINER:
+            return None
+        carry = returned.element(0)
+        if carry.kind not in ARRAY_KINDS or carry.placement not in (MULTI, NOT_ADDRESSABLE):
+            return None
+        traced = any(self.value_of(a).kind == TRACER for a in call.args[1:] if not isinstance(a, ast.Starred))
+        carried = Value(TRACER if traced else ARRAY, f"the carry of `jax.lax.scan`, from {carry.why}", placement=carry.placement)
+        return Value(CONTAINER, items=((0, carried), (1, UNKNOWN_VALUE)))
 
     def _tree_map(self, call: ast.Call) -> Value | None:
         """``jax.tree.map(f, tree, ...)``: ``tree`` with each leaf what ``f`` returns for it, when
