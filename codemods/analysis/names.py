@@ -286,15 +286,38 @@ def name_lines(text: str, name: str) -> list[int]:
     lines: list[int] = []
     line, counted = 1, 0
     count = text.count
-    # The look-behind comes last: a pattern that starts with the name is searched for fast.
-    spelled = re.escape(name)
-    for match in re.finditer(rf"{spelled}(?![A-Za-z0-9_])(?<![A-Za-z0-9_]{spelled})", text):
-        found = match.start()
+    for found in _whole_word_starts(text, name):
         line += count("\n", counted, found)
         counted = found
         if not lines or lines[-1] != line:
             lines.append(line)
     return lines
+
+
+# Up to how many spellings of a name are told whole words one ``str.find`` at a time, rather than
+# by a pattern of the name's own: compiling one costs as much as ~100 finds (re's parser is
+# Python, and the analysis asks of many names once each), but thousands in a text cost more.
+_FOUND_BY_FIND = 64
+_WORD_CHARACTERS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
+
+
+def _whole_word_starts(text: str, name: str):
+    """Where ``name`` starts not next to an ASCII letter, digit or underscore, left to right, as
+    the pattern ``NAME(?![A-Za-z0-9_])(?<![A-Za-z0-9_]NAME)`` finds them (no two overlap)."""
+    if not name or text.count(name) > _FOUND_BY_FIND:
+        # The look-behind comes last: a pattern that starts with the name is searched for fast.
+        spelled = re.escape(name)
+        yield from (m.start() for m in re.finditer(rf"{spelled}(?![A-Za-z0-9_])(?<![A-Za-z0-9_]{spelled})", text))
+        return
+    find, size, end, word = text.find, len(name), len(text), _WORD_CHARACTERS
+    at = find(name)
+    while at != -1:
+        after = at + size
+        if (after == end or text[after] not in word) and (not at or text[at - 1] not in word):
+            yield at
+            at = find(name, after)
+        else:
+            at = find(name, at + 1)
 
 
 @lru_cache(maxsize=8)  # asked for each name a file's analysis looks up, of the same few texts
