@@ -16,7 +16,8 @@ Each repetition runs every command of a tree once, in a rotated order, from an e
 directory (so no tool finds a configuration or a project around it): codemod cold (``--no-cache``),
 codemod at each ``--baseline`` revision (its package laid out from git, first on PYTHONPATH),
 and ``ruff check --no-cache --isolated``. Reported: medians of CPU (user+sys of the process tree)
-and wall, the codemod/ruff CPU ratio, and each baseline's change. State the machine's load with
+and wall, the peak RSS of the largest process, the codemod/ruff CPU ratio, and each baseline's
+change. State the machine's load with
 the figures: two shared cores move wall time by more than most changes.
 """
 
@@ -105,6 +106,7 @@ def main(argv: list[str] | None = None) -> int:
                     runs[label].append(result)
             cpu = {label: statistics.median(r["cpu"] for r in found) for label, found in runs.items()}
             wall = {label: statistics.median(r["wall"] for r in found) for label, found in runs.items()}
+            rss = {label: max(r["rss_kb"] for r in found) / 1024 for label, found in runs.items()}
             files = sum(1 for _ in tree.rglob("*.py"))
             for label in runs:
                 if label == "ruff":
@@ -115,9 +117,10 @@ def main(argv: list[str] | None = None) -> int:
                     for revision in args.baseline:
                         other = label.replace("codemod", f"@{revision}", 1)
                         versus.append(f"{cpu[label] / cpu[other] - 1:+.0%} vs {revision}")
-                rows.append(f"{name:34} {files:5} files  {label:22} {cpu[label]:6.2f} s CPU {wall[label]:6.2f} s wall  "
-                            + ", ".join(versus))
-            rows.append(f"{name:34} {files:5} files  {'ruff':22} {cpu['ruff']:6.2f} s CPU {wall['ruff']:6.2f} s wall")
+                rows.append(f"{name:34} {files:5} files  {label:22} {cpu[label]:6.2f} s CPU {wall[label]:6.2f} s wall "
+                            f"{rss[label]:4.0f} MiB  " + ", ".join(versus))
+            rows.append(f"{name:34} {files:5} files  {'ruff':22} {cpu['ruff']:6.2f} s CPU {wall['ruff']:6.2f} s wall "
+                        f"{rss['ruff']:4.0f} MiB")
             print("\n".join(rows[-len(runs):]), file=sys.stderr)
             everything[name.strip()] = {"tree": str(tree), "runs": runs}
         os.chdir(REPO)
