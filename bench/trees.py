@@ -64,6 +64,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--site", nargs="*", default=[], help="installed packages laid out as one tree")
     parser.add_argument("--tree", action="append", default=[], metavar="NAME=PATH", help="another folder")
     parser.add_argument("--baseline", action="append", default=[], metavar="REV", help="codemod at a git revision")
+    parser.add_argument("--package", action="append", default=[], metavar="NAME=PATH",
+                        help="also codemod from a folder that holds a jax_codemod package, compared like a baseline")
     parser.add_argument("--build", metavar="REV", help="the build under test at a git revision (default: the "
                         "installed checkout, uncommitted edits and all)")
     parser.add_argument("--baseline-deps", action="append", default=[], metavar="PATH",
@@ -83,6 +85,10 @@ def main(argv: list[str] | None = None) -> int:
         for revision in args.baseline:
             package = baseline_package(revision, scratch / f"rev-{revision.replace('/', '_')}")
             envs[f"@{revision}"] = dict(os.environ, PYTHONPATH=os.pathsep.join([str(package), *args.baseline_deps]))
+        for spec in args.package:  # a package laid out by hand (a revision with one change taken out)
+            name, _, path = spec.partition("=")
+            args.baseline.append(name)
+            envs[f"@{name}"] = dict(os.environ, PYTHONPATH=os.pathsep.join([path, *args.baseline_deps]))
         commands = {name: codemod_command(env) for name, env in envs.items()}
         for name, env in envs.items():  # once untimed: a laid-out revision's bytecode is written then
             # (and a build that cannot start says so here, not as a fast run that "found" something)
