@@ -223,6 +223,8 @@ TREE_FLATTEN = api.public_names(tree="flatten")
 TREE_LEAVES_WITH_PATH = api.public_names(tree="leaves_with_path")
 TREE_FLATTEN_WITH_PATH = api.public_names(tree="flatten_with_path")
 COPIES = api.public_names(copies=True)
+# The pytree helpers ``Analysis._tree_call`` answers: maps, leaves, flattens, with paths or not.
+TREE_CALLS = api.TREE_MAPS | TREE_LEAVES | TREE_FLATTEN | TREE_LEAVES_WITH_PATH | TREE_FLATTEN_WITH_PATH
 MESH_CONTEXTS = frozenset({"jax.set_mesh"})
 # Methods and attributes of an array that return an array placed like the receiver.
 ARRAY_METHODS = frozenset(
@@ -2694,20 +2696,10 @@ class Analysis:
             )
         if qualified in SHARDING_TYPES or qualified in _MESH_MAKERS or qualified == "jax.sharding.PartitionSpec":
             return self._placement_object(qualified, call)
-        if qualified in api.TREE_MAPS and len(call.args) > 1:
-            mapped = self._tree_map(call)
-            if mapped is not None:
-                return mapped
-        if qualified in TREE_LEAVES and call.args:
-            return Value(CONTAINER, label, items=((None, self.leaves(call.args[0])),))
-        if qualified in TREE_FLATTEN and call.args:
-            leaves = Value(CONTAINER, label, items=((None, self.leaves(call.args[0])),))
-            return Value(CONTAINER, label, items=((0, leaves), (1, UNKNOWN_VALUE)))
-        if qualified in TREE_LEAVES_WITH_PATH | TREE_FLATTEN_WITH_PATH and call.args:
-            # `for path, leaf in jax.tree_util.tree_leaves_with_path(state)`: (path, leaf) pairs.
-            pair = Value(CONTAINER, label, items=((0, UNKNOWN_VALUE), (1, self.leaves(call.args[0]))))
-            pairs = Value(CONTAINER, label, items=((None, pair),))
-            return pairs if qualified in TREE_LEAVES_WITH_PATH else Value(CONTAINER, label, items=((0, pairs), (1, UNKNOWN_VALUE)))
+        if qualified in TREE_CALLS and call.args:
+            tree = self._tree_call(qualified, call, label)
+            if tree is not None:
+                return tree
         if qualified in COPIES and call.args and not isinstance(call.args[0], ast.Starred):
             return self.value_of(call.args[0])
         if qualified == "jax.lax.scan" and len(call.args) > 1:
@@ -2728,6 +2720,19 @@ class Analysis:
         ):
             return Value(CONTAINER, items=((None, self._iterated(self.value_of(call.args[0]))),))
         return None
+
+    def _tree_call(self, qualified: str, call: ast.Call, label: str) -> Value | None:
+        """What a pytree helper of ``TREE_CALLS`` gives for ``call`` (its first argument the
+        tree): a map's mapped tree (None: not known), the leaves, with the treedef, or as
+        (path, leaf) pairs (`for path, leaf in jax.tree_util.tree_leaves_with_path(state)`)."""
+        if qualified in api.TREE_MAPS:
+            return self._tree_map(call) if len(call.args) > 1 else None
+        if qualified in TREE_LEAVES_WITH_PATH | TREE_FLATTEN_WITH_PATH:
+            pair = Value(CONTAINER, label, items=((0, UNKNOWN_VALUE), (1, self.leaves(call.args[0]))))
+            pairs = Value(CONTAINER, label, items=((None, pair),))
+            return pairs if qualified in TREE_LEAVES_WITH_PATH else Value(CONTAINER, label, items=((0, pairs), (1, UNKNOWN_VALUE)))
+        leaves = Value(CONTAINER, label, items=((None, self.leaves(call.args[0])),))
+        return leaves if qualified in TREE_LEAVES else Value(CONTAINER, label, items=((0, leaves), (1, UNKNOWN_VALUE)))
 
     def _scanned(self, call: ast.Call) -> Value | None:
         """`jax.lax.scan(body, init, xs)`: (the final carry, the stacked outputs), where what
