@@ -187,6 +187,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--baseline-file", type=Path, default=BASELINE)
     parser.add_argument("--revision", help="count this git revision's package (laid out from git) instead of the "
                         "installed checkout: a baseline for a commit, whatever the working tree holds")
+    parser.add_argument("--package", help="count the jax_codemod package in this folder (a revision with a change "
+                        "applied by hand, in a checkout others edit too) instead of the installed checkout")
     args = parser.parse_args(argv)
     if args.rebaseline and not (args.reason or "").strip():
         parser.error("--rebaseline needs --reason: what moved the count, as the commit message says it")
@@ -194,14 +196,14 @@ def main(argv: list[str] | None = None) -> int:
     shutil.rmtree(SCRATCH, ignore_errors=True)
     try:
         print(f"Python lines of cold `run --check --no-cache -j 1` per tree, {versions}", file=sys.stderr)
-        package = str(baseline_package(args.revision, SCRATCH / "revision")) if args.revision else None
+        package = str(baseline_package(args.revision, SCRATCH / "revision")) if args.revision else args.package
         measured = measure(lay_out(SCRATCH / "trees"), package)
     finally:
         shutil.rmtree(SCRATCH, ignore_errors=True)
     if args.rebaseline:
         document = {
             "what": "bench/workcount.py: Python lines (codemod's and the standard library's) of a cold -j 1 run per tree",
-            "revision": _short(args.revision) if args.revision else "the working tree",
+            "revision": _short(args.revision) if args.revision else args.package or "the working tree",
             "reason": args.reason.strip(),
             "versions": versions,
             "total": sum(tree["guarded"] for tree in measured.values()),

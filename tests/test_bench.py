@@ -153,9 +153,10 @@ def test_lines_counts_each_function_of_a_run_and_compares_two_runs(tmp_path):
     root = tmp_path / "tree"
     root.mkdir()
     (root / "broken.py").write_text(BROKEN)
-    # The search for a declared jax range walks up to a checkout, listing each folder: without
-    # one it lists /tmp, where other processes come and go (a line per entry).
-    (tmp_path / ".git").mkdir()
+    # The search for a declared jax range walks up until a folder declares one, listing each
+    # folder: without one it lists /tmp, where other processes come and go (a line per entry).
+    # (Not a `.git` marker: discovery would run git, whose pipes' reads vary from run to run.)
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'p'\ndependencies = ['jax>=0.4.30']\n")
     rows = lines.count(str(root), str(REPO), ["-j", "1"])
     by_function = lines.totals(rows, "function")
     checks = [key for key in by_function if key[0] == "jax_codemod/rules/removed_dlpack_api.py"]

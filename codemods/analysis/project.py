@@ -64,10 +64,6 @@ _T = TypeVar("_T")
 
 # Whitespace to str.split() and not to bytes.split() (neither is whitespace to Python's tokenizer).
 _STR_ONLY_SEPARATORS = (b"\x1c", b"\x1d", b"\x1e", b"\x1f")
-# After how many of the gate's questions of one kind a root's module texts are all read once, to
-# answer the rest "no" where none holds the wanted text (``Root.reaches``): a run over a tree asks
-# it of most files, a pre-commit run of a few, which must not read the whole root for them.
-GATE_QUESTIONS_BEFORE_SUMMARY = 16
 # Up to how many importable names the gate looks for in the whole text of a library's own file
 # before reading its import lines: a search of the text each, where reading the import lines
 # is one search (for the word `import`) and ~3 us for each statement found.
@@ -96,10 +92,6 @@ class Root:
         self._relative_answers: dict[str, bool] = {}  # ``_relative_may_import``'s, by file
         self._importable_by_folder: dict[str, tuple[frozenset[str], frozenset[bytes]]] = {}  # ``_importable``'s
         self._importable_by_file: dict[str, tuple[frozenset[str], frozenset[bytes]]] = {}  # the same, by file
-        # The gate's questions by key: how many were asked, then whether some module of the
-        # root holds the wanted text (``_held_anywhere``).
-        self._gate_asked: dict[str, int] = {}
-        self._held: dict[str, bool] = {}
 
     @cached_property
     def modules(self) -> ModuleMap:
@@ -245,38 +237,12 @@ class Root:
         text: str,
         names: Callable[[str], bool] | None = None,
         follow: bool | str = True,
-        gate: bool = False,
     ) -> bool:
         """Whether the file at ``importer`` (its text ``text``) imports a name of the root that
         leads, from the texts alone, to text ``wanted`` accepts (``module_text.Reach``; ``key``
         names the question, whose answers are kept for the run; ``names``: only the imported
-        names it accepts count; ``follow``: through what blocks use, not only re-exports).
-
-        ``gate``: asked by the project gate, whose answers rest on the whole root anyway (a
-        result cache keeps them under the root's state): once a root has been asked enough
-        such questions of one key, the answer is "no" without a search wherever no module of
-        the root holds text ``wanted`` accepts. A search only ever finds wanted text in a
-        module whose whole text is wanted (``Reach._hit``), so the answer is the search's. Not
-        for a check's questions, whose cached results depend on the modules a search read."""
-        if gate and not self._held_anywhere(key, wanted, text):
-            return False
+        names it accepts count; ``follow``: through what blocks use, not only re-exports)."""
         return self._reacher().from_file(key, wanted, importer, text, names, follow)
-
-    def _held_anywhere(self, key: str, wanted: Callable[[str], bool], text: str) -> bool:
-        """Whether some module of the root (or ``text``, the asking file's) may hold text
-        ``wanted`` accepts; True until ``GATE_QUESTIONS_BEFORE_SUMMARY`` questions of ``key``
-        were asked, then read once for the run from every module's text (stopping at the first
-        that holds it)."""
-        held = self._held.get(key)
-        if held is None:
-            asked = self._gate_asked[key] = self._gate_asked.get(key, 0) + 1
-            if asked < GATE_QUESTIONS_BEFORE_SUMMARY:
-                return True
-            # (Read past the reach's own texts, recording nothing in ``seen``: see ``reaches``.)
-            held = self._held[key] = any(
-                wanted(found) for path in self._files() if (found := self._read(path)[0]) is not None
-            )
-        return held or wanted(text)
 
     def name_reaches(
         self, key: str, wanted: Callable[[str], bool], qualified: str, importer: str, follow: bool | str = True
@@ -379,11 +345,9 @@ class View:
 
     libraries = LIBRARIES  # top-level packages never looked up in the root
 
-    def __init__(self, root: Root, path: str, gate: bool = False) -> None:
+    def __init__(self, root: Root, path: str) -> None:
         self.root = root
         self.path = path if _normal(path) else str(PurePosixPath(path))
-        # Made for the project gate (``engine.project.view_for``): see ``Root.reaches``.
-        self.gate = gate
         self.reads: dict[str, str] = {}  # module path -> digest of the bytes read
         # (importer, name) -> ``resolution`` of each name asked about that a module added to
         # the root could answer for otherwise: no module holds it (`helpers.to_torch` before
@@ -488,9 +452,9 @@ class View:
         names: Callable[[str], bool] | None = None,
         follow: bool | str = True,
     ) -> bool:
-        """``Root.reaches`` for this file, whose text is ``text`` (the gate's view asks as the gate)."""
+        """``Root.reaches`` for this file, whose text is ``text``."""
         self._asked_text = text
-        return self.root.reaches(key, wanted, self.path, text, names, follow, self.gate)
+        return self.root.reaches(key, wanted, self.path, text, names, follow)
 
     # Modules ------------------------------------------------------------------------
 

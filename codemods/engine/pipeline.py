@@ -389,7 +389,7 @@ def project_active(path: str, source: bytes, rules: Sequence[Rule], active: tupl
     place = project.root_for(path)
     if place is None or not place[0].may_import(source, place[1]):
         return active
-    view = project.view_for(path, gate=True)
+    view = project.view_for(path)
     if view is None or not view.imports_project(source_text(source)):
         return active
     more = {id(rule) for rule in waiting if rule.project_prefilter(source, view)}

@@ -159,10 +159,9 @@ def _marked_root(folder: str) -> str | None:
     return found
 
 
-def view_for(path: str, gate: bool = False) -> View | None:
+def view_for(path: str) -> View | None:
     """The view of its project for the checked file at ``path``; None for what has no project
-    (stdin without a file name, a notebook). ``gate``: for the project gate's questions, whose
-    answers may rest on the whole root (``analysis.project.Root.reaches``)."""
+    (stdin without a file name, a notebook)."""
     global _last_root
     place = locate(path)
     if place is None:
@@ -178,7 +177,7 @@ def view_for(path: str, gate: bool = False) -> View | None:
         if _last_root is not None and not _interleaved:
             forget_trees()
         _last_root = root
-    return View(root, under, gate)
+    return View(root, under)
 
 
 def root_for(path: str) -> tuple[Root, str] | None:
