@@ -35,10 +35,11 @@ MANIFEST: tuple[RuleInfo, ...] = (
     RuleInfo('JAX001', 'traced-concrete-access', True, 'jax_codemod.rules.traced_concrete_access', 'TracedConcreteAccess', (b'__array__', b'__dlpack__', b'__dlpack_device__', b'__reduce__', b'addressable_data', b'addressable_shards', b'array', b'as_tensor', b'asanyarray', b'asarray', b'ascontiguousarray', b'block_until_ready', b'bytearray', b'bytes', b'clone', b'committed', b'copy_to_host_async', b'delete', b'device', b'devices', b'dump', b'dumps', b'format', b'from_dlpack', b'frombuffer', b'global_shards', b'is_deleted', b'is_fully_addressable', b'is_fully_replicated', b'is_ready', b'item', b'layout', b'memoryview', b'nonzero', b'on_device_size_in_bytes', b'platform', b'sharding', b'tensor', b'tobytes', b'tolist', b'traceback', b'unsafe_buffer_pointer', b'unsafe_raw_buffer'), (b'jax',), PROJECT_PREFILTER=True),
     RuleInfo('JAX002', 'sharded-dlpack-export', True, 'jax_codemod.rules.sharded_dlpack_export', 'ShardedDlpackExport', (b'dlpack', b'unsafe_buffer_pointer', b'__cuda_array_interface__', b'torch.as_tensor', b'torch.tensor('), (b'jax',), PROJECT_PREFILTER=True),
     RuleInfo('JAX003', 'unsupported-dl-device', True, 'jax_codemod.rules.unsupported_dl_device', 'UnsupportedDlDevice', (b'dl_device',), (b'jax',)),
-    RuleInfo('JAX004', 'dlpack-without-host-fallback', True, 'jax_codemod.rules.dlpack_without_host_fallback', 'DlpackWithoutHostFallback', (b'dlpack', b'memoryview', b'frombuffer', b'torch'), (b'jax',)),
+    RuleInfo('JAX004', 'dlpack-without-host-fallback', True, 'jax_codemod.rules.dlpack_without_host_fallback', 'DlpackWithoutHostFallback', (b'dlpack', b'memoryview', b'frombuffer', b'from_buffer', b'bytes', b'torch'), (b'jax',)),
     RuleInfo('JAX005', 'removed-dlpack-api', True, 'jax_codemod.rules.removed_dlpack_api', 'RemovedDlpackApi', (b'to_dlpack', b'toDlpack', b'from_dlpack'), (b'jax',)),
     RuleInfo('JAX006', 'unguarded-dlpack-export', False, 'jax_codemod.rules.unguarded_dlpack_export', 'UnguardedDlpackExport', (b'dlpack', b'unsafe_buffer_pointer', b'__cuda_array_interface__', b'torch.as_tensor', b'torch.tensor('), (b'import',)),
     RuleInfo('JAX007', 'string-compared-jax-version', True, 'jax_codemod.rules.string_compared_jax_version', 'StringComparedJaxVersion', (b'__version__',), (b'jax',)),
+    RuleInfo('JAX008', 'dlpack-import-on-host', True, 'jax_codemod.rules.dlpack_import_on_host', 'DlpackImportOnHost', (b'from_dlpack',), (b'jax',)),
 )
 # manifest:end
 

@@ -32,6 +32,11 @@ PROBES = {
     "x.__cuda_array_interface__": "sorted(x.__cuda_array_interface__)",
     "x.unsafe_buffer_pointer()": "x.unsafe_buffer_pointer() != 0",
     "np.asarray(x)": "float(np.asarray(x).sum())",
+    "torch.as_tensor(x)": "torch.as_tensor(x).sum().item()",
+    "torch.tensor(x)": "torch.tensor(x).sum().item()",
+    "torch.asarray(x)": "torch.asarray(x).sum().item()",
+    "bytes(x)": "len(bytes(x))",
+    "jax.tree.map(torch.from_dlpack, {'a': x})": "jax.tree.map(torch.from_dlpack, {'a': x})['a'].sum().item()",
     "jax.device_get(x)": "float(jax.device_get(x).sum())",
     "export of jax.device_put(x, jax.devices()[0])": "torch.from_dlpack(jax.device_put(x, jax.devices()[0])).sum().item()",
     "export of jax.device_put(x, jax.devices('cpu')[0])": (
@@ -88,7 +93,7 @@ def run() -> dict:
         namespace["x"] = jnp.arange(6.0, dtype=jnp.float32).reshape(2, 3)
         namespace["t"] = torch.arange(3.0)
         try:
-            value = eval(code, namespace)  # noqa: S307 - the probe is the code under test
+            value = eval(code, namespace)
         except Exception as error:  # noqa: BLE001 - the outcome is what is recorded
             results[name] = {"ok": False, "type": type(error).__name__, "message": str(error)[:300]}
         else:

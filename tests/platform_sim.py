@@ -27,9 +27,17 @@ from __future__ import annotations
 import builtins
 import contextlib
 import functools
+import sys
 
 DEVICES_NEEDED = 5
-_GPU_TYPES = {2: "cuda", 10: "rocm"}  # DLPack device types a TPU host has no backend for
+_GPU_TYPES = {2: "cuda", 10: "rocm"}
+# JAX modules that ask for the CPU backend to place a host callback's arguments (0.4.30's
+# debug_callback_impl: `jax.local_devices(backend="cpu")[0]`): on a TPU host, the host.
+# Probes the simulation cannot make fail as a TPU does: they read the array's memory through the C
+# buffer protocol (bytes(x); torch.asarray takes it), which no Python patch reaches on 3.11. The
+# record holds them; tests/test_platform_sim.py compares the rest.
+UNSIMULATED = frozenset({"bytes(x)", "torch.asarray(x)"})
+_HOST_CALLERS = frozenset({"jax._src.debugging", "jax._src.callback"})  # DLPack device types a TPU host has no backend for
 _active: dict = {}
 
 
@@ -145,19 +153,25 @@ def _patch(platform: str):
 def _devices_api(patch, jax, xb, platform, host, cores) -> None:
     original = xb.devices
 
-    def devices(backend=None):
+    def answer(backend, caller_frame):
         name = getattr(backend, "platform", backend)
         if name == "cpu":
-            return [host]
+            caller = caller_frame.f_globals.get("__name__", "")
+            if not caller.startswith("jax.") or caller in _HOST_CALLERS:
+                return [host]  # the program's CPU device (and a host callback's, as on a TPU host)
+            return original(backend)  # JAX's own code (pmap) sees its real backend
         if name in (None, platform):
             return list(cores)
         return original(backend)
 
+    def devices(backend=None):
+        return answer(backend, sys._getframe(1))
+
     def local_devices(process_index=None, backend=None, host_id=None):
-        return devices(backend)
+        return answer(backend, sys._getframe(1))
 
     def device_count(backend=None):
-        return len(devices(backend))
+        return len(answer(backend, sys._getframe(1)))
 
     for module in (jax, xb):
         patch(module, "devices", devices)
@@ -183,7 +197,7 @@ def _buffer_protocol(patch, array_type, on_host, refuse) -> None:
         def __subclasscheck__(cls, sub):
             return issubclass(sub, real_memoryview)
 
-    class memoryview(metaclass=_Meta):  # noqa: N801 - stands for the builtin
+    class memoryview(metaclass=_Meta):
         real = real_memoryview
 
         def __new__(cls, obj):

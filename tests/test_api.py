@@ -73,6 +73,8 @@ OLD = {
             "jax._src.dlpack.from_dlpack": "dlpack-device",
             "jax.dlpack.to_dlpack": "dlpack",
             "jax._src.dlpack.to_dlpack": "dlpack",
+            "bytes": "buffer",
+            "bytearray": "buffer",
         },
     ),
     "values.CAPSULE_PRODUCERS": (

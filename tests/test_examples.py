@@ -16,7 +16,9 @@ from test_cli import invoke
 from test_execution import HARNESS, execution_env
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
-DEFAULT_ON = ["export_to_opencl.py", "export_to_torch.py", "log_buffer_pointers.py", "sharded_to_torch.py"]
+# tpu_project/ declares jax[tpu]: its target platforms include the TPU, which JAX004 and JAX008 are for.
+DEFAULT_ON = ["export_to_opencl.py", "export_to_torch.py", "interop.py", "log_buffer_pointers.py",
+              "sharded_to_torch.py"]
 # jax.dlpack.to_dlpack, which this example calls, still works before 0.7 (the fix must run there too).
 BREAKS_FROM_0_7 = ["export_to_torch.py"]
 INSTALLED_JAX = jax_versions.installed() or jax_versions.NEWEST_KNOWN  # read before conftest pins it

@@ -35,8 +35,8 @@ import sys
 from functools import cache
 from pathlib import Path
 
-import pytest
 import platform_sim
+import pytest
 from cases import Case, all_cases, fix
 from jax_codemod.analysis import jax_versions, platforms
 
@@ -173,13 +173,14 @@ def fixed_for(case: Case, platform: str) -> bytes:
     """The case's code after the migration a project running on ``platform`` gets."""
     if not platforms.refuses_exports(frozenset({platform})):
         return (fix(case).fixed or b"") if case.kind != "noop" else case.source
+    from jax_codemod.rules.dlpack_import_on_host import DlpackImportOnHost
     from jax_codemod.rules.dlpack_without_host_fallback import DlpackWithoutHostFallback
 
     target = ",".join(sorted(platforms.parse(case.options.get(platforms.OPTION)) | {platform}))
     options = {**case.options, platforms.OPTION: target}
-    rules = [case.rule(options)]
-    if case.rule is not DlpackWithoutHostFallback:
-        rules.append(DlpackWithoutHostFallback({**case.options, platforms.OPTION: target}))
+    # The case's rule, then the platform rules a TPU target turns on, in the registry's order.
+    rules = [case.rule(options), *(rule(options) for rule in (DlpackWithoutHostFallback, DlpackImportOnHost)
+                                    if rule is not case.rule)]
     result = fix(case, rules=tuple(rules), unsafe=case.kind == "unsafe")
     assert result.error is None, f"{case.id}: fixing for {target} failed: {result.error}"
     return result.fixed if result.changed else case.source

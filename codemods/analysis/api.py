@@ -308,8 +308,8 @@ API: tuple[Api, ...] = (
     Api("cupy.asarray", tracer_error=UNAVAILABLE),
     Api("cupy.array", tracer_error=UNAVAILABLE),
     Api("memoryview", tracer_error="TypeError", reads="buffer"),
-    Api("bytes", tracer_error="TypeError"),
-    Api("bytearray", tracer_error="TypeError"),
+    Api("bytes", tracer_error="TypeError", reads="buffer"),
+    Api("bytearray", tracer_error="TypeError", reads="buffer"),
     Api("pickle.dumps", tracer_error=CONCRETIZATION),
     Api("pickle.dump", tracer_error=CONCRETIZATION),
 )

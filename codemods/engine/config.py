@@ -26,6 +26,7 @@ KNOWN_KEYS = {
     "target-jax-version": str,
     "target-platforms": (list, str),  # ["cpu", "tpu"], or "cpu,tpu" as the flag spells it
     "respect-gitignore": bool,
+    "report-unknown-origin": bool,  # JAX005's report on values of unknown origin (capsules.py)
     "analysis-budget-seconds": int,
     "analysis-budget-mib": int,
 }
@@ -187,7 +188,8 @@ def load_config(path: str) -> Config:
         if isinstance(value, bool) or value <= 0:
             raise ConfigError(f"{path}: [tool.codemod] analysis-budget-{unit} must be a positive integer")
         budget[unit] = value
-    options = {key: table[key] for key in ("helper-module", "target-jax-version", "target-platforms") if key in table}
+    options = {key: table[key] for key in ("helper-module", "target-jax-version", "target-platforms",
+                                           "report-unknown-origin") if key in table}
     for key, check in (("target-jax-version", check_target_jax_version), ("target-platforms", check_target_platforms)):
         if key in options:
             try:

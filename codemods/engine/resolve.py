@@ -249,7 +249,10 @@ class Resolver:
         by_group: dict[int, tuple[Group, list[int]]] = {}
         for path in files:
             group = root_group if self.options.config else self.group_for(path)
-            if group is not root_group and any(matches(patterns, path) for patterns in group.excludes):
+            # Only a nested config's excludes: a group of the same config (a subproject that declares
+            # another JAX range or platforms) excludes nothing the walk did not.
+            nested = group is not root_group and group.config_path != root_group.config_path
+            if nested and any(matches(patterns, path) for patterns in group.excludes):
                 continue
             by_group.setdefault(id(group), (group, []))[1].append(len(kept))
             kept.append(path)

@@ -23,6 +23,7 @@ _ORDER = (
     ("removed_dlpack_api", "RemovedDlpackApi"),
     ("unguarded_dlpack_export", "UnguardedDlpackExport"),
     ("string_compared_jax_version", "StringComparedJaxVersion"),
+    ("dlpack_import_on_host", "DlpackImportOnHost"),
 )
 _rules: tuple[type[Rule], ...] | None = None
 

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from functools import cache
 from typing import TYPE_CHECKING
 
+from jax_codemod.analysis import api
 from jax_codemod.analysis.names import canonical
 from jax_codemod.analysis.tracing import STATIC_ATTRS, Region, Traced, param_root, tracing_for
 from jax_codemod.analysis.transforms import JIT, TRANSPARENT, all_params
@@ -208,7 +209,7 @@ def _host_context(name: str | None) -> bool:
 # The types a test may ask an argument about: a tracer is an instance of each (as a concrete JAX
 # array is), so the branch the wrapper takes on a JAX array is the trace's. (`np.ndarray`,
 # `jax.core.Tracer` or `hasattr(x, "sharding")` answer differently for the tracer.)
-JAX_ARRAY_TYPES = frozenset({"jax.Array", "jax.numpy.ndarray"})
+JAX_ARRAY_TYPES = frozenset(api.table("array_type", array_type="jax"))
 
 
 def _array_type(ctx: FileContext, expr: ast.expr) -> bool:

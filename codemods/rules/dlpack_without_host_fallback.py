@@ -34,9 +34,10 @@ class Read(NamedTuple):
     consumer: str
     spelled: str
     leaves: bool = False
+    position: int = 0  # which argument is the array (cffi's ffi.from_buffer("float[]", x): 1)
 
 
-_WORDS = (b"dlpack", b"memoryview", b"frombuffer", b"torch")
+_WORDS = (b"dlpack", b"memoryview", b"frombuffer", b"from_buffer", b"bytes", b"torch")
 
 
 class DlpackWithoutHostFallback(Rule):
@@ -162,7 +163,7 @@ class DlpackWithoutHostFallback(Rule):
             what = f"`{ctx.source_of(read.array)}`, if it is a JAX array,"
         message = f"{read.spelled} of {what} raises on {where}: {first.error}: {first.message}"
         raises = tuple(dict.fromkeys(r.error for r in refused))
-        data = ("leaves",) if read.leaves else ()
+        data = ("leaves",) if read.leaves else ("argument", read.position)
         if state not in (ABSENT, OURS) and not self.options.get(HELPER_MODULE_OPTION):
             return self.finding(
                 ctx, read.call, f"{message}; `{HELPER}` is already taken in this module, so copy the array to "
@@ -194,8 +195,10 @@ class DlpackWithoutHostFallback(Rule):
             return updated.with_changes(args=[updated.args[0], tree.with_changes(value=mapped)])
         if isinstance(func, cst.Attribute) and func.attr.value == "__dlpack__":
             return updated.with_changes(func=func.with_changes(value=wrap(func.value)))
-        first = updated.args[0]
-        return updated.with_changes(args=[first.with_changes(value=wrap(first.value)), *updated.args[1:]])
+        position = finding.data[1] if finding.data else 0
+        args = list(updated.args)
+        args[position] = args[position].with_changes(value=wrap(args[position].value))
+        return updated.with_changes(args=args)
 
     def finalize(self, module: cst.Module, fixer) -> cst.Module:
         if not fixer.state.get(HELPER):
@@ -225,10 +228,17 @@ def _reads(ctx: FileContext):
                 spelled = f"`{ctx.source_of(node.args[0])}` over the leaves"
                 yield Read(node, node.args[1], READERS[consumer], consumer, spelled, leaves=True)
             continue
+        if isinstance(func, ast.Attribute) and func.attr in _BUFFER_METHODS and len(node.args) <= 2:
+            # ctypes' `(c_float * 4).from_buffer_copy(x)`, cffi's `ffi.from_buffer("float[]", x)`:
+            # known by the method, whatever the receiver; the buffer is the last argument.
+            position = len(node.args) - 1
+            yield Read(node, node.args[position], platforms.BUFFER, func.attr, f"`{ctx.source_of(func)}`",
+                       position=position)
+            continue
         if isinstance(func, ast.Name) and func.id not in aliases:
-            if func.id != "memoryview":
+            if func.id not in _BUILTIN_READERS:
                 continue  # a builtin, a def or class, or an import of something else
-            consumer = "memoryview"
+            consumer = func.id
         else:
             consumer = analysis.qualname(func)
         reads = READERS.get(consumer)
@@ -237,7 +247,9 @@ def _reads(ctx: FileContext):
         yield Read(node, node.args[0], reads, consumer, f"`{ctx.source_of(func)}`")
 
 
-_READER_ATTRIBUTES = frozenset(
+_BUFFER_METHODS = frozenset({"from_buffer", "from_buffer_copy"})
+_BUILTIN_READERS = frozenset({"memoryview", "bytes", "bytearray"})
+_READER_ATTRIBUTES = _BUFFER_METHODS | frozenset(
     {"from_dlpack", "frombuffer", "to_dlpack", "as_tensor", "asarray", "tensor", "map", "tree_map"}
 )
 
@@ -256,9 +268,7 @@ def _calls(tree: ast.Module) -> tuple[list[ast.Call], frozenset[str]]:
     for node in walk(tree):
         if isinstance(node, ast.Call):
             func = node.func
-            if isinstance(func, ast.Attribute) and func.attr == "__dlpack__":
-                calls.append(node)
-            elif node.args and not isinstance(node.args[0], ast.Starred) and (
+            if isinstance(func, ast.Attribute) and func.attr == "__dlpack__" or node.args and not isinstance(node.args[0], ast.Starred) and (
                 isinstance(func, ast.Name) or (isinstance(func, ast.Attribute) and func.attr in _READER_ATTRIBUTES)
             ):
                 calls.append(node)
@@ -292,9 +302,10 @@ def _may_be_a_jax_array(ctx: FileContext, read: Read) -> bool:
         kind = analysis.value_of(read.array).kind
     if kind == v.ARRAY or read.consumer.endswith(".to_dlpack"):
         return True
-    # JAX's own from_dlpack of an unknown value is mostly an import (a torch tensor), and
-    # torch.tensor(...) a conversion of a list: only a known JAX array is a read there.
-    return kind == v.UNKNOWN and "dlpack" in read.consumer and not read.consumer.startswith("jax.")
+    # torch.tensor(...) of an unknown value is most often a conversion of a list: only a known
+    # JAX array is a read there. JAX's own from_dlpack of a JAX array reads it too (measured:
+    # `jnp.from_dlpack(x)` of a TPU array raises), and the helper leaves a torch tensor alone.
+    return kind == v.UNKNOWN and "dlpack" in read.consumer
 
 
 def _is_builtin_map(call: ast.Call) -> bool:

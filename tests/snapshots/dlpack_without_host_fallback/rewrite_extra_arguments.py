@@ -1,5 +1,6 @@
 # option: target-platforms=cpu,gpu,metal
 # expect: JaxRuntimeError: cannot be used as a DLPack device
+# requires: numpy>=2.1
 """Extra arguments stay: `copy=True` asks for a copy, which the exportable array gives as well;
 `device="cpu"` already copies to the host on every platform, so it is left alone."""
 import jax.numpy as jnp

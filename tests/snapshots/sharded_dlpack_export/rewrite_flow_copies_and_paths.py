@@ -22,7 +22,7 @@ named = {}
 for path, leaf in jax.tree_util.tree_leaves_with_path(state):
     named[jax.tree_util.keystr(path)] = torch.from_dlpack(leaf)
 
-pairs, _ = jax.tree.flatten_with_path(state)
+pairs, _ = jax.tree_util.tree_flatten_with_path(state)
 first = np.from_dlpack(pairs[0][1])
 
 assert float(weights.sum()) == 28.0 and float(bias.sum()) == 8.0
