@@ -66,7 +66,7 @@ OLD = {
             "numpy.frombuffer": "buffer",
             "torch.frombuffer": "buffer",
             "torch.as_tensor": "dlpack-device",
-            "torch.asarray": "dlpack-device",
+            "torch.asarray": "buffer",
             "torch.tensor": "dlpack-device",
             "jax.dlpack.from_dlpack": "dlpack-device",
             "jax.numpy.from_dlpack": "dlpack-device",

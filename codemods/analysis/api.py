@@ -297,7 +297,7 @@ API: tuple[Api, ...] = (
     # torch 2.x reads an object with __dlpack__ through DLPack (torch/utils/dlpack.py), asking
     # __dlpack_device__ first: on a TPU these raise as torch.from_dlpack does.
     Api("torch.as_tensor", tracer_error=UNAVAILABLE, reads="dlpack-device", dlpack_conversion=True),
-    Api("torch.asarray", tracer_error=UNAVAILABLE, reads="dlpack-device"),
+    Api("torch.asarray", tracer_error=UNAVAILABLE, reads="buffer"),  # measured: the buffer protocol
     Api("torch.tensor", tracer_error=UNAVAILABLE, reads="dlpack-device", dlpack_conversion=True),
     Api("torch.frombuffer", tracer_error="ValueError", reads="buffer"),
     Api("numpy.asarray", tracer_error=ARRAY_CONVERSION),
