@@ -198,6 +198,13 @@ def test_the_work_count_guard_fails_past_three_percent_and_refuses_other_trees()
     assert status == 1 and "on: jax" in lines[-1]
     status, lines = workcount.compare(baseline, measured(1000, "other"), versions)
     assert status == 2 and "jax" in lines[0]
+    # A tree that is not the baseline's (another numpy) is left out, said so; the rest compared.
+    one_differs = measured(1000)
+    one_differs["numpy"] = {"guarded": 5000, "digest": "other"}
+    status, lines = workcount.compare(baseline, one_differs, versions)
+    assert status == 0 and "not compared" in lines[0] and "numpy" in lines[0]
+    one_differs["jax"] = {**one_differs["jax"], "guarded": 1100}
+    assert workcount.compare(baseline, one_differs, versions)[0] == 1
     assert workcount.compare(baseline, measured(1000), {**versions, "python": "3.12.1"})[0] == 2
     assert workcount.compare(baseline, measured(1000), {**versions, "python": "3.11.9"})[0] == 0
     # Whose code a line ran in: codemod's and the standard library's are guarded.
