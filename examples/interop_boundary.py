@@ -1,6 +1,8 @@
-"""A library boundary that exports any JAX array it is given (JAX004, JAX006: opt-in).
+"""A library boundary that exports any JAX array it is given (JAX006, opt-in; and JAX004 for a
+target that includes a TPU or a plugin backend).
 
-`codemod run --dry-run --select ALL --unsafe-fixes examples/` shows their fixes.
+`codemod run --dry-run --select ALL --unsafe-fixes examples/` shows JAX006's fix;
+`--target-platforms cpu,tpu` adds JAX004's.
 """
 import jax
 import jax.numpy as jnp

@@ -16,6 +16,7 @@ from jax_codemod.rule import FixSafety, Rule
 
 
 class _Analysis:
+    unfinished = ()  # the functions the value analysis gave up on: none here
     def __init__(self, ctx) -> None:
         self.ctx = ctx  # back to its context: a cycle, as a shared analysis cached on ctx makes
 

@@ -13,7 +13,7 @@ A consumer reads a JAX array's memory one of three ways (``Api.reads``):
 
 CPU and GPU arrays allow all three. A TPU's memory allows none (measured on a TPU v5e with JAX
 0.10.2: the probes of ``tests/platform_probe.py``, whose outcomes the TPU record under
-``.ci/results/tpu/`` keeps; ``tests/test_platforms.py`` holds this table to the newest record).
+``.ci/results/tpu/`` keeps; ``tests/test_platform_sim.py`` holds this table to the newest record).
 A plugin backend's ``__dlpack_device__`` raises the seed's ``BufferError`` (jax/_src/array.py);
 its ``__dlpack__`` and buffer protocol fail in XLA as a TPU's do (a device that is no DLPack
 device; no host buffer). Every supported JAX (0.4.30 on) refuses them: DLPack was never

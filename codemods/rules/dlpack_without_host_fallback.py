@@ -244,6 +244,10 @@ def _reads(ctx: FileContext):
         reads = READERS.get(consumer)
         if reads is None or any(k.arg in ("device", None) for k in node.keywords):
             continue  # np.from_dlpack(x, device="cpu") copies to the host on every platform
+        if consumer.endswith(".to_dlpack") and (len(node.args) != 1 or node.keywords):
+            continue  # a call JAX005 cannot rewrite (take_ownership=...): its own report stands
+        if _makes_capsule(ctx, node.args[0]):
+            continue  # from_dlpack(to_dlpack(x)): the read is the inner call's, reported there
         yield Read(node, node.args[0], reads, consumer, f"`{ctx.source_of(func)}`")
 
 
@@ -306,6 +310,18 @@ def _may_be_a_jax_array(ctx: FileContext, read: Read) -> bool:
     # JAX array is a read there. JAX's own from_dlpack of a JAX array reads it too (measured:
     # `jnp.from_dlpack(x)` of a TPU array raises), and the helper leaves a torch tensor alone.
     return kind == v.UNKNOWN and "dlpack" in read.consumer
+
+
+_CAPSULE_MAKERS = api.names(makes_capsules=True)
+
+
+def _makes_capsule(ctx: FileContext, expr: ast.AST) -> bool:
+    """``to_dlpack(x)`` or ``x.__dlpack__()``: a capsule, whose own read is reported where it is made."""
+    if not isinstance(expr, ast.Call):
+        return False
+    if isinstance(expr.func, ast.Attribute) and expr.func.attr == "__dlpack__":
+        return True
+    return ctx.analysis.qualname(expr.func) in _CAPSULE_MAKERS
 
 
 def _is_builtin_map(call: ast.Call) -> bool:
