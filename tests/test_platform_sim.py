@@ -44,15 +44,27 @@ def simulated_probes() -> dict:
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
+# Where the installed JAX is not the record's (CI's jax 0.4.30 run): jaxlib's runtime error is
+# XlaRuntimeError before 0.4.34 (one class), and these probes' outcomes are the installed JAX's own
+# on a CPU (0.4.30's CPU has no pinned_host memory; its __cuda_array_interface__ words differ).
+RUNTIME_ERRORS = {"XlaRuntimeError": "JaxRuntimeError"}
+OWN_ON_OTHER_RELEASES = frozenset({"export of pinned_host memory", "x.__cuda_array_interface__"})
+
+
 def test_every_probe_under_the_simulation_is_what_the_tpu_answered():
+    import jax
+
     _, record = tpu_record.newest()
     simulated = simulated_probes()
     assert set(simulated) == set(record["probes"]), "the probe set changed: record it on a TPU again"
+    same_release = jax.__version__ == record["jax"]
     differences = []
     for name, measured in sorted(record["probes"].items()):
-        if name in platform_sim.UNSIMULATED:
+        if name in platform_sim.UNSIMULATED or (not same_release and name in OWN_ON_OTHER_RELEASES):
             continue
-        got = simulated[name]
+        got = dict(simulated[name])
+        if not same_release and "type" in got:
+            got["type"] = RUNTIME_ERRORS.get(got["type"], got["type"])
         if measured["ok"] != got["ok"]:
             differences.append(f"{name}: TPU {measured}, simulation {got}")
         elif measured["ok"] and measured["value"] != got["value"]:
