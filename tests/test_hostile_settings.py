@@ -153,7 +153,9 @@ def test_a_large_setup_py_is_not_parsed(tmp_path, monkeypatch):
     assert code == 0, err
     assert "over the 256 KiB limit" in err
     assert not [n for n in parsed if n > requirements.MAX_SETUP_PY_BYTES]
-    assert "Target JAX: 0.4" not in out
+    # The target is not setup.py's `jax<0.5` (it may be the installed jax: 0.4.30 in one CI run).
+    target = next(line for line in out.splitlines() if line.startswith("Target JAX:"))
+    assert "setup.py" not in target and "<0.5" not in target, target
 
 
 # Hole 12: under a trusted --config the tree's requirements do not set the target -------------------
