@@ -14,13 +14,12 @@ import time
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from jax_codemod.cli.main import main
 from jax_codemod.engine import config as config_module
 from jax_codemod.engine import requirements
 from jax_codemod.engine.requirements import declared_jax
+from test_cli import invoke
 
 # JAX005: the removed API, reported where the target reaches 0.7.
 REMOVED = b"import jax.dlpack\nimport torch\n\nt = torch.from_dlpack(jax.dlpack.to_dlpack(x))\n"
@@ -28,16 +27,6 @@ REMOVED = b"import jax.dlpack\nimport torch\n\nt = torch.from_dlpack(jax.dlpack.
 pytestmark = pytest.mark.target_unpinned
 
 
-def invoke(args, cwd: Path | None = None) -> tuple[int, str, str]:
-    previous = os.getcwd()
-    if cwd is not None:
-        os.chdir(cwd)
-    try:
-        with CliRunner().isolation() as (out, err, _mixed):
-            code = main([str(a) for a in args])
-            return code, out.getvalue().decode(), err.getvalue().decode()
-    finally:
-        os.chdir(previous)
 
 
 def _project(tmp_path: Path, files: dict[str, str | bytes]) -> Path:

@@ -4,12 +4,10 @@ how it is spelled, and that every rule receives it as the option ``target-platfo
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
-from jax_codemod.cli.main import EXIT_USAGE, main
+from jax_codemod.cli.main import EXIT_USAGE
 from jax_codemod.engine.cache import settings_fingerprint
 from jax_codemod.engine.config import (
     DEFAULT_PLATFORMS,
@@ -20,6 +18,7 @@ from jax_codemod.engine.config import (
     load_config,
 )
 from jax_codemod.engine.resolve import Options, Resolver, resolve, settings
+from test_cli import invoke
 
 pytestmark = pytest.mark.target_unpinned
 
@@ -29,16 +28,6 @@ def _no_platforms_from_the_environment(monkeypatch):
     monkeypatch.delenv(PLATFORMS_ENV_VAR, raising=False)
 
 
-def invoke(args, cwd: Path | None = None) -> tuple[int, str, str]:
-    previous = os.getcwd()
-    if cwd is not None:
-        os.chdir(cwd)
-    try:
-        with CliRunner().isolation() as (out, err, _mixed):
-            code = main([str(a) for a in args])
-            return code, out.getvalue().decode(), err.getvalue().decode()
-    finally:
-        os.chdir(previous)
 
 
 def _project(tmp_path: Path, files: dict[str, str]) -> Path:
