@@ -236,6 +236,14 @@ def test_bad_select_is_a_usage_error_before_any_repository_is_touched(org):
     assert done.returncode == 2 and "JAX999" in done.stderr
 
 
+def test_bad_target_platforms_is_a_usage_error_before_any_repository_is_touched(org):
+    tmp_path, config, _ = org
+    done = subprocess.run([sys.executable, "-m", "jax_codemod.integrations.all_repos", "-C", str(config),
+                           "--target-platforms", "tpu,abacus!"], check=False, cwd=tmp_path, capture_output=True,
+                          text=True, env=ENV)
+    assert done.returncode == 2 and "target-platforms" in done.stderr, done.stderr
+
+
 # The engine side, without all-repos ------------------------------------------------------------
 
 
@@ -349,3 +357,23 @@ def test_run_codemod_fixes_notebooks_as_codemod_run_does(tmp_path):
     assert not run.errors and [r.path for r in run.changed] == [str(tmp_path / "nb.ipynb")]
     assert b"from_dlpack(x)" in (tmp_path / "nb.ipynb").read_bytes()
     assert "- `" not in commit_message(run, Options())  # nothing left for a person
+
+
+HOST_EXPORT = b"import jax.numpy as jnp\nimport numpy as np\n\nx = jnp.arange(3.0)\ny = np.from_dlpack(x)\n"
+
+
+def test_target_platforms_reaches_the_run_and_the_reproduce_command(tmp_path):
+    # A DLPack export to the host is right on CPU and GPU and refused on a TPU (JAX004): the
+    # organisation-wide run must be able to say which platforms its repositories run on.
+    (tmp_path / "a.py").write_bytes(HOST_EXPORT)
+    previous = os.getcwd()
+    os.chdir(tmp_path)
+    try:
+        assert not run_codemod(".", Options(), write=False, jobs=1).changed
+        options = Options(target_platforms="cpu,tpu")
+        run = run_codemod(".", options, write=False, jobs=1)
+    finally:
+        os.chdir(previous)
+    assert [r.path for r in run.changed] == ["./a.py"]
+    assert b"ensure_exportable(x)" in run.changed[0].fixed
+    assert reproduce_command(options) == "codemod run --target-platforms cpu,tpu ."

@@ -30,7 +30,7 @@ from collections.abc import Sequence
 
 import jax_codemod
 from jax_codemod.cli.output import escape
-from jax_codemod.engine.config import ConfigError, parse_codes, select_rules
+from jax_codemod.engine.config import ConfigError, check_target_platforms, parse_codes, select_rules
 from jax_codemod.engine.discovery import discover
 from jax_codemod.engine.pipeline import FileError, FileResult
 from jax_codemod.engine.resolve import Options, Resolver, check_per_config, resolve
@@ -105,6 +105,8 @@ def reproduce_command(options: Options) -> str:
         args.append("--unsafe-fixes")
     if options.target_jax_version is not None:
         args += ["--target-jax-version", options.target_jax_version]
+    if options.target_platforms is not None:
+        args += ["--target-platforms", options.target_platforms]
     return shlex.join([*args, "."])
 
 
@@ -350,6 +352,10 @@ def parser() -> argparse.ArgumentParser:
     parser.add_argument("--target-jax-version", metavar="VERSION|SPEC",
                         help="JAX version or range the findings and fixes must be right for (default: each "
                              "repository's own jax requirement, as codemod run).")
+    parser.add_argument("--target-platforms", metavar="PLATFORMS",
+                        help="Platforms the fixes must be right on, comma-separated: cpu, gpu, tpu or a plugin "
+                             "backend (default: each repository's configuration or declared requirements, as "
+                             "codemod run; cpu,gpu when nothing is declared).")
     parser.add_argument("--install-spec", metavar="SPEC",
                         help="What the commit message tells a reader to pip install (default: how this codemod was "
                         "installed: a git URL at its commit, or the release from an index; nothing for a local build).")
@@ -369,9 +375,12 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     args = parser().parse_args(argv)
     options = Options(select=parse_codes(args.select), extend_select=parse_codes(args.extend_select) or [],
-                      unsafe_fixes=args.unsafe_fixes, target_jax_version=args.target_jax_version)
+                      unsafe_fixes=args.unsafe_fixes, target_jax_version=args.target_jax_version,
+                      target_platforms=args.target_platforms)
     try:
         trigger_strings(options)  # a bad --select fails here, before any repository is touched
+        if options.target_platforms is not None:
+            check_target_platforms(options.target_platforms)  # likewise a bad --target-platforms
     except ConfigError as error:
         print(f"error: {escape(str(error))}", file=sys.stderr)
         return 2
