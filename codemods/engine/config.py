@@ -246,7 +246,32 @@ TARGET_ENV_VAR = "CODEMOD_TARGET_JAX_VERSION"
 
 def target_is_explicit(cli_value: str | None, config: Config) -> bool:
     """Whether the flag, its variable or the config names the target (no declaration is read)."""
-    return cli_value is not None or bool(os.environ.get(TARGET_ENV_VAR)) or "target-jax-version" in config.rule_options
+    return _is_explicit("target-jax-version", cli_value, config)
+
+
+def _is_explicit(key: str, cli_value: str | None, config: Config) -> bool:
+    return cli_value is not None or bool(os.environ.get(_ENV_VARS[key])) or key in config.rule_options
+
+
+def _explicit(key: str, cli_value: str | None, config: Config) -> tuple[str, str] | None:
+    """(value, source) of a setting the flag, else the config, else its environment variable names
+    (the order both targets share: the project's config above the environment's); None when none
+    does. A bad value is a ConfigError naming where it came from."""
+    check = _CHECKS[key]
+    if cli_value is not None:
+        try:
+            return check(cli_value), f"--{key}"
+        except ConfigError as error:
+            raise ConfigError(f"--{error}") from None  # "--target-platforms: 'x y' is not a platform name ..."
+    if key in config.rule_options:
+        return config.rule_options[key], f"{config.source} [tool.codemod] {key}"
+    variable = _ENV_VARS[key]
+    if os.environ.get(variable):
+        try:
+            return check(os.environ[variable]), f"${variable}"
+        except ConfigError as error:
+            raise ConfigError(f"${variable}: {str(error).removeprefix(key + ': ')}") from None
+    return None
 
 
 def resolve_target(cli_value: str | None, config: Config, declared=None) -> tuple[str, str]:
@@ -256,15 +281,9 @@ def resolve_target(cli_value: str | None, config: Config, declared=None) -> tupl
     release."""
     from jax_codemod.analysis import jax_versions
 
-    if cli_value is not None:
-        return check_target_jax_version(cli_value), "--target-jax-version"
-    if "target-jax-version" in config.rule_options:
-        return config.rule_options["target-jax-version"], f"{config.source} [tool.codemod] target-jax-version"
-    if os.environ.get(TARGET_ENV_VAR):
-        try:
-            return check_target_jax_version(os.environ[TARGET_ENV_VAR]), f"${TARGET_ENV_VAR}"
-        except ConfigError as error:
-            raise ConfigError(f"${TARGET_ENV_VAR}: {error}") from None
+    explicit = _explicit("target-jax-version", cli_value, config)
+    if explicit is not None:
+        return explicit
     if declared is not None and declared.target is not None:
         return str(declared.target), f"the project's jax requirement, {declared.source}"
     installed = _installed_jax_version()
@@ -316,25 +335,16 @@ def check_target_platforms(value) -> str:
 
 def platforms_are_explicit(cli_value: str | None, config: Config) -> bool:
     """Whether the flag, its variable or the config names the platforms (no declaration is read)."""
-    return cli_value is not None or bool(os.environ.get(PLATFORMS_ENV_VAR)) or "target-platforms" in config.rule_options
+    return _is_explicit("target-platforms", cli_value, config)
 
 
 def resolve_platforms(cli_value: str | None, config: Config, declared=None) -> tuple[str, str]:
     """The target platforms and where they come from: the flag, else the config, else
     $CODEMOD_TARGET_PLATFORMS, else the project's requirements (``declared``:
     engine.requirements.Declared; ``cpu`` is always among them), else DEFAULT_PLATFORMS."""
-    if cli_value is not None:
-        try:
-            return check_target_platforms(cli_value), "--target-platforms"
-        except ConfigError as error:
-            raise ConfigError(f"--{error}") from None  # "--target-platforms: 'x y' is not a platform name ..."
-    if "target-platforms" in config.rule_options:
-        return config.rule_options["target-platforms"], f"{config.source} [tool.codemod] target-platforms"
-    if os.environ.get(PLATFORMS_ENV_VAR):
-        try:
-            return check_target_platforms(os.environ[PLATFORMS_ENV_VAR]), f"${PLATFORMS_ENV_VAR}"
-        except ConfigError as error:
-            raise ConfigError(f"${PLATFORMS_ENV_VAR}: {str(error).removeprefix('target-platforms: ')}") from None
+    explicit = _explicit("target-platforms", cli_value, config)
+    if explicit is not None:
+        return explicit
     if declared is not None and declared.platforms:
         shown = "; ".join(declared.platform_sources[:3]) + ("; ..." if len(declared.platform_sources) > 3 else "")
         return ",".join(sorted({"cpu", *declared.platforms})), f"the project's requirements, {shown}"
@@ -342,6 +352,10 @@ def resolve_platforms(cli_value: str | None, config: Config, declared=None) -> t
                                "the other common install; a TPU project declares jax[tpu] or sets "
                                "target-platforms)")
 
+
+# The two targets' explicit sources, one table: each setting's environment variable and checker.
+_ENV_VARS = {"target-jax-version": TARGET_ENV_VAR, "target-platforms": PLATFORMS_ENV_VAR}
+_CHECKS = {"target-jax-version": check_target_jax_version, "target-platforms": check_target_platforms}
 
 def _installed_jax_version() -> str | None:
     """The installed jax's version as ``importlib.metadata.version("jax")`` finds it, in the one
