@@ -201,7 +201,7 @@ def insert_after_preamble(module: cst.Module, source: str) -> cst.Module:
     """
     body = list(module.body)
     index = _preamble_end(body)
-    helper = cst.parse_statement(source)
+    helper = cst.parse_statement(reindented(source, module.default_indent))
     following = body[index:]
     if index and index == _prologue_end(body) and following:
         # Right after a notebook's leading masked lines: below the cell end that may close them.
@@ -219,6 +219,20 @@ def insert_after_preamble(module: cst.Module, source: str) -> cst.Module:
             leading_lines=[cst.EmptyLine()] * max(0, 2 - blank) + leading
         )
     return module.with_changes(body=[*body[:index], helper, *following])
+
+
+def reindented(source: str, indent: str) -> str:
+    """``source`` (written with four spaces a level) with ``indent`` a level, docstring lines too:
+    libcst indents the inserted code's blocks as the module does, but a docstring's continuation
+    lines are text and kept four spaces in, under a first line at two."""
+    if indent == "    ":
+        return source
+    lines = []
+    for line in source.splitlines(keepends=True):
+        stripped = line.lstrip(" ")
+        levels, rest = divmod(len(line) - len(stripped), 4)
+        lines.append(indent * levels + " " * rest + stripped if stripped.strip() else line)
+    return "".join(lines)
 
 
 def _is_preamble(statement: cst.CSTNode, index: int) -> bool:

@@ -9,6 +9,7 @@ expression through one module-level helper.
 from __future__ import annotations
 
 import ast
+import inspect
 from typing import TYPE_CHECKING
 
 from jax_codemod.analysis.context import FileContext
@@ -135,8 +136,22 @@ def _is_helper(function: ast.FunctionDef, template: str) -> bool:
     candidates = (
         {template.replace("NUMPY", spelling) for spelling in spellings} if "NUMPY" in template else {template}
     )
-    expected = ast.dump(function)
-    return any(ast.dump(ast.parse(candidate).body[0]) == expected for candidate in candidates)
+    expected = _dump(function)
+    return any(_dump(ast.parse(candidate).body[0]) == expected for candidate in candidates)
+
+
+def _dump(function: ast.FunctionDef) -> str:
+    """``ast.dump`` with the docstring as ``inspect.cleandoc`` reads it: the helper inserted into a
+    module indented otherwise has its docstring's lines indented as the module is
+    (``fixer.reindented``), and is still ours."""
+    body = function.body
+    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) and isinstance(
+        body[0].value.value, str
+    ):
+        docstring = ast.Expr(ast.Constant(inspect.cleandoc(body[0].value.value)))
+        function = ast.FunctionDef(function.name, function.args, [docstring, *body[1:]], function.decorator_list,
+                                   function.returns, function.type_comment, lineno=function.lineno)
+    return ast.dump(function)
 
 
 def insert_helper(module: cst.Module, name: str, source: str) -> cst.Module:
