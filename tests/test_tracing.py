@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from jax_codemod.analysis import tracing
+from jax_codemod.analysis import taint, tracing
 from jax_codemod.analysis.context import FileContext
 from jax_codemod.analysis.tracing import (
     BY_CALL,
@@ -518,7 +518,7 @@ def test_the_text_scan_sees_every_instance_the_analysis_binds(before, after, sco
 
 
 def test_a_name_bound_once_reads_the_same_one_name_at_a_time_or_all_at_once():
-    # ``Tracing._module_function`` asks ``_bound_once`` of a file's first names, then
+    # ``Taint._module_function`` asks ``_bound_once`` of a file's first names, then
     # ``_bound_once_every`` of all: the two must agree on every name.
     root = Path(__file__).parent.parent
     sources = [*sorted((root / "codemods" / "analysis").glob("*.py")), *sorted((root / "tests" / "realworld").rglob("*.py"))]
@@ -529,11 +529,11 @@ def test_a_name_bound_once_reads_the_same_one_name_at_a_time_or_all_at_once():
     checked = 0
     for text in texts:
         tree = ast.parse(text)
-        every = tracing._bound_once_every(tree, text)
+        every = taint._bound_once_every(tree, text)
         names = {node.id for node in ast.walk(tree) if isinstance(node, ast.Name)} | {
             node.name for node in tree.body if isinstance(node, (ast.FunctionDef, ast.ClassDef))
         }
         for name in sorted(names)[:300]:
-            assert tracing._bound_once(tree, text, name) is (name in every), name
+            assert taint._bound_once(tree, text, name) is (name in every), name
             checked += 1
     assert checked > 1000

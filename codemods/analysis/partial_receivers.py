@@ -10,7 +10,8 @@ import bisect
 
 from jax_codemod.analysis.context import brackets_balance, in_code, statements, string_interiors
 from jax_codemod.analysis.partial import is_word_char, word_positions
-from jax_codemod.analysis.tracing import STATIC_ATTRS, Tracing
+from jax_codemod.analysis.taint import STATIC_ATTRS
+from jax_codemod.analysis.tracing import Tracing
 
 # `jax.typeof(x)`: an abstract value, never an array; the value analysis has it as a library
 # call that returns an unknown value. The names a module may be imported as for it to be that.

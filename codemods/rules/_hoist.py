@@ -19,7 +19,8 @@ from typing import TYPE_CHECKING
 
 from jax_codemod.analysis import api
 from jax_codemod.analysis.names import canonical
-from jax_codemod.analysis.tracing import STATIC_ATTRS, Region, Traced, param_root, tracing_for
+from jax_codemod.analysis.taint import STATIC_ATTRS, param_root
+from jax_codemod.analysis.tracing import Region, Traced, tracing_for
 from jax_codemod.analysis.transforms import JIT, TRANSPARENT, all_params
 from jax_codemod.rule import FixSafety
 

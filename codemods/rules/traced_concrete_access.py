@@ -6,13 +6,14 @@ import ast
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from jax_codemod.analysis import api, jax_versions, tracing
+from jax_codemod.analysis import api, jax_versions, taint, tracing
 from jax_codemod.analysis.context import FileContext
 from jax_codemod.analysis.expected_errors import EAGER_UNDER_DISABLE_JIT, runs_only_under_disable_jit
 from jax_codemod.analysis.guards import not_a_tracer
 from jax_codemod.analysis.jax_versions import OLDEST_SUPPORTED
 from jax_codemod.analysis.partial import Parts, Reading
 from jax_codemod.analysis.partial_receivers import PartialReceivers, Undecided, holds_tracer
+from jax_codemod.analysis.taint import mentions, param_root
 from jax_codemod.analysis.tracing import (
     ASYNC,
     BY_CALL,
@@ -23,9 +24,7 @@ from jax_codemod.analysis.tracing import (
     Reported,
     Traced,
     first_compound_line,
-    mentions,
     own_nodes,
-    param_root,
     tracing_for,
 )
 from jax_codemod.analysis.transforms import JIT_LIKE, Spellings, all_params, spellings_of
@@ -151,9 +150,9 @@ BUFFER_METHODS = {"from_buffer": "cffi", "from_buffer_copy": "ctypes"}
 TEXT = AccessText(TRACER_MEMBERS, CONSUMERS, BUFFER_METHODS, ffi_class="cffi.FFI")
 # The tracing answer's tables, by the names this rule's tests compare with the API table.
 STATIC_ATTRS, ARRAY_MODULES, TREE_MAPS, TREE_LEAVES = (
-    tracing.STATIC_ATTRS, tracing.ARRAY_MODULES, tracing.TREE_MAPS, tracing.TREE_LEAVES
+    taint.STATIC_ATTRS, taint.ARRAY_MODULES, tracing.TREE_MAPS, taint.TREE_LEAVES
 )
-CREATION_FUNCTIONS, SHAPE_FUNCTIONS = tracing.CREATION_FUNCTIONS, tracing.SHAPE_FUNCTIONS
+CREATION_FUNCTIONS, SHAPE_FUNCTIONS = taint.CREATION_FUNCTIONS, taint.SHAPE_FUNCTIONS
 
 
 class TracedConcreteAccess(Rule):
