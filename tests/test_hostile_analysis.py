@@ -282,7 +282,7 @@ def test_the_analysis_does_work_linear_in_the_reads(monkeypatch, shape):
     """Each read's reaching definitions are computed once (main: once per definition that asked,
     10,201 and 20,300 times for 100 reads), and the definitions one overwrites are looked for
     among those in its blocks (main: 34 million ``_overwrites`` for 100 branches)."""
-    from jax_codemod.analysis import capsules, scopes
+    from jax_codemod.analysis import capsule_reaching, scopes
 
     counts = {"reaching_in": 0, "_overwrites": 0}
 
@@ -294,8 +294,8 @@ def test_the_analysis_does_work_linear_in_the_reads(monkeypatch, shape):
         return wrapper
 
     monkeypatch.setattr(scopes.Scopes, "reaching_in", counted("reaching_in", scopes.Scopes.reaching_in))
-    monkeypatch.setattr(capsules.CapsuleAnalysis, "_overwrites",
-                        counted("_overwrites", capsules.CapsuleAnalysis._overwrites))
+    monkeypatch.setattr(capsule_reaching.Reaching, "_overwrites",
+                        counted("_overwrites", capsule_reaching.Reaching._overwrites))
     n = 100
     _ctx, findings = check_source(SHAPES[shape](n).encode(), "shape.py", ALL.rules)
     assert len([f for f in findings if f.code == "JAX005"]) == n

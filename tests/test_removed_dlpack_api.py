@@ -528,11 +528,11 @@ def test_only_calls_that_may_be_dlpack_functions_are_resolved_and_none_is_missed
     # are those whose callee no DLPack-mentioning binding can reach, through any chain of names.
     ctx = _ctx(ALIASES)
     analysis = capsules(ctx)
-    names = analysis._dlpack_names
+    names = analysis.index._dlpack_names
     assert {"export", "g", "to_jax", "f", "D"} <= names
     assert not {"b", "a", "len"} & names
-    assert {ast.unparse(c.func) for c in analysis._candidate_calls} >= {"g", "f", "getattr(jax.dlpack, 'to_dlpack')"}
-    assert "len" not in {ast.unparse(c.func) for c in analysis._candidate_calls}
+    assert {ast.unparse(c.func) for c in analysis.index.candidate_calls} >= {"g", "f", "getattr(jax.dlpack, 'to_dlpack')"}
+    assert "len" not in {ast.unparse(c.func) for c in analysis.index.candidate_calls}
     findings = _jax005(ALIASES.encode()).findings
     assert sorted(f.line for f in findings) == [8, 9, 10, 14, 20]
 
