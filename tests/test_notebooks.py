@@ -248,6 +248,29 @@ def test_an_indented_cell_without_a_fix_leaves_the_others_fixable(tmp_path):
     assert "to_dlpack" not in "".join(fixed["cells"][2]["source"])
 
 
+@pytest.mark.parametrize("magic", ["capture", "time", "timeit", "prun"])
+def test_shell_escapes_in_a_transformed_cell_magics_body_are_masked(magic):
+    # PhiML's documentation notebooks open with `%%capture` then `!pip install phiml`: IPython runs
+    # the body of `%%capture` (`%%time`, `%%timeit`, `%%prun`) through its cleanup, so the escape
+    # works there; only the magic's own line was masked, the notebook did not parse and nothing
+    # of it was checked (found by driving real repositories, issue 54).
+    cell = _code_cell(f"%%{magic}\n", "!pip install phiml\n", "%env XLA_FLAGS=--x\n", "import jax\n")
+    nb = {"cells": [cell, _code_cell("y = jax.dlpack.to_dlpack(x)\n")],
+          "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    raw = json.dumps(nb, indent=1).encode()
+    result = process_source(raw, "nb.ipynb", SETTINGS)
+    assert result.error is None and result.changed, result.error
+    fixed = json.loads(result.fixed)
+    assert fixed["cells"][0] == cell  # the masked lines come back byte for byte
+    assert "to_dlpack" not in "".join(fixed["cells"][1]["source"])
+
+
+def test_a_script_cell_magics_body_is_not_read_as_ipython():
+    # `%%python` runs its body as a script in another process: `!ls` is no shell escape there.
+    masks: list[str] = []
+    assert notebook._masked("%%python\n!ls\n", masks, []).splitlines()[1] == "!ls"
+
+
 def test_masks_keep_the_module_indented_as_the_cell_runs(tmp_path):
     # A shell escape continued on an indented line (big_vision's PaliGemma notebook) and an
     # indented line in a `%%bash` cell were masked at their own indentation: "unexpected indent",

@@ -87,6 +87,10 @@ def _markers_for(sources: Iterable[str]) -> _Markers:
 _PYTHON_LINE_MAGIC = re.compile(r"([ \t]*)(%(?:time|timeit|prun)[ \t]+)(?![-\s])")
 # Cell magics whose body is Python (ruff's list): only their first line is masked.
 _PYTHON_CELL_MAGICS = frozenset({"capture", "debug", "prun", "pypy", "python", "python3", "time", "timeit"})
+# Those whose body IPython transforms as it does a cell (`shell.run_cell`, `shell.transform_cell`):
+# `!ls` and `%env` work there. `%%python` runs its body as a script in another process, `%%debug`
+# as given: there they are not IPython syntax.
+_TRANSFORMED_CELL_MAGICS = frozenset({"capture", "prun", "time", "timeit"})
 # `x = !ls`, `out = %timeit -o f()`: an assignment from a shell escape or a line magic.
 _MAGIC_ASSIGNMENT = re.compile(r"[ \t]*[A-Za-z_][\w.]*(?:[ \t]*,[ \t]*[A-Za-z_][\w.]*)*[ \t]*=[ \t]*[%!]")
 # What a bracket count skips (roughly: one-line strings and comments). A string left open runs to
@@ -348,8 +352,16 @@ def _masked(source: str, masks: list[str], prefixes: list[str], markers: _Marker
             # %%bash, %%html, ...: not Python, so no block either (`  echo $f` in a loop).
             return "".join(_mask(line, masks, "", markers) for line in lines)
         index = lines.index(first)
-        lines[index] = _mask(first, masks, None, markers)
-        return "".join(lines)
+        head = "".join(lines[:index]) + _mask(first, masks, None, markers)
+        if magic in _TRANSFORMED_CELL_MAGICS:
+            # IPython runs these bodies through its own cleanup first (`%%capture` then
+            # `!pip install ...`): their shell escapes and line magics are masked as a plain cell's.
+            return head + _masked_lines(lines[index + 1:], masks, prefixes, markers)
+        return head + "".join(lines[index + 1:])
+    return _masked_lines(lines, masks, prefixes, markers)
+
+
+def _masked_lines(lines: list[str], masks: list[str], prefixes: list[str], markers: _Markers) -> str:
     out = []
     continued = False
     depth = 0  # open brackets: `% b` inside `(a\n % b)` is Python, not a magic
