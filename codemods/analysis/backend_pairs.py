@@ -114,17 +114,18 @@ class BackendPairs:
         return any(_uncaught_take(ctx, taker, maker) for ctx in dispatchers)
 
     def _package_modules(self, word: str) -> list[FileContext]:
-        """This module's context and those of the other modules of its folder (its package)
-        whose text holds ``word``, read through the project, each linked to this one by imports
-        (``_linked``): two scripts of one folder that each define a `JaxBackend` are no family."""
+        """This module's context and those of the other modules of its project whose text holds
+        ``word``, read through the project, each linked to this one by imports (``_linked``),
+        wherever it lies: PhiML's backends live in sibling subpackages (`backend/jax/`,
+        `backend/torch/`) that its registry imports, while two scripts of one folder that each
+        define a `JaxBackend` are no family."""
         found = [self.ctx]
         project = self.ctx.project
         here = self.ctx.root_path
         if project is None or here is None:
             return found
-        folder = here.rpartition("/")[0]
         for path in sorted(project.root.modules.paths):
-            if path != here and path.rpartition("/")[0] == folder and word in project.text(path) and self._linked(here, path):
+            if path != here and word in project.text(path) and self._linked(here, path):
                 other = project.context(path)
                 if other is not None:
                     found.append(other)

@@ -1,0 +1,69 @@
+"""A backend's family (issue 54, backend method pairs): the sibling backends whose ``to_dlpack``
+results a dispatcher hands to this backend's ``from_dlpack`` are found through imports, as Python
+resolves them, wherever they lie in the project (PhiML keeps each backend in a subpackage of its
+own), never by a shared folder or name."""
+
+from __future__ import annotations
+
+from test_cross_module import messages, write
+
+JAX_BACKEND = """\
+from jax import dlpack
+
+
+class JaxBackend:
+    def to_dlpack(self, x):
+        return dlpack.to_dlpack(x)
+
+    def from_dlpack(self, x):
+        return dlpack.from_dlpack(x)
+"""
+TORCH_BACKEND = """\
+import torch
+
+
+class TorchBackend:
+    def to_dlpack(self, t):
+        return torch.utils.dlpack.to_dlpack(t)
+
+    def from_dlpack(self, c):
+        return torch.utils.dlpack.from_dlpack(c)
+"""
+DISPATCH = """\
+def convert(tensor, source, target):
+    return target.from_dlpack(source.to_dlpack(tensor))
+"""
+
+
+def _cited(root) -> list[str]:
+    return [m for m in messages(root, "JAX005") if "TorchBackend.to_dlpack" in m]
+
+
+def test_a_sibling_in_another_subpackage_is_found_through_the_registrys_imports(tmp_path):
+    registry = DISPATCH + (
+        "\n\ndef get(name):\n"
+        "    if name == 'jax':\n"
+        "        from .jax.backend import JaxBackend\n\n"
+        "        return JaxBackend()\n"
+        "    from .torch.backend import TorchBackend\n\n"
+        "    return TorchBackend()\n"
+    )
+    files = {
+        "lib/__init__.py": "", "lib/registry.py": registry, "lib/jax/__init__.py": "",
+        "lib/jax/backend.py": JAX_BACKEND, "lib/torch/__init__.py": "", "lib/torch/backend.py": TORCH_BACKEND,
+    }
+    [cited] = _cited(write(tmp_path / "proj", files))
+    assert "`lib/torch/backend.py` line 6" in cited
+
+
+def test_a_backend_in_another_folder_that_nothing_links_is_no_sibling(tmp_path):
+    """The folder no longer bounds the family, so the import links must: a torch backend of an
+    unrelated package elsewhere in the tree is not this JAX backend's sibling."""
+    files = {
+        "lib/__init__.py": "", "lib/registry.py": "from .jax.backend import JaxBackend  # noqa: F401\n\n\n" + DISPATCH,
+        "lib/jax/__init__.py": "", "lib/jax/backend.py": JAX_BACKEND,
+        "other/__init__.py": "", "other/torch/__init__.py": "", "other/torch/backend.py": TORCH_BACKEND,
+    }
+    root = write(tmp_path / "proj", files)
+    assert messages(root, "JAX005"), "the JAX backend's own to_dlpack is still reported"
+    assert _cited(root) == []
