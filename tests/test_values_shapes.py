@@ -123,6 +123,32 @@ def test_a_decorator_that_returns_something_else_still_hides_it(ret):
     assert value(REGISTRY.format(ret=ret)).placement != MULTI
 
 
+DISPATCH = """
+@functools.singledispatch
+def convert(value):
+    return value
+
+@convert.register(jax.Array)
+def _(value):
+    probe(value)
+
+convert(jax.device_put(jnp.ones(8), sharded))
+convert([1.0])
+"""
+
+
+def test_a_singledispatch_overload_for_jax_arrays_gets_the_calls_arrays():
+    found = value(DISPATCH)
+    assert (found.kind, found.placement) == (ARRAY, MULTI)
+    by_annotation = DISPATCH.replace("@convert.register(jax.Array)\ndef _(value):", "@convert.register\ndef _(value: jax.Array):")
+    assert value(by_annotation).placement == MULTI
+
+
+def test_another_registrys_register_is_no_dispatch():
+    source = DISPATCH.replace("@functools.singledispatch\n", "")
+    assert value(source).placement == PLACEMENT_UNKNOWN
+
+
 PROTOCOL = """
 from typing import Protocol
 

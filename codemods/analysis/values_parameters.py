@@ -150,6 +150,10 @@ class Parameters:
             annotated = self.annotation_value(parameter.annotation)
             if annotated.kind == INSTANCE:
                 annotated = self._passed_instances(parameter, function, annotated)
+            if annotated.kind == ARRAY:
+                dispatched = self._dispatched(parameter, function)
+                if dispatched is not None:
+                    return dispatched
             if annotated.kind != UNKNOWN:
                 return replace(
                     annotated, why=f"a parameter annotated `{self.ctx.source_of(parameter.annotation)}`"
@@ -165,7 +169,7 @@ class Parameters:
                 # fields, as the calls made them (`state.params`).
                 return self._passed_instance(parameter, function, passed)
         if self._registered_for_jax(parameter, function):
-            return Value(ARRAY, "a function registered for `jax.Array`")
+            return self._dispatched(parameter, function) or Value(ARRAY, "a function registered for `jax.Array`")
         owner = self.ctx.parent(function)
         positional = [*arguments.posonlyargs, *arguments.args]
         if (
@@ -254,6 +258,42 @@ class Parameters:
         if owner is None or not isinstance(annotated.node, ast.ClassDef):
             return False
         return bool(classes_for(owner.ctx).library_bases(annotated.node) & _PROTOCOLS)
+
+    def _dispatched(self, parameter: ast.arg, function: ast.AST) -> Value | None:
+        """The first parameter of an overload for JAX arrays (`@to_torch.register(jax.Array)`,
+        or `@to_torch.register` with `x: jax.Array`): the JAX arrays the file's calls of the
+        dispatcher pass (`to_torch(batch)`; a call with another kind runs another overload),
+        joined along their paths; None when no call passes one. Issue 54: the overload's
+        parameter was a JAX array of unknown placement, so a sharded batch exported there got
+        no JAX002 finding."""
+        positional = [*function.args.posonlyargs, *function.args.args]
+        if not positional or positional[0] is not parameter:
+            return None
+        dispatchers = [
+            d.func if isinstance(d, ast.Call) else d
+            for d in getattr(function, "decorator_list", ())
+        ]
+        dispatchers = [d.value for d in dispatchers if isinstance(d, ast.Attribute) and d.attr == "register"]
+        if len(dispatchers) != 1 or not isinstance(dispatchers[0], ast.Name):
+            return None
+        name = dispatchers[0].id
+        definitions = self._function_definitions(dispatchers[0])
+        if not definitions or not all(
+            any(self.decorator_name(d) == "functools.singledispatch" for d in getattr(f, "decorator_list", ()))
+            for f in definitions
+        ):
+            return None  # another registry's `register`: its calls need not run this overload
+        passed = [
+            self.value_of(call.args[0])
+            for call in self._uses(name)["func"]
+            if call.args and not isinstance(call.args[0], ast.Starred)
+            and self._function_definitions(call.func) == definitions
+        ]
+        arrays = [v for v in passed if v.kind == ARRAY]
+        if not arrays:
+            return None
+        found = join_paths(arrays)
+        return replace(found, why=f"{found.why}, passed to `{name}`" if found.why else f"a JAX array passed to `{name}`")
 
     def annotation_value(self, annotation: ast.AST) -> Value:
         """What a value annotated ``annotation`` is; base classes (``Sharding``) say little."""
