@@ -11,7 +11,7 @@ import ast
 
 from jax_codemod.analysis import api
 from jax_codemod.analysis.names import canonical
-from jax_codemod.analysis.scopes import FUNCTIONS, TRY_STAR
+from jax_codemod.analysis.scopes import FUNCTIONS, TRY_STAR, walk
 
 BROAD_EXCEPTIONS = frozenset({"Exception", "BaseException"})
 
@@ -184,3 +184,184 @@ def _stores(node: ast.AST, name: str) -> bool:
         or (inner.__class__ in (ast.Global, ast.Nonlocal) and name in inner.names)
         for inner in ast.walk(node)
     )
+
+
+# A helper whose every caller handles its error (issue 54) ---------------------------------
+
+# How many callers up a catch is looked for: the helper's callers, and theirs.
+CALLER_DEPTH = 2
+# How many re-exports (`from .interop import to_torch` in a package's `__init__`) are followed.
+_REEXPORTS = 8
+
+
+def callers_catch(ctx, node: ast.AST, exceptions: frozenset[str], depth: int = 0) -> bool:
+    """Whether ``node`` runs in a plain function (``def``, not a method, undecorated, no generator
+    or coroutine) that is only ever called, and every call of it, project-wide through imports,
+    runs in a try body (in the caller's function) that catches one of ``exceptions`` -- or in a
+    function of which that holds in turn (``CALLER_DEPTH``). Then what ``node`` raises reaches a
+    handler at every call: `def to_torch(x): return torch.from_dlpack(x)` whose callers all wrap
+    `to_torch(x)` in `try: ... except BufferError: <fallback>` is a correct program. A use of the
+    function that is no call (passed on, stored, `getattr(module, "to_torch")`), a caller the
+    project does not show, or none at all: it does not hold."""
+    function = next((a for a in ctx.ancestors(node) if isinstance(a, (*FUNCTIONS, ast.ClassDef))), None)
+    if not _plain_function(ctx, function):
+        return False
+    key = (id(function), exceptions, depth)
+    known = ctx.__dict__.setdefault("_callers_catch", {})
+    if key not in known:
+        known[key] = False  # a function that calls itself through another ends here
+        calls = _calls_of(ctx, function)
+        known[key] = bool(calls) and all(
+            caught(where, call, exceptions)
+            or (depth + 1 < CALLER_DEPTH and callers_catch(where, call, exceptions, depth + 1))
+            for where, call in calls
+        )
+    return known[key]
+
+
+def _plain_function(ctx, function: ast.AST | None) -> bool:
+    if function.__class__ is not ast.FunctionDef or function.decorator_list:
+        return False
+    if isinstance(ctx.parent(function), ast.ClassDef):
+        return False
+    # A generator's body runs when it is iterated, not where it is called.
+    return not any(isinstance(n, (ast.Yield, ast.YieldFrom)) for n in _own_nodes(function))
+
+
+def _own_nodes(function: ast.AST):
+    """The nodes of ``function``'s body, not those of the functions and classes it defines."""
+    pending = list(function.body)
+    while pending:
+        node = pending.pop()
+        yield node
+        if not isinstance(node, (*FUNCTIONS, ast.ClassDef)):
+            pending.extend(ast.iter_child_nodes(node))
+
+
+def _calls_of(ctx, function: ast.FunctionDef) -> list[tuple] | None:
+    """Every call of ``function`` as (its module's context, the call), or None where a use of
+    it is no call, or another binding of its name leaves the callee unknown."""
+    name = function.name
+    scope = ctx.parent(function)
+    found = []
+    for node in walk(scope):
+        if node is function:
+            continue
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node.name == name:
+            return None
+        if node.__class__ is ast.Name and node.id == name:
+            if node.ctx.__class__ is not ast.Load:
+                return None
+            if not _within(node, function):
+                parent = ctx.parent(node)
+                if not (parent.__class__ is ast.Call and parent.func is node):
+                    return None
+                found.append((ctx, parent))
+        elif isinstance(node, (ast.Import, ast.ImportFrom)) and any(
+            (alias.asname or alias.name).split(".")[0] == name for alias in node.names
+        ):
+            return None
+    if scope.__class__ is not ast.Module:
+        return found  # a local function: its scope is all that can call it
+    view = getattr(ctx, "project", None)
+    here = getattr(ctx, "root_path", None)
+    if view is None or here is None:
+        return found  # a file checked alone: no other module shows a call
+    importers = _importers(ctx, view, here)
+    for path in sorted(view.root.modules.paths):
+        # Each module read (so recorded among what the answer depends on), importer or not.
+        if path == here or name not in view.text(path) or path not in importers:
+            continue
+        other = view.context(path)
+        if other is None:
+            return None
+        calls = _imported_calls(view, other, path, here, name)
+        if calls is None:
+            return None
+        found.extend((other, call) for call in calls)
+    return found
+
+
+def _importers(ctx, view, here: str) -> frozenset[str]:
+    """The modules of the root that import the one at ``here``, directly or through others (a
+    package that re-exports its names), as Python resolves their imports (``module_text.Reach``,
+    function-level imports included): no other module can call a function of ``here``. Found
+    once per checked file, from every module's imports (the engine's gate reads them too)."""
+    known = ctx.__dict__.setdefault("_importers", {})
+    if here not in known:
+        reach = view.root._reacher()
+        importers: dict[str, list[str]] = {}
+        for path in view.root.modules.paths:
+            for imported in reach._imported(path):
+                importers.setdefault(imported, []).append(path)
+        found: set[str] = set()
+        pending = [here]
+        while pending:
+            for path in importers.get(pending.pop(), ()):
+                if path not in found:
+                    found.add(path)
+                    pending.append(path)
+        known[here] = frozenset(found)
+    return known[here]
+
+
+def _imported_calls(view, other, path: str, here: str, name: str) -> list[ast.Call] | None:
+    """The calls of the function ``name`` of the module at ``here`` in the module ``other`` (at
+    ``path``), or None where it uses the function otherwise or may reach it unseen."""
+    calls = []
+    # The names its imports bind the function to (`from pkg.interop import to_torch as convert`).
+    names = {name} | {
+        alias.asname
+        for node in other.analysis.nodes
+        if node.__class__ is ast.ImportFrom
+        for alias in node.names
+        if alias.name == name and alias.asname
+    }
+    for node in other.analysis.nodes:
+        if node.__class__ is ast.Call and node.func.__class__ is ast.Name and node.func.id == "getattr" and any(
+            isinstance(a, ast.Constant) and a.value == name for a in node.args
+        ):
+            return None
+        if not (
+            (node.__class__ is ast.Name and node.id in names)
+            or (node.__class__ is ast.Attribute and node.attr == name)
+        ) or node.ctx.__class__ is not ast.Load:
+            continue
+        qualified = other.qualname(node)
+        if qualified is None:
+            if node.__class__ is ast.Name and not other.is_bound(node.id):
+                return None  # a name from nowhere the resolver follows (a star import)
+            continue
+        if not _is_function_of(view, qualified, path, here, name):
+            continue
+        parent = other.parent(node)
+        if not (parent.__class__ is ast.Call and parent.func is node):
+            return None
+        calls.append(parent)
+    return calls
+
+
+def _is_function_of(view, qualified: str, importer: str, here: str, name: str) -> bool:
+    """Whether ``qualified``, read in the module at ``importer``, is ``name`` of the module at
+    ``here``, through the re-exports of package modules."""
+    for _ in range(_REEXPORTS):
+        found = view.module_of(qualified, importer)
+        if found is None:
+            return False
+        path, rest = found
+        if path == here:
+            return rest == [name]
+        if not rest:
+            return False
+        imported = view.reexport(path, rest[0])
+        if imported is None:
+            return False
+        qualified, importer = ".".join([imported, *rest[1:]]), path
+    return False
+
+
+def _within(node: ast.AST, outer: ast.AST) -> bool:
+    return (outer.lineno, outer.col_offset) <= (node.lineno, node.col_offset) and (
+        node.end_lineno,
+        node.end_col_offset,
+    ) <= (outer.end_lineno, outer.end_col_offset)

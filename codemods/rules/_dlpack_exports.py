@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 from jax_codemod.analysis import api, higher_order
 from jax_codemod.analysis import values as v
 from jax_codemod.analysis.context import FileContext
-from jax_codemod.analysis.guards import caught
+from jax_codemod.analysis.guards import callers_catch, caught
 from jax_codemod.analysis.scopes import COMPREHENSIONS, FUNCTIONS, TRY_STAR, bound_names, scope_nodes
 from jax_codemod.analysis.module_text import source_text, whole_word_starts
 from jax_codemod.analysis.words import word_starts
@@ -557,7 +557,7 @@ def is_guarded(ctx: FileContext, export: Export) -> bool:
     while isinstance(scope, COMPREHENSIONS):
         scope = scopes.scope_of(scope)
     exceptions = GUARD_EXCEPTIONS["pointer" if export.pointer else "dlpack"]
-    if caught(ctx, export.site, exceptions, stop=scope):
+    if caught(ctx, export.site, exceptions, stop=scope) or callers_catch(ctx, export.site, exceptions):
         return True
     for ancestor in ctx.ancestors(export.site):
         if ancestor is scope:

@@ -9,7 +9,7 @@ from jax_codemod.analysis import api, platforms
 from jax_codemod.analysis import values as v
 from jax_codemod.analysis.context import FileContext
 from jax_codemod.analysis.expected_errors import ERROR_BASES
-from jax_codemod.analysis.guards import caught
+from jax_codemod.analysis.guards import callers_catch, caught
 from jax_codemod.analysis.scopes import walk
 from jax_codemod.rule import Finding, FixSafety, Rule
 from jax_codemod.rules._shared import ABSENT, OURS, helper_state, insert_helper
@@ -338,8 +338,10 @@ def _is_helper_call(expr: ast.AST) -> bool:
 
 
 def _guarded(ctx: FileContext, call: ast.Call, refused) -> bool:
-    """Whether a ``try`` around ``call`` catches what every refusing platform raises there."""
-    return all(caught(ctx, call, frozenset({r.error, *ERROR_BASES.get(r.error, ())})) for r in refused)
+    """Whether a ``try`` around ``call`` (or around every call of its helper) catches what every
+    refusing platform raises there."""
+    return all(caught(ctx, call, errors) or callers_catch(ctx, call, errors)
+               for errors in (frozenset({r.error, *ERROR_BASES.get(r.error, ())}) for r in refused))
 
 
 def _module_binds_helper(tree: ast.Module):
