@@ -9,15 +9,39 @@ from __future__ import annotations
 import ast
 import re
 from collections.abc import Callable
+from dataclasses import dataclass
 
-from jax_codemod.analysis.capsule_facts import _CAPSULE_WORDS, _KNOWN_ARRAYS, _OTHER_LIBRARY_CAPSULES
+from jax_codemod.analysis.capsule_facts import (
+    _CAPSULE_WORDS,
+    _KNOWN_ARRAYS,
+    _OTHER_LIBRARY_CAPSULES,
+    CUPY,
+    TENSORFLOW,
+    TORCH,
+)
 from jax_codemod.analysis.context import FileContext
 from jax_codemod.analysis.guards import caught
 from jax_codemod.analysis.scopes import FUNCTIONS
+from jax_codemod.analysis.values import CAPSULE_PRODUCERS
+
+# The kind of a capsule no known producer made (`backend.dlpack.to_dlpack(a)` through a module
+# bound at run time, whose path under it is no producer's).
+UNKNOWN_PRODUCER = "unknown"
 
 # How many modules one module's imports are followed to (``_imports_of``): a backend family is a
 # package's few modules, not a whole tree.
 MAX_IMPORTED = 200
+
+
+@dataclass(frozen=True)
+class FamilyCapsule:
+    """A sibling backend's capsule that a dispatcher hands to a backend's ``from_`` method:
+    ``text`` describes it for a message; ``kind`` is its producer's kind as the analysis resolves
+    the call (``TORCH`` for `torch.utils.dlpack.to_dlpack`, however the file imports or spells
+    it), or ``UNKNOWN_PRODUCER`` where no known producer made it."""
+
+    text: str
+    kind: str | None
 
 
 class BackendPairs:
@@ -47,7 +71,7 @@ class BackendPairs:
             (s for s in cls.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)) and s.name == other), None
         )
 
-    def family_capsule(self, function: ast.AST) -> str | None:
+    def family_capsule(self, function: ast.AST) -> FamilyCapsule | None:
         """For a backend's ``from_`` method (``from_dlpack``): a sibling backend class -- of this
         module, or of another module of its package -- whose ``to_`` method returns a capsule of
         another library (a torch capsule, ``x.__dlpack__()``), described for a message. A
@@ -72,22 +96,29 @@ class BackendPairs:
                         continue
                     for node in ast.walk(method):
                         value = node.value if isinstance(node, ast.Return) else None
-                        if value is not None and analysis._other_library_capsule(value):
+                        made = analysis._other_library_capsule(value) if value is not None else None
+                        if made is not None:
                             where = f"`{ctx.root_path or ctx.path}` line {node.lineno}"
-                            return f"`{klass.name}.{other}` ({where}) returns `{ast.unparse(value)}`, a capsule"
+                            text = f"`{klass.name}.{other}` ({where}) returns `{ast.unparse(value)}`, a capsule"
+                            return FamilyCapsule(text, made)
         return None
 
-    def _other_library_capsule(self, value: ast.AST) -> bool:
-        """A capsule made by another library than JAX: a producer this analysis knows, or a call
-        spelled like one through a module bound at run time (`torchlib.utils.dlpack.to_dlpack(a)`
-        with `global torchlib` set in a backend's constructor)."""
+    def _other_library_capsule(self, value: ast.AST) -> str | None:
+        """The producer kind of ``value`` where it is a capsule made by another library than
+        JAX, else None: a producer this analysis knows (its kind, however the file spells the
+        call: `from torch.utils import dlpack; dlpack.to_dlpack(t)` is torch's), or a call
+        through a module bound at run time (`torchlib.utils.dlpack.to_dlpack(a)` with `global
+        torchlib` set in a backend's constructor), whose kind is that of the known producer at
+        the same path under the module (``_runtime_module_kind``)."""
         producer = self.analysis.producer(value)
         if producer is not None:
-            return producer.kind in _OTHER_LIBRARY_CAPSULES
+            return producer.kind if producer.kind in _OTHER_LIBRARY_CAPSULES else None
         if not isinstance(value, ast.Call) or not isinstance(value.func, ast.Attribute):
-            return False
+            return None
         spelled = ast.unparse(value.func)
-        return self.analysis.qualname(value.func) is None and spelled.endswith(("dlpack.to_dlpack", ".toDlpack"))
+        if self.analysis.qualname(value.func) is not None or not spelled.endswith(("dlpack.to_dlpack", ".toDlpack")):
+            return None
+        return _runtime_module_kind(spelled)
 
     def _hands_across(self, taker: str, maker: str) -> bool:
         """Whether some module of the project (this one included) hands what one object's
@@ -184,6 +215,19 @@ class BackendPairs:
             if self.analysis.producer(value) is not None or self.values.value_of(value).kind not in _KNOWN_ARRAYS:
                 return False
         return True
+
+
+def _runtime_module_kind(spelled: str) -> str | None:
+    """The producer kind of a call through a module the file binds at run time, read from the
+    path under it: `torchlib.utils.dlpack.to_dlpack` is the path of torch's producer under
+    another name, `a.toDlpack` CuPy's method; ``UNKNOWN_PRODUCER`` when no known producer of
+    another library than JAX has that path."""
+    if spelled.endswith(".toDlpack"):
+        return CUPY
+    under = spelled.split(".", 1)[1] if "." in spelled else ""
+    libraries = {library for name, library in CAPSULE_PRODUCERS.items() if name.split(".", 1)[-1] == under}
+    library = libraries.pop() if len(libraries) == 1 else None
+    return {"torch": TORCH, "tensorflow": TENSORFLOW}.get(library, UNKNOWN_PRODUCER)
 
 
 def _hands_across(text: str, taker: str, maker: str) -> bool:

@@ -40,7 +40,7 @@ import ast
 from functools import cached_property
 
 from jax_codemod.analysis.array_evidence import ArrayEvidence
-from jax_codemod.analysis.backend_pairs import BackendPairs, _receiver_before
+from jax_codemod.analysis.backend_pairs import BackendPairs, FamilyCapsule, _receiver_before
 from jax_codemod.analysis.capsule_facts import (
     _ARRAY_CLASSES,
     ARRAY_CONSUMERS,
@@ -180,7 +180,7 @@ class CapsuleAnalysis:
     def paired_method(self, function: ast.AST) -> ast.FunctionDef | None:
         return self.pairs.paired_method(function)
 
-    def family_capsule(self, function: ast.AST) -> str | None:
+    def family_capsule(self, function: ast.AST) -> FamilyCapsule | None:
         return self.pairs.family_capsule(function)
 
     def pair_parameter(self, function: ast.AST) -> ast.arg | None:

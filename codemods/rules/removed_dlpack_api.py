@@ -43,9 +43,6 @@ _EXPORT_EACH = "lambda a: a.__dlpack__()"
 # A backend's from_dlpack: torch turns a sibling backend's capsule into a tensor before JAX takes it.
 CONVERT_CAPSULES = "convert-capsules"
 _CONVERT_STATE = "removed-dlpack-api:convert"
-# A sibling's to_dlpack that returns torch's capsule (`torch.utils.dlpack.to_dlpack(a)`, also through
-# a module bound at run time: `torchlib.utils.dlpack.to_dlpack(a)`), as family_capsule describes it.
-_TORCH_CAPSULE = re.compile(r"returns `[\w.]*(?:\butils\.dlpack\.to_dlpack|\btorch\.to_dlpack)\(")
 _SIMPLE = (ast.Return, ast.Assign, ast.AnnAssign, ast.Expr)
 # What the array becomes for the consumer: as is, or a contiguous torch tensor without
 # autograd (jax.dlpack.from_dlpack ignores torch strides on JAX 0.6.1-0.7.1).
@@ -162,8 +159,9 @@ class RemovedDlpackApi(Rule):
     with `__dlpack__`). Unsafe: a caller that gave `from_dlpack` a capsule made by another
     library (torch's `to_dlpack`) must pass the tensor instead; the message says so. A
     `to_dlpack` method with no such sibling gets `a.__dlpack__()` (its capsule may go to
-    another library). Where a sibling backend class of the same package (a module beside
-    it) has a `to_dlpack` that returns another library's capsule (torch's), a dispatcher can
+    another library). Where a sibling backend class (of a module linked to this one by imports,
+    wherever it lies) has a `to_dlpack` that returns another library's capsule (torch's, however
+    the file imports it), a dispatcher can
     hand that capsule to this `from_dlpack`, whatever its parameter is called: as maintainers
     fixed it (tensorcircuit-ng), the method takes arrays and turns such a capsule into a torch
     tensor first (`if type(a).__name__ == "PyCapsule": a = torch's from_dlpack(a)`; unsafe:
@@ -626,7 +624,7 @@ class _Check:
         family = self.analysis.family_capsule(behind[0]) if behind is not None else None
         if family is not None:
             # A backend's from_dlpack, which its sibling backends' capsules reach (issue 34).
-            head = f"{message}; `{shown}` is what the backends hand `{behind[0].name}`, and {family}"
+            head = f"{message}; `{shown}` is what the backends hand `{behind[0].name}`, and {family.text}"
             conversion = self.capsule_conversion(consumer, behind, family)
             if conversion is not None:
                 # As maintainers fixed it (tensorcircuit-ng): take arrays, and turn another
@@ -668,7 +666,7 @@ class _Check:
                      "TypeError); if it gets `to_dlpack(...)` results, pass the tensor or array itself "
                      "(`t.detach().contiguous()` for torch)", FixSafety.NONE)
 
-    def capsule_conversion(self, consumer: ast.Call, behind, family: str) -> tuple | None:
+    def capsule_conversion(self, consumer: ast.Call, behind, family) -> tuple | None:
         """How a backend's ``from_dlpack`` method converts its siblings' capsules before
         ``consumer`` (its JAX consumer, handed the parameter itself) takes them: the data of a
         ``CONVERT_CAPSULES`` fix, or None where no safe spelling exists (a capsule of a library
@@ -677,7 +675,7 @@ class _Check:
         function, parameter = behind
         argument = consumer.args[0]
         statement = self.ctx.enclosing_statement(consumer)
-        if not _TORCH_CAPSULE.search(family) or not isinstance(argument, ast.Name) or argument.id != parameter.arg:
+        if family.kind != TORCH or not isinstance(argument, ast.Name) or argument.id != parameter.arg:
             return None
         if self.ctx.enclosing_function(consumer) is not function or not isinstance(statement, _SIMPLE):
             return None
