@@ -67,3 +67,45 @@ def test_a_backend_in_another_folder_that_nothing_links_is_no_sibling(tmp_path):
     root = write(tmp_path / "proj", files)
     assert messages(root, "JAX005"), "the JAX backend's own to_dlpack is still reported"
     assert _cited(root) == []
+
+
+RUNTIME_TORCH = """\
+from typing import Any
+
+torchlib: Any
+
+
+class TorchBackend:
+    def __init__(self):
+        global torchlib
+        import torch
+
+        torchlib = torch
+
+    def to_dlpack(self, a):
+        return {module}.to_dlpack(a)
+
+    def from_dlpack(self, a):
+        return torchlib.utils.dlpack.from_dlpack(a)
+"""
+ONE_FOLDER_REGISTRY = "from .jax_side import JaxBackend\nfrom .torch_side import TorchBackend\n\n\n" + DISPATCH
+
+
+def _family_findings(tmp_path, module: str) -> list[str]:
+    files = {"pkg/__init__.py": "", "pkg/registry.py": ONE_FOLDER_REGISTRY, "pkg/jax_side.py": JAX_BACKEND,
+             "pkg/torch_side.py": RUNTIME_TORCH.format(module=module)}
+    return [m for m in messages(write(tmp_path / "proj", files), "JAX005") if "TorchBackend.to_dlpack" in m]
+
+
+def test_torch_bound_at_run_time_is_torch_by_the_path_under_it(tmp_path):
+    """tensorcircuit's torch backend binds `torchlib` in its constructor: no import names it, but
+    `torchlib.utils.dlpack.to_dlpack` is torch's producer's path under it, so its capsules get the
+    torch conversion."""
+    [found] = _family_findings(tmp_path, "torchlib.utils.dlpack")
+    assert "becomes a torch tensor first" in found
+
+
+def test_a_path_no_producer_has_is_reported_with_advice(tmp_path):
+    [found] = _family_findings(tmp_path, "torchlib.backend.dlpack")
+    assert "becomes a torch tensor first" not in found
+    assert "convert that capsule with its own library first" in found

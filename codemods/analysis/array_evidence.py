@@ -105,7 +105,9 @@ class ArrayEvidence:
             # capsule), a parameter, or an enclosing scope's value.
             parameter, outer, _ = self.scopes.entry(node.id, scope)
             if parameter is not None or outer:
-                entry = self._used_as_array(node, scope, [], False, strict)
+                entry = self._used_as_array(node, scope, [], False, strict) or (
+                    None if strict else self._past_capsule_test(node)
+                )
                 if not entry:
                     return None
                 found.append(entry)
@@ -210,6 +212,27 @@ class ArrayEvidence:
             child = ancestor
         return None
 
+    def _past_capsule_test(self, name: ast.Name) -> str | None:
+        """``if type(x).__name__ == "PyCapsule": x = ...`` earlier in a block around the read, in
+        the same function, its body rebinding ``x`` before anything can leave it: what ``x``
+        held before the test and still holds at the read was no capsule (JAX005's conversion of
+        a sibling backend's capsule, which must not be questioned again by its name)."""
+        child: ast.AST = name
+        for ancestor in self.ctx.ancestors(name):
+            for part in ("body", "orelse", "finalbody"):
+                block = getattr(ancestor, part, None)
+                if not isinstance(block, list) or not isinstance(child, ast.stmt) or not any(s is child for s in block):
+                    continue
+                for earlier in block[:next(i for i, s in enumerate(block) if s is child)]:
+                    if isinstance(earlier, ast.If) and not earlier.orelse and _tests_capsule(earlier.test, name.id) and (
+                        _rebinds_first(earlier.body, name.id)
+                    ):
+                        return f"line {earlier.lineno} converts `{name.id}` where it was a capsule"
+            if isinstance(ancestor, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+                return None
+            child = ancestor
+        return None
+
     def _array_test(self, test: ast.AST, name: ast.Name, same: set[int], negated: bool) -> str | None:
         if negated:
             if not (isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not)):
@@ -262,3 +285,29 @@ class ArrayEvidence:
         if library is None and method in ("detach", "contiguous", "requires_grad_"):
             return "torch"  # torch's own methods, whatever the receiver
         return library
+
+
+def _tests_capsule(test: ast.AST, name: str) -> bool:
+    """``type(name).__name__ == "PyCapsule"`` (either side): true exactly for a capsule."""
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq)):
+        return False
+    sides = (test.left, test.comparators[0])
+    named = [s for s in sides if isinstance(s, ast.Constant) and s.value == "PyCapsule"]
+    typed = [
+        s for s in sides
+        if isinstance(s, ast.Attribute) and s.attr == "__name__" and isinstance(s.value, ast.Call)
+        and isinstance(s.value.func, ast.Name) and s.value.func.id == "type" and len(s.value.args) == 1
+        and not s.value.keywords and isinstance(s.value.args[0], ast.Name) and s.value.args[0].id == name
+    ]
+    return len(named) == 1 and len(typed) == 1
+
+
+def _rebinds_first(body: list[ast.stmt], name: str) -> bool:
+    """A statement of ``body`` assigns ``name`` outright before any can leave the block early
+    (``break``, ``continue``) or branch: the block ends with ``name`` bound anew, or raises."""
+    for statement in body:
+        if isinstance(statement, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in statement.targets):
+            return True
+        if not isinstance(statement, (ast.Expr, ast.Import, ast.ImportFrom, ast.Pass, ast.Assign, ast.AnnAssign)):
+            return False
+    return False
