@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from jax_codemod.analysis import jax_versions
 from jax_codemod.analysis import values as v
 from jax_codemod.analysis.context import FileContext
-from jax_codemod.analysis.guards import caught
+from jax_codemod.analysis.guards import callers_catch, caught
 from jax_codemod.analysis.values import DL_DEVICE_TYPES
 from jax_codemod.rule import Finding, FixSafety, Rule
 from jax_codemod.rules._shared import (
@@ -141,7 +141,8 @@ class UnsupportedDlDevice(Rule):
             device_type = _device_type(analysis, keyword.value, node.func.value, everywhere)
             if device_type is _SUPPORTED:
                 continue
-            uncaught = [error for error in errors if not caught(ctx, node, _CAUGHT_AS[error])]
+            uncaught = [error for error in errors if not caught(ctx, node, _CAUGHT_AS[error])
+                        and not callers_catch(ctx, node, _CAUGHT_AS[error])]
             if device_type is not _UNKNOWN and device_type not in exported_from:
                 findings.append(self._static_finding(ctx, node, device_type, target, errors))
             elif not uncaught:
