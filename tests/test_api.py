@@ -85,6 +85,10 @@ OLD = {
             "torch.utils.dlpack.to_dlpack": "torch",
             "torch.to_dlpack": "torch",
             "tensorflow.experimental.dlpack.to_dlpack": "tensorflow",
+            # Added with issue 54's protocol producers (their exported arrays have `__dlpack__`).
+            "warp.to_dlpack": "warp",
+            "warp.dlpack.to_dlpack": "warp",
+            "cupy.ndarray.toDlpack": "cupy",
         },
     ),
     "values.SINGLE_PRODUCERS": (values.SINGLE_PRODUCERS, {"jax.dlpack.from_dlpack", "jax.numpy.from_dlpack"}),

@@ -60,6 +60,10 @@ class Api:
     ``dlpack_conversion``: a conversion from any array-like that reads a JAX array through
     DLPack (torch 2.x's ``as_tensor`` and ``tensor``), so a multi-device one raises BufferError
     there as in ``from_dlpack`` (checked with torch 2.13 and JAX 0.10.2 on 4 CPU devices).
+    ``protocol_array``: a capsule producer whose exported array -- its first argument
+    ("argument") or, for a method, its receiver ("receiver") -- always has ``__dlpack__`` and
+    ``__dlpack_device__``, so a consumer of the array protocol takes that array in the capsule's
+    place: the call itself shows what the array is.
     """
 
     name: str
@@ -87,6 +91,7 @@ class Api:
     calls: tuple[int, int] | None = None
     copies: bool = False
     dlpack_conversion: bool = False
+    protocol_array: str | None = None
 
     @property
     def library(self) -> str:
@@ -146,6 +151,14 @@ API: tuple[Api, ...] = (
     # as dltensor"), and many releases' tensors have no `__dlpack__` (tensorflow#61769).
     Api("tensorflow.experimental.dlpack.from_dlpack", takes_capsules=True),
     Api("tensorflow.experimental.dlpack.to_dlpack", makes_capsules=True),
+    # Producers of arrays that have the protocol themselves: NVIDIA Warp's `to_dlpack(wp_array)`
+    # (`warp.array.__dlpack__`/`__dlpack_device__`, warp/types.py in Warp 1.5; Warp's docs: pass
+    # the Warp array to `jax.dlpack.from_dlpack` directly) and CuPy's `ndarray.toDlpack()`
+    # (`cupy.ndarray` has both since CuPy 10; `cupy.from_dlpack` takes such an array). Not
+    # TensorFlow's or Paddle's `to_dlpack`: many releases' tensors have no `__dlpack__`.
+    Api("warp.to_dlpack", makes_capsules=True, protocol_array="argument"),
+    Api("warp.dlpack.to_dlpack", makes_capsules=True, protocol_array="argument", public="warp.to_dlpack"),
+    Api("cupy.ndarray.toDlpack", makes_capsules=True, protocol_array="receiver"),
     # Higher-order calls: each runs the function it is given with the arguments after it --
     Api("asyncio.to_thread", calls=(0, 1)),
     Api("concurrent.futures.Executor.submit", calls=(0, 1)),

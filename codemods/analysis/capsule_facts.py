@@ -27,13 +27,19 @@ TORCH = "torch"  # torch.utils.dlpack.to_dlpack(t)
 DUNDER = "dunder"  # v.__dlpack__(...): any array-protocol object
 CUPY = "cupy"  # cupy_array.toDlpack()
 TENSORFLOW = "tensorflow"  # tf.experimental.dlpack.to_dlpack(t): TF tensors may lack __dlpack__
+# wp.to_dlpack(a): a producer whose exported array has the protocol itself (api.py's
+# `protocol_array`: name -> "argument" or "receiver"), so a consumer can take that array instead.
+PROTOCOL = "protocol"
+PROTOCOL_PRODUCERS: dict[str, str] = api.table("protocol_array")
+# The same, for a method known by its name on a receiver the file does not resolve (`toDlpack`).
+PROTOCOL_METHODS = {name.rsplit(".", 1)[1]: name for name, where in PROTOCOL_PRODUCERS.items() if where == "receiver"}
 
 # Consumers ------------------------------------------------------------------------
 
 # JAX's consumers: they take an array-protocol object and reject capsules (TypeError).
 JAX_CONSUMERS = api.names(library="jax", takes_arrays=True)
 # Capsules made by another library than JAX (whose own `to_dlpack` this rule fixes in its file).
-_OTHER_LIBRARY_CAPSULES = frozenset({TORCH, TENSORFLOW, DUNDER, CUPY})
+_OTHER_LIBRARY_CAPSULES = frozenset({TORCH, TENSORFLOW, DUNDER, CUPY, PROTOCOL})
 # Consumers that take an array-protocol object; the torch ones take a capsule as well.
 ARRAY_CONSUMERS = api.names(takes_arrays=True)
 CAPSULE_TOLERANT = api.names(takes_capsules=True)

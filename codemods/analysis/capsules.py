@@ -51,6 +51,9 @@ from jax_codemod.analysis.capsule_facts import (
     JAX_CONSUMERS,
     JAX_PRIVATE,
     JAX_TO_DLPACK,
+    PROTOCOL,
+    PROTOCOL_METHODS,
+    PROTOCOL_PRODUCERS,
     TENSORFLOW,
     TF_TO_DLPACK,
     TORCH,
@@ -75,6 +78,7 @@ __all__ = [
     "JAX_CONSUMERS",
     "JAX_PRIVATE",
     "JAX_TO_DLPACK",
+    "PROTOCOL_PRODUCERS",
     "TENSORFLOW",
     "TORCH",
     "UNKNOWN_ORIGIN_OPTION",
@@ -219,12 +223,14 @@ class CapsuleAnalysis:
             return Producer(node, TORCH, single, qualified)
         if qualified in TF_TO_DLPACK:
             return Producer(node, TENSORFLOW, single, qualified)
+        if PROTOCOL_PRODUCERS.get(qualified) == "argument":
+            return Producer(node, PROTOCOL, single, qualified)
         if qualified is None and isinstance(node.func, ast.Attribute):
             if node.func.attr == "__dlpack__":
                 source = node.func.value if not node.args and not node.keywords else None
                 return Producer(node, DUNDER, source, None)
             if node.func.attr == "toDlpack" and not node.args and not node.keywords:
-                return Producer(node, CUPY, node.func.value, None)
+                return Producer(node, CUPY, node.func.value, PROTOCOL_METHODS.get("toDlpack"))
         return None
 
     def consumer_name(self, call: ast.AST) -> str | None:

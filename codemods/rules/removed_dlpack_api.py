@@ -15,6 +15,7 @@ from jax_codemod.analysis.capsules import (
     JAX_CONSUMERS,
     JAX_PRIVATE,
     JAX_TO_DLPACK,
+    PROTOCOL_PRODUCERS,
     TENSORFLOW,
     TORCH,
     Flow,
@@ -51,6 +52,8 @@ TORCH_FOR_JAX = "torch-for-jax"
 TORCH_FOR_JAX_CALLS = ("detach", "contiguous")  # what a torch tensor gets before JAX takes it, in order
 
 _STATE = "removed-dlpack-api:inline"
+# How messages name the libraries whose producers export protocol arrays.
+_LIBRARY_NAMES = {"cupy": "CuPy", "warp": "Warp"}
 
 
 class RemovedDlpackApi(Rule):
@@ -539,8 +542,10 @@ class _Check:
         """How the exported value must be passed to a JAX consumer, and how safe that is."""
         if producer.kind == TORCH:
             return TORCH_FOR_JAX, FixSafety.SAFE, "the tensor"
-        if producer.kind == CUPY:
-            return AS_IS, FixSafety.SAFE, "the CuPy array"
+        if PROTOCOL_PRODUCERS.get(producer.qualname or ""):
+            # The producer's own fact (api.py's `protocol_array`): what it exports has the protocol.
+            library = (producer.qualname or "").split(".", 1)[0]
+            return AS_IS, FixSafety.SAFE, f"the {_LIBRARY_NAMES.get(library, library)} array"
         if producer.kind == JAX_PRIVATE:
             return AS_IS, FixSafety.SAFE, "the array"
         library = self.analysis.library(producer.source)
@@ -653,6 +658,15 @@ class _Check:
             self.add(consumer, f"{message}; `{shown}` holds a DLPack capsule{made}, kept where no automatic "
                      "fix can follow it: pass the array or tensor it was exported from "
                      "(`t.detach().contiguous()` for torch)", FixSafety.NONE)
+        elif origin.kind == "unknown" and origin.evidence and isinstance(argument, ast.Call):
+            # Made right here, by a function of a library this rule has no facts for: whether what
+            # it exports has `__dlpack__` is that library's to say (api.py's `protocol_array`).
+            exported = _exported_by(argument)
+            what = f"`{ast.unparse(exported)}`" if exported is not None else "the array or tensor it exports"
+            self.add(consumer, f"{message}; `{shown}` looks like one ({origin.evidence}), made right here by "
+                     f"`{ast.unparse(argument.func)}`, a function this rule knows nothing of: pass {what} itself "
+                     "where it has `__dlpack__` (`t.detach().contiguous()` for torch), else convert the capsule "
+                     "with its own library first", FixSafety.NONE)
         elif origin.kind == "unknown" and origin.evidence:
             self.add(consumer, f"{message}; `{shown}` looks like one ({origin.evidence}), and this file does "
                      "not show where it is made: pass the array or tensor it was exported from "
@@ -824,6 +838,16 @@ def _short(qualified: str | None) -> str:
     return {"jax.numpy.from_dlpack": "jnp.from_dlpack", "numpy.from_dlpack": "np.from_dlpack"}.get(
         qualified or "", qualified or "the consumer"
     )
+
+
+def _exported_by(call: ast.Call) -> ast.AST | None:
+    """What a capsule-making call exports, as far as its shape says: its one positional argument
+    (`lib.to_dlpack(t)`), or the receiver of a method called with nothing (`t.toDLPack()`)."""
+    if len(call.args) == 1 and not call.keywords and not isinstance(call.args[0], ast.Starred):
+        return call.args[0]
+    if not call.args and not call.keywords and isinstance(call.func, ast.Attribute):
+        return call.func.value
+    return None
 
 
 def _kind(call: ast.Call) -> str:
