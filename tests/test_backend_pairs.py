@@ -109,3 +109,28 @@ def test_a_path_no_producer_has_is_reported_with_advice(tmp_path):
     [found] = _family_findings(tmp_path, "torchlib.backend.dlpack")
     assert "becomes a torch tensor first" not in found
     assert "convert that capsule with its own library first" in found
+
+
+TF_BACKEND = """\
+import tensorflow as tf
+
+
+class TFBackend:
+    def to_dlpack(self, t):
+        return tf.experimental.dlpack.to_dlpack(t)
+
+    def from_dlpack(self, c):
+        return tf.experimental.dlpack.from_dlpack(c)
+"""
+
+
+def test_a_torch_sibling_is_chosen_over_one_listed_before_it(tmp_path):
+    """PhiML's backends: tensorflow/ sorts before torch/. torch, which the conversion uses, takes
+    any library's capsule, so a family with a torch sibling gets the conversion whatever other
+    siblings it has or the order their files are read in."""
+    registry = "from .a_tf import TFBackend\nfrom .jax_side import JaxBackend\nfrom .torch_side import TorchBackend\n\n\n"
+    files = {"pkg/__init__.py": "", "pkg/registry.py": registry + DISPATCH, "pkg/jax_side.py": JAX_BACKEND,
+             "pkg/a_tf.py": TF_BACKEND, "pkg/torch_side.py": TORCH_BACKEND}
+    found = [m for m in messages(write(tmp_path / "proj", files), "JAX005") if "is what the backends hand" in m]
+    assert len(found) == 1
+    assert "`TorchBackend.to_dlpack`" in found[0] and "becomes a torch tensor first" in found[0]

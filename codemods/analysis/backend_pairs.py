@@ -73,8 +73,9 @@ class BackendPairs:
 
     def family_capsule(self, function: ast.AST) -> FamilyCapsule | None:
         """For a backend's ``from_`` method (``from_dlpack``): a sibling backend class -- of this
-        module, or of another module of its package -- whose ``to_`` method returns a capsule of
-        another library (a torch capsule, ``x.__dlpack__()``), described for a message. A
+        module, or of another module linked to it by imports -- whose ``to_`` method returns a
+        capsule of another library (a torch capsule, ``x.__dlpack__()``; torch's first where
+        several siblings do), described for a message, with its producer's kind. A
         multi-backend library hands one backend's ``to_dlpack`` result to another's
         ``from_dlpack`` (tensorcircuit's ``general_args_to_backend``), so this method gets such
         capsules whatever its own sibling returns."""
@@ -86,6 +87,10 @@ class BackendPairs:
         other = "to_" + function.name[len("from_"):]
         if not self._hands_across(function.name, other):
             return None
+        # A torch sibling's capsule is the one to describe where there is one: torch, which the
+        # fix converts with, takes any library's capsule (PhiML's tensorflow/ backend sorts
+        # before its torch/ one, and must not decide for it).
+        found = None
         for ctx in self._package_modules(f"def {other}"):
             analysis = self.of(ctx).pairs
             for klass in ctx.tree.body:
@@ -100,8 +105,10 @@ class BackendPairs:
                         if made is not None:
                             where = f"`{ctx.root_path or ctx.path}` line {node.lineno}"
                             text = f"`{klass.name}.{other}` ({where}) returns `{ast.unparse(value)}`, a capsule"
-                            return FamilyCapsule(text, made)
-        return None
+                            if made == TORCH:
+                                return FamilyCapsule(text, made)
+                            found = found or FamilyCapsule(text, made)
+        return found
 
     def _other_library_capsule(self, value: ast.AST) -> str | None:
         """The producer kind of ``value`` where it is a capsule made by another library than

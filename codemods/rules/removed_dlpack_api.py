@@ -168,8 +168,10 @@ class RemovedDlpackApi(Rule):
     hand that capsule to this `from_dlpack`, whatever its parameter is called: as maintainers
     fixed it (tensorcircuit-ng), the method takes arrays and turns such a capsule into a torch
     tensor first (`if type(a).__name__ == "PyCapsule": a = torch's from_dlpack(a)`; unsafe:
-    that path needs torch where the capsule arrives). Another library's capsule (TensorFlow's,
-    `x.__dlpack__()` of an unknown one) is reported, naming the sibling, with that advice.
+    that path needs torch where the capsule arrives; torch takes any library's capsule, so a
+    family with a torch sibling gets it whatever its other siblings make). Where no sibling
+    makes torch's, another library's capsule (TensorFlow's, `x.__dlpack__()` of an unknown one)
+    is reported, naming the sibling, with that advice.
 
     A value fed to a JAX consumer that the file does not show the making of -- a
     parameter, an element of `*args`, an attribute, an item, what an unknown function
