@@ -136,14 +136,16 @@ class BackendPairs:
         project = self.ctx.project
         here = self.ctx.root_path
         dispatchers = [self.ctx] if _hands_across(self.ctx.text, taker, maker) else []
-        # Another module counts when it imports this one, directly or through others (`from
-        # ..backends import get_backend`, whose package imports each backend), as Python resolves
-        # the imports: a module that shares only a folder or a word with it is no dispatcher.
+        # Another module counts when it is linked to this one by imports (``_linked``), as Python
+        # resolves them: it imports this one, directly or through others (`from ..backends import
+        # get_backend`, whose package imports each backend), or this one imports it (PhiFlow's
+        # backends import the core that holds `convert` and register themselves in its list), or
+        # a third imports both. A module that shares only a folder or a word with it is no dispatcher.
         if project is not None and here is not None:
             for path in sorted(project.root.modules.paths):
                 if path != here:
                     text = project.text(path)
-                    if f".{taker}" in text and _hands_across(text, taker, maker) and here in self._imports_of(path):
+                    if f".{taker}" in text and _hands_across(text, taker, maker) and self._linked(here, path):
                         other = project.context(path)
                         if other is not None:
                             dispatchers.append(other)

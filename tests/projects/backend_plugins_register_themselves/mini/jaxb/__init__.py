@@ -1,0 +1,5 @@
+from ..core import BACKENDS
+from ._jax_backend import JaxBackend
+
+JAX = JaxBackend()
+BACKENDS.append(JAX)
