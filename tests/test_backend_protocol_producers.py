@@ -8,8 +8,8 @@ from __future__ import annotations
 import pytest
 from jax_codemod.analysis import api
 from jax_codemod.engine.pipeline import check_source
-from jax_codemod.rules.removed_dlpack_api import RemovedDlpackApi
 from jax_codemod.rule import FixSafety
+from jax_codemod.rules.removed_dlpack_api import RemovedDlpackApi
 
 
 def _findings(source: str):
