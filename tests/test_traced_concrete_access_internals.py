@@ -12,7 +12,7 @@ import pytest
 from jax_codemod.analysis import partial as partial_reading
 from jax_codemod.analysis import words
 from jax_codemod.analysis.partial import Cut, is_word_char
-from jax_codemod.analysis.partial_receivers import PartialReceivers
+from jax_codemod.analysis.partial_receivers import PartialReceivers, file_receivers
 from jax_codemod.analysis.transforms import TRANSFORM_LEAVES
 from jax_codemod.rules import traced_concrete_access as jax001
 from test_traced_concrete_access_partial import (
@@ -428,3 +428,67 @@ def _called_lines(text: str, names) -> set[int]:
                 positions.append(start)
             start = text.find(name, end)
     return words.lines_of(text, sorted(positions))
+
+
+# The judge over a whole file's tree ----------------------------------------------------------
+
+
+@pytest.mark.parametrize("path", CORPUS[::3], ids=lambda p: p.name)
+def test_the_judge_over_the_whole_tree_calls_no_tracer_what_the_analysis_calls_a_tracer(path):
+    """``check`` on a whole tree asks the judge (``file_receivers``: the whole tree's) before the
+    value analysis, and takes its "never a tracer" as the analysis' answer: every receiver of
+    an access the judge decides, the analysis calls no tracer either."""
+    text = path.read_text(encoding="utf-8")
+    try:
+        every = whole(text, str(path))
+    except SyntaxError:
+        pytest.skip("not Python")
+    judge = file_receivers(every, RULE.PARTS.cuts_class)
+    for node in ast.walk(every.tree):
+        access = jax001.TEXT.as_access(every, node)
+        if access is not None and judge.never_tracer(access[0]):
+            assert not every.analysis.is_tracer(access[0]), ast.unparse(node)
+
+
+IMPORT_SHAPES = (
+    "import a\n",
+    "if x:\n    import b\nelse:\n    from c import d\n",
+    "try:\n    import e\nexcept ImportError:\n    e = None\nfinally:\n    from f import (\n        g,\n    )\n",
+    "def h():\n    class I:\n        def j(self):\n            import k\n",
+    "match m:\n    case 1:\n        import n\n    case _:\n        pass\n",
+    "from o \\\n    import p\n",
+    "x = 'import q'  # import r\nimport qq\n",
+    "with s:\n    for t in u:\n        while v:\n            import w\n",
+    "y = 1; import z\n",
+    "import aa\r\nimport bb\n",
+    "if c:\r    import cc\r",
+)
+
+
+@pytest.mark.parametrize("text", [*IMPORT_SHAPES, "".join(IMPORT_SHAPES[:9])])
+def test_the_judge_reads_the_import_statements_a_whole_walk_finds(text):
+    """The judge walks only the statements whose lines hold the word `import` (a whole file's
+    tree has thousands of statements): the import statements, in order, of every statement."""
+    from jax_codemod.analysis.context import statements
+    from jax_codemod.analysis.partial_receivers import _statements_importing
+
+    tree = ast.parse(text)
+    imports = (ast.Import, ast.ImportFrom)
+    expected = [s for s in statements(tree.body) if isinstance(s, imports)]
+    assert expected
+    assert [s for s in _statements_importing(tree, text) if isinstance(s, imports)] == expected
+
+
+@pytest.mark.parametrize("path", CORPUS[::5], ids=lambda p: p.name)
+def test_the_judge_reads_the_import_statements_of_real_files(path):
+    from jax_codemod.analysis.context import statements
+    from jax_codemod.analysis.partial_receivers import _statements_importing
+
+    text = path.read_text(encoding="utf-8")
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:
+        pytest.skip("not Python")
+    imports = (ast.Import, ast.ImportFrom)
+    expected = [s for s in statements(tree.body) if isinstance(s, imports)]
+    assert [s for s in _statements_importing(tree, text) if isinstance(s, imports)] == expected

@@ -9,7 +9,8 @@ import ast
 import bisect
 
 from jax_codemod.analysis.context import brackets_balance, in_code, statements, string_interiors
-from jax_codemod.analysis.partial import is_word_char, word_positions
+from jax_codemod.analysis.partial import Cut, is_word_char, word_positions
+from jax_codemod.analysis.scopes import BODY_FIELDS
 from jax_codemod.analysis.taint import STATIC_ATTRS
 from jax_codemod.analysis.tracing import Tracing
 
@@ -28,18 +29,32 @@ class Undecided(Exception):
     """A question about a partial tree that only the whole file's value analysis answers."""
 
 
-def holds_tracer(tracing: Tracing, receiver: ast.AST, exact: bool | PartialReceivers = True) -> bool:
+def holds_tracer(
+    tracing: Tracing, receiver: ast.AST, exact: bool | PartialReceivers = True, first: PartialReceivers | None = None
+) -> bool:
     """Whether ``receiver`` holds a tracer, by the whole-file value analysis (``exact`` True), or
     for a partial tree (``exact`` False, or the ``PartialReceivers`` of it) only where the
     partial tree shows it holds none; any other question about a partial tree raises
-    ``Undecided``."""
+    ``Undecided``. ``first``: the whole file's ``PartialReceivers``, asked before the value
+    analysis (its "never a tracer" is the analysis' answer, from the text: `out.aval.sharding`
+    in a large test module cost a third of JAX001's time there, evaluating `out`)."""
     if isinstance(receiver, _NEVER_TRACERS):
         return False  # what the value analysis says of any of them
     if exact is True:
-        return tracing.is_tracer(receiver)
+        return not (first is not None and first.never_tracer(receiver)) and tracing.is_tracer(receiver)
     if exact is not False and exact.never_tracer(receiver):
         return False
     raise Undecided
+
+
+def file_receivers(ctx, cuts_class) -> PartialReceivers:
+    """The whole file's ``PartialReceivers`` (its text cut as a partial reading cuts it, with
+    ``cuts_class``), made once per context: asked before the value analysis (``holds_tracer``'s
+    ``first``)."""
+    found = ctx.__dict__.get("_file_receivers")
+    if found is None:
+        found = ctx.__dict__["_file_receivers"] = PartialReceivers(ctx.text, ctx.tree, Cut.of(ctx.text, cuts_class))
+    return found
 
 
 class PartialReceivers:
@@ -259,15 +274,48 @@ class PartialReceivers:
         return tuple(targets)
 
     def _import_lines(self) -> dict[int, list[ast.stmt]]:
-        """Line -> the import statements of the partial tree on it (statements only are walked)."""
+        """Line -> the import statements of the tree on it (statements only are walked; of a
+        whole file's tree, only those whose lines hold the word `import`)."""
         if self._imports is None:
             lines: dict[int, list[ast.stmt]] = {}
-            imports = [s for s in statements(self.tree.body) if isinstance(s, (ast.Import, ast.ImportFrom))]
+            imports = [s for s in _statements_importing(self.tree, self.text) if isinstance(s, (ast.Import, ast.ImportFrom))]
             for statement in imports:
                 for number in range(statement.lineno, statement.end_lineno + 1):
                     lines.setdefault(number, []).append(statement)
             self._imports, self._statements = lines, imports
         return self._imports
+
+
+def _statements_importing(tree: ast.Module, text: str):
+    """``statements(tree.body)`` but for those whose lines hold no word `import` and the ones
+    nested in them: every import statement spells the word at one of its lines, so the import
+    statements are the same, in the same order. A whole file's tree has thousands of
+    statements and a few dozen imports. (Lines counted as the parser counts them: a text with
+    a lone `\r` is walked whole.)"""
+    if "\r" in text:
+        yield from statements(tree.body)
+        return
+    lines, line, counted = [], 1, 0
+    for position in word_positions(text, "import"):
+        line += text.count("\n", counted, position)
+        counted = position
+        if not lines or lines[-1] != line:
+            lines.append(line)
+    if not lines:
+        return
+    stack = list(reversed(tree.body))
+    while stack:
+        statement = stack.pop()
+        start = getattr(statement, "lineno", None)  # (a `match`'s cases have no lines: walked)
+        if start is not None:
+            index = bisect.bisect_left(lines, start)
+            if index == len(lines) or lines[index] > statement.end_lineno:
+                continue  # no `import` on its lines: neither it nor a statement in it imports
+        yield statement
+        for name in BODY_FIELDS:
+            children = getattr(statement, name, None)
+            if isinstance(children, list):
+                stack.extend(reversed(children))
 
 
 def _constant_operation(expr: ast.AST) -> bool:

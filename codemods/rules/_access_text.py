@@ -22,7 +22,7 @@ from jax_codemod.analysis.names import canonical
 from jax_codemod.analysis.partial import Cut, dotted_before
 from jax_codemod.analysis.patterns import POSSESSIVE, alternation, starts_of
 from jax_codemod.analysis.project import LIBRARIES
-from jax_codemod.analysis.transforms import PARTIAL, TRANSFORM_LEAVES, TRANSFORMS, Spellings
+from jax_codemod.analysis.transforms import PARTIAL, TRANSFORM_LEAVES, TRANSFORMS, Spellings, spellings_of
 from jax_codemod.analysis.words import called_positions, lines_of, reversed_calls
 
 # A file must name one of these to trace anything: jax's transforms and `lax`, equinox's
@@ -268,7 +268,7 @@ class AccessText:
         candidate accesses in them.
         """
         text = cut.text
-        spellings = Spellings(base)
+        spellings = spellings_of(base)  # (the base's own: the reading's context when nothing is added)
         if any(name in spellings.aliases for name in CONTAINER_CALLS):
             return None  # `dict = jax.jit`: the stubs' reading of `x = dict(...)` may not hold
 

@@ -12,7 +12,7 @@ from jax_codemod.analysis.expected_errors import EAGER_UNDER_DISABLE_JIT, runs_o
 from jax_codemod.analysis.guards import not_a_tracer
 from jax_codemod.analysis.jax_versions import OLDEST_SUPPORTED
 from jax_codemod.analysis.partial import Parts, Reading
-from jax_codemod.analysis.partial_receivers import PartialReceivers, Undecided, holds_tracer
+from jax_codemod.analysis.partial_receivers import PartialReceivers, Undecided, file_receivers, holds_tracer
 from jax_codemod.analysis.taint import mentions, param_root
 from jax_codemod.analysis.tracing import (
     ASYNC,
@@ -443,10 +443,6 @@ def _accesses(
     ctx: FileContext, traced: Traced, members: dict[str, Member], buffers: frozenset[str], exact: bool = True
 ) -> list[Access]:
     function, answer = traced.node, tracing_for(ctx)
-    if traced.caller is None and traced.transforms <= EAGER_UNDER_DISABLE_JIT and runs_only_under_disable_jit(
-        ctx, function
-    ):
-        return []  # jit traces nothing under `jax.disable_jit()`, where alone it runs
     # Only calls and attributes can be accesses (the parser makes no subclasses of them).
     nodes = [node for node in answer.scope_nodes(function) if node.__class__ is ast.Call or node.__class__ is ast.Attribute]
     called = {id(node.func) for node in nodes if node.__class__ is ast.Call}
@@ -460,7 +456,11 @@ def _accesses(
         if access is not None and node.lineno < first and not not_a_tracer(ctx, node, access[0]):
             candidates.append((node, access))
     if not candidates:
-        return []  # most traced functions: no need for their taint
+        return []  # most traced functions: no need for their taint (nor the question below)
+    if traced.caller is None and traced.transforms <= EAGER_UNDER_DISABLE_JIT and runs_only_under_disable_jit(
+        ctx, function
+    ):
+        return []  # jit traces nothing under `jax.disable_jit()`, where alone it runs
     stored = answer.stored_names(function)
     params = {name for name in traced.traced if name not in stored}
     # Parameters this rule has decided about (static ones are concrete, whatever the
@@ -485,7 +485,7 @@ def _accesses(
         if root in params or root in aliases:
             found.append(Access(node, receiver, label, aliases.get(root, root)))
         elif answer.is_traced(receiver, tainted, _REPORTED) or (
-            _base_name(receiver) not in every and holds_tracer(answer, receiver, exact)
+            _base_name(receiver) not in every and holds_tracer(answer, receiver, exact, file_receivers(ctx, TEXT.cuts_class) if exact is True else None)
         ):
             # The shared value analysis follows what the local taint does not: containers,
             # `self` attributes, records, helpers' return values, closures over a trace.
