@@ -115,8 +115,8 @@ class _StatementStarts:
     def __init__(self, text, separators) -> None:
         self.text = text
         self.newline, self.semicolon, self.colon, self.not_code = separators
-        self.line = self.end = -1
-        self.cuts: list[int] = []
+        self.line = self.end = self.first_cut = -1
+        self.cuts: list[int] | None = None
         self.first_mark = 0
 
     def __call__(self, position: int) -> int:
@@ -125,6 +125,17 @@ class _StatementStarts:
             line = self.line = text.rfind(self.newline, 0, position) + 1
             end = text.find(self.newline, position)
             end = self.end = len(text) if end < 0 else end
+            # Most lines hold no `;` or `:` before their import: the separators and the quotes
+            # are read only for a line that does (once: ``cuts``).
+            semicolon, colon = text.find(self.semicolon, line, end), text.find(self.colon, line, end)
+            first = min(semicolon, colon) if semicolon >= 0 and colon >= 0 else max(semicolon, colon)
+            self.first_cut = end if first < 0 else first
+            self.cuts = None
+        line = self.line
+        if position <= self.first_cut:
+            return line  # (no separator before it on its line)
+        if self.cuts is None:
+            end = self.end
             cuts = []
             for mark in (self.semicolon, self.colon):
                 at = text.find(mark, line, end)
@@ -134,9 +145,6 @@ class _StatementStarts:
             self.cuts = sorted(cuts)
             marks = [at for at in (text.find(mark, line, end) for mark in self.not_code) if at >= 0]
             self.first_mark = min(marks, default=end)
-        line = self.line
-        if position == line:
-            return line
         index = bisect.bisect_left(self.cuts, position) - 1
         if index < 0:
             return line
@@ -755,15 +763,18 @@ class Reach:
                 else:
                     bound.setdefault(alias, []).append(f"{base}.{name}")
         held = {}
+        folder = self._folder_of(importer)
         for alias, targets in bound.items():
-            targets = [t for t in targets if self._module_of(t, importer) is not None]
+            # (``_place`` is None where ``module_of`` is: its answers are kept, by folder.)
+            targets = [t for t in targets if self._place(t, importer, folder) is not None]
             if targets:
                 held[alias] = targets
         return held, tuple(stars)
 
-    def _place(self, qualified: str, importer: str) -> Node | None:
-        """The node ``qualified`` is, read from ``importer``, or None outside the root."""
-        key = (qualified, self._folder_of(importer))
+    def _place(self, qualified: str, importer: str, folder: str | None = None) -> Node | None:
+        """The node ``qualified`` is, read from ``importer`` (whose ``folder_of`` is ``folder``,
+        when the caller has it), or None outside the root."""
+        key = (qualified, self._folder_of(importer) if folder is None else folder)
         found = self._places.get(key, False)
         if found is False:
             where = self._module_of(qualified, importer)
@@ -771,8 +782,14 @@ class Reach:
         return found
 
     def _placed(self, importer: str, qualified: Iterable[str]) -> list[Node]:
-        places = (self._place(name, importer) for name in qualified)
-        return [where for where in places if where is not None and where[0] != importer]
+        folder = self._folder_of(importer)
+        place = self._place
+        found = []
+        for name in qualified:
+            where = place(name, importer, folder)
+            if where is not None and where[0] != importer:
+                found.append(where)
+        return found
 
     def _block(self, node: Node) -> tuple[tuple[int, int] | None, list[Node]]:
         """The span of a name's block in its module (None: bound by an import, or nowhere the

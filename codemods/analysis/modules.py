@@ -24,6 +24,7 @@ they treat a third-party name.
 from __future__ import annotations
 
 import ast
+import bisect
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -282,17 +283,32 @@ class ModuleMap:
         source roots, the script folders of the files checked), not for every folder."""
         found = self._entries.get(folder)
         if found is None:
+            # The folder's paths are one run of the sorted list, and a subfolder's one run within
+            # it, stepped over at once (`/` sorts just before `0`): a step per entry, not per
+            # path of the root (every script folder of the gate's files asks, warp's seventy).
             prefix = f"{folder}/" if folder else ""
             size = len(prefix)
-            found = self._entries[folder] = frozenset(
-                head if below else head.partition(".")[0]
-                for head, below, _ in (path[size:].partition("/") for path in self.paths if path.startswith(prefix))
-            )
+            paths = self._sorted_paths
+            heads = set()
+            at = bisect.bisect_left(paths, prefix)
+            while at < len(paths) and paths[at].startswith(prefix):
+                head, below, _ = paths[at][size:].partition("/")
+                if below:
+                    heads.add(head)
+                    at = bisect.bisect_left(paths, f"{prefix}{head}0", at)
+                else:
+                    heads.add(head.partition(".")[0])
+                    at += 1
+            found = self._entries[folder] = frozenset(heads)
         return found
 
     @cached_property
     def _entries(self) -> dict[str, frozenset[str]]:
         return {}  # ``_entries_of``'s answers, by folder
+
+    @cached_property
+    def _sorted_paths(self) -> list[str]:
+        return sorted(self.paths)
 
     def _name_under_folder(self, folder: str, name: str) -> Module | None:
         base = "/".join(part for part in (folder, *name.split(".")) if part)
