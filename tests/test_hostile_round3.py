@@ -66,6 +66,7 @@ def test_the_project_gate_runs_in_the_budget_and_narrows_nothing_past_it(tmp_pat
     rules = tuple(LazyRule(info, {}) for info in MANIFEST if info.DEFAULT_ENABLED)
     source = b"import os\nfrom helpers import f\nf(1)\n"
     path = str(tmp_path / "a.py")
+    (tmp_path / "helpers.py").write_text("def f(x):\n    return x\n")  # an import of the root: the gate is asked
     assert pipeline.needs_project_gate(source, rules, pipeline.active_rules(source, rules))
 
     def spins(*_args):
@@ -309,6 +310,7 @@ def test_a_gate_asked_within_the_analysis_leaves_the_analysis_budget_to_the_anal
 
     monkeypatch.setattr(pipeline, "project_active", spins)
     settings = Settings(rules=rules, analysis_seconds=0.3, analysis_mib=0)  # one alarm, not a sampling timer
+    (tmp_path / "helpers.py").write_text("def f(x):\n    return x\n")  # an import of the root: the gate is asked
     result, seconds = cpu(process_source, b"import os\nfrom helpers import f\nf(1)\n", str(tmp_path / "a.py"), settings)
     assert result.error is not None and "analysis budget exceeded" in result.error.message
     assert seconds < 3, seconds

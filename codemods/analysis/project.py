@@ -21,6 +21,7 @@ one (JAX's own repository) is judged by the table, as everywhere else.
 from __future__ import annotations
 
 import ast
+import re
 import sys
 import warnings
 import weakref
@@ -61,6 +62,13 @@ MODULE_FACTS = 10_000
 
 _T = TypeVar("_T")
 
+# A coding declaration (PEP 263), and the encodings it may name that decode ASCII bytes as
+# themselves and no other bytes as ASCII (``Root.holds_any`` then searches the bytes).
+_CODING = re.compile(rb"coding[:=][ \t]*([-\w.]+)")
+_ASCII_KEEPING = frozenset(
+    {b"utf-8", b"utf8", b"utf-8-sig", b"ascii", b"us-ascii", b"latin-1", b"latin1", b"iso-8859-1", b"iso8859-1", b"cp1252"}
+)
+
 
 # Whitespace to str.split() and not to bytes.split() (neither is whitespace to Python's tokenizer).
 _STR_ONLY_SEPARATORS = (b"\x1c", b"\x1d", b"\x1e", b"\x1f")
@@ -75,12 +83,20 @@ class Root:
 
     ``files()``: the root's Python files, relative posix paths (asked once, on first need).
     ``read(path)``: that file's text and a digest of its bytes, or (None, digest) when it cannot
-    be read or is too large to parse (the engine's limits apply).
+    be read or is too large to parse (the engine's limits apply). ``raw(path)``: its bytes, or
+    None where ``read`` gives no text for want of them (``holds_any``; default: from ``read``).
     """
 
-    def __init__(self, files: Callable[[], Iterable[str]], read: Callable[[str], tuple[str | None, str]]) -> None:
+    def __init__(
+        self,
+        files: Callable[[], Iterable[str]],
+        read: Callable[[str], tuple[str | None, str]],
+        raw: Callable[[str], bytes | None] | None = None,
+    ) -> None:
         self._files = files
         self._read = read
+        self._raw = raw
+        self._holding: dict[tuple[bytes, ...], bool] = {}  # ``holds_any``'s answers
         self.module_answers: dict[tuple[str, str], tuple[str, tuple[str, ...]] | None] = {}  # module_of's
         # The digest of each module whose text the text-level questions (``Reach``) read this
         # run, as first read: their answers are kept for the run, so a file whose question
@@ -145,6 +161,38 @@ class Root:
             self._importable_by_file[importer] = found
         return found
 
+    def holds_any(self, words: tuple[bytes, ...]) -> bool:
+        """Whether the text of some module of the root, as ``read`` gives it (what every
+        text-level question reads), holds one of ``words`` (ASCII). Asked once per run and
+        words, and the search stops at the first such module: a root that holds them (most of a
+        JAX tree's) costs a few reads; one that holds none (a tree without JAX: black, libcst)
+        one read of each module, undecoded, and a search of its bytes per word, where every
+        question it spares would read modules and search their text anyway."""
+        found = self._holding.get(words)
+        if found is None:
+            found = self._holding[words] = any(self._module_holds(path, words) for path in self._files())
+        return found
+
+    def _module_holds(self, path: str, words: tuple[bytes, ...]) -> bool:
+        if self._raw is None:
+            text = self._read(path)[0]
+            return bool(text) and any(word.decode("ascii") in text for word in words)
+        data = self._raw(path)
+        if data is None:
+            return False  # (``read`` gives no text either)
+        if any(word in data for word in words):
+            return True  # (a superset where the text is not the bytes': a question more, never one less)
+        # Bytes decoded as UTF-8 or another encoding that keeps ASCII as it is hold an ASCII word
+        # where their text does. Another (`# coding: utf-7` spells `d` as `+AGQ-`) is read as
+        # ``read`` decodes it.
+        first = data.find(b"\n")
+        second = data.find(b"\n", first + 1) if first >= 0 else -1
+        named = _CODING.findall(data[:second] if second >= 0 else data)
+        if all(name.lower().replace(b"_", b"-") in _ASCII_KEEPING for name in named):
+            return False
+        text = self._read(path)[0]
+        return bool(text) and any(word.decode("ascii") in text for word in words)
+
     def prepare(self, importer: str) -> None:
         """List the root and find what its imports can load from the folder of the file at
         ``importer`` (``engine.project.prepare``: before a pool forks)."""
@@ -159,6 +207,9 @@ class Root:
         in a str and not in bytes (``\\x1c``..``\\x1f``), the import lines are scanned
         undecoded: the same first parts, and most files that import nothing of their project
         are never decoded."""
+        scanned = self._scanned
+        if scanned is not None and scanned[0] is source and scanned[1] == importer:
+            return scanned[2]  # (the engine asks before the gate's budget, the gate again in it)
         names = self._importable(importer)[1]
         if self._names_none(source, importer, names):
             found = False

@@ -213,7 +213,9 @@ def roots_interleave() -> None:
 def _root(top: str) -> Root:
     root = _roots.get(top)
     if root is None:
-        root = _roots[top] = Root(lambda: list_files(top), lambda relative: read_module(top, relative))
+        root = _roots[top] = Root(
+            lambda: list_files(top), lambda relative: read_module(top, relative), lambda relative: read_raw(top, relative)
+        )
     return root
 
 
@@ -350,6 +352,12 @@ def read_module(top: str, relative: str) -> tuple[str | None, str]:
         return data.decode(encoding), digest
     except (SyntaxError, UnicodeDecodeError, LookupError, ValueError):
         return None, digest
+
+
+def read_raw(top: str, relative: str) -> bytes | None:
+    """The bytes of the root's module at ``relative`` as ``read_module`` reads them (None where it
+    reads none), without a digest or decoding (``Root.holds_any``)."""
+    return read_bytes(os.path.join(folder_of(top)[0], *relative.split("/")))
 
 
 def read_bytes(path: str) -> bytes | None:

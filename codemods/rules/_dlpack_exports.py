@@ -653,6 +653,13 @@ class GatherBeforeExport(Rule):
             and may_place_several(text, project)
         )
 
+    def project_needs(self) -> tuple[bytes, ...]:
+        """Words the file or some module of its root must hold for ``project_prefilter`` to pass:
+        it passes only a file that reaches export text (``may_export_across``: a module holds one
+        of ``_EXPORT_WORDS``) or holds a trigger itself. The engine asks nothing of the files of
+        a root that holds none (issue 55: black, libcst, most roots without JAX interop)."""
+        return tuple(dict.fromkeys((*(word.encode() for word in _EXPORT_WORDS), *self.TRIGGERS)))
+
     def check(self, ctx: FileContext) -> list[Finding]:
         if self.PLACEMENTS <= _SEVERAL and not may_place_several(ctx.text, ctx.project):
             # No value of the file can span several devices: nothing to parse for (most files
