@@ -210,12 +210,18 @@ def callers_catch(ctx, node: ast.AST, exceptions: frozenset[str], depth: int = 0
     known = ctx.__dict__.setdefault("_callers_catch", {})
     if key not in known:
         known[key] = False  # a function that calls itself through another ends here
-        calls = _calls_of(ctx, function)
-        known[key] = bool(calls) and all(
-            caught(where, call, exceptions)
-            or (depth + 1 < CALLER_DEPTH and callers_catch(where, call, exceptions, depth + 1))
-            for where, call in calls
-        )
+
+        def handled(calls: list[tuple] | None) -> bool:
+            return calls is not None and all(
+                caught(where, call, exceptions)
+                or (depth + 1 < CALLER_DEPTH and callers_catch(where, call, exceptions, depth + 1))
+                for where, call in calls
+            )
+
+        # The module's own calls first: the other modules are read only when each of those is
+        # handled (most helpers a finding is in have a call that is not).
+        own = _own_calls(ctx, function)
+        known[key] = handled(own) and handled(elsewhere := _other_calls(ctx, function)) and bool(own or elsewhere)
     return known[key]
 
 
@@ -238,9 +244,9 @@ def _own_nodes(function: ast.AST):
             pending.extend(ast.iter_child_nodes(node))
 
 
-def _calls_of(ctx, function: ast.FunctionDef) -> list[tuple] | None:
-    """Every call of ``function`` as (its module's context, the call), or None where a use of
-    it is no call, or another binding of its name leaves the callee unknown."""
+def _own_calls(ctx, function: ast.FunctionDef) -> list[tuple] | None:
+    """The calls of ``function`` in its module as (its context, the call), or None where a use
+    of it is no call, or another binding of its name leaves the callee unknown."""
     name = function.name
     scope = ctx.parent(function)
     found = []
@@ -261,16 +267,24 @@ def _calls_of(ctx, function: ast.FunctionDef) -> list[tuple] | None:
             (alias.asname or alias.name).split(".")[0] == name for alias in node.names
         ):
             return None
-    if scope.__class__ is not ast.Module:
-        return found  # a local function: its scope is all that can call it
+    return found
+
+
+def _other_calls(ctx, function: ast.FunctionDef) -> list[tuple] | None:
+    """The calls of ``function`` in the other modules of the project as (their context, the
+    call), or None where one of them uses it otherwise or may reach it unseen."""
     view = getattr(ctx, "project", None)
     here = getattr(ctx, "root_path", None)
-    if view is None or here is None:
-        return found  # a file checked alone: no other module shows a call
-    importers = _importers(ctx, view, here)
-    for path in sorted(view.root.modules.paths):
-        # Each module read (so recorded among what the answer depends on), importer or not.
-        if path == here or name not in view.text(path) or path not in importers:
+    if ctx.parent(function).__class__ is not ast.Module or view is None or here is None:
+        return []  # a local function, or a file checked alone: no other module calls it
+    name = function.name
+    found = []
+    # Each module read (and so recorded among what the answer depends on: a module that starts
+    # calling the helper changes it); its imports only where it says the name.
+    mention = [path for path, text in _module_texts(ctx, view) if path != here and name in text]
+    importers = _importers(ctx, view, here) if mention else frozenset()
+    for path in mention:
+        if path not in importers:
             continue
         other = view.context(path)
         if other is None:
@@ -279,6 +293,14 @@ def _calls_of(ctx, function: ast.FunctionDef) -> list[tuple] | None:
         if calls is None:
             return None
         found.extend((other, call) for call in calls)
+    return found
+
+
+def _module_texts(ctx, view) -> list[tuple[str, str]]:
+    """(path, text) of each module of the root, read once per checked file (``View.text``)."""
+    found = ctx.__dict__.get("_module_texts")
+    if found is None:
+        found = ctx.__dict__["_module_texts"] = [(path, view.text(path)) for path in sorted(view.root.modules.paths)]
     return found
 
 
