@@ -8,6 +8,8 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
+
 import jax_codemod
 from jax_codemod.engine.pipeline import Settings, process_source
 from jax_codemod.rules._dlpack_exports import HELPER_SOURCE
@@ -226,6 +228,59 @@ def test_placement_words_cover_every_placement_the_analysis_knows():
     for spelled in ("jax.jit(f, out_shardings=s)", "pjit(f, out_axis_resources=s)", "jax.device_put(x, s)",
                     "jax.lax.with_sharding_constraint(x, s)", "jax.reshard(x, s)"):
         assert holds_placement_text(spelled), spelled
+
+
+@pytest.mark.parametrize(
+    ("text", "holds"),
+    [
+        ("x = jax.pmap(f)(y)\n", True),
+        ("# from multiple threads, like with pmap\n", False),
+        ("y = f(x)  # sharding: see make_mesh\n", False),
+        ("    # x = jax.device_put(y, sharding)\n", False),
+        # A `#` that may be a string's, or a line of a triple-quoted f-string (whose `{...}` is code):
+        ("s = '#'; y = jax.device_put(x, s)\n", True),
+        ('s = f"""\n# {jax.device_put(x, s)}\n"""\n', True),
+        ("# pmap\nmesh = jax.make_mesh((2,), ('x',))\n", True),
+    ],
+)
+def test_placement_words_in_comments_place_nothing(text, holds):
+    from jax_codemod.rules._dlpack_exports import holds_placement_text
+
+    assert holds_placement_text(text) is holds
+
+
+def test_export_lines_are_the_lines_the_export_pattern_matches():
+    """``_export_lines`` finds with ``str.find`` what ``_EXPORT_WORD`` (and a consumer's alias as a
+    whole word) matches, line by line, CR and CRLF endings included."""
+    import re
+
+    from jax_codemod.analysis.context import count_line_breaks
+    from jax_codemod.rules._dlpack_exports import _EXPORT_WORD, _consumer_aliases, _export_lines
+
+    def by_pattern(text):
+        words = _EXPORT_WORD.pattern + "".join(rf"|\b{re.escape(a)}\b" for a in sorted(set(_consumer_aliases(text))))
+        return sorted({count_line_breaks(text, 0, m.start()) + 1 for m in re.finditer(words, text)})
+
+    text = (
+        "from torch.utils.dlpack import from_dlpack as to_host\r\n"
+        "a = to_host(x); b = to_hostx(y)\n"
+        "c = tensor(1)\rd = atensor(2)\n"
+        "e = _tensor(3)\ne2 = étensor(3)\n"
+        "f = torch.as_tensor(x)\n"
+        "g = x.__cuda_array_interface__\n"
+        "h = x.unsafe_buffer_pointer()\n"
+        "i = 1\n"
+        "to_host\n"
+    )
+    assert _export_lines(text) == by_pattern(text) == [1, 2, 3, 7, 8, 9, 11]
+
+
+def test_a_file_whose_placement_words_are_comments_is_not_parsed_for_jax002():
+    from jax_codemod.analysis.context import FileContext
+
+    text = "import jax, torch\n\n\ndef to_torch(x):  # callers may pass a pmap's output\n    return torch.from_dlpack(x)\n"
+    ctx = FileContext("case.py", text, parse=lambda: (_ for _ in ()).throw(AssertionError("parsed")))
+    assert ShardedDlpackExport({}).check(ctx) == []
 
 
 def test_a_file_that_can_place_nothing_on_several_devices_is_not_parsed_for_jax002():

@@ -107,3 +107,32 @@ def test_a_gate_over_a_target_range_is_read_on_every_release_of_it():
         _, found = check_source(source, "case.py", [RemovedDlpackApi({"target-jax-version": target})])
         on[target] = [f.line for f in found]
     assert on == {">=0.4.30": [8], ">=0.7,<0.10": [], "<0.7": []}
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        # a name the module binds to a version string: the comparison's line never says `__version__`
+        'from jax import __version__ as jv\n\nif jv >= "0.7":\n    pass\n',
+        'from jax.version import __version__ as V\nflag = "0.7" <= V\n',
+        'import jax\nJAX_VERSION = jax.__version__\n\n\ndef f():\n    return JAX_VERSION[:3] == "0.4"\n',
+        # the version on one line, the operator on the next
+        'import jax\nflag = (jax.__version__\n        >= "0.7")\n',
+        'import jax\nif (\n    "0.7"\n    > jax.__version__.split(".")[1]\n):\n    pass\n',
+    ],
+)
+def test_a_comparison_is_found_from_the_lines_that_spell_its_version(source):
+    assert len(findings(source)) == 1, source
+
+
+def test_only_the_statements_that_spell_a_version_are_walked():
+    """The comparisons looked at are those of the statements on a line that spells a version (or
+    a name bound to one), not every `<`, `>`, `==` of the file (warp's context.py: thousands)."""
+    import ast
+
+    from jax_codemod.analysis.context import FileContext
+    from jax_codemod.rules.string_compared_jax_version import _comparisons
+
+    text = "import jax\n" + "".join(f"a{i} = b < {i}\n" for i in range(50)) + 'old = jax.__version__ < "0.7"\n'
+    ctx = FileContext("case.py", text, parse=lambda: ast.parse(text))
+    assert [ast.unparse(compare) for compare in _comparisons(ctx)] == ["jax.__version__ < '0.7'"]

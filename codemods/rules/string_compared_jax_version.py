@@ -3,16 +3,17 @@
 from __future__ import annotations
 
 import ast
-import re
 from typing import TYPE_CHECKING
 
 from jax_codemod.analysis.context import FileContext, statements_holding
+from jax_codemod.analysis.module_text import whole_word_starts
 from jax_codemod.analysis.scopes import BODY_FIELDS, child_fields, walk_values
 from jax_codemod.analysis.version_gates import (
     SLICE,
     SPLIT,
     SPLIT_INDEX,
     SPLIT_SLICE,
+    VERSION_STRINGS,
     WHOLE,
     StringVersionCompare,
     string_compared_versions,
@@ -127,22 +128,28 @@ class StringComparedJaxVersion(Rule):
         return replaced.with_changes(lpar=updated.lpar, rpar=updated.rpar)
 
 
-# A comparison that can be wrong as strings is an ordering, or an equality of a prefix slice
-# (``version_gates._wrong_as_strings``): its operator is a `<`, `>`, `==` or `!=` on one of the
-# lines of the statement that holds it (a `->` is an annotation's arrow).
-_COMPARING = re.compile(r"[<!=]=|<|(?<!-)>")
-
-
 def _comparisons(ctx: FileContext) -> list[ast.Compare]:
     """The file's comparisons that may compare a version string, in no set order: those of the
-    statements on a line with such an operator, each statement's own expressions walked (the
-    statements it holds are looked at in turn). Most statements of a file hold none: the
-    whole tree is not walked. With a lone carriage return (lines the text does not count as
-    the parser does), every node is looked at."""
+    statements on a line that spells one, each statement's own expressions walked (the
+    statements it holds are looked at in turn). A version string is a name or attribute chain
+    that ``ctx.qualname`` resolves into ``VERSION_STRINGS``: one that spells `__version__`, or a
+    name the module binds to one (``from jax import __version__ as v``, ``V = jax.__version__``,
+    a star import's). Most files that name `__version__` compare it once, if at all, among
+    thousands of other comparisons (warp's context.py): the lines of every `<`, `>`, `==` and
+    `!=` cost more than the rest of the check. With a lone carriage return (lines the text does
+    not count as the parser does), every node is looked at."""
     text = ctx.text
     if "\r" in text:
         return [node for node in ctx.analysis.nodes if node.__class__ is ast.Compare]
-    lines = sorted(lines_of(text, [match.start() for match in _COMPARING.finditer(text)]))
+    starts = []
+    at = text.find("__version__")
+    while at != -1:
+        starts.append(at)
+        at = text.find("__version__", at + 1)
+    for name, target in ctx._bindings.items():
+        if target in VERSION_STRINGS and "__version__" not in name:
+            starts += whole_word_starts(text, name)
+    lines = sorted(lines_of(text, sorted(starts)))
     compares = []
     for statement in statements_holding(ctx.tree.body, lines):
         for name in child_fields(statement.__class__):
