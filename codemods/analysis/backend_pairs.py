@@ -267,7 +267,7 @@ def _uncaught_take(ctx: FileContext, taker: str, maker: str) -> bool:
         if not isinstance(node, ast.Attribute) or node.attr != taker:
             continue
         receiver = _spelled(node.value)
-        if _library_receiver(receiver) or caught(ctx, node, _TYPE_ERROR):
+        if _library_receiver(receiver) or caught(ctx, node, _TYPE_ERROR) or _protocol_objects_first(ctx, node):
             continue
         parent = ctx.parent(node)
         if not isinstance(parent, ast.Call):
@@ -279,6 +279,38 @@ def _uncaught_take(ctx: FileContext, taker: str, maker: str) -> bool:
         if any(feeds.fed(g, receiver, scope, 3) for g in given):
             return True
     return False
+
+
+def _protocol_objects_first(ctx: FileContext, node: ast.AST) -> bool:
+    """Whether an earlier ``if`` of the function around ``node`` returns for every object with
+    ``__dlpack__`` (`if hasattr(t, "__dlpack__") ...: return target.from_external_array(t)`),
+    so the hand-over below it makes capsules only of objects without the protocol: a torch
+    tensor (which has it) never becomes one there (tum-pbs/PhiML's `convert` since JAX 0.7.2)."""
+    child = node
+    for ancestor in ctx.ancestors(node):
+        for part in ("body", "orelse", "finalbody"):
+            block = getattr(ancestor, part, None)
+            if isinstance(block, list) and isinstance(child, ast.stmt) and any(s is child for s in block):
+                earlier = block[: next(i for i, s in enumerate(block) if s is child)]
+                if any(_returns_protocol_objects(s) for s in earlier):
+                    return True
+        if isinstance(ancestor, (*FUNCTIONS, ast.ClassDef)):
+            return False
+        child = ancestor
+    return False
+
+
+def _returns_protocol_objects(statement: ast.stmt) -> bool:
+    """``if hasattr(x, "__dlpack__") [and ...]: ... return ...`` with no ``else``."""
+    if not isinstance(statement, ast.If) or statement.orelse or not isinstance(statement.body[-1], ast.Return):
+        return False
+    test = statement.test
+    checks = test.values if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) else [test]
+    return any(
+        isinstance(c, ast.Call) and isinstance(c.func, ast.Name) and c.func.id == "hasattr" and len(c.args) == 2
+        and isinstance(c.args[1], ast.Constant) and c.args[1].value == "__dlpack__"
+        for c in checks
+    )
 
 
 class _Feeds:
