@@ -156,3 +156,58 @@ def test_local_function_runs_where_it_is_used():
     assert judge(source, 5, 15, ("TypeError",), trace_only=False) is None
     assert judge(source, 9, 26, traced, trace_only=True) == EXPECTED
     assert judge(source, 14, 15, traced, trace_only=True) is None
+
+
+# Judging one position reads only the nodes around it ------------------------------------------
+
+REPO_TESTS = __import__("pathlib").Path(__file__).resolve().parent
+
+
+def _sources_with_regions() -> list:
+    paths = sorted(REPO_TESTS.rglob("*.py"))
+    return [p for p in paths if "raises" in (t := p.read_text(encoding="utf-8", errors="replace")) or "fail(" in t]
+
+
+@pytest.mark.parametrize("path", _sources_with_regions()[:40], ids=lambda p: p.name)
+def test_the_regions_around_a_position_are_the_whole_files_that_hold_it(path):
+    """``_holding`` (the nodes whose lines hold the position) and ``_innermost_function`` give
+    the answers the whole file's regions and functions give, at the start and end of every node."""
+    text = path.read_text(encoding="utf-8")
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:
+        pytest.skip("not parsable on this Python")
+    ctx = FileContext(path.name, text, tree)
+    expected = ExpectedErrors(ctx)
+    regions = expected.regions
+    functions = [
+        (ctx.span(n), n) for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))
+    ]
+    for node in ast.walk(tree):
+        if not hasattr(node, "lineno"):
+            continue
+        span = ctx.span(node)
+        for position in ((span.start_line, span.start_column), (span.end_line, max(0, span.end_column - 1))):
+            assert sorted(expected._holding(position), key=repr) == sorted(
+                (r for r in regions if r.holds(position)), key=repr
+            ), position
+            around = [
+                (s.start_line, s.start_column, f) for s, f in functions
+                if (s.start_line, s.start_column) <= position < (s.end_line, s.end_column)
+            ]
+            innermost = max(around, key=lambda a: a[:2])[2] if around else None
+            assert expected._innermost_function(position) is innermost, position
+
+
+def test_a_finding_is_judged_without_walking_the_whole_file():
+    """Judging a finding in a large test module walked every node of it for the regions (most
+    of ``_settle_expected``'s cost on jax's tests, whose JAX001 findings need no such walk)."""
+    text = "import pytest\n" + "".join(
+        f"def test_{i}(x):\n    with pytest.raises(ValueError):\n        f(x)\n    return x.item()\n" for i in range(300)
+    )
+    ctx = FileContext("m.py", text, ast.parse(text))
+    expected = ExpectedErrors(ctx)
+    assert expected.judge((4 + 4 * 150, 8), ("ValueError",)) == EXPECTED
+    assert expected.judge((5 + 4 * 150, 11), ("ConcretizationTypeError",)) is None
+    assert "nodes" not in ctx.analysis.__dict__
+    assert len(expected._lines) == 2 and len(expected._made) < 10

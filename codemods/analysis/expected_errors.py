@@ -69,6 +69,16 @@ _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
 _WORDS = ("assertRaises", "raises", "expectedFailure", "xfail", "assert_raises", "AssertionError", "fail(")
 _TRY = (ast.Try, *((ast.TryStar,) if hasattr(ast, "TryStar") else ()))
 _FAIL_CALLS = frozenset({"pytest.fail", "unittest.TestCase.fail"})
+# What ``ExpectedErrors.regions`` looks at, by node class.
+_CALL, _WITH, _DEF, _TRY_KIND = "call", "with", "def", "try"
+_REGION_KINDS = {
+    ast.Call: _CALL,
+    ast.With: _WITH,
+    ast.AsyncWith: _WITH,
+    ast.FunctionDef: _DEF,
+    ast.AsyncFunctionDef: _DEF,
+    **dict.fromkeys(_TRY, _TRY_KIND),
+}
 
 
 def _fails(statement: ast.stmt, ctx: FileContext) -> bool:
@@ -122,33 +132,108 @@ class ExpectedErrors:
 
     def __init__(self, ctx: FileContext) -> None:
         self.ctx = ctx
+        self._asserting_names: dict[str, bool] = {}  # a callee's name -> whether it asserts (``_may_assert``)
+        self._lines: dict[int, list[ast.AST]] = {}  # a line -> the nodes whose lines hold it (``_on_line``)
+        self._made: dict[ast.AST, list[Region]] = {}  # a node -> the regions it makes (``_regions_of``)
 
     @cached_property
     def regions(self) -> tuple[Region, ...]:
-        text = self.ctx.text
-        if not any(word in text for word in _WORDS):
+        """Every expected-error block of the file, in the order of the analysis's node list. The
+        questions below need only the blocks around one position (``_holding``)."""
+        if not self._may_expect:
             return ()
         found: list[Region] = []
-        # The analysis's one whole-tree walk (a 300 kB test module's took 0.08 s): a file with
-        # a finding to judge has it already.
+        kinds = _REGION_KINDS
         for node in self.ctx.analysis.nodes:
-            if isinstance(node, (ast.With, ast.AsyncWith)):
-                for item in node.items:
-                    classes = self._asserted(item.context_expr, context=True)
-                    if classes is not None and node.body:
-                        found.append(self._region(node.body[0], node.body[-1], classes))
-            elif isinstance(node, ast.Call):
+            kind = kinds.get(node.__class__)
+            if kind is not None:
+                found.extend(self._regions_of(node, kind))
+        return tuple(found)
+
+    @cached_property
+    def _may_expect(self) -> bool:
+        text = self.ctx.text
+        return any(word in text for word in _WORDS)
+
+    def _holding(self, position: tuple[int, int]) -> list[Region]:
+        """The regions that hold ``position`` (line, character column). Each is made from a node
+        whose span holds it (a ``with``, a call, a ``def``, a ``try``), so only the nodes whose
+        lines hold its line are asked (``_on_line``), not the file's every node: the whole-tree
+        walk was most of the cost of judging a finding in a large test module (jax's
+        api_test.py: 0.2 s for one JAX001 finding, whose rule needs no such walk)."""
+        if not self._may_expect:
+            return []
+        kinds = _REGION_KINDS
+        return [
+            region
+            for node in self._on_line(position[0])
+            if (kind := kinds.get(node.__class__)) is not None
+            for region in self._regions_of(node, kind)
+            if region.holds(position)
+        ]
+
+    def _on_line(self, line: int) -> list[ast.AST]:
+        """The nodes whose lines (a definition's decorators included) hold ``line``, outermost
+        first, found from the module down (each child whose lines do not hold it is passed over,
+        with all it holds)."""
+        known = self._lines.get(line)
+        if known is None:
+            known = self._lines[line] = []
+            pending = [self.ctx.tree]
+            while pending:
+                node = pending.pop()
+                for child in ast.iter_child_nodes(node):
+                    first = getattr(child, "lineno", None)
+                    if first is None:  # arguments, a comprehension's clause, a with item...
+                        pending.append(child)
+                        continue
+                    decorators = getattr(child, "decorator_list", None)
+                    if decorators:
+                        first = min(first, *(d.lineno for d in decorators))
+                    if first <= line <= (child.end_lineno or first):
+                        known.append(child)
+                        pending.append(child)
+        return known
+
+    def _regions_of(self, node: ast.AST, kind: str) -> list[Region]:
+        """The regions ``node`` (of ``_REGION_KINDS``'s ``kind``) makes, found once per node. A
+        call is resolved only when its callee may assert (``_may_assert``)."""
+        found = self._made.get(node)
+        if found is not None:
+            return found
+        found = self._made[node] = []
+        if kind is _CALL:
+            if self._may_assert(node.func):
                 classes = self._asserted(node, context=False)
                 if classes is not None:
                     found.append(self._region(node, node, classes))
-            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                for decorator in node.decorator_list:
-                    classes = self._expected_failure(decorator)
-                    if classes is not None:
-                        found.append(self._region(node, node, classes))
-            elif isinstance(node, _TRY) and node.handlers and node.body:
-                found.extend(self._try_expecting(node))
-        return tuple(found)
+        elif kind is _WITH:
+            for item in node.items:
+                classes = self._asserted(item.context_expr, context=True)
+                if classes is not None and node.body:
+                    found.append(self._region(node.body[0], node.body[-1], classes))
+        elif kind is _DEF:
+            for decorator in node.decorator_list:
+                classes = self._expected_failure(decorator)
+                if classes is not None:
+                    found.append(self._region(node, node, classes))
+        elif node.handlers and node.body:
+            found.extend(self._try_expecting(node))
+        return found
+
+    def _may_assert(self, func: ast.AST) -> bool:
+        """Whether ``_asserted`` may find a call of ``func`` asserting an error: an attribute
+        named like one, or a name the file's imports bind to one (each name resolved once)."""
+        kind = func.__class__
+        if kind is ast.Attribute:
+            return func.attr.startswith("assertRaises") or func.attr in _ASSERT_RAISES_LEAVES
+        if kind is not ast.Name:
+            return False
+        known = self._asserting_names
+        found = known.get(func.id)
+        if found is None:
+            found = known[func.id] = self.ctx.qualname(func) in _ASSERT_RAISES_FUNCTIONS
+        return found
 
     def _try_expecting(self, node: ast.Try) -> list[Region]:
         """The hand-written form of ``assertRaises``: ``try: <body> except E: ...`` whose ``else``
@@ -168,10 +253,9 @@ class ExpectedErrors:
     def judge(self, position: tuple[int, int], raised: tuple[str, ...], trace_only: bool = False) -> str | None:
         """EXPECTED when the code at ``position`` (line, character column) runs where ``raised``
         is expected; INSIDE when it sits in a block that expects something else; else None."""
-        regions = self.regions
-        if not regions:
+        if not self._may_expect:
             return None
-        holding = [region for region in regions if region.holds(position)]
+        holding = self._holding(position)
         if any(covers(region.classes, raised) for region in holding):
             return EXPECTED
         function = self._innermost_function(position)
@@ -181,10 +265,10 @@ class ExpectedErrors:
 
     def expects_at(self, node: ast.AST) -> bool:
         """Whether ``node`` runs in a block that expects some error (a test of a failure)."""
-        if not self.regions:
+        if not self._may_expect:
             return False
         span = self.ctx.span(node)
-        return any(region.holds((span.start_line, span.start_column)) for region in self.regions)
+        return bool(self._holding((span.start_line, span.start_column)))
 
     # Which calls assert an error ------------------------------------------------------
 
@@ -246,17 +330,13 @@ class ExpectedErrors:
 
     # Where a local function runs -------------------------------------------------------
 
-    @cached_property
-    def _functions(self) -> list[tuple[tuple[int, int], tuple[int, int], ast.AST]]:
-        spans = []
-        for node in self.ctx.analysis.nodes:
+    def _innermost_function(self, position: tuple[int, int]) -> ast.AST | None:
+        holding = []
+        for node in self._on_line(position[0]):
             if isinstance(node, _FUNCTIONS):
                 span = self.ctx.span(node)
-                spans.append(((span.start_line, span.start_column), (span.end_line, span.end_column), node))
-        return spans
-
-    def _innermost_function(self, position: tuple[int, int]) -> ast.AST | None:
-        holding = [(start, node) for start, end, node in self._functions if start <= position < end]
+                if (span.start_line, span.start_column) <= position < (span.end_line, span.end_column):
+                    holding.append(((span.start_line, span.start_column), node))
         return max(holding, key=lambda pair: pair[0])[1] if holding else None
 
     def _used_where_expected(self, function: ast.AST, raised: tuple[str, ...], trace_only: bool) -> bool:
@@ -295,7 +375,7 @@ class ExpectedErrors:
                 continue  # runs the function eagerly, where the access works
             counted += 1
             span = self.ctx.span(use)
-            if any(r.holds((span.start_line, span.start_column)) and covers(r.classes, raised) for r in self.regions):
+            if any(covers(r.classes, raised) for r in self._holding((span.start_line, span.start_column))):
                 continue
             # g = jax.jit(f): where g is used
             assign = self.ctx.parent(parent) if isinstance(parent, ast.Call) and use in parent.args else None
