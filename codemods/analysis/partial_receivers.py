@@ -53,7 +53,8 @@ def file_receivers(ctx, cuts_class) -> PartialReceivers:
     ``first``)."""
     found = ctx.__dict__.get("_file_receivers")
     if found is None:
-        found = ctx.__dict__["_file_receivers"] = PartialReceivers(ctx.text, ctx.tree, Cut.of(ctx.text, cuts_class))
+        # The cut only for an attribute's question (most receivers asked are names): made then.
+        found = ctx.__dict__["_file_receivers"] = PartialReceivers(ctx.text, ctx.tree, lambda: Cut.of(ctx.text, cuts_class))
     return found
 
 
@@ -82,7 +83,8 @@ class PartialReceivers:
     """
 
     def __init__(self, text: str, tree: ast.Module, cut=None) -> None:
-        self.text, self.tree, self.cut = text, tree, cut
+        # (``cut`` may be a callable that makes it, called once, when a question needs it.)
+        self.text, self.tree, self._cut = text, tree, cut
         self._unbound: dict[str, bool] = {}
         self._classes: dict[int, list[tuple[int, int]]] = {}
         self._targets: dict[str, tuple[str | None, ...] | None] = {}
@@ -90,6 +92,12 @@ class PartialReceivers:
         self._statements: list[ast.stmt] = []
         self._interiors: list[tuple[int, int]] = []
         self._plain: bool | None = None
+
+    @property
+    def cut(self):
+        if callable(self._cut):
+            self._cut = self._cut()
+        return self._cut
 
     def never_tracer(self, receiver: ast.AST) -> bool:
         if isinstance(receiver, ast.Name):
