@@ -70,8 +70,12 @@ def test_the_project_gate_runs_in_the_budget_and_narrows_nothing_past_it(tmp_pat
     assert pipeline.needs_project_gate(source, rules, pipeline.active_rules(source, rules))
 
     def spins(*_args):
-        while True:
+        # Spins until the alarm ends it, but never past 30 s of CPU: a test must fail, not hang
+        # the suite (a bare `while True: pass` hung here after another test, under load).
+        started = time.process_time()
+        while time.process_time() - started < 30:
             pass
+        raise AssertionError("the analysis budget's alarm never fired")
 
     monkeypatch.setattr(pipeline, "project_active", spins)
     settings = Settings(rules=rules, analysis_seconds=0.3)
@@ -305,8 +309,12 @@ def test_a_gate_asked_within_the_analysis_leaves_the_analysis_budget_to_the_anal
     rules = tuple(LazyRule(info, {}) for info in MANIFEST if info.DEFAULT_ENABLED)
 
     def spins(*_args):
-        while True:
+        # Spins until the alarm ends it, but never past 30 s of CPU: a test must fail, not hang
+        # the suite (a bare `while True: pass` hung here after another test, under load).
+        started = time.process_time()
+        while time.process_time() - started < 30:
             pass
+        raise AssertionError("the analysis budget's alarm never fired")
 
     monkeypatch.setattr(pipeline, "project_active", spins)
     settings = Settings(rules=rules, analysis_seconds=0.3, analysis_mib=0)  # one alarm, not a sampling timer
