@@ -112,7 +112,8 @@ class DlpackWithoutHostFallback(Rule):
     `BufferError` on every platform without an export, and catches nothing else. The copy needs
     JAX's CPU backend, which a TPU host has unless `JAX_PLATFORMS` leaves it out. Only
     arguments known to be JAX arrays are touched; reads already inside a `try` whose handlers
-    catch what each target platform raises there, `np.from_dlpack(x, device=...)`, and tests
+    catch what each target platform raises there (or in a helper whose every call,
+    project-wide, sits in such a `try`), `np.from_dlpack(x, device=...)`, and tests
     that run only on DLPack platforms (`@jtu.run_on_devices("cpu")`) are left alone. With
     `helper-module` set, the helper is imported from that module instead of defined in each
     file. A module that binds `ensure_exportable` to something else gets the finding without

@@ -29,7 +29,8 @@ class ShardedDlpackExport(GatherBeforeExport):
     multi-device JAX array unchanged. Code
     that already guards the export (a gather, a check of `x.sharding`,
     `is_fully_addressable`, `is_fully_replicated`, `addressable_data`, the platform, or a
-    `try`/`except BufferError` around it) is left alone.
+    `try`/`except BufferError` around it) is left alone, as is an export in a helper whose
+    every call, project-wide, sits in such a `try`.
 
     ## Why is this bad?
     A DLPack capsule and a buffer pointer describe one device's memory. Exporting an

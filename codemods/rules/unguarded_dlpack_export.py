@@ -20,7 +20,7 @@ class UnguardedDlpackExport(GatherBeforeExport):
     The helper is shared with JAX002: defined once per module after the imports, or
     imported from `helper-module` when `[tool.codemod]` names one. Exports already guarded
     (a gather, a check of the sharding or platform, `try`/`except BufferError`) are left
-    alone.
+    alone, as are exports in a helper whose every call, project-wide, sits in such a `try`.
 
     ## Why is this bad?
     Whether the export works depends on the caller: an array sharded over several devices

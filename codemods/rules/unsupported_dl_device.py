@@ -102,8 +102,8 @@ class UnsupportedDlDevice(Rule):
     place; an export inside a larger expression goes through one helper per module.
     Supported device types, `dl_device=None`, `dl_device=x.__dlpack_device__()` (any
     array's own device: the consumer asking for its own, as the protocol intends) and
-    exports already inside a `try` whose handler catches what the target JAX raises are
-    left alone, as are files that do not import JAX and receivers known to be arrays of
+    exports already inside a `try` whose handler catches what the target JAX raises (or in
+    a helper whose every call, project-wide, sits in one) are left alone, as are files that do not import JAX and receivers known to be arrays of
     another library. A handler that catches only BufferError while the target JAX
     (before 0.5.1) raises KeyError is reported, not rewritten: the fallback is the user's.
     """
