@@ -1,6 +1,6 @@
 """Time codemod against ruff, the reading floor and ``ast.parse`` on a JAX-heavy tree.
 
-    python bench/run.py                                  # the README figures (JAX-heavy tree, 5 repetitions)
+    python bench/run.py                                  # docs/performance.md's figures (JAX-heavy tree, 5 reps)
     python bench/run.py --repeat 1 --scales 1 --tiny 0   # a quick look while developing
     python bench/run.py --per-rule                       # also: CPU per rule, in process, -j 1
     python bench/run.py --baseline main                  # also: codemod cold at another revision
