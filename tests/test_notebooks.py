@@ -8,6 +8,7 @@ noop_*: it must stay byte-identical); each snapshot is the per-cell diff ``--dry
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import jsonschema
@@ -290,3 +291,64 @@ def test_masks_keep_the_module_indented_as_the_cell_runs(tmp_path):
     fixed = json.loads(result.fixed)
     assert fixed["cells"][:3] == nb["cells"][:3]  # the masked lines come back byte for byte
     assert "to_dlpack" not in "".join(fixed["cells"][3]["source"])
+
+
+# A notebook beside the package it imports (issue 54) ---------------------------------------------
+
+HELPERS = '''import jax
+import jax.numpy as jnp
+from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
+
+
+def make():
+    mesh = Mesh(jax.devices()[:4], ("x",))
+    return jax.device_put(jnp.arange(8.0), NamedSharding(mesh, P("x")))
+'''
+NOTEBOOK_CELLS = (["import torch\n", "from helpers import make\n"], ["t = torch.from_dlpack(make())\n"])
+
+
+def _cells_as_script(path: Path) -> str:
+    return "".join("".join(cell["source"]) + "\n" for cell in json.loads(path.read_text())["cells"])
+
+
+def test_a_notebook_gets_the_analysis_of_the_modules_beside_it(tmp_path):
+    # A notebook importing the package beside it got no finding where a .py file with the same
+    # code got JAX002: notebooks had no project. Jupyter runs a notebook in its folder, so its
+    # cells import the modules there as a script's lines do; the fixed cells run, the old raise.
+    import subprocess
+    import sys
+
+    (tmp_path / "helpers.py").write_text(HELPERS)
+    path = tmp_path / "demo.ipynb"
+    path.write_text(json.dumps({"cells": [{"cell_type": "code", "execution_count": None, "metadata": {},
+                                           "outputs": [], "source": cell} for cell in NOTEBOOK_CELLS],
+                                "metadata": {}, "nbformat": 4, "nbformat_minor": 5}, indent=1))
+    original = _cells_as_script(path)
+    code, out, _ = invoke(["run", "--no-cache", "--check", str(path)])
+    assert code == EXIT_ATTENTION and "JAX002" in out, out
+    code, out, _ = invoke(["run", "--no-cache", str(path)])
+    fixed = _cells_as_script(path)
+    assert "ensure_single_device(make())" in fixed, fixed
+    assert invoke(["run", "--no-cache", "--check", str(path)])[0] == EXIT_OK  # a second run is a no-op
+
+    def run(script: str) -> subprocess.CompletedProcess:
+        env = {**os.environ, "XLA_FLAGS": "--xla_force_host_platform_device_count=4", "JAX_PLATFORMS": "cpu"}
+        return subprocess.run([sys.executable, "-c", script + "\nprint(t.tolist())\n"], cwd=tmp_path, env=env,
+                              capture_output=True, text=True, check=False, timeout=300)
+
+    before, after = run(original), run(fixed)
+    assert before.returncode != 0 and "BufferError" in before.stderr, before.stderr
+    assert after.returncode == 0 and after.stdout.strip() == str([float(n) for n in range(8)]), after.stderr
+
+
+def test_a_notebooks_finding_follows_the_module_it_imports_in_a_warm_run(tmp_path):
+    (tmp_path / "helpers.py").write_text(HELPERS)
+    path = tmp_path / "demo.ipynb"
+    path.write_text(json.dumps({"cells": [{"cell_type": "code", "execution_count": None, "metadata": {},
+                                           "outputs": [], "source": cell} for cell in NOTEBOOK_CELLS],
+                                "metadata": {}, "nbformat": 4, "nbformat_minor": 5}, indent=1))
+    cache = ["--cache-dir", str(tmp_path / "cache")]
+    assert invoke(["run", "--check", *cache, str(path)])[0] == EXIT_ATTENTION
+    (tmp_path / "helpers.py").write_text(HELPERS.replace('jax.device_put(jnp.arange(8.0), NamedSharding(mesh, P("x")))',
+                                                         "jnp.arange(8.0)"))
+    assert invoke(["run", "--check", *cache, str(path)])[0] == EXIT_OK  # not the cached answer

@@ -360,7 +360,13 @@ def file_active_rules(
 
         def notebook_rules() -> tuple[Rule, ...] | None:
             code = notebook.prefilter_code(source)
-            return None if code is None else active_rules(code, rules)
+            if code is None:
+                return None
+            active = active_rules(code, rules)
+            # Its cells' calls into the modules beside it are asked about as a script's are.
+            if not needs_project_gate(code, rules, active) or not _may_import_its_root(path, code):
+                return active
+            return (gate or project_active)(path, code, rules, active)
 
         return _narrowed(settings, notebook_rules, rules)
     active = active_rules(source, rules)

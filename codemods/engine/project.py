@@ -161,7 +161,7 @@ def _marked_root(folder: str) -> str | None:
 
 def view_for(path: str) -> View | None:
     """The view of its project for the checked file at ``path``; None for what has no project
-    (stdin without a file name, a notebook)."""
+    (stdin without a file name)."""
     global _last_root
     place = locate(path)
     if place is None:
@@ -233,9 +233,10 @@ def resolves_as(top: str, key: str, found: str) -> bool:
 
 def locate(path: str) -> tuple[str, str] | None:
     """(root, the file's relative posix path in it) of the checked file at ``path``; None for
-    what has no project (stdin without a file name, a notebook)."""
-    if not path.endswith((".py", ".pyi")) or path.startswith("<"):
-        return None
+    what has no project (stdin without a file name). A notebook has one, as a script has: its
+    cells import the modules beside it (Jupyter runs it in its folder), though nothing imports it."""
+    if not path.endswith((".py", ".pyi", ".ipynb")) or path.startswith("<"):
+        return None  # a notebook is checked as its cells' module, beside the modules it imports
     global _last_located
     key = (path, os.getcwd())
     if _last_located[0] == key:
