@@ -134,3 +134,41 @@ def test_a_torch_sibling_is_chosen_over_one_listed_before_it(tmp_path):
     found = [m for m in messages(write(tmp_path / "proj", files), "JAX005") if "is what the backends hand" in m]
     assert len(found) == 1
     assert "`TorchBackend.to_dlpack`" in found[0] and "becomes a torch tensor first" in found[0]
+
+
+TF_BACKEND = """\
+import tensorflow as tf
+
+
+class TFBackend:
+    def to_dlpack(self, t):
+        return tf.experimental.dlpack.to_dlpack(t)
+
+    def from_dlpack(self, capsule):
+        return tf.experimental.dlpack.from_dlpack(capsule)
+"""
+
+
+def _fixed(root, relative: str) -> str:
+    from test_cli import invoke
+
+    invoke(["run", "--no-cache", "--unsafe-fixes", "--select", "JAX005", str(root)])
+    return (root / relative).read_text()
+
+
+def test_a_sibling_that_takes_only_capsules_keeps_the_capsule_its_siblings_return(tmp_path):
+    # H6's miss D (tum-pbs/PhiML): with a TensorFlow backend in the family, whose from_dlpack takes
+    # only capsules, the JAX backend's to_dlpack returning the array would break JAX -> TF. It
+    # returns `x.__dlpack__()` as PhiML's maintainers did; torch and TF take the capsule, and the JAX
+    # backend's from_dlpack makes a capsule a torch tensor first.
+    files = {"lib/__init__.py": "", "lib/registry.py": DISPATCH + "\nfrom . import jax_backend, tf_backend, torch_backend\n",
+             "lib/jax_backend.py": JAX_BACKEND, "lib/torch_backend.py": TORCH_BACKEND, "lib/tf_backend.py": TF_BACKEND}
+    fixed = _fixed(write(tmp_path / "proj", files), "lib/jax_backend.py")
+    assert "return x.__dlpack__()" in fixed and "return x\n" not in fixed, fixed
+
+
+def test_without_such_a_sibling_the_array_is_returned(tmp_path):
+    files = {"lib/__init__.py": "", "lib/registry.py": DISPATCH + "\nfrom . import jax_backend, torch_backend\n",
+             "lib/jax_backend.py": JAX_BACKEND, "lib/torch_backend.py": TORCH_BACKEND}
+    fixed = _fixed(write(tmp_path / "proj", files), "lib/jax_backend.py")
+    assert "return x\n" in fixed and "__dlpack__()" not in fixed, fixed

@@ -11,6 +11,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from jax_codemod.analysis import api
 from jax_codemod.analysis.capsule_facts import (
     _CAPSULE_WORDS,
     _KNOWN_ARRAYS,
@@ -109,6 +110,41 @@ class BackendPairs:
                                 return FamilyCapsule(text, made)
                             found = found or FamilyCapsule(text, made)
         return found
+
+    def family_takes_only_capsules(self, function: ast.AST) -> str | None:
+        """For a backend's ``to_`` method (``to_dlpack``): a sibling backend class -- of this
+        module, or of another module linked to it by imports -- whose ``from_`` method hands its
+        parameter to a consumer that takes only capsules (TensorFlow's ``from_dlpack``),
+        described for a message; None where none does, or where no dispatcher hands one
+        backend's ``to_`` result to another's ``from_``. Returning the array from this ``to_``
+        method would break that sibling; PhiML's maintainers returned ``tensor.__dlpack__()``."""
+        cls = self.ctx.parent(function) if isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)) else None
+        if not isinstance(cls, ast.ClassDef) or not function.name.startswith("to_"):
+            return None
+        if not _CAPSULE_WORDS.search(function.name):
+            return None
+        other = "from_" + function.name[len("to_"):]
+        if not self._hands_across(other, function.name):
+            return None
+        only = api.names(takes_capsules=True, takes_arrays=False)
+        for ctx in self._package_modules(f"def {other}"):
+            pairs = self.of(ctx).pairs
+            for klass in ctx.tree.body:
+                if not isinstance(klass, ast.ClassDef) or klass is cls:
+                    continue
+                for method in klass.body:
+                    if not isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)) or method.name != other:
+                        continue
+                    parameter = pairs.pair_parameter(method)
+                    for node in ast.walk(method) if parameter is not None else ():
+                        if (
+                            isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Name)
+                            and node.args[0].id == parameter.arg and pairs.analysis.qualname(node.func) in only
+                        ):
+                            where = f"`{ctx.root_path or ctx.path}` line {node.lineno}"
+                            return (f"`{klass.name}.{other}` ({where}) hands it to `{ast.unparse(node.func)}`, "
+                                    "which takes only capsules")
+        return None
 
     def _other_library_capsule(self, value: ast.AST) -> str | None:
         """The producer kind of ``value`` where it is a capsule made by another library than

@@ -187,6 +187,9 @@ class CapsuleAnalysis:
     def family_capsule(self, function: ast.AST) -> FamilyCapsule | None:
         return self.pairs.family_capsule(function)
 
+    def family_takes_only_capsules(self, function: ast.AST) -> str | None:
+        return self.pairs.family_takes_only_capsules(function)
+
     def pair_parameter(self, function: ast.AST) -> ast.arg | None:
         return self.pairs.pair_parameter(function)
 

@@ -162,7 +162,9 @@ class RemovedDlpackApi(Rule):
     with `__dlpack__`). Unsafe: a caller that gave `from_dlpack` a capsule made by another
     library (torch's `to_dlpack`) must pass the tensor instead; the message says so. A
     `to_dlpack` method with no such sibling gets `a.__dlpack__()` (its capsule may go to
-    another library). Where a sibling backend class (of a module linked to this one by imports,
+    another library), as does one whose family holds a backend whose `from_dlpack` takes only
+    capsules (TensorFlow's: the array would break the hand-over to it, as PhiML's maintainers
+    saw). Where a sibling backend class (of a module linked to this one by imports,
     wherever it lies) has a `to_dlpack` that returns another library's capsule (torch's, however
     the file imports it), a dispatcher can
     hand that capsule to this `from_dlpack`, whatever its parameter is called: as maintainers
@@ -417,6 +419,10 @@ class _Check:
             and consumer.args and isinstance(consumer.args[0], ast.Name) and consumer.args[0].id == given.arg
         ]
         if not fed or isinstance(producer.source, ast.Starred) or producer.source is None:
+            return False
+        # A sibling backend that takes only capsules (TensorFlow's from_dlpack) is handed what
+        # this method returns too: the array would break it, so the capsule stays (below).
+        if self.analysis.family_takes_only_capsules(function) is not None:
             return False
         if self.analysis.family_capsule(sibling) is None:  # else other backends' capsules reach it too
             for consumer, _name in fed:

@@ -1,0 +1,1 @@
+from ._backend import Backend, convert, get_backend

@@ -1,0 +1,3 @@
+from ._jax_backend import JaxBackend
+
+JAX = JaxBackend()

@@ -1,0 +1,3 @@
+from ._tf_backend import TFBackend
+
+TENSORFLOW = TFBackend()

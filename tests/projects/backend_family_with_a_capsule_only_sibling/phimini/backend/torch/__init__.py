@@ -1,0 +1,3 @@
+from ._torch_backend import TorchBackend
+
+TORCH = TorchBackend()
