@@ -6,6 +6,7 @@ the value analysis's kind, a known constructor or annotation, a tensor method's 
 from __future__ import annotations
 
 import ast
+import weakref
 
 from jax_codemod.analysis.capsule_facts import (
     _ARRAY_CLASSES,
@@ -26,7 +27,9 @@ from jax_codemod.analysis.values import TORCH as TORCH_TENSOR
 
 class ArrayEvidence:
     def __init__(self, analysis) -> None:
-        self.analysis = analysis  # the file's CapsuleAnalysis
+        # The file's CapsuleAnalysis, which holds this object: a weak proxy, or the two would be a
+        # cycle that only the collector frees (the engine frees a file's analysis by refcount).
+        self.analysis = weakref.proxy(analysis)
         self.ctx = analysis.ctx
         self.values = analysis.values
         self.scopes = analysis.scopes

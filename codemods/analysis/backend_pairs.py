@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 import re
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -47,7 +48,9 @@ class FamilyCapsule:
 
 class BackendPairs:
     def __init__(self, analysis, of: Callable[[FileContext], object]) -> None:
-        self.analysis = analysis  # the file's CapsuleAnalysis
+        # The file's CapsuleAnalysis, which holds this object: a weak proxy, or the two would be a
+        # cycle that only the collector frees (the engine frees a file's analysis by refcount).
+        self.analysis = weakref.proxy(analysis)
         self.of = of  # another module's CapsuleAnalysis, shared (``capsules.capsules``)
         self.ctx = analysis.ctx
         self.values = analysis.values

@@ -6,6 +6,7 @@ unknown kind, where it comes from in words (``where_from``)."""
 from __future__ import annotations
 
 import ast
+import weakref
 
 from jax_codemod.analysis.capsule_facts import _CAPSULE_WORDS, Flow, Origin
 from jax_codemod.analysis.values import CAPSULE, FUNCTION, LIBRARY, MODULE
@@ -13,7 +14,9 @@ from jax_codemod.analysis.values import CAPSULE, FUNCTION, LIBRARY, MODULE
 
 class Origins:
     def __init__(self, analysis) -> None:
-        self.analysis = analysis  # the file's CapsuleAnalysis
+        # The file's CapsuleAnalysis, which holds this object: a weak proxy, or the two would be a
+        # cycle that only the collector frees (the engine frees a file's analysis by refcount).
+        self.analysis = weakref.proxy(analysis)
         self.ctx = analysis.ctx
         self.values = analysis.values
         self.scopes = analysis.scopes

@@ -307,12 +307,13 @@ def _in_comment(text: str, at: int) -> bool:
     no quote before that (else the `#` may be a string's), on a line without `{` (a line of a
     triple-quoted f-string is a string's, but its replacement fields are code). Text in a
     triple-quoted string may read as a comment here: it is no code either."""
-    start = text.rfind("\n", 0, at) + 1
+    # A line ends at `\n`, `\r\n` or a lone `\r` (old Mac files), as Python reads it.
+    start = max(text.rfind("\n", 0, at), text.rfind("\r", 0, at)) + 1
     hash_at = text.find("#", start, at)
     if hash_at < 0:
         return False
-    end = text.find("\n", at)
-    line = text[start : len(text) if end < 0 else end]
+    ends = [end for end in (text.find("\n", at), text.find("\r", at)) if end >= 0]
+    line = text[start : min(ends) if ends else len(text)]
     before = line[: hash_at - start]
     return "{" not in line and "'" not in before and '"' not in before
 
