@@ -142,7 +142,7 @@ def export(x):
 
 
 def sharded():
-    mesh = jax.make_mesh((len(jax.devices()),), ("d",))
+    mesh = jax.sharding.Mesh(jax.devices(), ("d",))
     return jax.device_put(jnp.arange(8.0), NamedSharding(mesh, P("d")))
 
 

@@ -38,7 +38,7 @@ def export_pair(x):
         return host, host
 
 
-mesh = jax.make_mesh((len(jax.devices()),), ("d",))
+mesh = jax.sharding.Mesh(jax.devices(), ("d",))
 sharded = jax.device_put(jnp.arange(8.0), NamedSharding(mesh, P("d")))
 assert export(sharded).tolist() == list(range(8))
 assert export(jnp.arange(4.0)).tolist() == [0.0, 1.0, 2.0, 3.0]

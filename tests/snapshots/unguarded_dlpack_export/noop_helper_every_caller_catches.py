@@ -21,6 +21,6 @@ def export(x: jax.Array) -> torch.Tensor:
         return torch.from_numpy(np.array(x))
 
 
-mesh = jax.make_mesh((len(jax.devices()),), ("d",))
+mesh = jax.sharding.Mesh(jax.devices(), ("d",))
 assert export(jax.device_put(jnp.arange(8.0), NamedSharding(mesh, P("d")))).tolist() == list(range(8))
 assert export(jnp.arange(3.0)).tolist() == [0.0, 1.0, 2.0]
