@@ -95,24 +95,29 @@ class BackendPairs:
         # fix converts with, takes any library's capsule (PhiML's tensorflow/ backend sorts
         # before its torch/ one, and must not decide for it).
         found = None
-        for ctx in self._package_modules(f"def {other}"):
-            analysis = self.of(ctx).pairs
+        for ctx, analysis, klass, method in self._sibling_methods(cls, other):
+            for node in ast.walk(method):
+                value = node.value if isinstance(node, ast.Return) else None
+                made = analysis._other_library_capsule(value) if value is not None else None
+                if made is not None:
+                    where = f"`{ctx.root_path or ctx.path}` line {node.lineno}"
+                    text = f"`{klass.name}.{other}` ({where}) returns `{ast.unparse(value)}`, a capsule"
+                    if made == TORCH:
+                        return FamilyCapsule(text, made)
+                    found = found or FamilyCapsule(text, made)
+        return found
+
+    def _sibling_methods(self, cls: ast.ClassDef, name: str):
+        """(context, its BackendPairs, class, method) for each method ``name`` of another backend
+        class of this module or of one linked to it by imports (``_package_modules``)."""
+        for ctx in self._package_modules(f"def {name}"):
+            pairs = self.of(ctx).pairs
             for klass in ctx.tree.body:
                 if not isinstance(klass, ast.ClassDef) or klass is cls:
                     continue
                 for method in klass.body:
-                    if not isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)) or method.name != other:
-                        continue
-                    for node in ast.walk(method):
-                        value = node.value if isinstance(node, ast.Return) else None
-                        made = analysis._other_library_capsule(value) if value is not None else None
-                        if made is not None:
-                            where = f"`{ctx.root_path or ctx.path}` line {node.lineno}"
-                            text = f"`{klass.name}.{other}` ({where}) returns `{ast.unparse(value)}`, a capsule"
-                            if made == TORCH:
-                                return FamilyCapsule(text, made)
-                            found = found or FamilyCapsule(text, made)
-        return found
+                    if isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)) and method.name == name:
+                        yield ctx, pairs, klass, method
 
     def family_takes_only_capsules(self, function: ast.AST) -> str | None:
         """For a backend's ``to_`` method (``to_dlpack``): a sibling backend class -- of this
@@ -130,23 +135,16 @@ class BackendPairs:
         if not self._hands_across(other, function.name):
             return None
         only = api.names(takes_capsules=True, takes_arrays=False)
-        for ctx in self._package_modules(f"def {other}"):
-            pairs = self.of(ctx).pairs
-            for klass in ctx.tree.body:
-                if not isinstance(klass, ast.ClassDef) or klass is cls:
-                    continue
-                for method in klass.body:
-                    if not isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)) or method.name != other:
-                        continue
-                    parameter = pairs.pair_parameter(method)
-                    for node in ast.walk(method) if parameter is not None else ():
-                        if (
-                            isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Name)
-                            and node.args[0].id == parameter.arg and pairs.analysis.qualname(node.func) in only
-                        ):
-                            where = f"`{ctx.root_path or ctx.path}` line {node.lineno}"
-                            return (f"`{klass.name}.{other}` ({where}) hands it to `{ast.unparse(node.func)}`, "
-                                    "which takes only capsules")
+        for ctx, pairs, klass, method in self._sibling_methods(cls, other):
+            parameter = pairs.pair_parameter(method)
+            for node in ast.walk(method) if parameter is not None else ():
+                if (
+                    isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Name)
+                    and node.args[0].id == parameter.arg and pairs.analysis.qualname(node.func) in only
+                ):
+                    where = f"`{ctx.root_path or ctx.path}` line {node.lineno}"
+                    return (f"`{klass.name}.{other}` ({where}) hands it to `{ast.unparse(node.func)}`, "
+                            "which takes only capsules")
         return None
 
     def _other_library_capsule(self, value: ast.AST) -> str | None:
