@@ -70,6 +70,11 @@ _ASCII_KEEPING = frozenset(
 )
 
 
+def _holding_in(text: str | None, questions: list[tuple[bytes, ...]]) -> list[tuple[bytes, ...]]:
+    """The ``questions`` of which ``text`` (a module's, None where it has none) holds a word."""
+    return [words for words in questions if text and any(word.decode("ascii") in text for word in words)]
+
+
 # Whitespace to str.split() and not to bytes.split() (neither is whitespace to Python's tokenizer).
 _STR_ONLY_SEPARATORS = (b"\x1c", b"\x1d", b"\x1e", b"\x1f")
 # Up to how many importable names the gate looks for in the whole text of a library's own file
@@ -168,20 +173,35 @@ class Root:
         JAX tree's) costs a few reads; one that holds none (a tree without JAX: black, libcst)
         one read of each module, undecoded, and a search of its bytes per word, where every
         question it spares would read modules and search their text anyway."""
-        found = self._holding.get(words)
-        if found is None:
-            found = self._holding[words] = any(self._module_holds(path, words) for path in self._files())
-        return found
+        return self.holds_each((words,))[0]
 
-    def _module_holds(self, path: str, words: tuple[bytes, ...]) -> bool:
+    def holds_each(self, questions: tuple[tuple[bytes, ...], ...]) -> list[bool]:
+        """``holds_any`` of each of ``questions``, from one pass over the modules that stops once
+        every answer is yes: the project gate asks each waiting rule's needs of one root, and a
+        pass per rule would read a root without them (or with only some) once per rule."""
+        open_questions = [words for words in dict.fromkeys(questions) if words not in self._holding]
+        for path in self._files() if open_questions else ():
+            for words in self._module_holds(path, open_questions):
+                self._holding[words] = True
+                open_questions.remove(words)
+            if not open_questions:
+                break
+        for words in open_questions:
+            self._holding[words] = False
+        return [self._holding[words] for words in questions]
+
+    def _module_holds(self, path: str, questions: list[tuple[bytes, ...]]) -> list[tuple[bytes, ...]]:
+        """The ``questions`` (each a tuple of words) of which the module at ``path`` holds a word,
+        from one read of it."""
         if self._raw is None:
-            text = self._read(path)[0]
-            return bool(text) and any(word.decode("ascii") in text for word in words)
+            return _holding_in(self._read(path)[0], questions)
         data = self._raw(path)
         if data is None:
-            return False  # (``read`` gives no text either)
-        if any(word in data for word in words):
-            return True  # (a superset where the text is not the bytes': a question more, never one less)
+            return []  # (``read`` gives no text either)
+        # (A superset where the text is not the bytes': a question more, never one less.)
+        held = [words for words in questions if any(word in data for word in words)]
+        if len(held) == len(questions):
+            return held
         # Bytes decoded as UTF-8 or another encoding that keeps ASCII as it is hold an ASCII word
         # where their text does. Another (`# coding: utf-7` spells `d` as `+AGQ-`) is read as
         # ``read`` decodes it.
@@ -189,9 +209,8 @@ class Root:
         second = data.find(b"\n", first + 1) if first >= 0 else -1
         named = _CODING.findall(data[:second] if second >= 0 else data)
         if all(name.lower().replace(b"_", b"-") in _ASCII_KEEPING for name in named):
-            return False
-        text = self._read(path)[0]
-        return bool(text) and any(word.decode("ascii") in text for word in words)
+            return held
+        return held + _holding_in(self._read(path)[0], [words for words in questions if words not in held])
 
     def prepare(self, importer: str) -> None:
         """List the root and find what its imports can load from the folder of the file at

@@ -412,7 +412,7 @@ def project_active(path: str, source: bytes, rules: Sequence[Rule], active: tupl
     place = project.root_for(path)
     if place is None or not place[0].may_import(source, place[1]):
         return active
-    waiting = [rule for rule in waiting if _may_pass(rule, source, place[0])]
+    waiting = _may_pass_all(waiting, source, place[0])
     if not waiting:
         return active
     view = project.view_for(path)
@@ -423,6 +423,17 @@ def project_active(path: str, source: bytes, rules: Sequence[Rule], active: tupl
         return active
     more.update(map(id, active))
     return tuple(rule for rule in rules if id(rule) in more)
+
+
+def _may_pass_all(waiting: list[Rule], source: bytes, root) -> list[Rule]:
+    """The rules of ``waiting`` whose gate can pass (``_may_pass``). What the rules need of the
+    root is searched for in one pass over its modules (``Root.holds_each``): a root without JAX
+    holds none of it (black, libcst), and a pass per rule read every module once per rule."""
+    needs = [getattr(rule, "project_needs", None) for rule in waiting]
+    asked = [need() for need in needs if need is not None and not any(word in source for word in need())]
+    if len(asked) > 1:
+        root.holds_each(tuple(asked))  # one pass; ``_may_pass`` reads the answers
+    return [rule for rule in waiting if _may_pass(rule, source, root)]
 
 
 def _may_pass(rule: Rule, source: bytes, root) -> bool:

@@ -27,7 +27,7 @@ from jax_codemod.analysis.tracing import (
     own_nodes,
     tracing_for,
 )
-from jax_codemod.analysis.transforms import JIT_LIKE, Spellings, all_params, spellings_of
+from jax_codemod.analysis.transforms import JIT_LIKE, TRANSFORMS, Spellings, all_params, spellings_of
 from jax_codemod.analysis.words import decorated_def_lines, lines_of
 from jax_codemod.rule import Finding, FixSafety, Rule
 from jax_codemod.rules._access_text import Access, AccessText, names_transform, transform_calls
@@ -283,6 +283,14 @@ class TracedConcreteAccess(Rule):
 
     def project_prefilter(self, source: bytes, project) -> bool:
         return reaches_across(source, None, project, TEXT) is not None
+
+    def project_needs(self) -> tuple[bytes, ...]:
+        """Words the file or some module of its root must hold for a finding the gate lets
+        through: a traced function is one a transform of ``TRANSFORMS`` applies, found by its
+        qualified name, which only an import that spells its library (`jax`, `flax`,
+        `equinox`) binds, in the file or in a module of its project the file imports it
+        through. A root without them (black, libcst) is not asked, nor this rule imported."""
+        return tuple(sorted({name.split(".", 1)[0].encode() for name in TRANSFORMS}))
 
     def check(self, ctx: FileContext) -> list[Finding]:
         # A file that may call into another module's access (issue 34), or override a method
