@@ -285,11 +285,7 @@ class TracedConcreteAccess(Rule):
         return reaches_across(source, None, project, TEXT) is not None
 
     def project_needs(self) -> tuple[bytes, ...]:
-        """Words the file or some module of its root must hold for a finding the gate lets
-        through: a traced function is one a transform of ``TRANSFORMS`` applies, found by its
-        qualified name, which only an import that spells its library (`jax`, `flax`,
-        `equinox`) binds, in the file or in a module of its project the file imports it
-        through. A root without them (black, libcst) is not asked, nor this rule imported."""
+        # A transform resolves by qualified name, so the file or a module it imports spells its library.
         return tuple(sorted({name.split(".", 1)[0].encode() for name in TRANSFORMS}))
 
     def check(self, ctx: FileContext) -> list[Finding]:
