@@ -284,15 +284,12 @@ class TracedConcreteAccess(Rule):
     def project_prefilter(self, source: bytes, project) -> bool:
         return reaches_across(source, None, project, TEXT) is not None
 
-    def project_needs(self) -> tuple[bytes, ...]:
-        # A transform resolves by qualified name, so the file or a module it imports spells its library.
+    def project_needs(self) -> tuple[bytes, ...]:  # transforms resolve by qualified name: their library is spelled
         return tuple(sorted({name.split(".", 1)[0].encode() for name in TRANSFORMS}))
 
     def check(self, ctx: FileContext) -> list[Finding]:
-        # A file that may call into another module's access (issue 34), or override a method
-        # another module's trace calls (read whole: the parts do not follow other modules' bases).
+        # A call into another module's access (issue 34), or an override another module's trace calls.
         across = ctx.project is not None and reaches_across(None, ctx.text, ctx.project, TEXT)
-        # Following calls across reads the whole tree: the file's own accesses are judged on it.
         findings = self._across(ctx, members_in(jax_versions.target(self.options))) if across else []
         if across and across != INHERITED and not TEXT.any_access_line(ctx.text):
             return findings  # nothing of its own to find (the project gate passed it for its calls)
