@@ -72,9 +72,20 @@ class Import:
 def imports(text: str) -> list[Import]:
     """Every import statement of ``text``, in order (star imports as the name ``*``): at a
     line's start, or after a `;` or a compound statement's `:` in code on its line (`import os;
-    import helpers`, `try: import torch`)."""
-    if "\\\n" in text or "\\\r\n" in text:
-        text = _join_continued(" ", text)
+    import helpers`, `try: import torch`). A line continued by a backslash is read joined to the
+    next: the whole text is joined only where such a line meets an import statement
+    (``_imports``), as few files continue one (looking for a continued line anywhere read each
+    text twice more: a third of this function's time on warp)."""
+    found = _imports(text, joined="\\" not in text)
+    return found if found is not None else _imports(_join_continued(" ", text), joined=True)
+
+
+def _imports(text: str, joined: bool) -> list[Import] | None:
+    """``imports`` of ``text``, or None where a line continued by a backslash meets an import
+    statement (the line of its word is continued or continues the one before, or its
+    parenthesised list holds a backslash) and ``text`` is not ``joined``: then it is read
+    joined. Elsewhere a continued line changes nothing this reads (a statement is read from its
+    line, or from its line to its closing bracket)."""
     found = []
     find = text.find
     starts = _StatementStarts(text, _STR_SEPARATORS)
@@ -84,6 +95,12 @@ def imports(text: str) -> list[Import]:
     while position != -1:
         start = starts(position)
         following = position + 6
+        if not joined:
+            line, end = starts.line, starts.end
+            if text[end - 1 : end] in _CONTINUATION_ENDS and _continues(text, end, "\\", "\r"):
+                return None
+            if line >= 2 and text[line - 2 : line - 1] in _CONTINUATION_ENDS and _continues(text, line - 1, "\\", "\r"):
+                return None
         # A statement start tried already (several `import` words after it) gives the same answer.
         match = _IMPORT.match(text, start) if start != tried else None
         tried = start
@@ -94,6 +111,8 @@ def imports(text: str) -> list[Import]:
                 close = find(")", end) if end <= last_close else -1
                 if close >= 0:
                     names, end = text[end - 1 : close + 1], close + 1
+                    if not joined and "\\" in names:
+                        return None  # (a backslash in the list may continue one of its lines)
                 else:  # no `)`: the rest of the line, as a statement without brackets
                     rest = _REST_OF_STATEMENT.match(text, end - 1)
                     names, end = rest.group(), rest.end()
@@ -170,6 +189,8 @@ def _statement_start(text, position, separators, line: int | None = None) -> int
     return line if any(find(mark, line, cut) >= 0 for mark in not_code) else cut + 1
 
 
+# The characters before a line's newline where a backslash may continue it (`\\`, or `\\\r`).
+_CONTINUATION_ENDS = ("\\", "\r")
 _STR_SEPARATORS = ("\n", ";", ":", ("'", '"', "#"))
 _BYTES_SEPARATORS = (b"\n", b";", b":", (b"'", b'"', b"#"))
 
@@ -296,10 +317,13 @@ def _chains(text: str, alias: str) -> tuple[str, ...]:
     """The dotted chains after each spelling of ``alias`` in ``text`` (`.to_torch`, `.convert.f`),
     sorted. A few are no read of the alias (`x.alias.f`, the module `import alias.sub` names):
     they only add names to ask about, which is the safe side for a gate."""
-    if text.count(alias) <= _FOUND_BY_FIND:
+    # An alias whose pattern is compiled already (`wp`, `np`: most files of a root spell the same
+    # few) is found by it at once: counting its spellings first read the text once more.
+    pattern = _CHAIN_PATTERNS.get(alias)
+    if pattern is None and text.count(alias) <= _FOUND_BY_FIND:
         found = set(_chains_found(text, alias))
     else:
-        found = set(_chain_after(alias).findall(text))
+        found = set((pattern or _chain_after(alias)).findall(text))
     return tuple(sorted({"".join(chain.split()) if " " in chain or "\t" in chain else chain for chain in found}))
 
 
@@ -325,11 +349,20 @@ def _chains_found(text: str, alias: str):
             at = find(alias, chain.end())
 
 
-@lru_cache(maxsize=256)
 def _chain_after(alias: str) -> re.Pattern[str]:
-    # The alias first: a pattern that opens with a literal is searched for, not tried at every
-    # position of the text (a look-behind before it would be).
-    return re.compile(rf"{re.escape(alias)}((?:[ \t]*\.[ \t]*[A-Za-z_]\w*)+)")
+    found = _CHAIN_PATTERNS.get(alias)
+    if found is None:
+        if len(_CHAIN_PATTERNS) >= _CHAIN_PATTERNS_KEPT:
+            _CHAIN_PATTERNS.clear()
+        # The alias first: a pattern that opens with a literal is searched for, not tried at
+        # every position of the text (a look-behind before it would be).
+        found = _CHAIN_PATTERNS[alias] = re.compile(rf"{re.escape(alias)}((?:[ \t]*\.[ \t]*[A-Za-z_]\w*)+)")
+    return found
+
+
+# ``_chain_after``'s patterns, by alias (a dict, not a cache: ``_chains`` asks which are compiled).
+_CHAIN_PATTERNS: dict[str, re.Pattern[str]] = {}
+_CHAIN_PATTERNS_KEPT = 256
 
 
 # `__all__ = [...]`, `__all__ += (...)`, `__all__.extend([...])`: the literal lists of names.
@@ -577,6 +610,8 @@ class Reach:
         self._texts: dict[str, str] = {}
         self._read: dict[str, _Module] = {}
         self._places: dict[tuple[str, str], Node | None] = {}
+        # (base, folder) -> chain read after an alias of base -> its node (``_chain_nodes``)
+        self._chains_placed: dict[tuple[str, str], dict[str, Node | None]] = {}
         # the last file's bindings
         self._file: tuple[tuple[str, str], tuple[dict[str, list[str]], tuple[str, ...]]] | None = None
         # the last file's nodes: (importer, text), what its imports bind, what it reads through them
@@ -657,8 +692,39 @@ class Reach:
         read = self._nodes[2]
         found = read.get(alias)
         if found is None:
-            found = read[alias] = self._placed(importer, attributes_read(text, alias, targets))
+            found = read[alias] = self._chain_nodes(importer, _chains(text, alias), alias, targets)
         return found
+
+    def _chain_nodes(self, importer: str, chains: tuple[str, ...], alias: str, targets: list[str]) -> list[Node]:
+        """``_placed(importer, attributes_read(text, alias, targets))`` for the ``chains`` read
+        after ``alias`` in ``text``: the node each chain is after each base, kept by base and
+        folder for the root's other files (600 of warp's files read `wp.<name>` each, of a few
+        hundred names: each is placed once a run, not once a file)."""
+        if not chains:
+            return []
+        folder = self._folder_of(importer)
+        place, kept = self._place, self._chains_placed
+        found: list[Node] = []
+        pairs = 0
+        for target in targets:
+            first = target.split(".", 1)[0]
+            # `import a.b` (binds `a`) and `import a.b as a` read the same: both bases are asked.
+            bases = []
+            for base in sorted({target, first}) if alias == first else (target,):
+                placed = kept.get((base, folder))
+                if placed is None:
+                    placed = kept[(base, folder)] = {}
+                bases.append((base, placed))
+            pairs += len(bases)
+            for chain in chains:
+                for base, placed in bases:
+                    node = placed.get(chain, False)
+                    if node is False:
+                        node = placed[chain] = place(base + chain, importer, folder)
+                    if node is not None and node[0] != importer:
+                        found.append(node)
+        # (attributes_read's order, each node once where several bases or targets may spell it.)
+        return list(dict.fromkeys(found)) if pairs > 1 else found
 
     def _star_leads(self, key: str, wanted: Callable[[str], bool], follow: bool | str, star: str, importer: str) -> tuple[str, ...]:
         """The names ``from <star> import *`` binds in ``importer`` that lead to wanted text."""
