@@ -314,6 +314,114 @@ def class_members(text: str, block: Block, interiors: list[tuple[int, int]], sta
     return members
 
 
+# The headers of the compound statements whose suites hold statements of the scope around them
+# (no scope of their own, unlike `def` and `class`); `match` and `case` are left out (unsure).
+_BLANKS = re.compile(r"[ \t]*")
+_SUITE_HEADER = re.compile(r"(?:async[ \t]+)?(?:if|elif|else|for|while|with|try|except|finally)\b")
+# What the bracket depth of a body is read from: brackets, line ends, backslashes, comments,
+# triple quotes (skipped to their string's end) and single-quoted strings (a quote that starts
+# none on its line is matched alone: unsure).
+_DEPTH_MARKS = re.compile(
+    r"""[()\[\]{}\n]|\\|#[^\n]*|\"\"\"|'''|"[^"\\\n]*(?:\\.[^"\\\n]*)*"|'[^'\\\n]*(?:\\.[^'\\\n]*)*'|["']"""
+)
+
+
+def at_own_level(text: str, block: Block, positions, interiors: list[tuple[int, int]], starts: list[int]) -> bool:
+    """Whether each of ``positions`` lies in the body of the module-level `def` ``block`` (or
+    method of a module-level class) at the function's own level, or outside any function: in
+    a logical line of its body, or of the suites of compound statements there (`if`, `for`,
+    `while`, `with`, `try` and their clauses, nested as deep as they go), not in a nested `def`
+    or `class` (its header, decorators or body) and not after a `lambda` in its own logical
+    line (which may hold it); or in its own decorators and signature, which the module or
+    class evaluates, with no `lambda` there. A node there belongs to the function's own
+    scope, or to no function's: no other function's body holds it.
+
+    The logical lines are read from the text: a line starts one where the brackets opened in
+    code since the body began are all closed (strings and comments skipped); the suite a line
+    is in is opened by the nearest logical line before it with less indentation. False when
+    unsure: a position in the header, a body on the header's line, a backslash continuation,
+    a string that does not end on its line, a closing bracket nothing opened, indentation of
+    tabs, or a line indented less than the body."""
+    if not positions:
+        return True
+    body = _header_end(text, block.header, block.finish, interiors, starts)
+    if body < 0 or max(positions) >= block.finish:
+        return False
+    if min(positions) < body:
+        # In the decorators or the signature: evaluated in the scope around the `def` (its
+        # module's or its class's, for a module-level block), no function's, unless in a lambda.
+        if "lambda" in text[block.begin : body]:
+            return False
+        positions = [at for at in positions if at >= body]
+        if not positions:
+            return True
+    last = max(positions)
+    lines = [body]  # where each logical line (or blank or comment line) at depth 0 begins
+    depth, position, search = 0, body, _DEPTH_MARKS.search
+    while True:
+        mark = search(text, position, last)
+        if mark is None:
+            break
+        position = mark.end()
+        found = mark.group()
+        char = found[0]
+        if char in "([{":
+            depth += 1
+        elif char in ")]}":
+            depth -= 1
+            if depth < 0:
+                return False
+        elif char == "\n":
+            if depth == 0:
+                lines.append(position)
+        elif char == "\\" or found in ("'", '"'):
+            return False  # a continued line, or a string this reading cannot follow
+        elif found in ('"""', "'''"):  # skipped to its end
+            inside = bisect.bisect_left(starts, position)
+            if inside == len(starts) or starts[inside] != position:
+                return False
+            position = interiors[inside][1] + 3
+    # The logical lines with code (blank and comment lines hold no statement), with their indentation.
+    statements: list[tuple[int, str]] = []
+    blanks = _BLANKS.match
+    for start in lines:
+        code = blanks(text, start).end()
+        if text[code : code + 1] not in ("\n", "#", ""):
+            statements.append((start, text[start:code]))
+    if not statements or "\t" in statements[0][1]:
+        return False
+    begins = [start for start, _ in statements]
+    return all(_in_own_suite(text, statements, bisect.bisect_right(begins, at) - 1, at) for at in positions)
+
+
+def _in_own_suite(text: str, statements: list[tuple[int, str]], index: int, position: int) -> bool:
+    """``at_own_level`` for one position in the logical line ``statements[index]`` (the
+    body's logical lines with code: (start, indentation))."""
+    if index < 0:
+        return False
+    start, indent = statements[index]
+    outer = statements[0][1]  # the body's indentation
+    if "\t" in indent or not indent.startswith(outer):
+        return False
+    header = _HEADER.match(text, start + len(indent))
+    if header is not None and header.group(1, 2, 3) != (None, None, None):
+        return False  # a nested `def`, `class` or decorator line
+    if "lambda" in text[start:position]:
+        return False
+    # The suites around it, innermost first: each opened by the nearest line indented less.
+    while len(indent) > len(outer):
+        index -= 1
+        while index >= 0 and len(statements[index][1]) >= len(indent):
+            index -= 1
+        if index < 0:
+            return False
+        before, around = statements[index]
+        if not indent.startswith(around) or _SUITE_HEADER.match(text, before + len(around)) is None:
+            return False
+        indent = around
+    return indent == outer
+
+
 def class_body_indent(text: str, block: Block, interiors: list[tuple[int, int]], starts: list[int]) -> str | None:
     """The indentation of a `class` block's body, or None when unsure (a body on the
     header's line)."""
