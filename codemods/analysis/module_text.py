@@ -452,7 +452,15 @@ def words_of(text: str) -> frozenset[str]:
     return frozenset(_WORD.findall(text))
 
 
-def _records(dots: str | None, module: str | None, names: str | None, plain: str | None) -> list[Import]:
+@lru_cache(maxsize=4096)
+def _records(dots: str | None, module: str | None, names: str | None, plain: str | None) -> tuple[Import, ...]:
+    """The records of one import statement, from its parts as ``_IMPORT`` matched them: kept by
+    their text, as the files of a root repeat the same statements (`import warp as wp`), and
+    the records are frozen."""
+    return tuple(_read_records(dots, module, names, plain))
+
+
+def _read_records(dots: str | None, module: str | None, names: str | None, plain: str | None) -> list[Import]:
     if plain is not None:
         found = []
         for part in plain.split(","):
