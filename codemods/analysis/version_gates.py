@@ -15,18 +15,28 @@ Such a call is not a bug. ``Gates.side(node)`` says on which side of a gate ``no
 sits: ``OLD`` (only runs where the old API exists), ``NEW`` (runs on current JAX), or
 None (not gated). A gate whose direction cannot be read (``if USE_LEGACY:``) counts both
 of its branches as gated.
+
+A version string compared as a string (``jax.__version__ >= "0.7"``) is read by
+``string_compared_versions``; ``may_compare_as_strings`` shows from a file's text and the few
+top-level blocks that spell a version that it has none, without parsing the whole file.
 """
 
 from __future__ import annotations
 
 import ast
+import bisect
 import operator
+import re
+import unicodedata
 from dataclasses import dataclass
 from functools import cached_property
 
 from jax_codemod.analysis import jax_versions
-from jax_codemod.analysis.context import FileContext
+from jax_codemod.analysis.blocks import Block, class_members, in_code, string_interiors, top_level_blocks
+from jax_codemod.analysis.context import LIBRARY_STARS, FileContext, statements_holding
 from jax_codemod.analysis.guards import handler_catches
+from jax_codemod.analysis.partial import parse_quietly
+from jax_codemod.analysis.scopes import BODY_FIELDS, child_fields, walk_values
 from jax_codemod.analysis.values import CAPSULE_PRODUCERS
 
 OLD = "old"
@@ -474,3 +484,279 @@ def _refined(value: ast.AST, name: str, previous: ast.AST) -> ast.AST | None:
     if len(own) != 1:
         return None
     return ast.BoolOp(op=value.op, values=[previous if v is own[0] else v for v in value.values])
+
+
+# Proving a file clean from the blocks that spell a version ------------------------------------
+# Whether a file may compare a JAX version string as a string, from the few top-level blocks that
+# spell a version, without parsing the whole file (JAX007's proof that a file is clean).
+#
+# Most files that name ``__version__`` never compare it as a string (warp's 680 kB context.py names
+# it twice), yet the check parsed each whole to resolve its names. A comparison JAX007 reports has
+# a version string on one side: an attribute ``<chain>.__version__``, or a name the module binds to
+# one (``from jax import __version__ as v``, ``V = jax.__version__``, ``W = V``, a project module's
+# star import). Each of those spells ``__version__`` or the bound name in the top-level statement
+# that holds it, so parsing the blocks (``blocks.top_level_blocks``) that spell either, one at a
+# time, finds every such comparison. It is read here with any attribute named ``__version__`` taken
+# as JAX's (``np.__version__`` too) and every such name as bound to one: more than the check finds,
+# never less. ``may_compare_as_strings`` is False only when none is there; then the check has
+# nothing to report. Whenever the text cannot be read with certainty (a lone carriage return, a
+# character Python folds to an ASCII letter in a name, a block cut inside brackets, a block that
+# does not parse, a star import it cannot follow) it says True, and the check reads the file whole.
+
+VERSION = "__version__"
+_NON_ASCII = re.compile(r"[^\x00-\x7f]+")
+_PIECE = 4096  # the text is searched for non-ASCII characters in pieces: most are ASCII
+_ASCII_WORD = re.compile(r"[A-Za-z0-9_]")
+# Single-quoted strings and comments (none holds a line end): what the bracket count leaves out.
+_STRING_OR_COMMENT = re.compile(r"""#[^\n]*|"[^"\\\n]*(?:\\.[^"\\\n]*)*"|'[^'\\\n]*(?:\\.[^'\\\n]*)*'""")
+# Any star import, however spelled (`import *`, `import \<newline> *`), and the one spelling read.
+_ANY_STAR = re.compile(r"import(?:[ \t]|\\\n)*\*")  # a literal first: searched fast
+_STAR = re.compile(r"\bfrom[ \t]+(\.*)[ \t]*((?:\w+(?:\.\w+)*)?)[ \t]+import[ \t]*\*")
+# Past this share of the text, parsing the blocks costs about what the whole parse does.
+_MOST = 0.5
+
+
+def may_compare_as_strings(ctx: FileContext) -> bool:
+    """False only when no comparison of ``ctx``'s file orders or slices a version string against
+    a string literal as JAX007 reads one (``string_compared_versions``), shown from the blocks
+    that spell a version; True when one may, or when unsure. Never reads ``ctx.tree``."""
+    text = ctx.text
+    if "\r" in text:
+        if text.count("\r") != text.count("\r\n"):
+            return True  # a lone carriage return ends a line the cut does not see
+        text = text.replace("\r\n", "\n")  # same statements, lines and columns
+    if not text.isascii() and _folds_to_ascii(text):
+        return True
+    interiors = string_interiors(text)
+    blocks = top_level_blocks(text, interiors) if interiors is not None else None
+    if not blocks:
+        return True
+    names = _star_names(ctx, text, interiors)
+    if names is None:
+        return True
+    reading = _Reading(text, blocks, interiors)
+    return reading.may_compare(names)
+
+
+def _folds_to_ascii(text: str) -> bool:
+    """Whether a character of ``text`` folds (NFKC, as Python reads names: ``ｖ`` is ``v``) to an
+    ASCII letter, digit or underscore: a name could then be spelled other than the text searched."""
+    chars: set[str] = set()
+    for start in range(0, len(text), _PIECE):  # a regex over an ASCII piece tries every character
+        piece = text[start : start + _PIECE]
+        if not piece.isascii():
+            chars.update(char for run in _NON_ASCII.findall(piece) for char in run)
+    return any(_ASCII_WORD.search(unicodedata.normalize("NFKC", char)) for char in chars)
+
+
+def _star_names(ctx: FileContext, text: str, interiors: list[tuple[int, int]]) -> set[str] | None:
+    """The names the file's star imports bind to a version string, as ``FileContext._bindings``
+    reads them (a library's star import binds none; a project module's, what its text shows);
+    None when a star import in code is not spelled as ``_STAR`` reads it (`import \\` and a
+    line break before its `*`)."""
+    starts = [first for first, _ in interiors]
+    names: set[str] = set()
+    for found in _ANY_STAR.finditer(text):
+        at = found.start()
+        if at and _ASCII_WORD.match(text, at - 1):
+            continue  # `reimport *` (a name folded to ASCII was ruled out)
+        spelled = _STAR.search(text, text.rfind("\n", 0, at) + 1, found.end())
+        if spelled is None or spelled.end() != found.end():
+            if in_code(text, at, interiors, starts):
+                return None
+            continue  # `"import *" in line`
+        # (One in a string or comment is read as well: a name too many costs time, never a finding.)
+        level, module = len(spelled.group(1)), spelled.group(2) or None
+        project = ctx.project
+        if (not level and module in LIBRARY_STARS) or project is None:
+            continue  # the API table's public names, or nothing known: none is a version string
+        bound = project.star_bindings(ctx.root_path, level, module, ctx.text) or {}
+        names.update(local for local, target in bound.items() if target in VERSION_STRINGS)
+    return names
+
+
+class _Reading:
+    """The blocks of one text that spell a version or a name bound to one, parsed one at a time;
+    of each, only the statements on the lines that spell one are looked at (as ``_comparisons``
+    of the check does): a comparison, import or assignment that spells a name lies on its line."""
+
+    def __init__(self, text: str, blocks: list[Block], interiors: list[tuple[int, int]]) -> None:
+        self.text, self.blocks, self.interiors = text, blocks, interiors
+        self.begins = [block.begin for block in blocks]
+        self.depths: list[int] | None | bool = False  # bracket depth before each block, once asked
+        self.starts = [first for first, _ in interiors]
+        self.members: dict[int, list[Block] | None] = {}  # a `class` block's, where it can be cut
+        self.trees: dict[tuple[int, int], ast.Module] = {}  # parsed parts (``_part_at``)
+        self.kept_size = 0
+        self.compares: list[ast.Compare] = []
+        self.versions: set[str] = set()  # names that may be bound to a version string
+        self.links: list[tuple[str, str]] = []  # `target = source` at module level: (source, target)
+
+    def may_compare(self, star_names: set[str]) -> bool:
+        text = self.text
+        self.versions |= star_names
+        searched: set[str] = set()
+        positions = _occurrences(text, VERSION)
+        while True:
+            if not self._read(positions):
+                return True
+            self._close()
+            words = self.versions - searched
+            if not words:
+                break
+            if not all(word.isascii() for word in words):
+                return True  # a name spelled in more than one way (`é`, `e\u0301`)
+            searched |= words
+            positions = [at for word in words for at in _whole_word(text, word)]
+        qualname = self._qualname
+        return any(string_compared_versions(qualname, compare) for compare in self.compares)
+
+    def _read(self, positions: list[int]) -> bool:
+        """Parse the parts that hold ``positions`` (``_part_at``) and take what their statements
+        on those positions' lines say; False when unsure."""
+        text, trees = self.text, self.trees
+        held: dict[tuple[int, int], list[int]] = {}
+        for position in positions:
+            if position >= self.begins[0]:  # not in the comments above the first statement
+                held.setdefault(self._part_at(position), []).append(position)
+        self.kept_size += sum(self._span(part)[1] - self._span(part)[0] for part in held if part not in trees)
+        if self.kept_size > _MOST * len(text):
+            return False
+        for part, found in sorted(held.items()):
+            if part not in trees:
+                tree = self._parse(part)
+                if tree is None:
+                    return False
+                trees[part] = tree
+            begin, _ = self._span(part)
+            first = 2 if part[1] > 0 else 1  # a member is parsed under a `class _:` line
+            self._take(trees[part], sorted({text.count("\n", begin, position) + first for position in found}))
+        return True
+
+    def _part_at(self, position: int) -> tuple[int, int]:
+        """(block, member) of ``position``: a `class` block's member where ``class_members`` can
+        cut it (0: its decorators and header), -1 for a block read whole."""
+        index = bisect.bisect_right(self.begins, position) - 1
+        members = self._members(index)
+        if members is None:
+            return index, -1
+        return index, bisect.bisect_right([member.begin for member in members], position) - 1
+
+    def _members(self, index: int) -> list[Block] | None:
+        if index not in self.members:
+            block = self.blocks[index]
+            members = None
+            if block.kind == "class" and self._whole_statements(index):
+                members = class_members(self.text, block, self.interiors, self.starts)
+            self.members[index] = members
+        return self.members[index]
+
+    def _span(self, part: tuple[int, int]) -> tuple[int, int]:
+        index, member = part
+        block = self.blocks[index] if member < 0 else self.members[index][member]
+        return block.begin, block.finish
+
+    def _parse(self, part: tuple[int, int]) -> ast.Module | None:
+        """A part's tree, its lines counted from its first (a member's from the line after):
+        a block alone, a class's header with a `pass` body, a member under `class _:`. None
+        when it does not parse, or a block is not whole statements."""
+        index, member = part
+        begin, finish = self._span(part)
+        if member < 0:
+            source = self.text[begin:finish] if self._whole_statements(index) else None
+        elif member == 0:
+            source = self.text[begin:finish] + self.members[index][0].indent + "pass\n"
+        else:
+            source = "class _:\n" + self.text[begin:finish]
+        return None if source is None else parse_quietly(source, "<block>")
+
+    def _take(self, tree: ast.Module, lines: list[int]) -> None:
+        versions, body = self.versions, tree.body
+        for statement in statements_holding(body, lines):
+            kind = statement.__class__
+            if kind is ast.ImportFrom:  # an import anywhere binds at module level (`_bindings`)
+                versions.update(alias.asname or alias.name for alias in statement.names if alias.name == VERSION)
+            elif kind is ast.Import:
+                versions.update(a.asname for a in statement.names if a.asname and a.name.endswith(VERSION))
+            elif kind is ast.Assign and len(statement.targets) == 1 and any(statement is s for s in body):
+                self._bound(statement.targets[0], statement.value)
+            for name in child_fields(kind):
+                if name in BODY_FIELDS:
+                    continue  # statements: ``statements_holding`` gives those that hold a line
+                value = getattr(statement, name, None)
+                for part in value if value.__class__ is list else (value,):
+                    if isinstance(part, ast.AST):
+                        self.compares.extend(node for node in walk_values(part) if node.__class__ is ast.Compare)
+
+    def _bound(self, target: ast.AST, value: ast.AST) -> None:
+        """A module-level `target = value` (``names.module_bindings``): a version string's name
+        when ``value`` is one."""
+        if target.__class__ is not ast.Name:
+            return
+        if value.__class__ is ast.Attribute and value.attr == VERSION:
+            self.versions.add(target.id)
+        elif value.__class__ is ast.Name:
+            self.links.append((value.id, target.id))
+
+    def _close(self) -> None:
+        """Follow `W = V` from each name that may be a version string, to a fixed point."""
+        versions, changed = self.versions, True
+        while changed:
+            changed = False
+            for source, target in self.links:
+                if source in versions and target not in versions:
+                    versions.add(target)
+                    changed = True
+
+    def _qualname(self, node: ast.AST) -> str | None:
+        """A version string's name for any node that may be one, else None (``_version_string``
+        looks the answer up in ``VERSION_STRINGS``)."""
+        if node.__class__ is ast.Attribute:
+            return "jax.__version__" if node.attr == VERSION else None
+        if node.__class__ is ast.Name:
+            return "jax.__version__" if node.id in self.versions else None
+        return None
+
+    def _whole_statements(self, index: int) -> bool:
+        """Whether block ``index`` begins and ends outside any bracket: a line at column 0 inside
+        brackets looks like a statement of its own (`ok = (` / `jax.__version__` / `>= "0.7")`),
+        and its middle part parses alone as an expression."""
+        if self.depths is False:
+            self.depths = _depths(self.text, self.blocks, self.interiors)
+        depths = self.depths
+        return depths is not None and depths[index] == 0 and depths[index + 1] == 0
+
+
+def _depths(text: str, blocks: list[Block], interiors: list[tuple[int, int]]) -> list[int] | None:
+    """The bracket depth of the code before each block and after the last; None when unsure (a
+    quote the count cannot place). Triple-quoted strings (``interiors``) never span two blocks."""
+    depths, depth, inside, count = [0], 0, 0, len(interiors)
+    for block in blocks:
+        parts, position = [], block.begin
+        while inside < count and interiors[inside][0] < block.finish:
+            first, last = interiors[inside]
+            parts.append(text[position : first - 3])
+            position = last + 3
+            inside += 1
+        parts.append(text[position : block.finish])
+        code = _STRING_OR_COMMENT.sub("", "".join(parts))
+        if '"' in code or "'" in code:
+            return None
+        depth += code.count("(") + code.count("[") + code.count("{")
+        depth -= code.count(")") + code.count("]") + code.count("}")
+        depths.append(depth)
+    return depths
+
+
+def _occurrences(text: str, word: str) -> list[int]:
+    found, at = [], text.find(word)
+    while at != -1:
+        found.append(at)
+        at = text.find(word, at + 1)
+    return found
+
+
+def _whole_word(text: str, word: str) -> list[int]:
+    """Where ``word`` occurs with no ASCII letter, digit or underscore on either side (more than
+    the names Python reads: a non-ASCII neighbour is taken as a boundary)."""
+    return [match.start() for match in re.finditer(rf"(?<![A-Za-z0-9_]){re.escape(word)}(?![A-Za-z0-9_])", text)]

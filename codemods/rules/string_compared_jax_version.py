@@ -16,6 +16,7 @@ from jax_codemod.analysis.version_gates import (
     VERSION_STRINGS,
     WHOLE,
     StringVersionCompare,
+    may_compare_as_strings,
     string_compared_versions,
 )
 from jax_codemod.analysis.words import lines_of
@@ -87,6 +88,8 @@ class StringComparedJaxVersion(Rule):
     REQUIRES = (b"jax",)
 
     def check(self, ctx: FileContext) -> list[Finding]:
+        if not ctx.has_tree and not _may_compare(ctx):
+            return []  # shown from the blocks that spell a version, without the whole parse
         findings = []
         for node in _comparisons(ctx):
             found = string_compared_versions(ctx.qualname, node)
@@ -126,6 +129,15 @@ class StringComparedJaxVersion(Rule):
         reference = fixer.reference_code(info)
         replaced = cst.parse_expression(template.replace(_PLACEHOLDER, reference))
         return replaced.with_changes(lpar=updated.lpar, rpar=updated.rpar)
+
+
+def _may_compare(ctx: FileContext) -> bool:
+    """``version_gates.may_compare_as_strings``; True (read the file whole) should it fail in a
+    way it should not: that costs a whole parse, never a finding."""
+    try:
+        return may_compare_as_strings(ctx)
+    except Exception:  # noqa: BLE001 -- the whole-file check below raises what is really wrong
+        return True
 
 
 def _comparisons(ctx: FileContext) -> list[ast.Compare]:
