@@ -52,11 +52,14 @@ MAX_MODULE_DEPTH = 8
 MODULE_ANSWERS = 100_000
 # Parsed trees kept, for all roots together (source characters): the modules most files import
 # (a package's `core`, its `config`) stay parsed across the files that import them. A tree
-# takes ~30 bytes of memory per character of source, so a larger module is parsed for each
-# file that reads it rather than kept.
-TREE_CACHE_CHARS = 2**19
-# The largest module of a root read for its values (source characters): the cache's size.
-MAX_PARSED_CHARS = TREE_CACHE_CHARS // 2
+# takes ~30 bytes of memory per character of source (this many: ~60 MB at most). Each checked
+# file of a model package reads the same base classes and mixins (EasyDeL: ~1.5 M characters),
+# and a cache smaller than that set drops each of them before the next file asks again: at
+# 2**19 EasyDeL parsed 1,862 modules (120 MB of text, 14 s of its 40 s) where 2**21 parses 466.
+TREE_CACHE_CHARS = 2**21
+# The largest module of a root read for its values (source characters): larger is read as a
+# library's. Fixed on its own: what is read must not change with what is kept.
+MAX_PARSED_CHARS = 2**18
 # View.about's and View.known's answers kept per root: small facts of a module, by content.
 MODULE_FACTS = 10_000
 
