@@ -1224,34 +1224,58 @@ def test_a_class_without_the_transform_has_no_finding(name):
     assert not RULE.check(whole(text))
 
 
-def test_a_test_module_is_decided_from_its_traced_method():
-    """One test method with `jax.jit` and `.item()` outside the trace among 300: the partial
-    reading keeps it and stubs the rest, and decides the file without the whole parse."""
+def _test_module(method: str, after: str = "") -> str:
+    """A test module: ``method`` (indented as written, at the class body's level) among 300
+    unrelated methods, then ``after`` (module level)."""
     methods = "".join(FILLER_METHODS.format(n=n) for n in range(300))
-    text = textwrap.dedent(
-        """
-        import jax
-        import jax.numpy as jnp
-
-
-        class ApiTest:
-        """
-    ) + methods + textwrap.indent(
+    return (
         textwrap.dedent(
             """
-            def test_jit(self):
-                out = jax.jit(lambda x: x * 2)(jnp.ones(3))
-                self.assertEqual(out[0].item(), 2.0)
+            import jax
+            import jax.numpy as jnp
+
+
+            class ApiTest:
             """
-        ),
-        "    ",
+        )
+        + methods
+        + textwrap.indent(textwrap.dedent(method), "    ")
+        + textwrap.dedent(after)
     )
+
+
+TEST_JIT = """
+    def test_jit(self):
+        out = jax.jit(lambda x: x * 2)(jnp.ones(3))
+        self.assertEqual(out[0].item(), 2.0)
+"""
+
+
+def test_a_test_module_is_decided_from_its_traced_method():
+    """One test method with `jax.jit` and `.item()` outside the trace among 300, named
+    elsewhere (so it may be traced: a transform may be given it): the partial reading keeps
+    it and stubs the rest, and decides the file without the whole parse."""
+    text = _test_module(TEST_JIT, "\nCHECKED = jax.jit(ApiTest.test_jit)\n")
     ctx = lazy(text)
     assert RULE.check(ctx) == []
     assert not ctx.has_tree
     partial = check_equivalent(text)
     assert partial is not None and "def test_jit(self)" in partial.text
     assert "def test_unrelated" not in partial.text and partial.text.count(" = None") == 300
+
+
+def test_a_test_method_named_nowhere_else_is_no_target():
+    """The same method named nowhere else, its `.item()` at its own level (not in the
+    lambda): only a trace of `test_jit` itself could make it a tracer's, and nothing can
+    trace it. The reading keeps no block of the class: nothing in the file matters."""
+    text = _test_module(TEST_JIT)
+    ctx = lazy(text)
+    assert RULE.check(ctx) == []
+    assert not ctx.has_tree
+    reading = partial_reading.read(lazy(text), UNLIMITED)
+    assert reading is not None and not reading.may_matter
+    assert "def test_jit(self)" not in reading.context.text
+    check_equivalent(text)
 
 
 def test_the_members_are_the_statements_the_parser_sees():

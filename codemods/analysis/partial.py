@@ -30,6 +30,7 @@ import ast
 import bisect
 import re
 import warnings
+from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
@@ -670,6 +671,15 @@ class Cut:
         if self._spaced is None:
             self._spaced = text.translate(_NOT_WORD_TO_SPACE)
         return set(self._spaced[block.begin : block.finish].split())
+
+    def word_counts(self) -> Counter[str]:
+        """How often each word (``WORDS``) occurs in the text, comments and strings included."""
+        text = self.text
+        if not text.isascii():
+            return Counter(WORDS.findall(text))
+        if self._spaced is None:
+            self._spaced = text.translate(_NOT_WORD_TO_SPACE)
+        return Counter(self._spaced.split())
 
     def functions(self, index: int) -> set[str]:
         """The functions a block defines that a call elsewhere may resolve to: a `def`

@@ -16,10 +16,10 @@ from dataclasses import dataclass
 from functools import cached_property, wraps
 
 from jax_codemod.analysis.api import TREE_MAPS, UNAVAILABLE
-from jax_codemod.analysis.blocks import CONTAINER_CALLS
+from jax_codemod.analysis.blocks import CONTAINER_CALLS, at_own_level
 from jax_codemod.analysis.context import FileContext
 from jax_codemod.analysis.names import canonical
-from jax_codemod.analysis.partial import Cut, dotted_before
+from jax_codemod.analysis.partial import WORDS, Cut, dotted_before
 from jax_codemod.analysis.patterns import POSSESSIVE, alternation, starts_of
 from jax_codemod.analysis.project import LIBRARIES
 from jax_codemod.analysis.transforms import PARTIAL, TRANSFORM_LEAVES, TRANSFORMS, Spellings, spellings_of
@@ -41,6 +41,9 @@ _GAP = rf"(?:\s|\\)*{POSSESSIVE}"
 # `x.  # why\n    item()`: a comment may sit between the dot and the name, inside brackets.
 _COMMENTED_GAP = rf"{_GAP}(?:#[^\n]*{POSSESSIVE}\n{_GAP})*{POSSESSIVE}"
 _TRANSFORM_WORDS = sorted(TRANSFORM_LEAVES - {"partial"})
+# A decorator with none of these words applies no transform by its own spelling (`partial`
+# alone traces nothing: `partial(jax.jit, ...)` has `jit`).
+_SPELLED_WORDS = frozenset(_TRANSFORM_WORDS)
 
 
 def last_answer(function):
@@ -265,7 +268,8 @@ class AccessText:
         assigned alias, a decorator factory), or called from such a function, which names it:
         a chain from the second kind of block to the first. The rule's analysis then finds the
         same traced functions in both trees, at the same lines and columns, and the same
-        candidate accesses in them.
+        candidate accesses in them. A block whose access text no function the file can trace
+        holds is none (``_untraced_own_level``: most test methods of a JAX test module).
         """
         text = cut.text
         spellings = spellings_of(base)  # (the base's own: the reading's context when nothing is added)
@@ -301,10 +305,76 @@ class AccessText:
         for name in bare:
             accesses |= cut.naming(name)
         accesses |= cut.blocks_at(self._mapped_positions(text) + self._named_positions(text))
+        if accesses:
+            accesses -= self._untraced_own_level(cut, accesses, (bare, consumer), bindings, spellings)
         if not accesses:
             return accesses, set()  # whatever is traced, nothing to find
         roots = _transform_blocks(cut, bindings, spellings, spelled)
         return accesses, roots
+
+    def _untraced_own_level(self, cut: Cut, found: set[int], consumers, bindings, spellings: Spellings) -> set[int]:
+        """The blocks of ``found`` whose access text can be a finding only in their own
+        function, which nothing in the file can trace: a `def` (a module-level function, or a
+        method of a class cut into its members) whose decorators spell no transform (no word
+        of theirs is a transform's name, a name that may be bound to one or a module-level
+        function, which may be a decorator factory: ``_transform_blocks``'s spellings, read
+        as words), without a dunder name
+        (`__call__`, a protocol's hook: run without being named), whose name is no other word
+        of the text, comments and strings included (so no transform, call, `self.name`,
+        `method="name"`, `getattr(self, "name")`, override or caller of the file names it),
+        and each of whose access texts lies at the function's own level
+        (``blocks.at_own_level``): not in a nested `def`, `class` or `lambda`, whose traced
+        body would hold it. An access node is in the body of one function only (the
+        innermost that holds it), and the analysis reports it only inside a traced one; a
+        `def` is traced by its decorators, by a call or transform that names it, or through
+        a base class of another module (JAX001 reads such a file whole: ``INHERITED``).
+        Most test methods of a JAX test module: `out = jax.jit(f)(x)`, then `out.sharding`."""
+        blocks, text = cut.blocks, cut.text
+        # A simple statement of the module or of a class body runs in no function (no
+        # `lambda` in it: none holds a scope of its own).
+        dropped = {
+            i for i in found if blocks[i].kind in ("assign", "call", "item") and "lambda" not in text[blocks[i].begin : blocks[i].finish]
+        }
+        candidates = [i for i in found if blocks[i].kind == "def" and not _dunder(blocks[i].name)]
+        if not candidates:
+            return dropped
+        counts = cut.word_counts()
+        spelling = None
+        for index in candidates:
+            block = blocks[index]
+            if counts[block.name] != 1:
+                continue
+            if block.decorated:
+                if spelling is None:
+                    spelling = _transform_names(bindings, spellings) | _SPELLED_WORDS | {
+                        b.name for b in blocks if b.kind == "def" and not b.indent and not b.decorated
+                    }
+                if not spelling.isdisjoint(WORDS.findall(text, block.begin, block.header)):
+                    continue
+            if at_own_level(
+                text, block, self._positions_in(text, block.begin, block.finish, consumers), cut.interiors, cut.string_starts
+            ):
+                dropped.add(index)
+        return dropped
+
+    def _positions_in(self, text: str, begin: int, finish: int, consumers) -> list[int]:
+        """Every position between ``begin`` and ``finish`` where ``relevant`` finds access
+        text (more: strings and comments are not skipped). ``consumers``: (the bare names of
+        consumers, whether a consumer after a dot is one: ``relevant``'s)."""
+        bare, consumer = consumers
+        found = [
+            m.start()
+            for m in self._dotted_families.finditer(text, begin, finish)
+            if m.lastgroup == "access" or (m.lastgroup == "consumer" and consumer(m))
+        ]
+        for name in bare:
+            at = text.find(name, begin, finish)
+            while at != -1:
+                found.append(at)
+                at = text.find(name, at + len(name), finish)
+        found += [m.start() for m in self._mapped_text.finditer(text, begin, finish)]
+        found += [m.start() for m in self._named_text.finditer(text, begin, finish)]
+        return found
 
     def keeps_call(self, qualified: str) -> bool:
         """``Parts.keeps_call``: `J = partial(jax.jit, ...)`, `J = jax.jit(**options)` and
@@ -392,6 +462,10 @@ class AccessText:
         return frozenset(names)
 
 
+def _dunder(name: str) -> bool:
+    return name.startswith("__") and name.endswith("__")
+
+
 def _named_at(text: str | bytes, position: int) -> bool:
     """Whether the `attr(` match at ``position`` is `getattr(` or `hasattr(` as a whole word."""
     head = text[max(0, position - 4) : position]
@@ -451,6 +525,18 @@ def _spells(text: str, bindings):
     return spells
 
 
+def _transform_names(bindings, spellings: Spellings) -> set[str]:
+    """Bare names that may spell a transform: bound to one (`from jax import jit as J`), an
+    alias (`J = jax.jit`, `J = partial(jax.jit, ...)`) or a name imported from the project."""
+    # (`canonical` keeps the last part of a name: a cheap test first.)
+    names = {
+        n
+        for n, target in bindings.items()
+        if isinstance(target, str) and target.rpartition(".")[2] in TRANSFORM_LEAVES and canonical(target) in TRANSFORMS
+    }
+    return names | set(spellings.aliases) | spellings.imported_names
+
+
 def _transform_blocks(cut: Cut, bindings, spellings: Spellings, spelled: set[int]) -> set[int]:
     """The blocks that may spell a transform: a dotted name ending in a transform's name whose
     head the imports bind (`jax.jit`, `lax.scan`, `eqx.filter_jit`; one the text does not show
@@ -459,13 +545,7 @@ def _transform_blocks(cut: Cut, bindings, spellings: Spellings, spelled: set[int
     nothing: `partial(jax.jit, ...)` spells `jax.jit` too. ``spelled``: the first kind's
     blocks (``relevant`` finds them in its one scan)."""
     live = set(spelled)
-    # (`canonical` keeps the last part of a name: a cheap test first.)
-    names = {
-        n
-        for n, target in bindings.items()
-        if isinstance(target, str) and target.rpartition(".")[2] in TRANSFORM_LEAVES and canonical(target) in TRANSFORMS
-    }
-    names |= set(spellings.aliases) | spellings.imported_names
+    names = _transform_names(bindings, spellings)
     for name in names:
         live |= cut.naming(name)
     # Factories: module-level functions without decorators that spell a transform.
