@@ -17,7 +17,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from jax_codemod.analysis.blocks import at_own_level
+from jax_codemod.analysis.blocks import at_own_level, simple_statement
 from jax_codemod.analysis.partial import Cut
 
 TESTS = Path(__file__).parent
@@ -147,3 +147,30 @@ def test_shapes(name):
     assert at_own_level(text, block, [position], cut.interiors, cut.string_starts) is expected
     if expected:
         checked_positions(text)  # and the tree agrees
+
+
+_COMPOUND = (
+    ast.If, ast.For, ast.AsyncFor, ast.While, ast.With, ast.AsyncWith, ast.Try, ast.Match,
+    ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef,
+)
+
+
+@pytest.mark.parametrize("path", SOURCES[:150], ids=lambda p: p.name)
+def test_a_simple_statement_is_no_compound_one(path):
+    """``simple_statement`` against ``ast``: every statement that starts on the line of a block
+    it calls simple (top-level, or a member of a class body) is a simple statement, so no
+    function holds its code but a lambda's."""
+    text = path.read_text(encoding="utf-8")
+    cut = Cut.of(text, _every_class)
+    if cut is None:
+        return
+    tree = ast.parse(text)
+    statements = {}
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Module, ast.ClassDef)):
+            for statement in node.body:
+                statements.setdefault(statement.lineno, []).append(statement)
+    for block in cut.blocks:
+        if simple_statement(text, block):
+            line = text.count("\n", 0, block.header) + 1
+            assert not any(isinstance(s, _COMPOUND) for s in statements.get(line, [])), (path.name, line)

@@ -138,6 +138,20 @@ DROPPED = {
         DEVICES = jax.jit(make, static_argnums=0)(3).devices()
         print(np.asarray(jax.jit(make, static_argnums=0)(2)))
     """,
+    "an_import_that_reads_as_an_access": """
+        from jax.sharding import PartitionSpec as P, NamedSharding; from jax import jit as compiled
+    """,
+    "a_module_level_jit_with_a_sharding": """
+        F = jax.jit(make, static_argnums=0, out_shardings=jax.sharding.SingleDeviceSharding(jax.devices()[0]))
+    """,
+    "a_module_level_alias": """
+        P = jax.sharding.PartitionSpec; J = jax.jit
+    """,
+    "a_class_level_statement": """
+        class ApiTest(parameterized.TestCase):
+            # members
+            DEVICES = jax.jit(make, static_argnums=0)(3).devices()
+    """,
 }
 
 
@@ -216,6 +230,15 @@ KEPT = {
     """,
     "a_module_level_lambda": """
         HOST = jax.jit(lambda x: x.tolist())
+    """,
+    "a_module_level_statement_with_a_lambda": """
+        print(jax.jit(lambda x: x.tolist())(make(2)))
+    """,
+    "a_module_level_if": """
+        if True:
+            @jax.jit
+            def step(x):
+                return x.tolist()
     """,
     "in_a_lambda": """
         class ApiTest(parameterized.TestCase):

@@ -326,6 +326,20 @@ _DEPTH_MARKS = re.compile(
 )
 
 
+# A line that starts a compound statement (or decorates one): anything else is a simple
+# statement (or several, after `;`), which holds no scope but a lambda's.
+_COMPOUND_START = re.compile(r"(?:async|if|elif|else|for|while|with|try|except|finally|def|class|match|case)\b|@")
+
+
+def simple_statement(text: str, block: Block) -> bool:
+    """Whether ``block`` (a top-level block or a member of a class body) is a simple statement:
+    its line starts no compound statement and no decorator. Its code runs in the scope around
+    it (the module's, or the class's), unless it holds a `lambda`."""
+    if block.decorated or block.kind in ("def", "class", "head"):
+        return False
+    return _COMPOUND_START.match(text, block.header + len(block.indent)) is None
+
+
 def at_own_level(text: str, block: Block, positions, interiors: list[tuple[int, int]], starts: list[int]) -> bool:
     """Whether each of ``positions`` lies in the body of the module-level `def` ``block`` (or
     method of a module-level class) at the function's own level, or outside any function: in

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from functools import cached_property, wraps
 
 from jax_codemod.analysis.api import TREE_MAPS, UNAVAILABLE
-from jax_codemod.analysis.blocks import CONTAINER_CALLS, at_own_level
+from jax_codemod.analysis.blocks import CONTAINER_CALLS, at_own_level, simple_statement
 from jax_codemod.analysis.context import FileContext
 from jax_codemod.analysis.names import canonical
 from jax_codemod.analysis.partial import WORDS, Cut, dotted_before
@@ -331,9 +331,14 @@ class AccessText:
         Most test methods of a JAX test module: `out = jax.jit(f)(x)`, then `out.sharding`."""
         blocks, text = cut.blocks, cut.text
         # A simple statement of the module or of a class body runs in no function (no
-        # `lambda` in it: none holds a scope of its own).
+        # `lambda` in it: none holds a scope of its own): `P = jax.sharding.PartitionSpec`,
+        # `from jax.sharding import Mesh` (which is no access at all, but its text reads as one).
         dropped = {
-            i for i in found if blocks[i].kind in ("assign", "call", "item") and "lambda" not in text[blocks[i].begin : blocks[i].finish]
+            i
+            for i in found
+            if blocks[i].kind in ("assign", "call", "item", "other")
+            and simple_statement(text, blocks[i])
+            and "lambda" not in text[blocks[i].begin : blocks[i].finish]
         }
         candidates = [i for i in found if blocks[i].kind == "def" and not _dunder(blocks[i].name)]
         if not candidates:
