@@ -86,6 +86,14 @@ CLEAN = {
             def last(self):
                 return [self.first(), (2, 3)]
     """,
+    "brackets_in_strings_and_comments": """
+        import jax
+        PATTERN = "(#["  # an unclosed (
+        DOC = '''
+        [ not a bracket of code: {
+        '''
+        print(jax.__version__, ")")
+    """,
     "in_a_comment_and_a_string": """
         import jax
         # jax.__version__ >= "0.7" was wrong: compare jax.__version_info__
