@@ -104,6 +104,8 @@ _COMPOUND = (ast.If, ast.For, ast.AsyncFor, ast.While, ast.Try, ast.With, ast.As
 # Nodes with nothing below them that no reader of a region asks about (its readers look
 # for functions and calls, and for the parents of those): kept out of it.
 _LEAVES = frozenset({ast.Name, ast.Constant})
+# The nodes of a region the traced-function search looks at (``Region.swept``).
+_SWEPT = frozenset({ast.FunctionDef, ast.AsyncFunctionDef, ast.Call})
 
 
 @dataclass
@@ -151,35 +153,37 @@ class Region:
         self.nodes: list[ast.AST] = []
         self._scopes: dict[ast.AST, ast.AST | None] = {}
         self._indexes: tuple[dict, dict] | None = None
-        whole = lines is None  # every node: no line to look up
+        self._grouped: dict[int, tuple[list, dict]] = {}
+        if lines is None:  # every node: no line to look up
+            _take_subtree(tree, self.parents, self.nodes)
+        else:
+            self._walk_lines(tree, lines)
+
+    def _walk_lines(self, tree: ast.Module, lines: list[int]) -> None:
+        """The nodes of the region, depth first (children pushed in field order, popped last
+        first): a node's whole subtree comes before its next sibling, so an expression of one
+        line, whose every part is in (it is in the region: it holds one of the lines), is taken
+        whole by ``_take_subtree`` in the very order this walk would give (most nodes)."""
         parents, nodes = self.parents, self.nodes
-        bisect_left, count = bisect.bisect_left, 0 if whole else len(lines)
-        leaves, node_class, expression = _LEAVES, ast.AST, ast.expr
+        bisect_left, count = bisect.bisect_left, len(lines)
+        leaves, node_class, fields_of = _LEAVES, ast.AST, CHILD_FIELDS.get
         stack: list[ast.AST] = [tree]
-        found: list[ast.AST] = []
         while stack:
             node = stack.pop()
+            start = getattr(node, "lineno", None)
+            if start is not None and start == node.end_lineno and not getattr(node, "decorator_list", None):
+                # One line, one of the lines: all of it is in (but a decorator, above its def).
+                _take_subtree(node, parents, nodes)
+                continue
             nodes.append(node)
-            # scopes.children, inlined (this loop runs for every node of the region):
-            # contexts and operators (shared, never interesting) are no children here;
-            # `pass`, `break` and `continue` are (no reader of the region looks for them).
-            fields = CHILD_FIELDS.get(node.__class__)
+            # scopes.children, inlined: contexts and operators (shared, never interesting) are
+            # no children here; `pass`, `break` and `continue` are (no reader of the region
+            # looks for them).
+            fields = fields_of(node.__class__)
             for name in child_fields(node.__class__) if fields is None else fields:
                 value = getattr(node, name, None)
-                if value.__class__ is list:
-                    found.extend([item for item in value if isinstance(item, node_class)])
-                elif isinstance(value, node_class):
-                    found.append(value)
-            if whole or (isinstance(node, expression) and node.lineno == node.end_lineno):
-                # Every child is in: the whole tree, or an expression of one line (one of the
-                # lines, as it is in the region), whose parts are on that line (most nodes).
-                for child in found:
-                    if child.__class__ not in leaves:
-                        parents[child] = node
-                        stack.append(child)
-            else:
-                for child in found:
-                    if child.__class__ in leaves:
+                for child in value if value.__class__ is list else (value,):
+                    if child.__class__ in leaves or not isinstance(child, node_class):
                         continue
                     start = getattr(child, "lineno", None)
                     if start is not None:
@@ -189,7 +193,6 @@ class Region:
                             continue
                     parents[child] = node
                     stack.append(child)
-            found.clear()
 
     def scope_of(self, node: ast.AST) -> ast.AST | None:
         """The function (or None: the module) whose body holds ``node``."""
@@ -204,6 +207,27 @@ class Region:
         scopes[node] = current
         return current
 
+    @cached_property
+    def swept(self) -> list[ast.AST]:
+        """The region's functions and calls, in its order: what the traced-function search and
+        the function index look at (a tenth of its nodes; each looked at every node)."""
+        kinds = _SWEPT
+        return [node for node in self.nodes if node.__class__ in kinds]
+
+    def defined_in(self, definitions: list[ast.AST], scope: ast.AST | None) -> list[ast.AST]:
+        """The functions of ``definitions`` (one name's, from an index of the region) whose
+        scope is ``scope``, in their order. Grouped once per list: every call that passes a
+        name asks of all its definitions (a test module's hundreds of `def f` and as many
+        `jax.jit(f)`: quadratic, asked one by one)."""
+        kept = self._grouped.get(id(definitions))
+        if kept is None:
+            grouped: dict[ast.AST | None, list[ast.AST]] = {}
+            for node in definitions:
+                grouped.setdefault(self.scope_of(node), []).append(node)
+            # (The list is kept with its groups: its id is never another's while it is.)
+            kept = self._grouped[id(definitions)] = (definitions, grouped)
+        return kept[1].get(scope, [])
+
     def functions(self, decorated: bool = False) -> dict[str, list[ast.FunctionDef]]:
         """Functions of the region by name, undecorated ones unless ``decorated`` (methods are
         found through their class)."""
@@ -215,14 +239,16 @@ class Region:
             parents = self.parents
             named: dict[str, list[ast.AST]] = {}  # module-level names bound to a lambda
             wrapped: list[ast.FunctionDef] = []  # decorated functions
-            for node in self.nodes:
+            for node in self.swept:
                 if node.__class__ is ast.FunctionDef and not isinstance(parents.get(node), ast.ClassDef):
                     every.setdefault(node.name, []).append(node)
                     if not node.decorator_list:
                         plain.setdefault(node.name, []).append(node)
                     else:
                         wrapped.append(node)
-                elif parents.get(node) is self.tree and (bound := _lambda_name(node)) is not None:
+            # (In the region's order: its walk pops the module's statements last first.)
+            for node in reversed(self.tree.body):
+                if node.__class__ is ast.Assign and node in parents and (bound := _lambda_name(node)) is not None:
                     named.setdefault(bound, []).append(node.value)
             # `@logged @timed def step(x)`, each a `functools.wraps` wrapper that calls the
             # function with all its arguments (or a registry's decorator that returns it): a
@@ -321,11 +347,11 @@ class Tracing(Taint):
     def _traced_functions(self, region: Region, spellings: Spellings, reported: Reported) -> list[Traced]:
         found: dict[ast.AST, Traced] = {}
         index: dict[str, list[ast.FunctionDef]] | None = None
-        for node in region.nodes:
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        for node in region.swept:
+            if node.__class__ is not ast.Call:
                 if node.decorator_list:
                     self._add_decorated(found, node, spellings)
-            elif isinstance(node, ast.Call):
+            else:
                 hit = spellings.applied(node)
                 if hit is None:
                     continue
@@ -654,7 +680,7 @@ class Tracing(Taint):
             return [(method, True) for method in self._instance_methods(argument.id, "__call__", scope)]
         scope = scope or region.scope_of(call)
         while definitions:
-            here = [node for node in definitions if region.scope_of(node) is scope]
+            here = region.defined_in(definitions, scope)
             if here or scope is None or argument.id in self.stored_names(scope):
                 return [(node, False) for node in here]
             scope = region.scope_of(scope)
@@ -877,6 +903,27 @@ def own_nodes(scope: ast.AST) -> list[ast.AST]:
             elif isinstance(value, ast.AST):
                 stack.append(value)
     return nodes
+
+
+def _take_subtree(root: ast.AST, parents: dict, nodes: list) -> None:
+    """``Region``'s walk below ``root`` with every node in (names and constants left out)."""
+    leaves, node_class, fields_of = _LEAVES, ast.AST, CHILD_FIELDS.get
+    stack = [root]
+    pop, push, add = stack.pop, stack.append, nodes.append
+    while stack:
+        node = pop()
+        add(node)
+        fields = fields_of(node.__class__)
+        for name in child_fields(node.__class__) if fields is None else fields:
+            value = getattr(node, name, None)
+            if value.__class__ is list:
+                for child in value:
+                    if child.__class__ not in leaves and isinstance(child, node_class):
+                        parents[child] = node
+                        push(child)
+            elif value.__class__ not in leaves and isinstance(value, node_class):
+                parents[value] = node
+                push(value)
 
 
 class _LeadingIndex(dict):
