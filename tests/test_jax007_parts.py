@@ -252,12 +252,6 @@ UNSURE = {
         >= "0.7"
         )
     """,
-    "star_import_across_lines": """
-        import jax
-        from pkg.consts import \\
-            *
-        NEW = jax.__version__ >= "0.7"
-    """,
 }
 
 
@@ -277,6 +271,30 @@ def test_a_reading_of_most_of_the_text_is_none():
     ctx = lazy(text)
     assert may_compare_as_strings(ctx) is True
     assert RULE.check(ctx) == [] and ctx.has_tree
+
+
+def test_a_star_import_it_cannot_read_reads_the_file_whole():
+    # The module of a star import on another line than its `import *`: what it binds is unknown.
+    text = source("""
+        import jax
+        from \\
+            pkg.consts import *
+        print(jax.__version__)
+    """)
+    ctx = lazy(text)
+    assert may_compare_as_strings(ctx) is True
+    assert RULE.check(ctx) == [] and ctx.has_tree
+
+
+def test_a_star_import_read_from_its_line_binds_nothing_without_a_project():
+    text = source("""
+        import jax
+        from pkg.consts import *
+        from numpy import*
+        print(jax.__version__, "from x import *")
+    """)
+    ctx = never_parsed(text)
+    assert RULE.check(ctx) == [] and not ctx.has_tree
 
 
 def test_a_lone_carriage_return_reads_the_file_whole():

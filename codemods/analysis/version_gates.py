@@ -29,8 +29,7 @@ import operator
 import re
 import unicodedata
 from dataclasses import dataclass
-from functools import cached_property
-from itertools import accumulate
+from functools import cache, cached_property
 
 from jax_codemod.analysis import jax_versions
 from jax_codemod.analysis.blocks import Block, class_members, in_code, string_interiors, top_level_blocks
@@ -505,24 +504,20 @@ def _refined(value: ast.AST, name: str, previous: ast.AST) -> ast.AST | None:
 # does not parse, a star import it cannot follow) it says True, and the check reads the file whole.
 
 VERSION = "__version__"
-_NON_ASCII = re.compile(r"[^\x00-\x7f]+")
-_PIECE = 4096  # the text is searched for non-ASCII characters in pieces: most are ASCII
-_ASCII_WORD = re.compile(r"[A-Za-z0-9_]")
-# Strings and comments, read left to right as the tokenizer reads them (a triple quote before a
-# single one): what the bracket count leaves out. None spans a NUL (``_depths`` puts one between
-# two blocks: a string read across one leaves a quote behind).
-_STRINGS_AND_COMMENTS = re.compile(
-    r"#[^\n]*"
-    r'|"""[^"\\\x00]*(?:(?:\\[^\x00]|"(?!""))[^"\\\x00]*)*"""'
-    r"|'''[^'\\\x00]*(?:(?:\\[^\x00]|'(?!''))[^'\\\x00]*)*'''"
-    r'|"[^"\\\n\x00]*(?:\\[^\n\x00][^"\\\n\x00]*)*"'
-    r"|'[^'\\\n\x00]*(?:\\[^\n\x00][^'\\\n\x00]*)*'"
-)
-# Any star import, however spelled (`import *`, `import \<newline> *`), and the one spelling read.
-_ANY_STAR = re.compile(r"import(?:[ \t]|\\\n)*\*")  # a literal first: searched fast
-_STAR = re.compile(r"\bfrom[ \t]+(\.*)[ \t]*((?:\w+(?:\.\w+)*)?)[ \t]+import[ \t]*\*")
+_PIECE = 4096  # the text is looked at for non-ASCII characters in pieces: most pieces are ASCII
+# Single-quoted strings and comments (none holds a line end): what the bracket count leaves out.
+_STRING_OR_COMMENT = r"""#[^\n]*|"[^"\\\n]*(?:\\.[^"\\\n]*)*"|'[^'\\\n]*(?:\\.[^'\\\n]*)*'"""
+# A star import, however spelled (`import *`, `import*`, `import \<line break> *`).
+_ANY_STAR = r"import(?:[ \t]|\\\n)*\*"  # a literal first: searched fast
 # Past this share of the text, parsing the blocks costs about what the whole parse does.
 _MOST = 0.5
+
+
+@cache
+def _regex(pattern: str) -> re.Pattern[str]:
+    """``pattern`` compiled on first use: a process that never reads a file this way pays nothing
+    for it when it imports the gates (compiling is Python code, 1,000-3,000 line events each)."""
+    return re.compile(pattern)
 
 
 def may_compare_as_strings(ctx: FileContext) -> bool:
@@ -551,37 +546,58 @@ def _folds_to_ascii(text: str) -> bool:
     """Whether a character of ``text`` folds (NFKC, as Python reads names: ``ｖ`` is ``v``) to an
     ASCII letter, digit or underscore: a name could then be spelled other than the text searched."""
     chars: set[str] = set()
-    for start in range(0, len(text), _PIECE):  # a regex over an ASCII piece tries every character
+    for start in range(0, len(text), _PIECE):
         piece = text[start : start + _PIECE]
         if not piece.isascii():
-            chars.update(char for run in _NON_ASCII.findall(piece) for char in run)
-    return any(_ASCII_WORD.search(unicodedata.normalize("NFKC", char)) for char in chars)
+            chars.update(piece)
+    return any(
+        not char.isascii() and any(_is_word_char(folded) for folded in unicodedata.normalize("NFKC", char))
+        for char in chars
+    )
+
+
+def _is_word_char(char: str) -> bool:
+    """An ASCII letter, digit or underscore."""
+    return char.isascii() and (char.isalnum() or char == "_")
 
 
 def _star_names(ctx: FileContext, text: str, interiors: list[tuple[int, int]]) -> set[str] | None:
     """The names the file's star imports bind to a version string, as ``FileContext._bindings``
     reads them (a library's star import binds none; a project module's, what its text shows);
-    None when a star import in code is not spelled as ``_STAR`` reads it (`import \\` and a
-    line break before its `*`)."""
+    None when a star import in code is not spelled `from <module> import *` on one line (`from \\`
+    and a line break before the module)."""
     starts = [first for first, _ in interiors]
     names: set[str] = set()
-    for found in _ANY_STAR.finditer(text):
+    for found in _regex(_ANY_STAR).finditer(text):
         at = found.start()
-        if at and _ASCII_WORD.match(text, at - 1):
+        if at and _is_word_char(text[at - 1]):
             continue  # `reimport *` (a name folded to ASCII was ruled out)
-        spelled = _STAR.search(text, text.rfind("\n", 0, at) + 1, found.end())
-        if spelled is None or spelled.end() != found.end():
+        spelled = _star_module(text[text.rfind("\n", 0, at) + 1 : at])
+        if spelled is None:
             if in_code(text, at, interiors, starts):
                 return None
             continue  # `"import *" in line`
         # (One in a string or comment is read as well: a name too many costs time, never a finding.)
-        level, module = len(spelled.group(1)), spelled.group(2) or None
+        level, module = spelled
         project = ctx.project
         if (not level and module in LIBRARY_STARS) or project is None:
             continue  # the API table's public names, or nothing known: none is a version string
         bound = project.star_bindings(ctx.root_path, level, module, ctx.text) or {}
         names.update(local for local, target in bound.items() if target in VERSION_STRINGS)
     return names
+
+
+def _star_module(head: str) -> tuple[int, str | None] | None:
+    """(level, module) of a star import whose line up to `import` is ``head`` (`from ..pkg `);
+    None when ``head`` does not end so."""
+    words = head.split()
+    if len(words) < 2 or words[-2] != "from" or not head[-1:].isspace():
+        return None
+    spec = words[-1]
+    module = spec.lstrip(".")
+    if module and not all(part.isidentifier() for part in module.split(".")):
+        return None
+    return len(spec) - len(module), module or None
 
 
 class _Reading:
@@ -592,7 +608,8 @@ class _Reading:
     def __init__(self, text: str, blocks: list[Block], interiors: list[tuple[int, int]]) -> None:
         self.text, self.blocks, self.interiors = text, blocks, interiors
         self.begins = [block.begin for block in blocks]
-        self.depths: list[int] | None | bool = False  # bracket depth before each block, once asked
+        self.depths: list[int] | None = [0]  # bracket depth before each block, as far as asked
+        self.inside = 0  # the first triple-quoted string after the blocks counted
         self.starts = [first for first, _ in interiors]
         self.members: dict[int, list[Block] | None] = {}  # a `class` block's, where it can be cut
         self.trees: dict[tuple[int, int], ast.Module] = {}  # parsed parts (``_part_at``)
@@ -730,27 +747,32 @@ class _Reading:
         """Whether block ``index`` begins and ends outside any bracket: a line at column 0 inside
         brackets looks like a statement of its own (`ok = (` / `jax.__version__` / `>= "0.7")`),
         and its middle part parses alone as an expression."""
-        if self.depths is False:
-            self.depths = _depths(self.text, self.blocks)
-        depths = self.depths
+        depths = self._depths_to(index + 1)
         return depths is not None and depths[index] == 0 and depths[index + 1] == 0
 
-
-def _depths(text: str, blocks: list[Block]) -> list[int] | None:
-    """The bracket depth of the code before each block and after the last; None when unsure (a
-    quote the count cannot place, a string read across two blocks, a NUL). The blocks' texts are
-    joined with a NUL between them and their strings and comments dropped in one pass: a count
-    block by block in Python cost more line events than the rest of the reading."""
-    if "\x00" in text:
-        return None  # no Python parses one (the whole-file parse reports it)
-    code = _STRINGS_AND_COMMENTS.sub("", "\x00".join([text[block.begin : block.finish] for block in blocks]))
-    if '"' in code or "'" in code:
-        return None
-    pieces = code.split("\x00")
-    if len(pieces) != len(blocks):
-        return None
-    nets = [p.count("(") + p.count("[") + p.count("{") - p.count(")") - p.count("]") - p.count("}") for p in pieces]
-    return [0, *accumulate(nets)]
+    def _depths_to(self, last: int) -> list[int] | None:
+        """``depths[i]``, the bracket depth of the code before block ``i``, for each ``i`` up to
+        ``last``, counted block by block as far as asked (no further than the last block a
+        reading keeps); None when unsure: a quote the count cannot place. Triple-quoted strings
+        (``interiors``) never span two blocks."""
+        depths, text, blocks, interiors = self.depths, self.text, self.blocks, self.interiors
+        strip, count = _regex(_STRING_OR_COMMENT).sub, len(interiors)
+        while depths is not None and len(depths) <= last:
+            block = blocks[len(depths) - 1]
+            parts, position, inside = [], block.begin, self.inside
+            while inside < count and interiors[inside][0] < block.finish:
+                first, last_inside = interiors[inside]
+                parts.append(text[position : first - 3])
+                position, inside = last_inside + 3, inside + 1
+            parts.append(text[position : block.finish])
+            self.inside = inside
+            code = strip("", "".join(parts))
+            if '"' in code or "'" in code:
+                depths = self.depths = None
+                break
+            opened = code.count("(") + code.count("[") + code.count("{")
+            depths.append(depths[-1] + opened - code.count(")") - code.count("]") - code.count("}"))
+        return depths
 
 
 def _occurrences(text: str, word: str) -> list[int]:
@@ -764,4 +786,11 @@ def _occurrences(text: str, word: str) -> list[int]:
 def _whole_word(text: str, word: str) -> list[int]:
     """Where ``word`` occurs with no ASCII letter, digit or underscore on either side (more than
     the names Python reads: a non-ASCII neighbour is taken as a boundary)."""
-    return [match.start() for match in re.finditer(rf"(?<![A-Za-z0-9_]){re.escape(word)}(?![A-Za-z0-9_])", text)]
+    found, size, length = [], len(text), len(word)
+    at = text.find(word)
+    while at != -1:
+        end = at + length
+        if not (at and _is_word_char(text[at - 1])) and not (end < size and _is_word_char(text[end])):
+            found.append(at)
+        at = text.find(word, at + 1)
+    return found
