@@ -28,6 +28,7 @@ from dataclasses import dataclass, replace
 from urllib.parse import unquote, urlparse
 
 import jax_codemod
+from jax_codemod.engine import project
 from jax_codemod.engine.config import Config, find_pyproject, load_config
 from jax_codemod.engine.noqa import annotate
 from jax_codemod.engine.pipeline import FileResult, Settings, process_source
@@ -71,6 +72,14 @@ class Engine:
 
     def forget_settings(self) -> None:
         self._groups.clear()
+
+    def forget_files(self) -> None:
+        """Forget what was read from disk: the settings, and every root's modules and the
+        answers drawn from them (a run does so at its start). A document's findings depend on
+        the other modules of its project (a helper it calls, a base class), whose saved text
+        a check must then read again."""
+        self.forget_settings()
+        project.forget_roots()
 
     def settings(self, path: str) -> Settings:
         """What ``codemod run`` would check ``path`` with (``_run_stdin``'s chain, per folder)."""
@@ -254,11 +263,24 @@ def build_server(engine: Engine | None = None):
         if params.text_document.uri not in cells_of:
             schedule(params.text_document.uri, check_text)
 
+    def files_changed(saved: str | None) -> None:
+        """A file on disk changed: a config or requirements file (the settings), or a module other
+        open documents import (their findings). Everything read from disk is read again, and every
+        open document is checked again, as pyright does for its dependents."""
+        engine.forget_files()
+        for uri in list(checked) + ([saved] if saved and saved not in checked else []):
+            if uri in cells_of:
+                schedule(cells_of[uri][0], check_notebook, 0)
+            elif server.workspace.text_documents.get(uri) is not None:
+                schedule(uri, check_text, 0)
+
     @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
     async def did_save(params: types.DidSaveTextDocumentParams) -> None:
-        engine.forget_settings()  # a saved pyproject.toml or requirements file may change them
-        if params.text_document.uri not in cells_of:
-            schedule(params.text_document.uri, check_text, 0)
+        files_changed(params.text_document.uri)
+
+    @server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
+    async def watched_files_changed(params: types.DidChangeWatchedFilesParams) -> None:
+        files_changed(None)  # (a client that watches files: a checkout, a formatter's writes)
 
     @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
     async def did_close(params: types.DidCloseTextDocumentParams) -> None:

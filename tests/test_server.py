@@ -159,6 +159,42 @@ async def test_changes_in_quick_succession_are_checked_once(client):
 
 
 @ASYNC
+async def test_a_saved_module_is_read_again_by_the_documents_that_import_it(client):
+    """A document's findings depend on the modules it imports: once one of them is saved with an
+    export of what the document hands it, the open document is checked again and shows it
+    (the engine forgot what it had read of the project, as a run does at its start)."""
+    (client.root / "interop").mkdir()
+    (client.root / "interop" / "__init__.py").write_text("from interop.convert import to_torch\n")
+    quiet = "import numpy as np\n\n\ndef to_torch(x):\n    return np.asarray(x)\n"
+    (client.root / "interop" / "convert.py").write_text(quiet)
+    (client.root / "data.py").write_text(
+        "import jax\nfrom jax.sharding import NamedSharding\n\n\n"
+        "def make_batch(x, sharding: NamedSharding):\n    return jax.device_put(x, sharding)\n")
+    caller = "from data import make_batch\nfrom interop import to_torch\n\nt = to_torch(make_batch(1, s))\n"
+    uri = (client.root / "caller.py").as_uri()
+    assert await diagnostics_after(client, uri, lambda: open_document(client, "caller.py", caller)) == []
+    exporting = "import torch\n\n\ndef to_torch(x):\n    return torch.from_dlpack(x)\n"
+    helper = open_document(client, "interop/convert.py", quiet)
+
+    def save() -> None:
+        (client.root / "interop" / "convert.py").write_text(exporting)
+        change(client, helper, exporting, 2)
+        client.text_document_did_save(types.DidSaveTextDocumentParams(
+            text_document=types.TextDocumentIdentifier(uri=helper)))
+
+    found = await diagnostics_after(client, uri, save)
+    assert [d.code for d in found] == ["JAX002"], found
+    # Saved back without the export: the finding goes again.
+    def revert() -> None:
+        (client.root / "interop" / "convert.py").write_text(quiet)
+        change(client, helper, quiet, 3)
+        client.text_document_did_save(types.DidSaveTextDocumentParams(
+            text_document=types.TextDocumentIdentifier(uri=helper)))
+
+    assert await diagnostics_after(client, uri, revert) == []
+
+
+@ASYNC
 async def test_a_notebook_is_checked_through_notebook_sync(client):
     notebook_uri = (client.root / "nb.ipynb").as_uri()
     cells = ["import jax\nimport torch\n", "# a cell\nt = torch.from_dlpack(jax.dlpack.to_dlpack(x))\n"]
