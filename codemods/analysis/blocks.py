@@ -321,6 +321,7 @@ _SUITE_HEADER = re.compile(r"(?:async[ \t]+)?(?:if|elif|else|for|while|with|try|
 # What the bracket depth of a body is read from: brackets, line ends, backslashes, comments,
 # triple quotes (skipped to their string's end) and single-quoted strings (a quote that starts
 # none on its line is matched alone: unsure).
+_QUOTE_HASH_BACKSLASH = re.compile(r"[\"'#\\\\]")
 _DEPTH_MARKS = re.compile(
     r"""[()\[\]{}\n]|\\|#[^\n]*|\"\"\"|'''|"[^"\\\n]*(?:\\.[^"\\\n]*)*"|'[^'\\\n]*(?:\\.[^'\\\n]*)*'|["']"""
 )
@@ -371,30 +372,52 @@ def at_own_level(text: str, block: Block, positions, interiors: list[tuple[int, 
             return True
     last = max(positions)
     lines = [body]  # where each logical line (or blank or comment line) at depth 0 begins
-    depth, position, search = 0, body, _DEPTH_MARKS.search
-    while True:
-        mark = search(text, position, last)
-        if mark is None:
-            break
-        position = mark.end()
-        found = mark.group()
-        char = found[0]
-        if char in "([{":
-            depth += 1
-        elif char in ")]}":
-            depth -= 1
+    depth, position, find, search, tricky = 0, body, text.find, _DEPTH_MARKS.search, _QUOTE_HASH_BACKSLASH.search
+    while position < last:
+        end = find("\n", position, last)
+        if end < 0:
+            break  # the position's own line: no line begins after it
+        code = piece = text[position:end]
+        if tricky(piece) is not None and '"""' not in piece and "'''" not in piece and "\\" not in piece:
+            # Strings and a comment that end on the line (a quote they leave is unsure).
+            code = _SHORT_STRING_OR_COMMENT.sub("", piece)
+        if tricky(code) is None:
+            # Brackets and code only (most lines, once their strings are out): counted at once.
+            depth += code.count("(") + code.count("[") + code.count("{")
+            depth -= code.count(")") + code.count("]") + code.count("}")
             if depth < 0:
                 return False
-        elif char == "\n":
+            position = end + 1
             if depth == 0:
                 lines.append(position)
-        elif char == "\\" or found in ("'", '"'):
-            return False  # a continued line, or a string this reading cannot follow
-        elif found in ('"""', "'''"):  # skipped to its end
-            inside = bisect.bisect_left(starts, position)
-            if inside == len(starts) or starts[inside] != position:
-                return False
-            position = interiors[inside][1] + 3
+            continue
+        # Strings, comments or a backslash: mark by mark, to the end of the line (a triple-
+        # quoted string may carry it over several).
+        while True:
+            mark = search(text, position, last)
+            if mark is None:
+                position = last
+                break
+            position = mark.end()
+            found = mark.group()
+            char = found[0]
+            if char in "([{":
+                depth += 1
+            elif char in ")]}":
+                depth -= 1
+                if depth < 0:
+                    return False
+            elif char == "\n":
+                if depth == 0:
+                    lines.append(position)
+                break
+            elif char == "\\" or found in ("'", '"'):
+                return False  # a continued line, or a string this reading cannot follow
+            elif found in ('"""', "'''"):  # skipped to its end
+                inside = bisect.bisect_left(starts, position)
+                if inside == len(starts) or starts[inside] != position:
+                    return False
+                position = interiors[inside][1] + 3
     # The logical lines with code (blank and comment lines hold no statement), with their indentation.
     statements: list[tuple[int, str]] = []
     blanks = _BLANKS.match
