@@ -178,6 +178,10 @@ class Root:
         question it spares would read modules and search their text anyway."""
         return self.holds_each((words,))[0]
 
+    def known_to_hold(self, words: tuple[bytes, ...]) -> bool:
+        """Whether ``holds_any(words)`` was answered yes this run (no search if not)."""
+        return self._holding.get(words) is True
+
     def holds_each(self, questions: tuple[tuple[bytes, ...], ...]) -> list[bool]:
         """``holds_any`` of each of ``questions``, from one pass over the modules that stops once
         every answer is yes: the project gate asks each waiting rule's needs of one root, and a

@@ -426,27 +426,27 @@ def project_active(path: str, source: bytes, rules: Sequence[Rule], active: tupl
 
 
 def _may_pass_all(waiting: list[Rule], source: bytes, root) -> list[Rule]:
-    """The rules of ``waiting`` whose gate can pass (``_may_pass``). What the rules need of the
-    root is searched for in one pass over its modules (``Root.holds_each``): a root without JAX
-    holds none of it (black, libcst), and a pass per rule read every module once per rule."""
-    needs = [getattr(rule, "project_needs", None) for rule in waiting]
-    asked = [need() for need in needs if need is not None and not any(word in source for word in need())]
-    if len(asked) > 1:
-        root.holds_each(tuple(asked))  # one pass; ``_may_pass`` reads the answers
-    return [rule for rule in waiting if _may_pass(rule, source, root)]
-
-
-def _may_pass(rule: Rule, source: bytes, root) -> bool:
-    """Whether ``rule``'s ``project_prefilter`` can pass the file (bytes ``source``) of ``root``:
-    a rule that says what its gate needs (``project_needs``: words the file or some module of its
-    root must hold, as JAX002's needs export text somewhere) is not asked where none holds one.
-    The root is searched once a run (``Root.holds_any``); the questions it spares read modules
-    file by file (on libcst or black, every file that imports its own package)."""
-    needs = getattr(rule, "project_needs", None)
-    if needs is None:
-        return True
-    words = needs()
-    return any(word in source for word in words) or root.holds_any(words)
+    """The rules of ``waiting`` whose ``project_prefilter`` can pass the file (bytes ``source``)
+    of ``root``: a rule that says what its gate needs (``project_needs``: words the file or some
+    module of its root must hold, as JAX002's needs export text somewhere) is not asked where none
+    holds one. The root is searched once a run, for every rule's words in one pass over its
+    modules (``Root.holds_each``: a root without JAX, black or libcst, holds none, and a pass per
+    rule read each module once per rule); once the root is known to hold a rule's words, the
+    file's bytes are not searched for them (warp: ~26 searches of each of 570 files)."""
+    passing, unknown = [], []
+    for rule in waiting:
+        needs = getattr(rule, "project_needs", None)
+        words = needs() if needs is not None else None
+        if words is None or root.known_to_hold(words):
+            passing.append(rule)
+        elif not any(word in source for word in words):
+            unknown.append((rule, words))
+        else:
+            passing.append(rule)
+    if unknown:
+        held = root.holds_each(tuple(words for _rule, words in unknown))
+        passing += [rule for (rule, _words), holds in zip(unknown, held) if holds]
+    return [rule for rule in waiting if rule in passing]
 
 
 def _process_python(
