@@ -495,13 +495,16 @@ def _refined(value: ast.AST, name: str, previous: ast.AST) -> ast.AST | None:
 # a version string on one side: an attribute ``<chain>.__version__``, or a name the module binds to
 # one (``from jax import __version__ as v``, ``V = jax.__version__``, ``W = V``, a project module's
 # star import). Each of those spells ``__version__`` or the bound name in the top-level statement
-# that holds it, so parsing the blocks (``blocks.top_level_blocks``) that spell either, one at a
-# time, finds every such comparison. It is read here with any attribute named ``__version__`` taken
+# that holds it, so parsing the blocks (``blocks.top_level_blocks``; of a class, the members,
+# ``blocks.class_members``) that spell either, one at a time, and looking at the statements on
+# those lines, finds every such comparison. It is read here with any attribute named ``__version__`` taken
 # as JAX's (``np.__version__`` too) and every such name as bound to one: more than the check finds,
 # never less. ``may_compare_as_strings`` is False only when none is there; then the check has
 # nothing to report. Whenever the text cannot be read with certainty (a lone carriage return, a
 # character Python folds to an ASCII letter in a name, a block cut inside brackets, a block that
-# does not parse, a star import it cannot follow) it says True, and the check reads the file whole.
+# does not parse, a star import it cannot follow, most of the text kept) it says True, and the
+# check reads the file whole. Like JAX001's partial reading, a syntax error in a block it does
+# not read is not seen: the file is reported only when a rule reads it whole.
 
 VERSION = "__version__"
 _PIECE = 4096  # the text is looked at for non-ASCII characters in pieces: most pieces are ASCII
