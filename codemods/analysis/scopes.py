@@ -89,7 +89,9 @@ def scope_nodes(scope: ast.AST) -> Iterator[ast.AST]:
         for name in node._fields:
             value = getattr(node, name, None)
             if value.__class__ is list:
-                stack.extend([item for item in value if isinstance(item, _AST)])
+                for item in value:
+                    if isinstance(item, _AST):
+                        stack.append(item)
             elif isinstance(value, _AST):
                 stack.append(value)
 
@@ -140,19 +142,19 @@ def walk_values(node: ast.AST) -> list[ast.AST]:
     leaves out), in the same breadth-first order: they have no children, so leaving them out
     moves no other node."""
     queue = [node]
-    append, extend, fields_of = queue.append, queue.extend, CHILD_FIELDS.get
-    index = 0
-    while index < len(queue):
-        current = queue[index]
-        index += 1
+    append, fields_of, node_class = queue.append, CHILD_FIELDS.get, _AST
+    # (Appended one by one, in field order: no list made per field of every node.)
+    for current in queue:  # (a list iterator sees what is appended while it runs)
         fields = fields_of(current.__class__)
         if fields is None:
             fields = _child_fields(current.__class__)
         for name in fields:
             value = getattr(current, name, None)
             if value.__class__ is list:
-                extend([item for item in value if isinstance(item, _AST)])
-            elif isinstance(value, _AST):
+                for item in value:
+                    if isinstance(item, node_class):
+                        append(item)
+            elif isinstance(value, node_class):
                 append(value)
     return queue
 
@@ -160,16 +162,15 @@ def walk_values(node: ast.AST) -> list[ast.AST]:
 def walk(node: ast.AST) -> list[ast.AST]:
     """``list(ast.walk(node))``, in the same (breadth-first) order, at ~1.6x its speed."""
     queue = [node]
-    append, extend = queue.append, queue.extend
-    index = 0
-    while index < len(queue):
-        current = queue[index]
-        index += 1
+    append, node_class = queue.append, _AST
+    for current in queue:  # (a list iterator sees what is appended while it runs)
         for name in current._fields:
             value = getattr(current, name, None)
             if value.__class__ is list:
-                extend([item for item in value if isinstance(item, _AST)])
-            elif isinstance(value, _AST):
+                for item in value:
+                    if isinstance(item, node_class):
+                        append(item)
+            elif isinstance(value, node_class):
                 append(value)
     return queue
 

@@ -887,21 +887,25 @@ def _root_name(expr: ast.AST) -> str | None:
 
 def own_nodes(scope: ast.AST) -> list[ast.AST]:
     """``Tracing.scope_nodes``, walked anew (for a caller without the file's ``Tracing``)."""
-    nodes = []
+    nodes: list[ast.AST] = []
     stack = list(scope.body) if isinstance(scope.body, list) else [scope.body]
+    pop, push, add, node_class, fields_of, scopes = stack.pop, stack.append, nodes.append, ast.AST, CHILD_FIELDS.get, _SCOPE_CLASSES
     while stack:
-        node = stack.pop()
-        nodes.append(node)
-        if node.__class__ in _SCOPE_CLASSES:
+        node = pop()
+        add(node)
+        if node.__class__ in scopes:
             continue
-        # scopes.children, inlined.
-        fields = CHILD_FIELDS.get(node.__class__)
+        # scopes.children, inlined (children pushed one by one, in field order: no list made
+        # per field of every node).
+        fields = fields_of(node.__class__)
         for name in child_fields(node.__class__) if fields is None else fields:
             value = getattr(node, name, None)
             if value.__class__ is list:
-                stack.extend([item for item in value if isinstance(item, ast.AST)])
-            elif isinstance(value, ast.AST):
-                stack.append(value)
+                for item in value:
+                    if isinstance(item, node_class):
+                        push(item)
+            elif isinstance(value, node_class):
+                push(value)
     return nodes
 
 
