@@ -19,7 +19,7 @@ from jax_codemod.analysis.api import TREE_MAPS, UNAVAILABLE
 from jax_codemod.analysis.blocks import CONTAINER_CALLS, at_own_level, simple_statement
 from jax_codemod.analysis.context import FileContext
 from jax_codemod.analysis.names import canonical
-from jax_codemod.analysis.partial import WORDS, Cut, dotted_before
+from jax_codemod.analysis.partial import WORDS, Cut, dotted_before, word_positions
 from jax_codemod.analysis.patterns import POSSESSIVE, alternation, starts_of
 from jax_codemod.analysis.project import LIBRARIES
 from jax_codemod.analysis.transforms import PARTIAL, TRANSFORM_LEAVES, TRANSFORMS, Spellings, spellings_of
@@ -343,12 +343,10 @@ class AccessText:
         candidates = [i for i in found if blocks[i].kind == "def" and not _dunder(blocks[i].name)]
         if not candidates:
             return dropped
-        counts = cut.word_counts()
         spelling = None
+        untraced = []
         for index in candidates:
             block = blocks[index]
-            if counts[block.name] != 1:
-                continue
             if block.decorated:
                 if spelling is None:
                     spelling = _transform_names(bindings, spellings) | _SPELLED_WORDS | {
@@ -359,7 +357,14 @@ class AccessText:
             if at_own_level(
                 text, block, self._positions_in(text, block.begin, block.finish, consumers), cut.interiors, cut.string_starts
             ):
-                dropped.add(index)
+                untraced.append(index)
+        # Named once (its own `def`): few names are each searched for (a whole-text count each),
+        # many are read from one count of every word.
+        if len(untraced) > _NAMES_SEARCHED:
+            counts = cut.word_counts()
+            dropped.update(i for i in untraced if counts[blocks[i].name] == 1)
+        else:
+            dropped.update(i for i in untraced if _named_once(text, blocks[i].name))
         return dropped
 
     def _positions_in(self, text: str, begin: int, finish: int, consumers) -> list[int]:
@@ -465,6 +470,18 @@ class AccessText:
             elif isinstance(statement, ast.ImportFrom):
                 names.update(a.asname or a.name for a in statement.names if a.name == "ffi")
         return frozenset(names)
+
+
+# Above this many names, one count of every word of a text costs less than a search per name.
+_NAMES_SEARCHED = 16
+
+
+def _named_once(text: str, name: str) -> bool:
+    """Whether ``name`` is a word of ``text`` once (``WORDS``), from its occurrences."""
+    count = text.count(name)
+    if count == 1:
+        return True
+    return sum(1 for _ in zip(range(2), word_positions(text, name))) == 1
 
 
 def _dunder(name: str) -> bool:
