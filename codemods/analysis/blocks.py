@@ -370,7 +370,26 @@ def at_own_level(text: str, block: Block, positions, interiors: list[tuple[int, 
         positions = [at for at in positions if at >= body]
         if not positions:
             return True
-    last = max(positions)
+    lines = _logical_line_starts(text, body, max(positions), interiors, starts)
+    if lines is None:
+        return False
+    # The logical lines with code (blank and comment lines hold no statement), with their indentation.
+    statements: list[tuple[int, str]] = []
+    blanks = _BLANKS.match
+    for start in lines:
+        code = blanks(text, start).end()
+        if text[code : code + 1] not in ("\n", "#", ""):
+            statements.append((start, text[start:code]))
+    if not statements or "\t" in statements[0][1]:
+        return False
+    begins = [start for start, _ in statements]
+    return all(_in_own_suite(text, statements, bisect.bisect_right(begins, at) - 1, at) for at in positions)
+
+
+def _logical_line_starts(text: str, body: int, last: int, interiors: list[tuple[int, int]], starts: list[int]) -> list[int] | None:
+    """Where each logical line (or blank or comment line) at bracket depth 0 begins, from ``body``
+    up to ``last`` (``at_own_level``'s reading); None when unsure (a closing bracket nothing
+    opened, a backslash continuation, a string this reading cannot follow)."""
     lines = [body]  # where each logical line (or blank or comment line) at depth 0 begins
     depth, position, find, search, tricky = 0, body, text.find, _DEPTH_MARKS.search, _QUOTE_HASH_BACKSLASH.search
     while position < last:
@@ -386,7 +405,7 @@ def at_own_level(text: str, block: Block, positions, interiors: list[tuple[int, 
             depth += code.count("(") + code.count("[") + code.count("{")
             depth -= code.count(")") + code.count("]") + code.count("}")
             if depth < 0:
-                return False
+                return None
             position = end + 1
             if depth == 0:
                 lines.append(position)
@@ -406,29 +425,19 @@ def at_own_level(text: str, block: Block, positions, interiors: list[tuple[int, 
             elif char in ")]}":
                 depth -= 1
                 if depth < 0:
-                    return False
+                    return None
             elif char == "\n":
                 if depth == 0:
                     lines.append(position)
                 break
             elif char == "\\" or found in ("'", '"'):
-                return False  # a continued line, or a string this reading cannot follow
+                return None  # a continued line, or a string this reading cannot follow
             elif found in ('"""', "'''"):  # skipped to its end
                 inside = bisect.bisect_left(starts, position)
                 if inside == len(starts) or starts[inside] != position:
-                    return False
+                    return None
                 position = interiors[inside][1] + 3
-    # The logical lines with code (blank and comment lines hold no statement), with their indentation.
-    statements: list[tuple[int, str]] = []
-    blanks = _BLANKS.match
-    for start in lines:
-        code = blanks(text, start).end()
-        if text[code : code + 1] not in ("\n", "#", ""):
-            statements.append((start, text[start:code]))
-    if not statements or "\t" in statements[0][1]:
-        return False
-    begins = [start for start, _ in statements]
-    return all(_in_own_suite(text, statements, bisect.bisect_right(begins, at) - 1, at) for at in positions)
+    return lines
 
 
 def _in_own_suite(text: str, statements: list[tuple[int, str]], index: int, position: int) -> bool:
