@@ -38,6 +38,7 @@ from jax_codemod.analysis.guards import handler_catches
 from jax_codemod.analysis.partial import parse_quietly
 from jax_codemod.analysis.scopes import BODY_FIELDS, child_fields, walk_values
 from jax_codemod.analysis.values import CAPSULE_PRODUCERS
+from jax_codemod.analysis.words import occurrences
 
 OLD = "old"
 NEW = "new"
@@ -625,7 +626,7 @@ class _Reading:
         text = self.text
         self.versions |= star_names
         searched: set[str] = set()
-        positions = _occurrences(text, VERSION)
+        positions = occurrences(text, VERSION)
         while True:
             if not self._read(positions):
                 return True
@@ -776,14 +777,6 @@ class _Reading:
             opened = code.count("(") + code.count("[") + code.count("{")
             depths.append(depths[-1] + opened - code.count(")") - code.count("]") - code.count("}"))
         return depths
-
-
-def _occurrences(text: str, word: str) -> list[int]:
-    found, at = [], text.find(word)
-    while at != -1:
-        found.append(at)
-        at = text.find(word, at + 1)
-    return found
 
 
 def _whole_word(text: str, word: str) -> list[int]:

@@ -66,6 +66,15 @@ def called_positions(text: str, words, not_after: str = "", table: frozenset[str
     return found
 
 
+def occurrences(text: str, word: str) -> list[int]:
+    """Where ``word`` occurs in ``text``, overlapping ones too, one ``str.find`` at a time."""
+    found, at = [], text.find(word)
+    while at != -1:
+        found.append(at)
+        at = text.find(word, at + 1)
+    return found
+
+
 def word_starts(text: str, word: str):
     """Where ``word`` occurs in ``text`` not right after a letter, digit or underscore (`set_mesh`
     in `jax.set_mesh(`, not in `test_set_mesh_points`), one ``str.find`` at a time."""

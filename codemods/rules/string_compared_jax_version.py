@@ -19,7 +19,7 @@ from jax_codemod.analysis.version_gates import (
     may_compare_as_strings,
     string_compared_versions,
 )
-from jax_codemod.analysis.words import lines_of
+from jax_codemod.analysis.words import lines_of, occurrences
 from jax_codemod.rule import Finding, FixSafety, Rule
 
 if TYPE_CHECKING:
@@ -153,11 +153,7 @@ def _comparisons(ctx: FileContext) -> list[ast.Compare]:
     text = ctx.text
     if "\r" in text:
         return [node for node in ctx.analysis.nodes if node.__class__ is ast.Compare]
-    starts = []
-    at = text.find("__version__")
-    while at != -1:
-        starts.append(at)
-        at = text.find("__version__", at + 1)
+    starts = occurrences(text, "__version__")
     for name, target in ctx._bindings.items():
         if target in VERSION_STRINGS and "__version__" not in name:
             starts += whole_word_starts(text, name)
