@@ -314,18 +314,19 @@ def _chains(cut: Cut, roots: set[int], targets: set[int], fixed: list[bool], mos
     on chains back from those, and the decorator factories a kept block names. None when the
     first of those already keeps more than ``most`` of the text."""
     blocks = cut.blocks
-    defined: dict[str, list[tuple[int, Scope | None]]] = {}
-    for index in range(len(blocks)):
-        for name, within in cut.defines(index):
-            defined.setdefault(name, []).append((index, within))
+    defined = cut.defined()
     # Forward from the roots, through the functions they name (a method from its own class, or
-    # one related to it, only)...
+    # one related to it, only); each name a reached block's words hold, with the blocks that
+    # hold it (``mentions``): the blocks that name a function, among those reached.
     member_of = cut.member_of
     reach = set(roots)
     pending = list(roots)
+    mentions: dict[str, list[int]] = {}
+    names = set(defined)
     while pending:
         source = pending.pop()
-        for word in cut.words(source) & defined.keys():
+        for word in cut.words_among(source, names):
+            mentions.setdefault(word, []).append(source)
             for target, within in defined[word]:
                 if target not in reach and (within is None or within == member_of[source]):
                     reach.add(target)
@@ -343,8 +344,10 @@ def _chains(cut: Cut, roots: set[int], targets: set[int], fixed: list[bool], mos
             if (name, within) in names_done:
                 continue
             names_done.add((name, within))
-            for other in cut.naming(name, within=within):
-                if other in reach and not keep[other]:
+            # The reached blocks that name it in code (``Cut.naming``, within its scope): of
+            # those whose words hold it, those with an occurrence out of the triple-quoted strings.
+            for other in mentions.get(name, ()):
+                if not keep[other] and (within is None or within == member_of[other]) and cut.names_in_code(other, name):
                     keep[other] = True
                     pending.append(other)
     # A class of a group whose methods are kept keeps its header (its bases: which override runs).
@@ -352,14 +355,22 @@ def _chains(cut: Cut, roots: set[int], targets: set[int], fixed: list[bool], mos
         if any(keep[i] for first in heads for i in _run(cut, first)):
             for first in heads:
                 keep[first] = True
-    # Decorator factories the kept blocks name (`@compile` with `def compile(fn): return jax.jit(fn)`).
+    # Decorator factories the kept blocks name (`@compile` with `def compile(fn): return jax.jit(fn)`)
+    # anywhere in their text: a reached one's words are in ``mentions``, the others' read here.
     factories = [
         i for i in roots if not keep[i] and blocks[i].kind == "def" and not blocks[i].decorated and not blocks[i].indent
     ]
-    kept = list(keep)
-    for index in factories:
-        if any(kept[i] for i in cut.naming(blocks[index].name, strings=True)):
-            keep[index] = True
+    if factories:
+        kept = list(keep)
+        elsewhere: set[str] = set()
+        factory_names = {blocks[i].name for i in factories}
+        for index in range(len(blocks)):
+            if kept[index] and index not in reach:
+                elsewhere |= cut.words_among(index, factory_names)
+        for index in factories:
+            name = blocks[index].name
+            if name in elsewhere or any(kept[i] for i in mentions.get(name, ())):
+                keep[index] = True
     return keep
 
 
@@ -662,15 +673,27 @@ class Cut:
 
     def words(self, index: int) -> set[str]:
         """``set(WORDS.findall(text, begin, finish))`` of a block: the words of its text
-        (comments and strings included). An ASCII text is split at its other characters,
-        translated to spaces once for all blocks (a third of the regex's cost; `\\w` of an
-        ASCII character is a letter, a digit or `_`, so the words are the same)."""
+        (comments and strings included)."""
+        return set(self._tokens(index))
+
+    def words_among(self, index: int, names: set[str]) -> set[str]:
+        """``words(index) & names``, without making the set of every word of the block."""
+        return names.intersection(self._tokens(index))
+
+    def _tokens(self, index: int) -> list[str]:
+        """``WORDS.findall(text, begin, finish)`` of a block. An ASCII text is split at its
+        other characters, translated to spaces once for all blocks (a third of the regex's
+        cost; `\\w` of an ASCII character is a letter, a digit or `_`, so the words are the
+        same)."""
         block, text = self.blocks[index], self.text
         if not text.isascii():
-            return set(WORDS.findall(text, block.begin, block.finish))
+            # (Translating a text with other characters reads each through the table's dict:
+            # ten times the ASCII path. Most blocks of such a text are ASCII, each translated alone.)
+            piece = text[block.begin : block.finish]
+            return piece.translate(_NOT_WORD_TO_SPACE).split() if piece.isascii() else WORDS.findall(piece)
         if self._spaced is None:
             self._spaced = text.translate(_NOT_WORD_TO_SPACE)
-        return set(self._spaced[block.begin : block.finish].split())
+        return self._spaced[block.begin : block.finish].split()
 
     def word_counts(self) -> Counter[str]:
         """How often each word (``WORDS``) occurs in the text, comments and strings included."""
@@ -722,6 +745,27 @@ class Cut:
         if within is not None and self.blocks[index].kind == "class":
             return [(name, within) for name in self.methods(index)] + [(name, None) for name in self.functions(index)]
         return [(name, within) for name in self.functions(index)]
+
+    def defined(self) -> dict[str, list[tuple[int, Scope | None]]]:
+        """Each name a block defines a function by (``defines``), with (that block, the
+        scope a call may name it in) of each."""
+        defined: dict[str, list[tuple[int, Scope | None]]] = {}
+        scope = self.scope
+        for index, block in enumerate(self.blocks):
+            if block.kind == "def":  # (``defines`` of a `def` block, without the calls)
+                defined.setdefault(block.name, []).append((index, scope[index]))
+            elif block.kind != "assign" and block.kind != "item" and block.kind != "head":
+                for name, within in self.defines(index):
+                    defined.setdefault(name, []).append((index, within))
+        return defined
+
+    def names_in_code(self, index: int, word: str) -> bool:
+        """Whether block ``index`` names ``word`` out of the triple-quoted strings (``naming``
+        of the block alone)."""
+        block = self.blocks[index]
+        found: set[int] = set()
+        self._naming_between(word, False, block.begin, block.finish, found)
+        return bool(found)
 
     def methods(self, index: int) -> set[str]:
         """The methods a class kept as one block defines directly in its body."""
