@@ -211,3 +211,47 @@ def test_a_finding_is_judged_without_walking_the_whole_file():
     assert expected.judge((5 + 4 * 150, 11), ("ConcretizationTypeError",)) is None
     assert "nodes" not in ctx.analysis.__dict__
     assert len(expected._lines) == 2 and len(expected._made) < 10
+
+
+def test_a_function_at_module_level_is_never_enclosed():
+    """``runs_only_under_disable_jit`` answers no for a module-level function or method without
+    mapping the file's parents: only where no function encloses it (checked against the map)."""
+    from pathlib import Path
+
+    from jax_codemod.analysis.expected_errors import _at_module_level
+
+    source = textwrap.dedent(
+        """
+        import jax
+
+        @jax.jit
+        def top(x): return x
+        class A:
+            @jax.jit
+            def method(self, x):
+                def inner(y): return y
+                return inner(x)
+            class B:
+                def nested_method(self): pass
+        def outer():
+            def f(x): return x
+            class Local:
+                def m(self): pass
+            return f
+        x = 1; y = lambda v: v
+        """
+    )
+    root = Path(__file__).parent / "realworld"
+    texts = [source, *(path.read_text(encoding="utf-8") for path in sorted(root.glob("*.py"))[:8])]
+    at_top = 0
+    for text in texts:
+        tree = ast.parse(text)
+        ctx = FileContext("m.py", text, tree)
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and _at_module_level(tree, node):
+                assert ctx.enclosing_function(node) is None, node.name
+                at_top += 1
+    tree = ast.parse(source)
+    named = {n.name: n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)}
+    assert [name for name, node in named.items() if _at_module_level(tree, node)] == ["top", "outer", "method"]
+    assert at_top > 20

@@ -410,6 +410,18 @@ def _within(node: ast.AST, outer: ast.AST) -> bool:
     ) <= (outer.end_lineno, outer.end_col_offset)
 
 
+def _at_module_level(tree: ast.Module, function: ast.AST) -> bool:
+    """Whether ``function`` is a statement of the module or of a class that is one: no function
+    encloses it."""
+    line = function.lineno
+    for statement in tree.body:
+        if statement is function:
+            return True
+        if statement.__class__ is ast.ClassDef and statement.lineno <= line <= statement.end_lineno:
+            return any(member is function for member in statement.body)
+    return False
+
+
 # `with jax.disable_jit():` -- jit does not trace in it: a jitted function called there runs
 # eagerly on concrete arrays, so its concrete-only accesses work. Only jit: vmap, pmap, grad
 # and checkpoint still trace there (asked of the installed JAX by
@@ -423,10 +435,12 @@ def runs_only_under_disable_jit(ctx: FileContext, function: ast.AST) -> bool:
     blocks: each use of its name in the enclosing function is a call there, ``jax.jit(f)(x)``
     there, or ``g = jax.jit(f)`` whose every use is a call there. A module-level function may
     be called from anywhere, so it never does."""
-    if "disable_jit" not in ctx.text:
+    if "disable_jit" not in ctx.text or not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
         return False
+    if _at_module_level(ctx.tree, function):
+        return False  # (most jitted functions: asked without mapping the parents of the file's nodes)
     scope = ctx.enclosing_function(function)
-    if scope is None or not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+    if scope is None:
         return False
     # Asked for each jitted function of the scope (a test method defines dozens): walked once.
     known = ctx.__dict__.setdefault("_disable_jit_blocks", {})
