@@ -126,3 +126,86 @@ def test_defined_in_is_the_filter_by_scope():
         assert region.defined_in(every["f"], scope) == expected
     assert sorted(n.lineno for n in region.defined_in(every["f"], None)) == [25, 26]
     assert region.defined_in([], None) == []
+
+
+# ``Tracing._functions_passed`` asks whether a scope stores a passed name (a walk of the scope)
+# only while a scope further out defines it: with none, the answer is no function either way.
+SCOPES = '''\
+import jax
+
+def f(x): return x.item()
+
+def uses_module_f(x):
+    return jax.jit(f)(x)
+
+def stores_f(x):
+    f = make()
+    return jax.jit(f)(x)
+
+def encloses(x):
+    def f(y): return y.tolist()
+    def inner(z):
+        return jax.jit(f)(z)
+    def inner_stores(z):
+        f = other
+        return jax.jit(f)(z)
+    def two_deep(z):
+        def deeper(w):
+            return jax.vmap(f)(w)
+        return deeper(z)
+    return inner, inner_stores, two_deep
+
+def hides_two_up(x):
+    def g(y): return y.item()
+    def middle(z):
+        g = 1
+        def deeper(w):
+            return jax.jit(g)(w)
+        return deeper(z)
+    return middle
+
+def defines_h(x):
+    def h(y): return y.item()
+    return h
+
+def sibling_h(x):
+    h = 2
+    return jax.jit(h)(x)
+
+class C:
+    def m(self, x):
+        f = 3
+        return jax.vmap(f)(x)
+
+    def n(self, x):
+        return jax.vmap(f)(x)
+'''
+
+
+def _traced(text: str) -> set[tuple[int, str]]:
+    from jax_codemod.analysis.context import FileContext
+    from jax_codemod.analysis.tracing import tracing_for
+
+    ctx = FileContext("scopes.py", text, ast.parse(text))
+    return {(t.node.lineno, t.transform) for t in tracing_for(ctx).traced_functions()}
+
+
+@pytest.mark.parametrize(("name", "text"), [("scopes", SCOPES), *_sources()], ids=["scopes", *[n for n, _ in _sources()]])
+def test_a_store_is_asked_only_where_an_outer_scope_defines_the_name(name, text, monkeypatch):
+    shortened = _traced(text)
+    # As first written: every scope on the way out asked for its stores.
+    monkeypatch.setattr(Region, "defined_outside", lambda self, grouped, scope: True)
+    assert shortened == _traced(text), name
+
+
+def test_which_definition_a_passed_name_is():
+    lines = SCOPES.splitlines()
+
+    def line_of(fragment: str) -> int:
+        return next(i for i, line in enumerate(lines, 1) if line.strip().startswith(fragment))
+
+    traced = {line for line, _ in _traced(SCOPES)}
+    assert line_of("def f(x)") in traced  # uses_module_f and C.n pass the module's f
+    assert line_of("def f(y)") in traced  # inner's and deeper's f is encloses' own
+    assert line_of("def g(y)") not in traced  # middle's store hides it from deeper
+    assert line_of("def h(y)") not in traced  # defined in a sibling scope only

@@ -219,6 +219,10 @@ class Region:
         scope is ``scope``, in their order. Grouped once per list: every call that passes a
         name asks of all its definitions (a test module's hundreds of `def f` and as many
         `jax.jit(f)`: quadratic, asked one by one)."""
+        return self.scopes_defining(definitions).get(scope, [])
+
+    def scopes_defining(self, definitions: list[ast.AST]) -> dict[ast.AST | None, list[ast.AST]]:
+        """``defined_in``'s groups: the functions of ``definitions`` by their scope."""
         kept = self._grouped.get(id(definitions))
         if kept is None:
             grouped: dict[ast.AST | None, list[ast.AST]] = {}
@@ -226,7 +230,16 @@ class Region:
                 grouped.setdefault(self.scope_of(node), []).append(node)
             # (The list is kept with its groups: its id is never another's while it is.)
             kept = self._grouped[id(definitions)] = (definitions, grouped)
-        return kept[1].get(scope, [])
+        return kept[1]
+
+    def defined_outside(self, grouped: dict[ast.AST | None, list[ast.AST]], scope: ast.AST) -> bool:
+        """Whether a scope around ``scope`` (the module included) is one of ``grouped``'s."""
+        outer = self.scope_of(scope)
+        while outer is not None:
+            if outer in grouped:
+                return True
+            outer = self.scope_of(outer)
+        return None in grouped
 
     def functions(self, decorated: bool = False) -> dict[str, list[ast.FunctionDef]]:
         """Functions of the region by name, undecorated ones unless ``decorated`` (methods are
@@ -448,16 +461,17 @@ class Tracing(Taint):
         for node in self.scope_nodes(function):
             if node.__class__ is not ast.Call or not (node.args or node.keywords):
                 continue
-            if tainted is None:
-                tainted = self.tainted_names(function, traced.traced, reported)
-            # What is passed first (a tracer or not), then where it goes.
-            if not self._passes_tracer(node, tainted, reported):
-                continue
             call = node
             if node.args and not isinstance(node.args[0], ast.Starred) and canonical(self.ctx.qualname(node.func)) in TREE_MAPS:
                 # `jax.tree.map(to_host, tree)`: the leaves of a traced tree go to the function mapped.
                 call = ast.copy_location(ast.Call(func=node.args[0], args=node.args[1:], keywords=[]), node)
+            # Where the call may go (its text, the cheaper look), then whether what it is
+            # passed holds a tracer (the function's taint, computed for the first call that may).
             if may is not None and not may(call):
+                continue
+            if tainted is None:
+                tainted = self.tainted_names(function, traced.traced, reported)
+            if not self._passes_tracer(node, tainted, reported):
                 continue
             targets = []
             callee = self.analysis.callee(call)
@@ -679,10 +693,15 @@ class Tracing(Taint):
             # `model(x)` inside a trace: the `__call__` of a module-level instance.
             return [(method, True) for method in self._instance_methods(argument.id, "__call__", scope)]
         scope = scope or region.scope_of(call)
+        grouped = region.scopes_defining(definitions) if definitions else {}
         while definitions:
-            here = region.defined_in(definitions, scope)
-            if here or scope is None or argument.id in self.stored_names(scope):
+            here = grouped.get(scope, [])
+            if here or scope is None:
                 return [(node, False) for node in here]
+            # A store in ``scope`` hides the outer definitions: asked (a walk of the scope, most
+            # often a test method that is not traced) only where one is further out.
+            if not region.defined_outside(grouped, scope) or argument.id in self.stored_names(scope):
+                return []
             scope = region.scope_of(scope)
         return []
 
