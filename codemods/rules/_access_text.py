@@ -19,11 +19,11 @@ from jax_codemod.analysis.api import TREE_MAPS, UNAVAILABLE
 from jax_codemod.analysis.blocks import CONTAINER_CALLS, at_own_level, simple_statement
 from jax_codemod.analysis.context import FileContext
 from jax_codemod.analysis.names import canonical
-from jax_codemod.analysis.partial import WORDS, Cut, dotted_before, word_positions
+from jax_codemod.analysis.partial import WORDS, Cut, dotted_before
 from jax_codemod.analysis.patterns import POSSESSIVE, alternation, starts_of
 from jax_codemod.analysis.project import LIBRARIES
 from jax_codemod.analysis.transforms import PARTIAL, TRANSFORM_LEAVES, TRANSFORMS, Spellings, spellings_of
-from jax_codemod.analysis.words import called_positions, lines_of, reversed_calls
+from jax_codemod.analysis.words import called_positions, find_word, lines_of, reversed_calls, words_once
 
 # A file must name one of these to trace anything: jax's transforms and `lax`, equinox's
 # filter_* and flax's lifted ones all contain one of them.
@@ -328,7 +328,13 @@ class AccessText:
         innermost that holds it), and the analysis reports it only inside a traced one; a
         `def` is traced by its decorators, by a call or transform that names it, or through
         a base class of another module (JAX001 reads such a file whole: ``INHERITED``).
-        Most test methods of a JAX test module: `out = jax.jit(f)(x)`, then `out.sharding`."""
+        Most test methods of a JAX test module: `out = jax.jit(f)(x)`, then `out.sharding`.
+
+        The cheap tests first: the decorators; then the name, all candidates' names in one
+        count (``words.words_once``: a test module's `test_*` methods in one search); then,
+        for a name found once, where the access texts lie: before anything in the block that
+        may open a nested scope (``_before_nested_scopes``, a few searches), else by
+        ``blocks.at_own_level``'s reading of the body's logical lines."""
         blocks, text = cut.blocks, cut.text
         # A simple statement of the module or of a class body runs in no function (no
         # `lambda` in it: none holds a scope of its own): `P = jax.sharding.PartitionSpec`,
@@ -341,10 +347,8 @@ class AccessText:
             and "lambda" not in text[blocks[i].begin : blocks[i].finish]
         }
         candidates = [i for i in found if blocks[i].kind == "def" and not _dunder(blocks[i].name)]
-        if not candidates:
-            return dropped
         spelling = None
-        untraced = []
+        undecorated = []
         for index in candidates:
             block = blocks[index]
             if block.decorated:
@@ -354,17 +358,20 @@ class AccessText:
                     }
                 if not spelling.isdisjoint(WORDS.findall(text, block.begin, block.header)):
                     continue
-            if at_own_level(
-                text, block, self._positions_in(text, block.begin, block.finish, consumers), cut.interiors, cut.string_starts
+            undecorated.append(index)
+        if not undecorated:
+            return dropped
+        # Named once (its own `def`): no transform, call or override of the file names it.
+        once = words_once(text, {blocks[i].name for i in undecorated}, cut.word_counts)
+        for index in undecorated:
+            block = blocks[index]
+            if block.name not in once:
+                continue
+            positions = self._positions_in(text, block.begin, block.finish, consumers)
+            if _before_nested_scopes(text, block, positions) or at_own_level(
+                text, block, positions, cut.interiors, cut.string_starts
             ):
-                untraced.append(index)
-        # Named once (its own `def`): few names are each searched for (a whole-text count each),
-        # many are read from one count of every word.
-        if len(untraced) > _NAMES_SEARCHED:
-            counts = cut.word_counts()
-            dropped.update(i for i in untraced if counts[blocks[i].name] == 1)
-        else:
-            dropped.update(i for i in untraced if _named_once(text, blocks[i].name))
+                dropped.add(index)
         return dropped
 
     def _positions_in(self, text: str, begin: int, finish: int, consumers) -> list[int]:
@@ -472,16 +479,31 @@ class AccessText:
         return frozenset(names)
 
 
-# Above this many names, one count of every word of a text costs less than a search per name.
-_NAMES_SEARCHED = 16
-
-
-def _named_once(text: str, name: str) -> bool:
-    """Whether ``name`` is a word of ``text`` once (``WORDS``), from its occurrences."""
-    count = text.count(name)
-    if count == 1:
+def _before_nested_scopes(text: str, block, positions) -> bool:
+    """Whether each of ``positions`` in the `def` block ``block`` lies before anything in it that
+    may open a nested scope: no `lambda` among its decorators, and no `def`, `class` or `lambda`
+    word nor `@` (a nested function's decorators) from its own `def` to the last position.
+    Every nested scope's text (a nested `def`'s decorators included) begins at one of those,
+    so a node there is in the function's own signature or body (its decorators and signature
+    are evaluated in the scope around it, a module's or a class's): what ``blocks.at_own_level``
+    says True of, found with a few searches where that reads the body's logical lines (and is
+    unsure of a backslash or a tab). Strings and comments are searched too: more is found,
+    never less."""
+    if not positions:
         return True
-    return sum(1 for _ in zip(range(2), word_positions(text, name))) == 1
+    last = max(positions)
+    if last >= block.finish or find_word(text, "lambda", block.begin, block.header) != -1:
+        return False
+    own = find_word(text, "def", block.header, block.finish)
+    if own == -1:
+        return False
+    if own > last:
+        return True  # all in its decorators, which hold no `lambda`
+    start = own + 3
+    if text.find("@", start, last + 1) != -1:
+        return False
+    # (Each word searched for where it would begin at or before the last position.)
+    return all(find_word(text, word, start, last + len(word)) == -1 for word in ("def", "class", "lambda"))
 
 
 def _dunder(name: str) -> bool:
