@@ -248,10 +248,10 @@ def test_a_function_at_module_level_is_never_enclosed():
         tree = ast.parse(text)
         ctx = FileContext("m.py", text, tree)
         for node in ast.walk(tree):
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and _at_module_level(tree, node):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and _at_module_level(ctx, node):
                 assert ctx.enclosing_function(node) is None, node.name
                 at_top += 1
-    tree = ast.parse(source)
-    named = {n.name: n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)}
-    assert [name for name, node in named.items() if _at_module_level(tree, node)] == ["top", "outer", "method"]
+    ctx = FileContext("m.py", source, ast.parse(source))
+    named = {n.name: n for n in ast.walk(ctx.tree) if isinstance(n, ast.FunctionDef)}
+    assert [name for name, node in named.items() if _at_module_level(ctx, node)] == ["top", "outer", "method"]
     assert at_top > 20

@@ -545,6 +545,37 @@ def test_a_local_jitted_function_run_only_under_disable_jit_is_no_finding():
     assert sorted(f.line for f in findings(source)) == [16, 27]
 
 
+@pytest.mark.parametrize(
+    "body",
+    [
+        # Receivers only the value analysis calls tracers: a closure's return, an instance's attribute.
+        "        def g():\n            return x\n        return g().item()\n",
+        "        box = Box(x)\n        return box.v.item()\n",
+    ],
+    ids=["closure", "attribute"],
+)
+def test_run_only_under_disable_jit_is_asked_before_the_value_analysis(body):
+    """Whether a jitted function runs only under `jax.disable_jit()` is asked once an access would
+    be found, before the value analysis judges a receiver: the same findings as when asked
+    first, and a partial reading decides the file clean without the whole tree (the value
+    analysis, which it cannot run, is never reached)."""
+    import ast
+
+    from jax_codemod.analysis.context import FileContext
+
+    def module(calls: str) -> str:
+        head = "import jax\nimport jax.numpy as jnp\n\nclass Box:\n    def __init__(self, v):\n        self.v = v\n\n"
+        filler = "".join(f"\ndef filler_{i}(a):\n    return a + {i}\n" for i in range(300))
+        return head + f"def test_it():\n    @jax.jit\n    def f(x):\n{body}{calls}" + filler
+
+    eager = module("    with jax.disable_jit():\n        f(jnp.ones(()))\n")
+    traced_too = module("    with jax.disable_jit():\n        f(jnp.ones(()))\n    f(jnp.ones(()))\n")
+    assert findings(eager) == []
+    assert [f.line for f in findings(traced_too)] == [eager.splitlines().index(body.splitlines()[-1]) + 1]
+    ctx = FileContext("case.py", eager, parse=lambda: ast.parse(eager))
+    assert RULE.check(ctx) == [] and not ctx.has_tree
+
+
 def test_differentiation_alone_is_no_finding():
     source = """
     import jax

@@ -410,16 +410,16 @@ def _within(node: ast.AST, outer: ast.AST) -> bool:
     ) <= (outer.end_lineno, outer.end_col_offset)
 
 
-def _at_module_level(tree: ast.Module, function: ast.AST) -> bool:
+def _at_module_level(ctx: FileContext, function: ast.AST) -> bool:
     """Whether ``function`` is a statement of the module or of a class that is one: no function
-    encloses it."""
-    line = function.lineno
-    for statement in tree.body:
-        if statement is function:
-            return True
-        if statement.__class__ is ast.ClassDef and statement.lineno <= line <= statement.end_lineno:
-            return any(member is function for member in statement.body)
-    return False
+    encloses it (the set of those statements made once per file)."""
+    found = ctx.__dict__.get("_module_level_statements")
+    if found is None:
+        body = ctx.tree.body
+        found = ctx.__dict__["_module_level_statements"] = {
+            *body, *(member for s in body if s.__class__ is ast.ClassDef for member in s.body)
+        }
+    return function in found
 
 
 # `with jax.disable_jit():` -- jit does not trace in it: a jitted function called there runs
@@ -437,7 +437,7 @@ def runs_only_under_disable_jit(ctx: FileContext, function: ast.AST) -> bool:
     be called from anywhere, so it never does."""
     if "disable_jit" not in ctx.text or not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
         return False
-    if _at_module_level(ctx.tree, function):
+    if _at_module_level(ctx, function):
         return False  # (most jitted functions: asked without mapping the parents of the file's nodes)
     scope = ctx.enclosing_function(function)
     if scope is None:

@@ -378,17 +378,13 @@ def _analyse(ctx: FileContext, access_lines: set[int], members, exact: bool = Tr
     """(traced function, its accesses, the region) for each traced function with an access.
 
     ``exact=False``: ``ctx`` is a partial context (``analysis.partial``); an access whose
-    receiver only the whole-file value analysis can judge raises ``_Undecided``.
+    receiver only the whole-file value analysis can judge raises ``Undecided``.
     """
     spellings = spellings_of(ctx)
     region = _candidate_region(ctx, access_lines, spellings)
     buffers = TEXT.ffi_names(ctx)
-    found = []
-    for traced in tracing_for(ctx).traced_functions(region, spellings, _REPORTED):
-        accesses = _accesses(ctx, traced, members, buffers, exact)
-        if accesses:
-            found.append((traced, accesses, region))
-    return found
+    traced_functions = tracing_for(ctx).traced_functions(region, spellings, _REPORTED)
+    return [(t, accesses, region) for t in traced_functions if (accesses := _accesses(ctx, t, members, buffers, exact))]
 
 
 def _candidate_region(ctx: FileContext, access_lines: set[int], spellings: Spellings) -> Region:
@@ -458,10 +454,10 @@ def _accesses(
             candidates.append((node, access))
     if not candidates:
         return []  # most traced functions: no need for their taint (nor the question below)
-    if traced.caller is None and traced.transforms <= EAGER_UNDER_DISABLE_JIT and runs_only_under_disable_jit(
-        ctx, function
-    ):
-        return []  # jit traces nothing under `jax.disable_jit()`, where alone it runs
+    # jit traces nothing under `jax.disable_jit()`, where alone it may run: asked once an access
+    # is found or before the value analysis judges a receiver (only it raises ``Undecided``).
+    eager_only = traced.caller is None and traced.transforms <= EAGER_UNDER_DISABLE_JIT and (
+        lambda: runs_only_under_disable_jit(ctx, function))
     stored = answer.stored_names(function)
     params = {name for name in traced.traced if name not in stored}
     # Parameters this rule has decided about (static ones are concrete, whatever the
@@ -485,13 +481,16 @@ def _accesses(
             continue
         if root in params or root in aliases:
             found.append(Access(node, receiver, label, aliases.get(root, root)))
-        elif answer.is_traced(receiver, tainted, _REPORTED) or (
-            _base_name(receiver) not in every and holds_tracer(answer, receiver, exact, file_receivers(ctx, TEXT.cuts_class) if exact is True else None)
-        ):
-            # The shared value analysis follows what the local taint does not: containers,
-            # `self` attributes, records, helpers' return values, closures over a trace.
+        elif answer.is_traced(receiver, tainted, _REPORTED):
             found.append(Access(node, receiver, label, None))
-    return sorted(found, key=lambda a: (a.node.lineno, a.node.col_offset))
+        elif _base_name(receiver) not in every:
+            if eager_only and (eager_only := eager_only()):  # (asked once: then True or False)
+                return []
+            if holds_tracer(answer, receiver, exact, file_receivers(ctx, TEXT.cuts_class) if exact is True else None):
+                # The shared value analysis follows what the local taint does not: containers,
+                # `self` attributes, records, helpers' return values, closures over a trace.
+                found.append(Access(node, receiver, label, None))
+    return [] if found and eager_only and eager_only() else sorted(found, key=lambda a: (a.node.lineno, a.node.col_offset))
 
 
 _NO_MEMBER = Member("", None)
