@@ -23,6 +23,7 @@ from dataclasses import dataclass, replace
 from functools import cache, lru_cache, wraps
 from typing import TYPE_CHECKING
 
+from jax_codemod.analysis import pieces
 from jax_codemod.analysis.context import FileContext
 from jax_codemod.analysis.module_text import source_text
 from jax_codemod.engine import interrupts, project
@@ -253,7 +254,8 @@ def _parse(source: bytes, text: str, path: str) -> ast.Module:
         with warnings.catch_warnings():
             # SyntaxWarnings (invalid escapes, ...) belong to the user's linter, not to our output.
             warnings.simplefilter("ignore")
-            return ast.parse(source, filename=path)
+            # In pieces where the file is large: the peak memory of a run is its largest parse's.
+            return pieces.parse(source, path)
     except (RecursionError, MemoryError):
         # CPython's parser refuses deep nesting by these (a MemoryError means its stack, not the
         # machine's memory, ran out): reported with the line where the nesting check finds it.
