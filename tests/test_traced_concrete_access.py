@@ -554,11 +554,11 @@ def test_a_local_jitted_function_run_only_under_disable_jit_is_no_finding():
     ],
     ids=["closure", "attribute"],
 )
-def test_run_only_under_disable_jit_is_asked_before_the_value_analysis(body):
+def test_run_only_under_disable_jit_is_asked_only_where_it_decides(body):
     """Whether a jitted function runs only under `jax.disable_jit()` is asked once an access would
-    be found, before the value analysis judges a receiver: the same findings as when asked
-    first, and a partial reading decides the file clean without the whole tree (the value
-    analysis, which it cannot run, is never reached)."""
+    be found, or where a partial reading cannot judge a receiver (``Undecided``): the same
+    findings as when asked first, and the partial reading still decides the file clean without
+    the whole tree (asked first, the question came before the receiver it cannot judge)."""
     import ast
 
     from jax_codemod.analysis.context import FileContext

@@ -378,8 +378,7 @@ def _analyse(ctx: FileContext, access_lines: set[int], members, exact: bool = Tr
     """(traced function, its accesses, the region) for each traced function with an access.
 
     ``exact=False``: ``ctx`` is a partial context (``analysis.partial``); an access whose
-    receiver only the whole-file value analysis can judge raises ``Undecided``.
-    """
+    receiver only the whole-file value analysis can judge raises ``Undecided``."""
     spellings = spellings_of(ctx)
     region = _candidate_region(ctx, access_lines, spellings)
     buffers = TEXT.ffi_names(ctx)
@@ -455,13 +454,12 @@ def _accesses(
     if not candidates:
         return []  # most traced functions: no need for their taint (nor the question below)
     # jit traces nothing under `jax.disable_jit()`, where alone it may run: asked once an access
-    # is found or before the value analysis judges a receiver (only it raises ``Undecided``).
+    # is found, or where a partial reading cannot judge a receiver (``Undecided``).
     eager_only = traced.caller is None and traced.transforms <= EAGER_UNDER_DISABLE_JIT and (
         lambda: runs_only_under_disable_jit(ctx, function))
     stored = answer.stored_names(function)
     params = {name for name in traced.traced if name not in stored}
-    # Parameters this rule has decided about (static ones are concrete, whatever the
-    # analysis of a differently spelled transform says).
+    # Parameters this rule decided about (static ones are concrete, whatever another spelling's analysis says).
     every = {a.arg for a in all_params(function)} - stored
     aliases = answer.comprehension_aliases(function, params)
     tainted = answer.tainted_names(function, traced.traced, _REPORTED)
@@ -484,12 +482,15 @@ def _accesses(
         elif answer.is_traced(receiver, tainted, _REPORTED):
             found.append(Access(node, receiver, label, None))
         elif _base_name(receiver) not in every:
-            if eager_only and (eager_only := eager_only()):  # (asked once: then True or False)
-                return []
-            if holds_tracer(answer, receiver, exact, file_receivers(ctx, TEXT.cuts_class) if exact is True else None):
-                # The shared value analysis follows what the local taint does not: containers,
-                # `self` attributes, records, helpers' return values, closures over a trace.
-                found.append(Access(node, receiver, label, None))
+            # The shared value analysis follows what the local taint does not: containers,
+            # `self` attributes, records, helpers' return values, closures over a trace.
+            try:
+                if holds_tracer(answer, receiver, exact, file_receivers(ctx, TEXT.cuts_class) if exact is True else None):
+                    found.append(Access(node, receiver, label, None))
+            except Undecided:
+                if eager_only and eager_only():
+                    return []
+                raise
     return [] if found and eager_only and eager_only() else sorted(found, key=lambda a: (a.node.lineno, a.node.col_offset))
 
 
