@@ -537,3 +537,53 @@ def test_a_name_bound_once_reads_the_same_one_name_at_a_time_or_all_at_once():
             assert taint._bound_once(tree, text, name) is (name in every), name
             checked += 1
     assert checked > 1000
+
+
+def test_only_under_config_flag_is_the_branch_that_holds_the_node():
+    """``only_under_config_flag`` finds a function's flag branches once and answers each node
+    from them: checked against asking every `if` around the node, for every node of a function
+    with nested, sibling and `else` branches, each read of the flag spelled differently."""
+    source = textwrap.dedent(
+        """
+        import jax
+        from jax._src import config
+        from jax import config as cfg
+
+        def f(x):
+            a = x.sharding
+            if config.sharding_in_types.value:
+                b = x.sharding
+                if other:
+                    c = x.sharding
+                else:
+                    d = x.sharding
+            else:
+                e = x.sharding
+            if cfg.sharding_in_types.value and other:
+                g = x.sharding
+            if jax.config.other_flag.value:
+                h = x.sharding
+            if not_config.sharding_in_types.value:
+                i = x.sharding
+            def inner(y):
+                if config.sharding_in_types.value:
+                    return y.sharding
+            return x.sharding
+        """
+    )
+    ctx = FileContext("flags.py", source, ast.parse(source))
+    answer = tracing.tracing_for(ctx)
+    function = next(n for n in ctx.tree.body if isinstance(n, ast.FunctionDef))
+
+    def plain(node):
+        return any(
+            isinstance(s, ast.If) and s.body and s.body[0].lineno <= node.lineno <= s.body[-1].end_lineno
+            and any(isinstance(p, ast.Attribute) and p.attr == "sharding_in_types" and ctx.qualname(p.value) in tracing.CONFIG_MODULES
+                    for p in ast.walk(s.test))
+            for s in answer.scope_nodes(function)
+        )
+
+    nodes = [n for n in ast.walk(function) if isinstance(n, ast.Attribute) and n.attr == "sharding"]
+    answers = [answer.only_under_config_flag(function, n, "sharding_in_types") for n in nodes]
+    assert answers == [plain(n) for n in nodes]
+    assert sorted(n.lineno for n, yes in zip(nodes, answers) if yes) == [9, 11, 13, 17]

@@ -829,15 +829,19 @@ class Tracing(Taint):
         (``jax.config``, read under any of its spellings)."""
         if flag not in self.ctx.text:
             return False
-        for statement in self.scope_nodes(function):
-            if not isinstance(statement, ast.If) or not statement.body:
-                continue
-            if not statement.body[0].lineno <= node.lineno <= statement.body[-1].end_lineno:
-                continue
-            for part in ast.walk(statement.test):
-                if isinstance(part, ast.Attribute) and part.attr == flag and self.ctx.qualname(part.value) in CONFIG_MODULES:
-                    return True
-        return False
+        # The branches' lines, found once per function and flag (asked for each access in it).
+        known = self.__dict__.setdefault("_flag_branches", {})
+        branches = known.get((function, flag))
+        if branches is None:
+            branches = known[(function, flag)] = [
+                (statement.body[0].lineno, statement.body[-1].end_lineno)
+                for statement in self.scope_nodes(function)
+                if isinstance(statement, ast.If) and statement.body and any(
+                    isinstance(part, ast.Attribute) and part.attr == flag and self.ctx.qualname(part.value) in CONFIG_MODULES
+                    for part in ast.walk(statement.test)
+                )
+            ]
+        return any(first <= node.lineno <= last for first, last in branches)
 
     # Nodes of a function ----------------------------------------------------------------
 
