@@ -28,8 +28,15 @@ from jax_codemod.analysis import words
 from jax_codemod.analysis.partial import Cut
 from jax_codemod.analysis.words import find_word, words_once
 from jax_codemod.rules._access_text import _before_nested_scopes
-
-from test_traced_concrete_access_partial_own_level import RULE, UNLIMITED, findings, lazy, module, partial_reading, whole
+from test_traced_concrete_access_partial_own_level import (
+    RULE,
+    UNLIMITED,
+    findings,
+    lazy,
+    module,
+    partial_reading,
+    whole,
+)
 
 TESTS = Path(__file__).parent
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
@@ -71,10 +78,10 @@ def _names(text: str) -> set[str]:
 
 PATHS = {
     "as_chosen": {},
-    "each_name_alone": {"_GROUPED": 10**9, "_SEARCHED": 10**9, "_SPARSE": 0},
+    "each_name_alone": {"_GROUPED": 10**9, "_SEARCHED": 10**9, "_STEPS": 10**9},
     "prefix_groups": {"_GROUPED": 1, "_SEARCHED": 10**9},
     "every_word": {"_SEARCHED": -1},
-    "dense_names_every_word": {"_GROUPED": 10**9, "_SEARCHED": 10**9, "_SPARSE": 10**9},
+    "names_inside_words_every_word": {"_GROUPED": 10**9, "_SEARCHED": 10**9, "_STEPS": 0},
 }
 
 

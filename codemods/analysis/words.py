@@ -107,12 +107,12 @@ def find_word(text: str, word: str, start: int = 0, end: int | None = None) -> i
 
 # Names that share their first characters (`test_...`, a test module's methods) are counted in
 # one search for that prefix when there are this many. A name searched alone costs a scan of the
-# text or two, and one more step per occurrence inside a longer word before its second whole
-# one (`f` in a large file): more than ``_SEARCHED`` such names, or one found in more than a
-# ``_SPARSE``th of the text's characters, and one count of every word of the text costs less
-# (measured on the corpus: 12-16 ns a character for an ASCII text, three times that for
-# another, against 0.3-0.4 ns for a scan).
-_PREFIX, _GROUPED, _SEARCHED, _SPARSE = 4, 6, 64, 16
+# text up to its second whole occurrence (all of it for a name found once), and one step per
+# occurrence inside a longer word before that (`f` in a large file): more than ``_SEARCHED``
+# such names, or one with more than ``_STEPS`` such steps, and one count of every word of the
+# text costs less (measured on the corpus: 12-16 ns a character for an ASCII text, three times
+# that for another, against 0.3-0.4 ns for a scan).
+_PREFIX, _GROUPED, _SEARCHED, _STEPS = 4, 6, 64, 256
 _WORDS = re.compile(r"\w+")
 
 
@@ -132,13 +132,11 @@ def words_once(text: str, words, every_word: Callable[[], Mapping[str, int]] | N
         return _once_among(text, words, every_word)
     once, many = set(), []
     for word in alone:
-        count = text.count(word)
-        if count * _SPARSE > len(text):
+        found = _whole_occurrences(text, word)
+        if found is None:
             many.append(word)
-        elif count:
-            first = find_word(text, word)
-            if first != -1 and (count == 1 or find_word(text, word, first + len(word)) == -1):
-                once.add(word)
+        elif found == 1:
+            once.add(word)
     if many:
         once |= _once_among(text, many, every_word)
     for prefix, group in groups.items():
@@ -154,6 +152,26 @@ def words_once(text: str, words, every_word: Callable[[], Mapping[str, int]] | N
                 counts[found] += 1
         once.update(word for word, count in counts.items() if count == 1)
     return once
+
+
+def _whole_occurrences(text: str, word: str) -> int | None:
+    """How often ``word`` occurs in ``text`` as a whole word, counted up to 2 (the search stops
+    at the second); None after ``_STEPS`` occurrences inside longer words."""
+    found = steps = 0
+    size, length, find = len(text), len(word), text.find
+    at = find(word)
+    while at != -1:
+        after = at + length
+        if (not at or not _word_char(text[at - 1])) and (after == size or not _word_char(text[after])):
+            found += 1
+            if found == 2:
+                return found
+        else:
+            steps += 1
+            if steps > _STEPS:
+                return None
+        at = find(word, at + 1)
+    return found
 
 
 def _once_among(text: str, words, every_word) -> set[str]:
