@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import bisect
 import re
+from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from functools import lru_cache
@@ -134,7 +135,9 @@ class _StatementStarts:
     def __init__(self, text, separators) -> None:
         self.text = text
         self.newline, self.semicolon, self.colon, self.not_code = separators
-        self.line = self.end = self.first_cut = -1
+        self.blanks = " \t" if isinstance(text, str) else b" \t"
+        self.line = self.end = -1
+        self.first_cut: int | None = -1
         self.cuts: list[int] | None = None
         self.first_mark = 0
 
@@ -143,15 +146,15 @@ class _StatementStarts:
         if position >= self.end or position < self.line:
             line = self.line = text.rfind(self.newline, 0, position) + 1
             end = text.find(self.newline, position)
-            end = self.end = len(text) if end < 0 else end
-            # Most lines hold no `;` or `:` before their import: the separators and the quotes
-            # are read only for a line that does (once: ``cuts``).
-            semicolon, colon = text.find(self.semicolon, line, end), text.find(self.colon, line, end)
-            first = min(semicolon, colon) if semicolon >= 0 and colon >= 0 else max(semicolon, colon)
-            self.first_cut = end if first < 0 else first
-            self.cuts = None
+            self.end = len(text) if end < 0 else end
+            self.first_cut = self.cuts = None  # (read on need: ``_first_cut``)
+            if position == line or not text[line:position].strip(self.blanks):
+                return line  # only blanks before it: most imports, no separator to look for
         line = self.line
-        if position <= self.first_cut:
+        first_cut = self.first_cut
+        if first_cut is None:
+            first_cut = self._first_cut(line, self.end)
+        if position <= first_cut:
             return line  # (no separator before it on its line)
         if self.cuts is None:
             end = self.end
@@ -169,6 +172,16 @@ class _StatementStarts:
             return line
         cut = self.cuts[index]
         return line if self.first_mark < cut else cut + 1
+
+    def _first_cut(self, line: int, end: int) -> int:
+        """Where the line's first `;` or `:` is (its end where it has none). Most lines hold none
+        before their import: the separators and the quotes are read only for a line that does
+        (once: ``cuts``)."""
+        text = self.text
+        semicolon, colon = text.find(self.semicolon, line, end), text.find(self.colon, line, end)
+        first = min(semicolon, colon) if semicolon >= 0 and colon >= 0 else max(semicolon, colon)
+        found = self.first_cut = end if first < 0 else first
+        return found
 
 
 def _statement_start(text, position, separators, line: int | None = None) -> int:
@@ -324,7 +337,13 @@ def _chains(text: str, alias: str) -> tuple[str, ...]:
         found = set(_chains_found(text, alias))
     else:
         found = set((pattern or _chain_after(alias)).findall(text))
-    return tuple(sorted({"".join(chain.split()) if " " in chain or "\t" in chain else chain for chain in found}))
+    # Most chains hold no blank (`wp.launch`, not `wp . launch`): one search of them all, joined,
+    # says so, where a test of each chain was a Python step per chain of every file (warp's files
+    # read a hundred `wp.<name>` each).
+    joined = "\n".join(found)
+    if " " in joined or "\t" in joined:
+        found = {"".join(chain.split()) if " " in chain or "\t" in chain else chain for chain in found}
+    return tuple(sorted(found))
 
 
 # Up to how many spellings of an alias are found with str.find and one fixed pattern, rather
@@ -632,6 +651,8 @@ class Reach:
         # Per question: node -> answer; path -> whether the module's text holds wanted text.
         self._answers: dict[tuple[str, bool | str], dict[Node, bool]] = {}
         self._anywhere: dict[str, dict[str, bool]] = {}
+        self._reexports: dict[tuple[str, str], str | None] = {}  # ``reexport``'s answers
+        self._from_counts: dict[str, Counter[str]] = {}  # path -> ``_from_imports``
 
     def from_file(
         self,
@@ -791,14 +812,30 @@ class Reach:
         """What ``name`` of the module at ``path`` is, when the module binds it only by one import
         (``from .core import f`` in a package's ``__init__``): that import's qualified name; else
         None (defined there, bound more than once, or by an indented statement)."""
+        key = (path, name)
+        if key in self._reexports:  # (the files that import a package ask of the same names)
+            return self._reexports[key]
+        found = self._reexports[key] = self._reexport(path, name)
+        return found
+
+    def _reexport(self, path: str, name: str) -> str | None:
         module = self._module(path)
         targets = module.bound.get(name)
         if name in module.spans or not targets or len(targets) != 1:
             return None
-        text = self._text_of(path)
-        if sum(1 for record in imports(text) for _n, alias in (record.names or ()) if alias == name) != 1:
+        if self._from_imports(path)[name] != 1:
             return None  # also bound by an import of a library, or twice
-        return targets[0] if nested_definition(text, name) is None else None
+        return targets[0] if nested_definition(self._text_of(path), name) is None else None
+
+    def _from_imports(self, path: str) -> Counter[str]:
+        """How many times each name is bound by a `from` import of the module at ``path``
+        (counted once per module: a package's `__init__` binds hundreds, each asked about)."""
+        found = self._from_counts.get(path)
+        if found is None:
+            found = self._from_counts[path] = Counter(
+                alias for record in imports(self._text_of(path)) for _n, alias in (record.names or ())
+            )
+        return found
 
     # Modules ---------------------------------------------------------------------------
 
