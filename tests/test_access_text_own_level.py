@@ -78,10 +78,10 @@ def _names(text: str) -> set[str]:
 
 PATHS = {
     "as_chosen": {},
-    "each_name_alone": {"_GROUPED": 10**9, "_SEARCHED": 10**9, "_STEPS": 10**9},
+    "each_name_alone": {"_GROUPED": 10**9, "_SEARCHED": 10**9, "_STEPS": 1},
     "prefix_groups": {"_GROUPED": 1, "_SEARCHED": 10**9},
     "every_word": {"_SEARCHED": -1},
-    "names_inside_words_every_word": {"_GROUPED": 10**9, "_SEARCHED": 10**9, "_STEPS": 0},
+    "names_inside_words_every_word": {"_GROUPED": 10**9, "_SEARCHED": 10**9, "_STEPS": 10**9},
 }
 
 

@@ -107,12 +107,13 @@ def find_word(text: str, word: str, start: int = 0, end: int | None = None) -> i
 
 # Names that share their first characters (`test_...`, a test module's methods) are counted in
 # one search for that prefix when there are this many. A name searched alone costs a scan of the
-# text up to its second whole occurrence (all of it for a name found once), and one step per
-# occurrence inside a longer word before that (`f` in a large file): more than ``_SEARCHED``
-# such names, or one with more than ``_STEPS`` such steps, and one count of every word of the
-# text costs less (measured on the corpus: 12-16 ns a character for an ASCII text, three times
-# that for another, against 0.3-0.4 ns for a scan).
-_PREFIX, _GROUPED, _SEARCHED, _STEPS = 4, 6, 64, 256
+# text up to its second whole occurrence (all of it for a name found once), and a step of about
+# 0.3 us per occurrence inside a longer word before that (`f` in a large file): more than
+# ``_SEARCHED`` such names, or one with more steps than a ``_STEPS``th of the text's
+# characters, and one count of every word of the text costs less (measured on the corpus:
+# 12-16 ns a character for an ASCII text, three times that for another, against 0.3-0.4 ns for
+# a whole scan, and most names are found again well before the end).
+_PREFIX, _GROUPED, _SEARCHED, _STEPS = 4, 6, 256, 16
 _WORDS = re.compile(r"\w+")
 
 
@@ -156,9 +157,11 @@ def words_once(text: str, words, every_word: Callable[[], Mapping[str, int]] | N
 
 def _whole_occurrences(text: str, word: str) -> int | None:
     """How often ``word`` occurs in ``text`` as a whole word, counted up to 2 (the search stops
-    at the second); None after ``_STEPS`` occurrences inside longer words."""
+    at the second); None after more occurrences inside longer words than a ``_STEPS``th of the
+    text's characters."""
     found = steps = 0
     size, length, find = len(text), len(word), text.find
+    most = size // _STEPS
     at = find(word)
     while at != -1:
         after = at + length
@@ -168,7 +171,7 @@ def _whole_occurrences(text: str, word: str) -> int | None:
                 return found
         else:
             steps += 1
-            if steps > _STEPS:
+            if steps > most:
                 return None
         at = find(word, at + 1)
     return found
