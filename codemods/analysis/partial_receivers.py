@@ -121,7 +121,13 @@ class PartialReceivers:
             from jax_codemod.analysis.values import spelled_as_parsed
 
             self._plain = spelled_as_parsed(self.text)
-            interiors = string_interiors(self.text) if self._plain else None
+            cut = self._cut
+            if not self._plain:
+                interiors = None
+            elif cut is not None and not callable(cut) and cut.text is self.text:
+                interiors = cut.interiors  # a reading's cut read these strings of this text already
+            else:
+                interiors = string_interiors(self.text)
             self._plain = interiors is not None
             self._interiors = interiors or []
         return self._plain
