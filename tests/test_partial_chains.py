@@ -281,3 +281,54 @@ def test_the_reading_keeps_what_it_kept_on_the_corpus():
             assert reading.context.text == forward.context.text
             checked += reading.may_matter
     assert checked >= 3
+
+
+def test_a_file_that_spells_no_transform_is_decided_without_walking(monkeypatch):
+    """Access text but no block that may spell a transform (no root): the reading says the file
+    has nothing for the rule at once, as the walk back from its targets would (it finds no
+    root where there is none), and neither walks nor searches the class names."""
+    text = textwrap.dedent(
+        """
+        import numpy as np
+
+        class Model:
+            def run(self, x):
+                return np.asarray(x).item()
+
+        def helper(x):
+            return x.item()
+
+        model = Model()
+        value = helper(model.run(1))
+        """
+    )
+    # (Both functions are named elsewhere: the rule's targets.)
+    targets, roots = RULE.PARTS.relevant(*_base_of(text))
+    assert targets and not roots
+
+    def refuse(*args):
+        raise AssertionError("walked")
+
+    monkeypatch.setattr(partial_reading, "reached", refuse)
+    monkeypatch.setattr(partial_reading, "_named_classes", refuse)
+    reading = partial_reading.read(lazy(text, "case.py"), RULE.PARTS)
+    assert reading is not None and not reading.may_matter
+    assert RULE.check(lazy(text, "case.py")) == []
+
+
+def _base_of(text: str):
+    """(cut, base, bindings) as ``read`` hands them to ``Parts.relevant``."""
+    ctx = lazy(text, "case.py")
+    cut = Cut.of(text, RULE.PARTS.cuts_class)
+    fixed, replacements = partial_reading._always_kept(cut, RULE.PARTS.unliftable)
+    base = partial_reading._parse_kept(ctx, cut.blocks, fixed, replacements)
+    return cut, base, base._bindings
+
+
+@pytest.mark.parametrize("path", FILES[::4], ids=lambda p: p.name)
+def test_without_roots_no_target_is_reached(path):
+    """What the shortcut relies on, on real files: ``reached`` with no root is False."""
+    cut = Cut.of(path.read_text(encoding="utf-8"), RULE.PARTS.cuts_class)
+    if cut is None:
+        return
+    assert not reached(cut, set(), set(range(len(cut.blocks))))

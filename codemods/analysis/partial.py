@@ -114,6 +114,10 @@ def read(ctx: FileContext, parts: Parts) -> Reading | None:
     if relevant is None:
         return None
     targets, roots = relevant
+    if not roots:
+        # Nothing spells a transform: no chain reaches a target (``reached`` would walk back
+        # from every target, and ``_named_classes`` search every class name, to say so).
+        return Reading(base, False, cut, base)
     named = _named_classes(cut, roots, targets) if targets else None
     chain_fixed = fixed
     if named is not None:
