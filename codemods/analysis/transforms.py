@@ -369,12 +369,16 @@ class Spellings:
         return list(accumulate(map(len, text.split("\n")), initial=0))
 
     def _factory(self, function: ast.FunctionDef) -> _Factory | None:
-        returns = [node for node in _own_statements(function) if isinstance(node, ast.Return)]
-        if not returns:
+        found = []
+        for node in _own_statements(function):
+            if isinstance(node, ast.Return):
+                # Some path returns something else (the plain function, say): no need to read
+                # the rest (the walk gives the last statement first, most often that return).
+                if (returned := self._returned(function, node.value)) is None:
+                    return None
+                found.append(returned)
+        if not found:
             return None
-        found = [self._returned(function, r.value) for r in returns]
-        if any(f is None for f in found):
-            return None  # some path returns something else (the plain function, say)
         if any(isinstance(n, (ast.Yield, ast.YieldFrom)) for n in _own_nodes(function)):
             return None  # a generator
         transforms = {(t.name, tuple(ast.dump(k) for k in t.options)) for t, _ in found}
