@@ -13,6 +13,8 @@ from __future__ import annotations
 import ast
 import bisect
 import re
+import warnings
+import weakref
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
@@ -23,6 +25,7 @@ from jax_codemod.analysis.context import FileContext
 from jax_codemod.analysis.guards import callers_catch, caught
 from jax_codemod.analysis.scopes import COMPREHENSIONS, FUNCTIONS, TRY_STAR, bound_names, scope_nodes
 from jax_codemod.analysis.module_text import source_text, whole_word_starts
+from jax_codemod.analysis.project import MAX_PARSED_CHARS
 from jax_codemod.analysis.words import word_starts
 from jax_codemod.engine.fixer import Fixer, insert_after_preamble
 from jax_codemod.rule import Finding, FixSafety, Rule
@@ -336,13 +339,54 @@ def may_export_across(text: str, project) -> bool:
     ) and project.reaches("exports", holds_export_text, text)
 
 
+def may_export_parameters_across(text: str, project) -> bool:
+    """``may_export_across``, and a block the file's imports lead to (through whatever it uses)
+    may hold an export of a parameter that its module does not guard (``holds_parameter_export``):
+    the only place ``through_exports`` finds anything. EasyDeL's one module with export text
+    guards its parameter (`x.devices()`): ~11 s of its 23 s cold run went to valuing every
+    argument of every call of 500 files for an export no call can reach."""
+    return may_export_across(text, project) and _may_reach_parameter_exports(text, project)
+
+
+def _may_reach_parameter_exports(text: str, project) -> bool:
+    """Whether a block the file's imports lead to may export a parameter. Asked of the file's
+    imports (``project.reaches``) only in a root where no module exports one (EasyDeL): where
+    some module does (warp, whose `unittest_suites.py` imports every test module: a search of
+    most of the root, 0.14 s, for a check of 0.03 s), the answer is left to the check; both
+    ways are exact, the question only spares the check."""
+    return _root_exports_parameters(project) or project.reaches("parameter-exports", holds_parameter_export, text)
+
+
+# Root -> whether some module of it exports a parameter (``_root_exports_parameters``).
+_ROOTS_EXPORTING: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _root_exports_parameters(project) -> bool:
+    """Whether some module of the root holds a parameter export (``holds_parameter_export``),
+    kept for the run with the root: the modules named for DLPack first (warp's `_src/dlpack.py`
+    answers for its 645 modules, whose texts cost 37 ms to read), then one look at the text of
+    every module, those with export text parsed smallest first until one does. Whether to ask
+    each file, not an answer to it."""
+    root = project.root
+    found = _ROOTS_EXPORTING.get(root)
+    if found is None:
+        paths = sorted(root.modules.paths)
+        named = [path for path in paths if "dlpack" in path.rsplit("/", 1)[-1]]
+        found = any(map(holds_parameter_export, map(project.text, named)))
+        if not found:
+            texts = [text for text in map(project.text, paths) if holds_export_text(text)]
+            found = any(map(holds_parameter_export, sorted(texts, key=len)))
+        _ROOTS_EXPORTING[root] = found
+    return found
+
+
 def through_exports(ctx: FileContext) -> Iterator[Export]:
     """Calls of this file that hand a value to a function of another module of the project
     that exports the parameter it arrives in: ``to_torch(batch)`` with ``def to_torch(x):
     return torch.from_dlpack(x)`` in ``pkg/interop.py``. The export is reported here, where the
     value is known; the callee's own file knows only a parameter."""
     project = ctx.project
-    if project is None or not may_export_across(ctx.text, project):
+    if project is None or not may_export_parameters_across(ctx.text, project):
         return
     analysis = ctx.analysis
     bindings = ctx._bindings
@@ -588,13 +632,30 @@ def _is_builtin_map(ctx: FileContext, func: ast.AST) -> bool:
 def is_guarded(ctx: FileContext, export: Export) -> bool:
     """The code already handles a multi-device value here: a check of its devices around the
     export, a handler of the error it raises, or an inspection of the value in its scope."""
+    scope = _guard_scope(ctx, export)
+    exceptions = GUARD_EXCEPTIONS["pointer" if export.pointer else "dlpack"]
+    if caught(ctx, export.site, exceptions, stop=scope) or callers_catch(ctx, export.site, exceptions):
+        return True
+    return _guarded_in_scope(ctx, export, scope)
+
+
+def _guarded_here(ctx: FileContext, export: Export) -> bool:
+    """``is_guarded``'s tests of the module's own code that read no name's meaning: a check of
+    the devices around the export, an inspection of the value in its scope. A yes here is a yes
+    there, whatever the project (not ``caught``: which error a handler names is read through the
+    imports, a star import's among them; nor ``callers_catch``, whose callers may be anywhere)."""
+    return _guarded_in_scope(ctx, export, _guard_scope(ctx, export))
+
+
+def _guard_scope(ctx: FileContext, export: Export) -> ast.AST:
     scopes = ctx.analysis.scopes
     scope = scopes.scope_of(export.site)
     while isinstance(scope, COMPREHENSIONS):
         scope = scopes.scope_of(scope)
-    exceptions = GUARD_EXCEPTIONS["pointer" if export.pointer else "dlpack"]
-    if caught(ctx, export.site, exceptions, stop=scope) or callers_catch(ctx, export.site, exceptions):
-        return True
+    return scope
+
+
+def _guarded_in_scope(ctx: FileContext, export: Export, scope: ast.AST) -> bool:
     for ancestor in ctx.ancestors(export.site):
         if ancestor is scope:
             break
@@ -631,6 +692,93 @@ def _value_inspected(name: str, scope: ast.AST) -> bool:
 
 def _mentions_guard(test: ast.AST) -> bool:
     return any(isinstance(node, ast.Attribute) and node.attr in GUARD_ATTRIBUTES for node in ast.walk(test))
+
+
+# Which modules export a parameter (``through_exports``' only source) ----------------------
+
+
+class ParameterExports:
+    """``project.reaches``' predicate: a module's text (or a block of it, ``in_block``) holds an
+    export that ``through_exports`` can reach from another module: one whose value, or the
+    object of whose value (``self.arr``), is a parameter as its function received it
+    (``parameter_source``), and that the module does not guard (``_guarded_here``; whether the
+    callers catch is left to the check). Read from the tree the value analysis reads of the
+    module (the same parse of the same text: none for a module too long or unparsable, as
+    ``analysis.project`` gives none), over every node an export can be (``find_exports``' and
+    more: any argument of a call on an export line, not only a consumer's): a superset of what
+    ``parameter_export`` and ``_field_exports`` accept, from the module alone."""
+
+    def __init__(self) -> None:
+        self._lines: dict[str, tuple[int, ...]] = {}  # text -> the lines of those exports
+
+    def __call__(self, text: str) -> bool:
+        return bool(self.lines(text))
+
+    def in_block(self, text: str, start: int, end: int) -> bool:
+        lines = self.lines(text)
+        if not lines:
+            return False
+        first = 1 + FileContext.count_line_breaks(text, 0, start)
+        last = first + FileContext.count_line_breaks(text, start, end)
+        return any(first <= line <= last for line in lines)
+
+    def lines(self, text: str) -> tuple[int, ...]:
+        if not holds_export_text(text):
+            return ()  # (``_module_exports`` reads none of such a module; nothing kept of it)
+        found = self._lines.get(text)
+        if found is None:
+            if len(self._lines) >= 64:
+                self._lines.clear()
+            found = self._lines[text] = _parameter_export_lines(text)
+        return found
+
+
+def _parameter_export_lines(text: str) -> tuple[int, ...]:
+    if len(text) > MAX_PARSED_CHARS:
+        return ()
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return ()  # (``analysis.project`` reads no tree of it either)
+    ctx = FileContext("<module>", text, tree)
+    lines = _export_lines(text)
+    source = ctx.analysis.parameter_source
+    found = []
+    for export in _export_candidates(tree, lines):
+        value = export.value
+        if (
+            source(value) is not None or (isinstance(value, ast.Attribute) and source(value.value) is not None)
+        ) and not _guarded_here(ctx, export):
+            found.append(export.site.lineno)
+    return tuple(sorted(set(found)))
+
+
+def _export_candidates(tree: ast.Module, lines: list[int]) -> Iterator[Export]:
+    """Every export ``find_exports`` can find in ``tree`` (whatever its names resolve to), as
+    far as ``is_guarded`` and ``parameter_source`` read one: its value, site and pointer."""
+    for node in _nodes_near(tree, lines) if lines else ():
+        if isinstance(node, ast.Call):
+            func = node.func
+            if isinstance(func, ast.Attribute) and func.attr in DLPACK_METHODS | POINTER_METHODS:
+                yield Export(func.value, node, "", func.attr in POINTER_METHODS, False)
+            # A consumer's argument, a map's tree, what a higher-order call runs the consumer with.
+            for argument in [*node.args, *(k.value for k in node.keywords)]:
+                if not isinstance(argument, ast.Starred):
+                    yield Export(argument, node, "", False, False)
+        elif isinstance(node, ast.Attribute) and node.attr in POINTER_ATTRIBUTES and isinstance(node.ctx, ast.Load):
+            yield Export(node.value, node, "", True, False)
+
+
+holds_parameter_export = ParameterExports()
+
+
+def _exports_nothing_here(source: bytes, text: str) -> bool:
+    """Whether ``find_exports`` finds nothing in the file: no line of ``text`` may export
+    (``_export_lines``), read where ``text`` is what the check reads (ASCII bytes, no coding
+    declaration: ``source_text`` and the engine's decoding agree)."""
+    return source.isascii() and b"coding" not in source and not _export_lines(text)
 
 
 # The rules ---------------------------------------------------------------------------------
@@ -678,7 +826,11 @@ class GatherBeforeExport(Rule):
 
     def project_prefilter(self, source: bytes, project) -> bool:
         text = source_text(source)
-        if may_export_across(text, project):
+        if may_export_across(text, project) and (
+            not _exports_nothing_here(source, text) or _may_reach_parameter_exports(text, project)
+        ):
+            # The file's own exports (``find_exports``), or another module's of a parameter
+            # (``through_exports``): nothing else is checked of a file the gate passes.
             return True
         # A rule that requires `jax` (JAX002): the file exports, names no jax, so knows a JAX
         # array only from another module of its project, whose text (or one it uses, and so
