@@ -332,3 +332,24 @@ def test_a_file_with_an_export_of_its_own_is_checked_whatever_the_other_modules_
     })
     assert jax002_active(root, "main.py")
     assert findings(root) == {("main.py", PLACED.count("\n") + 4)}
+
+
+@pytest.mark.parametrize("own_export", [False, True])
+def test_a_cached_answer_does_not_survive_the_helper_starting_to_export_its_parameter(tmp_path, monkeypatch, own_export):
+    # The file was passed over (the gate) or checked without its calls (``through_exports``)
+    # while the helper guarded its parameter: once the helper exports it unguarded, the file's
+    # cached answer must go, whichever the helper is, and in the pool as alone.
+    calls = "from interop import to_capsule\n\ncapsule = to_capsule(batch)\n"
+    own = "\ndef own(x):\n    return x.__dlpack__()\n" if own_export else ""
+    root = write(tmp_path, {"interop.py": GUARDED, "main.py": PLACED + calls + own})
+    monkeypatch.chdir(root)
+    cache = str(tmp_path / "cache")
+    for args in (["-j", "1"], ["-j", "2"]):
+        with CliRunner().isolation():
+            for _ in range(2):
+                assert main(["run", "--check", "--cache-dir", cache, "--select", "JAX002", *args, str(root)]) == 0
+    (root / "interop.py").write_text("import torch\n\ndef to_capsule(x):\n    return torch.from_dlpack(x)\n")
+    project.forget_roots()
+    with CliRunner().isolation():
+        assert main(["run", "--check", "--cache-dir", cache, "--select", "JAX002", str(root)]) == 1
+    assert findings(root) == {("main.py", PLACED.count("\n") + 3)}
