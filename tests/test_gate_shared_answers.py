@@ -1,10 +1,10 @@
 """The project gate's shared answers (issue 55, fourth round): what is kept once and reused must
 be what asking afresh gives.
 
-- ``Root.module_of`` keeps its answers by script folder only where the folder holds an entry of
-  the name's first part (``ModuleMap.lookup_folder``); elsewhere every folder shares one answer.
-  Checked against a fresh root for every (name, importer) pair, in both orders of asking, on a
-  tree where a script's folder shadows a package of the root and on the repository's own files.
+- ``Root.module_of`` keeps its answers by script folder: checked against a fresh root for every
+  (name, importer) pair, in both orders of asking, on a tree where a script's folder shadows a
+  package of the root and on the repository's own files (a key shared by more folders, as was
+  tried, must keep passing it).
 - ``_StatementStarts`` answers a position with only blanks before it on its line without reading
   the line's separators: checked against ``_statement_start`` (the plain reading) at every
   `import` of real files and of generated lines with `;`, `:`, quotes and comments.

@@ -146,14 +146,20 @@ class _StatementStarts:
         if position >= self.end or position < self.line:
             line = self.line = text.rfind(self.newline, 0, position) + 1
             end = text.find(self.newline, position)
-            self.end = len(text) if end < 0 else end
-            self.first_cut = self.cuts = None  # (read on need: ``_first_cut``)
+            end = self.end = len(text) if end < 0 else end
+            self.cuts = None
             if position == line or not text[line:position].strip(self.blanks):
+                self.first_cut = None  # (read if another statement of the line asks)
                 return line  # only blanks before it: most imports, no separator to look for
-        line = self.line
-        first_cut = self.first_cut
+            first_cut = None
+        else:
+            line, end, first_cut = self.line, self.end, self.first_cut
         if first_cut is None:
-            first_cut = self._first_cut(line, self.end)
+            # Most lines hold no `;` or `:` before their import: the separators and the quotes
+            # are read only for a line that does (once: ``cuts``).
+            semicolon, colon = text.find(self.semicolon, line, end), text.find(self.colon, line, end)
+            first = min(semicolon, colon) if semicolon >= 0 and colon >= 0 else max(semicolon, colon)
+            first_cut = self.first_cut = end if first < 0 else first
         if position <= first_cut:
             return line  # (no separator before it on its line)
         if self.cuts is None:
@@ -172,16 +178,6 @@ class _StatementStarts:
             return line
         cut = self.cuts[index]
         return line if self.first_mark < cut else cut + 1
-
-    def _first_cut(self, line: int, end: int) -> int:
-        """Where the line's first `;` or `:` is (its end where it has none). Most lines hold none
-        before their import: the separators and the quotes are read only for a line that does
-        (once: ``cuts``)."""
-        text = self.text
-        semicolon, colon = text.find(self.semicolon, line, end), text.find(self.colon, line, end)
-        first = min(semicolon, colon) if semicolon >= 0 and colon >= 0 else max(semicolon, colon)
-        found = self.first_cut = end if first < 0 else first
-        return found
 
 
 def _statement_start(text, position, separators, line: int | None = None) -> int:

@@ -223,15 +223,6 @@ class ModuleMap:
             found = self._found[key] = found if found is not None else self.module(name)
         return found
 
-    def lookup_folder(self, folder: str, first: str) -> str | None:
-        """What of the script folder ``folder`` ``find`` reads for a name whose first part is
-        ``first``: the folder, where one of its entries is so named (`import helpers` beside a
-        script); else None, as ``find`` then answers from the source roots alone, alike for every
-        script folder (a key under which the files of all folders share answers)."""
-        if folder in self.source_roots or first not in self._entries_of(folder):
-            return None
-        return folder
-
     @cached_property
     def _found(self) -> dict[tuple[str, str], Module | None]:
         # ``find``'s answers by script folder: the files of a folder import the same modules.

@@ -105,7 +105,7 @@ class Root:
         self._read = read
         self._raw = raw
         self._holding: dict[tuple[bytes, ...], bool] = {}  # ``holds_any``'s answers
-        self.module_answers: dict[tuple[str, str | None], tuple[str, tuple[str, ...]] | None] = {}  # module_of's
+        self.module_answers: dict[tuple[str, str], tuple[str, tuple[str, ...]] | None] = {}  # module_of's
         # The digest of each module whose text the text-level questions (``Reach``) read this
         # run, as first read: their answers are kept for the run, so a file whose question
         # was answered from them depends on those bytes though it read nothing itself.
@@ -125,17 +125,13 @@ class Root:
         """The root's module that ``qualified`` lies in (the longest prefix that is one, found from
         ``importer`` as Python finds it), and the attribute path after it; None outside the root."""
         importable = self._importable_by_file.get(importer) or self._importable(importer)
-        first = qualified.split(".", 1)[0]
-        if first not in importable[0]:
+        if qualified.split(".", 1)[0] not in importable[0]:
             # No module is importable from there under that first part (``_importable``, libraries
             # left out): most of a file's imports, the standard library's.
             return None
-        # The answer depends on the importer only through its script folder (``find``), and on
-        # that only where the folder holds an entry of the name's first part (``lookup_folder``):
-        # the files of every folder share the rest (warp's 48 script folders placed the same
-        # `warp.<name>` chains each).
-        modules = self.modules
-        key = (qualified, modules.lookup_folder(modules.script_folder(importer), first))
+        # The answer depends on the importer only through its script folder (``find``): the
+        # files of one folder share it.
+        key = (qualified, self.modules.script_folder(importer))
         answers = self.module_answers
         if key not in answers:
             if len(answers) >= MODULE_ANSWERS:
