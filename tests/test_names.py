@@ -251,34 +251,3 @@ def test_spelled_keeps_the_files_spelling_with_the_same_reach():
     values = [s.value for f in ctx.tree.body[-2:] for s in f.body if isinstance(s, ast.Assign)]
     assert [ctx.analysis.names.spelled(value) for value in values] == ["jax._src.dlpack.to_dlpack"] * 4
     assert [ctx.analysis.qualname(value) for value in values] == ["jax.dlpack.to_dlpack"] * 4
-
-
-def test_imported_is_the_chain_through_the_bindings():
-    """``imported`` finds a chain's root before it joins the parts: the same answer as joining
-    first, for every name and attribute of real files (bound, unbound, ambiguous, not a name)."""
-    import jax
-
-    imported = names.imported
-
-    def joined_first(node, bindings):
-        parts = []
-        while isinstance(node, ast.Attribute):
-            parts.append(node.attr)
-            node = node.value
-        if not isinstance(node, ast.Name):
-            return None
-        base = bindings.get(node.id)
-        return ".".join([base, *reversed(parts)]) if isinstance(base, str) else None
-
-    tests = Path(__file__).parent
-    paths = [*sorted((tests / "realworld").glob("*.py")), *sorted((Path(jax.__file__).parent / "_src").glob("*.py"))[:25]]
-    bound = 0
-    for path in paths:
-        text = path.read_text(encoding="utf-8")
-        ctx = FileContext(str(path), text, ast.parse(text))
-        for node in ast.walk(ctx.tree):
-            if isinstance(node, (ast.Name, ast.Attribute, ast.Call, ast.Subscript)):
-                expected = joined_first(node, ctx._bindings)
-                assert imported(node, ctx._bindings) == expected, (path.name, ast.unparse(node))
-                bound += expected is not None
-    assert bound > 1000

@@ -172,22 +172,15 @@ def module_bindings(
 
 def imported(node: ast.AST, bindings: dict[str, object]) -> str | None:
     """The dotted name a name or attribute chain refers to through ``bindings``, as spelled."""
-    # The root first: most chains asked about (`self.assertEqual`, `x.reshape`) start from a name
-    # the imports do not bind, and need no parts.
-    root = node
-    while isinstance(root, ast.Attribute):
-        root = root.value
-    if not isinstance(root, ast.Name):
-        return None
-    base = bindings.get(root.id)
-    if not isinstance(base, str):
-        return None
-    if root is node:
-        return base
     parts: list[str] = []
     while isinstance(node, ast.Attribute):
         parts.append(node.attr)
         node = node.value
+    if not isinstance(node, ast.Name):
+        return None
+    base = bindings.get(node.id)
+    if not isinstance(base, str):
+        return None
     return ".".join([base, *reversed(parts)])
 
 
