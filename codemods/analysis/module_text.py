@@ -135,7 +135,6 @@ class _StatementStarts:
     def __init__(self, text, separators) -> None:
         self.text = text
         self.newline, self.semicolon, self.colon, self.not_code = separators
-        self.blanks = " \t" if isinstance(text, str) else b" \t"
         self.line = self.end = -1
         self.first_cut: int | None = -1
         self.cuts: list[int] | None = None
@@ -148,9 +147,11 @@ class _StatementStarts:
             end = text.find(self.newline, position)
             end = self.end = len(text) if end < 0 else end
             self.cuts = None
-            if position == line or not text[line:position].strip(self.blanks):
-                self.first_cut = None  # (read if another statement of the line asks)
-                return line  # only blanks before it: most imports, no separator to look for
+            if position == line or text[line:position].isspace():
+                # Only blanks before it (most imports): no separator to look for. The line's
+                # are read if another statement of it asks.
+                self.first_cut = None
+                return line
             first_cut = None
         else:
             line, end, first_cut = self.line, self.end, self.first_cut
