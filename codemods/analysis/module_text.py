@@ -135,8 +135,7 @@ class _StatementStarts:
     def __init__(self, text, separators) -> None:
         self.text = text
         self.newline, self.semicolon, self.colon, self.not_code = separators
-        self.line = self.end = -1
-        self.first_cut: int | None = -1
+        self.line = self.end = self.first_cut = -1
         self.cuts: list[int] | None = None
         self.first_mark = 0
 
@@ -148,19 +147,22 @@ class _StatementStarts:
             end = self.end = len(text) if end < 0 else end
             self.cuts = None
             if position == line or text[line:position].isspace():
-                # Only blanks before it (most imports): no separator to look for. The line's
-                # are read if another statement of it asks.
+                # Only blanks before it (most imports): no separator to look for; the line's
+                # are read if another statement of it asks (``first_cut`` None).
                 self.first_cut = None
                 return line
-            first_cut = None
-        else:
-            line, end, first_cut = self.line, self.end, self.first_cut
-        if first_cut is None:
             # Most lines hold no `;` or `:` before their import: the separators and the quotes
             # are read only for a line that does (once: ``cuts``).
             semicolon, colon = text.find(self.semicolon, line, end), text.find(self.colon, line, end)
             first = min(semicolon, colon) if semicolon >= 0 and colon >= 0 else max(semicolon, colon)
             first_cut = self.first_cut = end if first < 0 else first
+        else:
+            line, first_cut = self.line, self.first_cut
+            if first_cut is None:
+                end = self.end
+                semicolon, colon = text.find(self.semicolon, line, end), text.find(self.colon, line, end)
+                first = min(semicolon, colon) if semicolon >= 0 and colon >= 0 else max(semicolon, colon)
+                first_cut = self.first_cut = end if first < 0 else first
         if position <= first_cut:
             return line  # (no separator before it on its line)
         if self.cuts is None:
