@@ -46,6 +46,7 @@ from jax_codemod.analysis.blocks import (
     string_interiors,
     top_level_blocks,
 )
+from jax_codemod.analysis import pieces
 from jax_codemod.analysis.context import FileContext
 
 Bindings = dict[str, object]
@@ -496,7 +497,7 @@ def parse_quietly(source: str, path: str) -> ast.Module | None:
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            return ast.parse(source, filename=path)
+            return pieces.parse(source, path)  # (in pieces when large: the peak memory)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
 
