@@ -17,8 +17,9 @@ from pathlib import Path
 import pytest
 from jax_codemod.analysis import partial as partial_reading
 from jax_codemod.analysis.context import FileContext
-from jax_codemod.analysis.partial import WORDS, Cut, _chains, _run, _too_much, reached
+from jax_codemod.analysis.partial import Cut, _chains, _run, _too_much, reached
 from jax_codemod.rules.traced_concrete_access import TracedConcreteAccess
+from test_traced_concrete_access_partial import forward_reach as plain_forward_reach
 
 RULE = TracedConcreteAccess()
 TESTS = Path(__file__).parent
@@ -36,23 +37,8 @@ FILES = sorted([*(TESTS / "realworld").rglob("*.py"), *(TESTS.parent / "examples
 
 def forward_reach(cut: Cut, roots: set[int]) -> set[int]:
     """Every block a chain from ``roots`` reaches: forward, through every word of a reached
-    block's text (the regex's words) that names a function some block defines (a method only
-    from a block of its class or a related one)."""
-    text, blocks = cut.text, cut.blocks
-    defined: dict[str, list] = {}
-    for index in range(len(blocks)):
-        for name, within in cut.defines(index):
-            defined.setdefault(name, []).append((index, within))
-    reach, pending = set(roots), list(roots)
-    while pending:
-        source = pending.pop()
-        block = blocks[source]
-        for word in set(WORDS.findall(text, block.begin, block.finish)) & defined.keys():
-            for target, within in defined[word]:
-                if target not in reach and within in (None, cut.member_of[source]):
-                    reach.add(target)
-                    pending.append(target)
-    return reach
+    block's text that names a function some block defines (the partial tests' plain reading)."""
+    return plain_forward_reach(cut.text, cut.blocks, roots, cut)
 
 
 def forward_chains(cut: Cut, roots: set[int], targets: set[int], fixed: list[bool], most) -> list[bool] | None:
