@@ -15,8 +15,6 @@ nothing can trace (``AccessText._untraced_own_level``): each must be a proof.
 
 from __future__ import annotations
 
-import ast
-import bisect
 import importlib.util
 import re
 import textwrap
@@ -28,6 +26,7 @@ from jax_codemod.analysis import words
 from jax_codemod.analysis.partial import Cut
 from jax_codemod.analysis.words import find_word, words_once
 from jax_codemod.rules._access_text import _before_nested_scopes
+from test_blocks_own_level import _all_of, checked_against_tree
 from test_traced_concrete_access_partial_own_level import (
     RULE,
     UNLIMITED,
@@ -39,7 +38,6 @@ from test_traced_concrete_access_partial_own_level import (
 )
 
 TESTS = Path(__file__).parent
-_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 
 
 def _sources() -> list[Path]:
@@ -122,57 +120,15 @@ def test_find_word():
 # _before_nested_scopes ---------------------------------------------------------------------
 
 
-def _every_class(text: str, begin: int, finish: int) -> bool:
-    return True
-
-
 def checked_positions(text: str) -> tuple[int, int]:
     """(positions checked, positions said to lie before any nested scope) over the `def` blocks
     of ``text`` (classes cut into their members): every dot and `(` in code. Fails on a True
-    the tree denies."""
-    cut = Cut.of(text, _every_class)
-    if cut is None or not text.isascii():
-        return 0, 0
-    tree = ast.parse(text)
-    starts = [0]
-    for line in text.split("\n"):
-        starts.append(starts[-1] + len(line) + 1)
-
-    def offset(line: int, column: int) -> int:
-        return starts[line - 1] + column
-
-    spans = []  # (begin, end, node) of every scope, a def's decorators included
-    for node in ast.walk(tree):
-        if isinstance(node, _SCOPES):
-            decorators = [offset(d.lineno, d.col_offset) for d in getattr(node, "decorator_list", [])]
-            spans.append((min([offset(node.lineno, node.col_offset), *decorators]), offset(node.end_lineno, node.end_col_offset), node))
-    functions = {node.lineno: node for _, _, node in spans if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))}
-    checked = before = 0
-    for block in cut.blocks:
-        if block.kind != "def":
-            continue
-        function = functions[bisect.bisect_right(starts, block.header)]
-        body = offset(function.body[0].lineno, function.body[0].col_offset)
-        at = block.begin
-        while True:
-            dot, call = text.find(".", at, block.finish), text.find("(", at, block.finish)
-            at = min(p for p in (dot, call, block.finish) if p != -1)
-            if at == block.finish:
-                break
-            if cut.in_code(at):
-                checked += 1
-                if _before_nested_scopes(text, block, [block.begin, at]):
-                    before += 1
-                    holders = [s for s in spans if s[0] <= at < s[1]]
-                    innermost = max(holders, key=lambda s: (s[0], -s[1]))[2] if holders else None
-                    where = (block.name, text[text.rfind("\n", 0, at) + 1 : text.find("\n", at)])
-                    if at < body and innermost is not function:
-                        # In the decorators or the signature: the module's or the class's scope.
-                        assert innermost is None or isinstance(innermost, ast.ClassDef), where
-                    else:
-                        assert innermost is function, where
-            at += 1
-    return checked, before
+    the tree denies (``test_blocks_own_level.checked_against_tree``)."""
+    return checked_against_tree(
+        text,
+        lambda block: sorted(_all_of(text, ".", block) + _all_of(text, "(", block)),
+        lambda cut, block, at: _before_nested_scopes(text, block, [block.begin, at]),
+    )
 
 
 @pytest.mark.parametrize("path", SOURCES, ids=lambda p: p.name)

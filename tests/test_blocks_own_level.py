@@ -46,6 +46,26 @@ def _every_class(text: str, begin: int, finish: int) -> bool:
 def checked_positions(text: str) -> tuple[int, int]:
     """(positions checked, positions called at own level) over the `def` blocks of ``text``
     (classes cut into their members): every dot in code. Fails on a True the tree denies."""
+    return checked_against_tree(
+        text,
+        lambda block: _all_of(text, ".", block),
+        lambda cut, block, at: at_own_level(text, block, [at], cut.interiors, cut.string_starts),
+    )
+
+
+def _all_of(text: str, char: str, block) -> list[int]:
+    found, at = [], text.find(char, block.begin, block.finish)
+    while at != -1:
+        found.append(at)
+        at = text.find(char, at + 1, block.finish)
+    return found
+
+
+def checked_against_tree(text: str, positions, says) -> tuple[int, int]:
+    """(positions checked, positions ``says`` holds for) over the `def` blocks of ``text``
+    (classes cut into their members), for each block's ``positions(block)`` in code: a position
+    ``says(cut, block, at)`` holds for must lie in the function's own scope (its decorators and
+    signature: in the module's or the class's). Fails on a True the tree denies."""
     cut = Cut.of(text, _every_class)
     if cut is None or not text.isascii():
         return 0, 0
@@ -63,27 +83,27 @@ def checked_positions(text: str) -> tuple[int, int]:
             begin = min([offset(node.lineno, node.col_offset)] + [offset(d.lineno, d.col_offset) for d in getattr(node, "decorator_list", [])])
             spans.append((begin, offset(node.end_lineno, node.end_col_offset), node))
     functions = {node.lineno: node for _, _, node in spans if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))}
-    checked = own = 0
+    checked = held = 0
     for block in cut.blocks:
         if block.kind != "def":
             continue
         function = functions[bisect.bisect_right(starts, block.header)]
-        at = text.find(".", block.begin, block.finish)
-        while at != -1:
-            if cut.in_code(at):
-                checked += 1
-                if at_own_level(text, block, [at], cut.interiors, cut.string_starts):
-                    own += 1
-                    holders = [s for s in spans if s[0] <= at < s[1]]
-                    innermost = max(holders, key=lambda s: (s[0], -s[1]))[2] if holders else None
-                    where = (block.name, text[text.rfind("\n", 0, at) + 1 : text.find("\n", at)])
-                    if at < offset(function.body[0].lineno, function.body[0].col_offset) and innermost is not function:
-                        # In the decorators or the signature: the module's or the class's scope.
-                        assert innermost is None or isinstance(innermost, ast.ClassDef), where
-                    else:
-                        assert innermost is function, where
-            at = text.find(".", at + 1, block.finish)
-    return checked, own
+        body = offset(function.body[0].lineno, function.body[0].col_offset)
+        for at in positions(block):
+            if not cut.in_code(at):
+                continue
+            checked += 1
+            if says(cut, block, at):
+                held += 1
+                holders = [s for s in spans if s[0] <= at < s[1]]
+                innermost = max(holders, key=lambda s: (s[0], -s[1]))[2] if holders else None
+                where = (block.name, text[text.rfind("\n", 0, at) + 1 : text.find("\n", at)])
+                if at < body and innermost is not function:
+                    # In the decorators or the signature: the module's or the class's scope.
+                    assert innermost is None or isinstance(innermost, ast.ClassDef), where
+                else:
+                    assert innermost is function, where
+    return checked, held
 
 
 @pytest.mark.parametrize("path", SOURCES, ids=lambda p: p.name)
