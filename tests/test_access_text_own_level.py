@@ -28,8 +28,8 @@ from jax_codemod.analysis.words import find_word, words_once
 from jax_codemod.rules._access_text import _before_nested_scopes
 from test_blocks_own_level import _all_of, checked_against_tree
 from test_traced_concrete_access_partial_own_level import (
-    RULE,
     UNLIMITED,
+    assert_finding_kept,
     findings,
     lazy,
     module,
@@ -222,13 +222,7 @@ KEPT = {
 
 @pytest.mark.parametrize("name", sorted(KEPT))
 def test_a_variant_a_shortcut_must_not_drop_keeps_its_finding(name):
-    text = module(KEPT[name])
-    found = findings(whole(text))
-    assert found, "the case has a finding"
-    assert findings(lazy(text)) == found
-    assert not RULE.clean_from_parts(lazy(text))
-    reading = partial_reading.read(lazy(text), UNLIMITED)
-    assert reading is None or reading.may_matter
+    assert_finding_kept(module(KEPT[name]))
 
 
 def test_many_test_methods_named_once_are_decided_clean_without_the_whole_parse():

@@ -282,15 +282,20 @@ KEPT = {
 }
 
 
-@pytest.mark.parametrize("name", sorted(KEPT))
-def test_a_variant_that_may_be_traced_keeps_its_finding(name):
-    text = module(KEPT[name])
+def assert_finding_kept(text: str) -> None:
+    """``text`` has a finding, and the partial reading keeps it: the same findings, not decided
+    clean from its parts, and no reading that says its kept blocks cannot matter."""
     found = findings(whole(text))
     assert found, "the case has a finding"
     assert findings(lazy(text)) == found
     assert not RULE.clean_from_parts(lazy(text))
     reading = partial_reading.read(lazy(text), UNLIMITED)
     assert reading is None or reading.may_matter
+
+
+@pytest.mark.parametrize("name", sorted(KEPT))
+def test_a_variant_that_may_be_traced_keeps_its_finding(name):
+    assert_finding_kept(module(KEPT[name]))
 
 
 @pytest.mark.parametrize("text", [module(DROPPED["in_suites"]), "x = 'é'\ndef f(é1, x_2):\n    return x_2.item()  # x\n"])
