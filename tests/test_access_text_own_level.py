@@ -69,8 +69,8 @@ def _names(text: str) -> set[str]:
     `test_a_b`), and parts of words (`est_a`): each may be counted by a prefix's search."""
     found = set(re.findall(r"def\s+(\w+)", text))
     every = set(re.findall(r"\w+", text))
-    found |= {word[:cut] for word in list(every)[:300] for cut in (1, 3, 5) if len(word) > cut}
-    found |= {word[1:] for word in list(every)[:100] if len(word) > 2}
+    found |= {word[:cut] for word in sorted(every)[:300] for cut in (1, 3, 5) if len(word) > cut}
+    found |= {word[1:] for word in sorted(every)[:100] if len(word) > 2}
     return found
 
 
